@@ -1,0 +1,229 @@
+package binlog
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"hash/crc32"
+)
+
+// Header is a decoded common event header.
+type Header struct {
+	Timestamp uint32
+	Type      byte
+	ServerID  uint32
+	Size      uint32
+	LogPos    uint32
+	Flags     uint16
+}
+
+// Event is one raw event: Data is the whole event, header to checksum.
+type Event struct {
+	Header
+	Data []byte
+}
+
+// Body is the event body, without header and checksum.
+func (e Event) Body() []byte { return e.Data[HeaderSize : len(e.Data)-ChecksumSize] }
+
+// ErrChecksum marks an event whose CRC32 does not match.
+var ErrChecksum = errors.New("binlog: event checksum mismatch")
+
+// ErrTruncated marks an event that extends past the end of the data.
+var ErrTruncated = errors.New("binlog: truncated event")
+
+// ParseHeader decodes a header from b (at least HeaderSize bytes).
+func ParseHeader(b []byte) Header {
+	return Header{
+		Timestamp: binary.LittleEndian.Uint32(b[0:]),
+		Type:      b[4],
+		ServerID:  binary.LittleEndian.Uint32(b[5:]),
+		Size:      binary.LittleEndian.Uint32(b[9:]),
+		LogPos:    binary.LittleEndian.Uint32(b[13:]),
+		Flags:     binary.LittleEndian.Uint16(b[17:]),
+	}
+}
+
+// NextEvent parses the event at the start of b, verifying its checksum.
+// It returns ErrTruncated if b ends inside the event and ErrChecksum (or a
+// format error) if the event is damaged.
+func NextEvent(b []byte) (Event, error) {
+	if len(b) < HeaderSize {
+		return Event{}, ErrTruncated
+	}
+	h := ParseHeader(b)
+	if h.Size < HeaderSize+ChecksumSize || h.Size > 1<<30 {
+		return Event{}, fmt.Errorf("binlog: invalid event size %d", h.Size)
+	}
+	if uint64(len(b)) < uint64(h.Size) {
+		return Event{}, ErrTruncated
+	}
+	data := b[:h.Size]
+	n := len(data) - ChecksumSize
+	if crc32.Update(0, crcTable, data[:n]) != binary.LittleEndian.Uint32(data[n:]) {
+		return Event{}, ErrChecksum
+	}
+	return Event{Header: h, Data: data}, nil
+}
+
+// GTID is a decoded GTID event.
+type GTID struct {
+	GTIDInfo
+	TransactionLength uint64
+}
+
+// ParseGTID decodes a GTID event body.
+func ParseGTID(body []byte) (GTID, error) {
+	var g GTID
+	if len(body) < 25 {
+		return g, errShort
+	}
+	copy(g.SID[:], body[1:17])
+	g.GNO = binary.LittleEndian.Uint64(body[17:])
+	if len(body) < gtidPostHeader || body[25] != logicalTimestampTyp {
+		return g, nil
+	}
+	g.LastCommitted = int64(binary.LittleEndian.Uint64(body[26:]))
+	g.SequenceNumber = int64(binary.LittleEndian.Uint64(body[34:]))
+	p := body[gtidPostHeader:]
+	if len(p) < 7 {
+		return g, nil
+	}
+	read7 := func(b []byte) uint64 {
+		var x uint64
+		for i := range 7 {
+			x |= uint64(b[i]) << (8 * i)
+		}
+		return x
+	}
+	imm := read7(p)
+	p = p[7:]
+	g.OriginalCommitUS = imm &^ (1 << 55)
+	if imm&(1<<55) != 0 {
+		if len(p) < 7 {
+			return g, errShort
+		}
+		g.OriginalCommitUS = read7(p)
+		p = p[7:]
+	}
+	g.ImmediateCommitUS = imm &^ (1 << 55)
+	if len(p) > 0 {
+		v, _, err := ReadPackedInt(p)
+		if err != nil {
+			return g, err
+		}
+		g.TransactionLength = v
+	}
+	return g, nil
+}
+
+// ParseRotate decodes a Rotate event body.
+func ParseRotate(body []byte) (pos uint64, file string, err error) {
+	if len(body) < 8 {
+		return 0, "", errShort
+	}
+	return binary.LittleEndian.Uint64(body), string(body[8:]), nil
+}
+
+// ParsePreviousGTIDs decodes a Previous_gtids event body.
+func ParsePreviousGTIDs(body []byte) (GTIDSet, error) { return decodeGTIDSet(body) }
+
+// Query is a decoded Query event.
+type Query struct {
+	DB    string
+	Query string
+}
+
+// ParseQuery decodes a Query event body.
+func ParseQuery(body []byte) (Query, error) {
+	if len(body) < 13 {
+		return Query{}, errShort
+	}
+	dbLen := int(body[8])
+	svLen := int(binary.LittleEndian.Uint16(body[11:]))
+	p := 13 + svLen
+	if len(body) < p+dbLen+1 {
+		return Query{}, errShort
+	}
+	return Query{DB: string(body[p : p+dbLen]), Query: string(body[p+dbLen+1:])}, nil
+}
+
+// Rows is a decoded *_rows v2 event; Data holds the row images.
+type Rows struct {
+	TableID uint64
+	Flags   uint16
+	NCols   int
+	Data    []byte
+}
+
+// ParseRows decodes the header of a *_rows v2 event body. Only full row
+// images (every column present) are accepted, which is what Lockstep and
+// binlog_row_image=FULL sources write.
+func ParseRows(typ byte, body []byte) (Rows, error) {
+	var r Rows
+	if len(body) < 10 {
+		return r, errShort
+	}
+	for i := range 6 {
+		r.TableID |= uint64(body[i]) << (8 * i)
+	}
+	r.Flags = binary.LittleEndian.Uint16(body[6:])
+	extra := int(binary.LittleEndian.Uint16(body[8:]))
+	if extra < 2 || len(body) < 8+extra {
+		return r, errShort
+	}
+	p := body[8+extra:]
+	n, k, err := ReadPackedInt(p)
+	if err != nil {
+		return r, err
+	}
+	if n > 4096 {
+		return r, fmt.Errorf("binlog: rows event with %d columns", n)
+	}
+	r.NCols = int(n)
+	p = p[k:]
+	nb := (r.NCols + 7) / 8
+	bitmaps := 1
+	if typ == UpdateRowsEventV2 {
+		bitmaps = 2
+	}
+	if len(p) < nb*bitmaps {
+		return r, errShort
+	}
+	for b := range bitmaps {
+		for i := range r.NCols {
+			if p[b*nb+i/8]&(1<<(i%8)) == 0 {
+				return r, fmt.Errorf("binlog: rows event without a full row image (column %d absent)", i)
+			}
+		}
+	}
+	r.Data = p[nb*bitmaps:]
+	return r, nil
+}
+
+// ReadPackedInt decodes a MySQL length-encoded integer.
+func ReadPackedInt(b []byte) (uint64, int, error) {
+	if len(b) == 0 {
+		return 0, 0, errShort
+	}
+	switch b[0] {
+	case 0xfc:
+		if len(b) < 3 {
+			return 0, 0, errShort
+		}
+		return uint64(binary.LittleEndian.Uint16(b[1:])), 3, nil
+	case 0xfd:
+		if len(b) < 4 {
+			return 0, 0, errShort
+		}
+		return uint64(b[1]) | uint64(b[2])<<8 | uint64(b[3])<<16, 4, nil
+	case 0xfe:
+		if len(b) < 9 {
+			return 0, 0, errShort
+		}
+		return binary.LittleEndian.Uint64(b[1:]), 9, nil
+	case 0xfb, 0xff:
+		return 0, 0, fmt.Errorf("binlog: invalid packed integer prefix %#x", b[0])
+	}
+	return uint64(b[0]), 1, nil
+}

@@ -1,0 +1,371 @@
+package binlog
+
+import (
+	"bufio"
+	"bytes"
+	"fmt"
+	"io"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/cockroachdb/errors/oserror"
+	"github.com/cockroachdb/pebble/v2/vfs"
+)
+
+// Log is the set of binlog files in a directory plus the file being
+// appended to.
+//
+// Invariants:
+//   - Files are numbered by a counter; the index file lists them in order and
+//     is replaced atomically (write, sync, rename, sync dir) whenever the list
+//     changes. No directory scan ever decides what the log contains.
+//   - Every file starts with the magic number, a format description and a
+//     Previous_gtids event, and holds whole transactions only once synced:
+//     Open truncates a torn tail of the last file back to the end of its last
+//     complete transaction and refuses to start if damage is found before
+//     the tail.
+//   - Open always starts a new file, so appends never reopen an old one.
+//   - The appending side (Append, Sync, Rotate) belongs to one goroutine, the
+//     commit pipeline's flusher. The file list has its own mutex and is never
+//     held across I/O that commits wait on, so SHOW BINARY LOGS and PURGE do
+//     not block commits and are not blocked by them.
+type Log struct {
+	opts Options
+
+	// Appending side, owned by the flusher.
+	cur     vfs.File
+	curNum  int
+	curSize int64
+
+	listMu sync.Mutex
+	files  []FileInfo // in order; the last one is the current file
+}
+
+// Options configure a Log.
+type Options struct {
+	FS       vfs.FS
+	Dir      string
+	BaseName string // "binlog"
+	ServerID uint32
+}
+
+// FileInfo describes one binlog file.
+type FileInfo struct {
+	Name string
+	Num  int
+	Size int64
+	// Created is when the file was started (from its format description).
+	Created time.Time
+}
+
+// Position is a place in the log.
+type Position struct {
+	File int // file number
+	Pos  int64
+}
+
+// Less orders positions.
+func (p Position) Less(o Position) bool {
+	return p.File < o.File || (p.File == o.File && p.Pos < o.Pos)
+}
+
+// FileName is the name of binlog file number n.
+func (o *Options) FileName(n int) string { return fmt.Sprintf("%s.%06d", o.BaseName, n) }
+
+func (o *Options) indexPath() string { return filepath.Join(o.Dir, o.BaseName+".index") }
+
+// Recovered is what Open learned from the existing files.
+type Recovered struct {
+	// GTIDs is every GTID in the log (Previous_gtids of the first file plus
+	// all transactions).
+	GTIDs GTIDSet
+	// LastSequence is the highest sequence_number found in the last file.
+	LastSequence int64
+	// End is the end of the last complete transaction before the new file.
+	End Position
+	// Truncated is how many bytes of torn tail were cut.
+	Truncated int64
+}
+
+// Open opens (or creates) the log in opts.Dir, repairs a torn tail, and
+// starts a new file whose Previous_gtids is every GTID already logged plus
+// extra (GTIDs known to be executed but not in any file, e.g. purged ones).
+//
+// durable is a position the caller knows was durable (storage has flushed
+// the transactions before it): damage before it, or in any file but the
+// last, is corruption and stops Open; damage after it in the last file is
+// treated as a torn tail and cut. A bit flip in that unflushed tail cannot be
+// told from a torn write.
+func Open(opts Options, extra GTIDSet, durable Position) (*Log, Recovered, error) {
+	if opts.BaseName == "" {
+		opts.BaseName = "binlog"
+	}
+	l := &Log{opts: opts}
+	var rec Recovered
+	if err := opts.FS.MkdirAll(opts.Dir, 0o755); err != nil {
+		return nil, rec, err
+	}
+	names, err := l.readIndex()
+	if err != nil {
+		return nil, rec, err
+	}
+	gtids := extra.Clone()
+	for i, name := range names {
+		num, err := l.parseNum(name)
+		if err != nil {
+			return nil, rec, err
+		}
+		data, err := readAll(opts.FS, filepath.Join(opts.Dir, name))
+		if err != nil {
+			return nil, rec, fmt.Errorf("binlog file %s listed in the index: %w", name, err)
+		}
+		last := i == len(names)-1
+		scan, err := ScanFile(data, nil)
+		torn := last && IsTornTail(err) && (durable.File < num || scan.End >= durable.Pos)
+		if err != nil && !torn {
+			return nil, rec, fmt.Errorf("binlog file %s is damaged at offset %d (%v); refusing to start: restore it or remove it and everything after it from %s", name, scan.End, err, filepath.Base(opts.indexPath()))
+		}
+		if i == 0 {
+			gtids.AddSet(scan.Previous)
+		}
+		gtids.AddSet(scan.GTIDs)
+		if last {
+			if scan.End < int64(len(data)) {
+				rec.Truncated = int64(len(data)) - scan.End
+				if err := l.truncate(name, data[:scan.End]); err != nil {
+					return nil, rec, err
+				}
+			}
+			rec.LastSequence = scan.LastSequence
+			rec.End = Position{File: num, Pos: scan.End}
+		}
+		l.files = append(l.files, FileInfo{Name: name, Num: num, Size: scan.End, Created: scan.Created})
+	}
+	rec.GTIDs = gtids
+	next := 1
+	if n := len(l.files); n > 0 {
+		next = l.files[n-1].Num + 1
+	}
+	if err := l.startFile(next, time.Now(), gtids); err != nil {
+		return nil, rec, err
+	}
+	if rec.End.File == 0 {
+		rec.End = Position{File: next, Pos: l.curSize}
+	}
+	return l, rec, nil
+}
+
+func (l *Log) parseNum(name string) (int, error) {
+	suffix, ok := strings.CutPrefix(name, l.opts.BaseName+".")
+	n, err := strconv.Atoi(suffix)
+	if !ok || err != nil || n <= 0 {
+		return 0, fmt.Errorf("unexpected binlog file name %q in the index", name)
+	}
+	return n, nil
+}
+
+func readAll(fs vfs.FS, path string) ([]byte, error) {
+	f, err := fs.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return io.ReadAll(f)
+}
+
+func (l *Log) readIndex() ([]string, error) {
+	f, err := l.opts.FS.Open(l.opts.indexPath())
+	if err != nil {
+		if oserror.IsNotExist(err) {
+			return nil, nil
+		}
+		return nil, err
+	}
+	defer f.Close()
+	var names []string
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		line := strings.TrimSpace(sc.Text())
+		if line == "" {
+			continue
+		}
+		names = append(names, filepath.Base(line))
+	}
+	return names, sc.Err()
+}
+
+// writeIndex replaces the index atomically. Callers hold listMu.
+func (l *Log) writeIndex() error {
+	var b bytes.Buffer
+	for _, f := range l.files {
+		fmt.Fprintf(&b, "./%s\n", f.Name)
+	}
+	return writeFileAtomic(l.opts.FS, l.opts.Dir, l.opts.indexPath(), b.Bytes())
+}
+
+func writeFileAtomic(fs vfs.FS, dir, path string, data []byte) error {
+	tmp := path + ".tmp"
+	f, err := fs.Create(tmp, vfs.WriteCategoryUnspecified)
+	if err != nil {
+		return err
+	}
+	if _, err := f.Write(data); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Sync(); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Close(); err != nil {
+		return err
+	}
+	if err := fs.Rename(tmp, path); err != nil {
+		return err
+	}
+	return syncDir(fs, dir)
+}
+
+func syncDir(fs vfs.FS, dir string) error {
+	d, err := fs.OpenDir(dir)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	return d.Sync()
+}
+
+func (l *Log) truncate(name string, valid []byte) error {
+	return writeFileAtomic(l.opts.FS, l.opts.Dir, filepath.Join(l.opts.Dir, name), valid)
+}
+
+// HeaderLen is the size of a new file's header for a Previous_gtids set g.
+func HeaderLen(g GTIDSet) int64 {
+	return int64(FileHeaderSize + FormatDescriptionSize + PreviousGTIDsSize(g))
+}
+
+// startFile creates file num with its header, syncs it and adds it to the
+// index.
+func (l *Log) startFile(num int, now time.Time, prev GTIDSet) error {
+	name := l.opts.FileName(num)
+	f, err := l.opts.FS.Create(filepath.Join(l.opts.Dir, name), vfs.WriteCategoryUnspecified)
+	if err != nil {
+		return err
+	}
+	ts := uint32(now.Unix())
+	hdr := append([]byte(nil), FileMagic...)
+	hdr = append(hdr, FormatDescription(ts, l.opts.ServerID, false)...)
+	hdr = append(hdr, PreviousGTIDs(ts, l.opts.ServerID, uint32(HeaderLen(prev)), prev)...)
+	if _, err := f.Write(hdr); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Sync(); err != nil {
+		f.Close()
+		return err
+	}
+	l.cur, l.curNum, l.curSize = f, num, int64(len(hdr))
+	l.listMu.Lock()
+	l.files = append(l.files, FileInfo{Name: name, Num: num, Size: l.curSize, Created: now})
+	err = l.writeIndex()
+	l.listMu.Unlock()
+	if err != nil {
+		return err
+	}
+	return syncDir(l.opts.FS, l.opts.Dir)
+}
+
+// Current is the position the next Append writes at.
+func (l *Log) Current() Position { return Position{File: l.curNum, Pos: l.curSize} }
+
+// Append writes p at the end of the current file (no sync).
+func (l *Log) Append(p []byte) error {
+	n, err := l.cur.Write(p)
+	l.curSize += int64(n)
+	if err != nil {
+		return err
+	}
+	l.listMu.Lock()
+	l.files[len(l.files)-1].Size = l.curSize
+	l.listMu.Unlock()
+	return nil
+}
+
+// Sync makes everything appended so far durable.
+func (l *Log) Sync() error { return l.cur.Sync() }
+
+// Rotate ends the current file with a Rotate event, syncs and closes it, and
+// starts the next file with prev as its Previous_gtids.
+func (l *Log) Rotate(now time.Time, prev GTIDSet) error {
+	next := l.opts.FileName(l.curNum + 1)
+	ev := Rotate(uint32(now.Unix()), l.opts.ServerID, uint32(l.curSize)+uint32(RotateSize(next)), next, FileHeaderSize, false)
+	if err := l.Append(ev); err != nil {
+		return err
+	}
+	if err := l.cur.Sync(); err != nil {
+		return err
+	}
+	if err := l.cur.Close(); err != nil {
+		return err
+	}
+	return l.startFile(l.curNum+1, now, prev)
+}
+
+// RotateEventSize is the size of the Rotate event that ends the current file.
+func (l *Log) RotateEventSize() int64 { return int64(RotateSize(l.opts.FileName(l.curNum + 1))) }
+
+// Close closes the current file.
+func (l *Log) Close() error {
+	if l.cur == nil {
+		return nil
+	}
+	err := l.cur.Close()
+	l.cur = nil
+	return err
+}
+
+// Files returns a copy of the file list. Safe from any goroutine.
+func (l *Log) Files() []FileInfo {
+	l.listMu.Lock()
+	defer l.listMu.Unlock()
+	return append([]FileInfo(nil), l.files...)
+}
+
+// Purge removes files before file number keep (never the current file) and
+// returns their names. Safe from any goroutine; it does not wait for commits.
+func (l *Log) Purge(keep int) ([]string, error) {
+	l.listMu.Lock()
+	var gone []FileInfo
+	for len(l.files) > 1 && l.files[0].Num < keep {
+		gone = append(gone, l.files[0])
+		l.files = l.files[1:]
+	}
+	var err error
+	if len(gone) > 0 {
+		err = l.writeIndex()
+	}
+	l.listMu.Unlock()
+	if err != nil {
+		return nil, err
+	}
+	var names []string
+	for _, f := range gone {
+		if err := l.opts.FS.Remove(filepath.Join(l.opts.Dir, f.Name)); err != nil {
+			return names, err
+		}
+		names = append(names, f.Name)
+	}
+	return names, nil
+}
+
+// Path is the full path of binlog file number n.
+func (l *Log) Path(n int) string { return filepath.Join(l.opts.Dir, l.opts.FileName(n)) }
+
+// FS is the filesystem the log lives on.
+func (l *Log) FS() vfs.FS { return l.opts.FS }
+
+// Name is the name of file number n.
+func (l *Log) Name(n int) string { return l.opts.FileName(n) }
