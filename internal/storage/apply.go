@@ -1,0 +1,352 @@
+package storage
+
+import (
+	"encoding/binary"
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/cockroachdb/pebble/v2"
+	"github.com/lockstepdb/lockstep/internal/binlog"
+	"github.com/lockstepdb/lockstep/internal/row"
+)
+
+// CatalogChange is one DDL effect on storage. It is logged in the binlog
+// (binlog.CatalogEvent) next to the DDL statement, so replaying the binlog
+// redoes it exactly: every change is deterministic given the data before it.
+type CatalogChange struct {
+	Op        string       `json:"op"` // create_db drop_db create_table drop_table add_index drop_index truncate rename_table
+	DB        *DatabaseDef `json:"db,omitempty"`
+	Table     *TableDef    `json:"table,omitempty"`
+	TableID   uint64       `json:"table_id,omitempty"`
+	IndexName string       `json:"index,omitempty"`
+	Index     *IndexDef    `json:"index_def,omitempty"`
+}
+
+// Encode serialises the change for the binlog.
+func (c *CatalogChange) Encode() []byte {
+	b, err := json.Marshal(c)
+	if err != nil {
+		panic(err) // only plain data
+	}
+	return b
+}
+
+// DecodeCatalogChange parses a logged change.
+func DecodeCatalogChange(b []byte) (*CatalogChange, error) {
+	var c CatalogChange
+	if err := json.Unmarshal(b, &c); err != nil {
+		return nil, fmt.Errorf("bad catalog change in binlog: %w", err)
+	}
+	return &c, nil
+}
+
+func tabKey(id uint64) []byte { return binary.BigEndian.AppendUint64([]byte("\x00cat/tab/"), id) }
+func dbKey(name string) []byte {
+	return []byte("\x00cat/db/" + strings.ToLower(name))
+}
+
+// PrepareCatalog validates a change against the current catalog and adds its
+// storage effects to b. The in-memory catalog changes in PublishCatalog,
+// after b is applied.
+func (e *Engine) PrepareCatalog(b *Batch, c *CatalogChange) error {
+	e.mu.RLock()
+	defer e.mu.RUnlock()
+	switch c.Op {
+	case "create_db":
+		if _, ok := e.dbs[strings.ToLower(c.DB.Name)]; ok {
+			return fmt.Errorf("database %q exists", c.DB.Name)
+		}
+		v, _ := json.Marshal(c.DB)
+		return b.Set(dbKey(c.DB.Name), v)
+	case "drop_db":
+		for _, t := range e.tables {
+			if strings.EqualFold(t.Def.DB, c.DB.Name) {
+				if err := dropTableData(b, t); err != nil {
+					return err
+				}
+			}
+		}
+		return b.Delete(dbKey(c.DB.Name))
+	case "create_table":
+		for i := range c.Table.Columns {
+			if err := c.Table.Columns[i].Validate(); err != nil {
+				return err
+			}
+		}
+		v, _ := json.Marshal(c.Table)
+		return b.Set(tabKey(c.Table.ID), v)
+	case "drop_table", "truncate":
+		t, ok := e.tables[c.TableID]
+		if !ok {
+			return fmt.Errorf("table id %d not found", c.TableID)
+		}
+		if c.Op == "truncate" {
+			return b.b.DeleteRange(t.prefix, row.PrefixEnd(t.prefix), nil)
+		}
+		return dropTableData(b, t)
+	case "add_index", "drop_index", "rename_table":
+		t, ok := e.tables[c.TableID]
+		if !ok {
+			return fmt.Errorf("table id %d not found", c.TableID)
+		}
+		v, _ := json.Marshal(c.Table)
+		if err := b.Set(tabKey(c.TableID), v); err != nil {
+			return err
+		}
+		switch c.Op {
+		case "add_index":
+			return e.buildIndex(b, t, e.newTable(c.Table), c.Index)
+		case "drop_index":
+			for i, ix := range t.Def.Indexes {
+				if strings.EqualFold(ix.Name, c.IndexName) {
+					p := t.IndexPrefix(i)
+					return b.b.DeleteRange(p, row.PrefixEnd(p), nil)
+				}
+			}
+			return fmt.Errorf("index %q not found", c.IndexName)
+		}
+		return nil
+	}
+	return fmt.Errorf("unknown catalog change %q", c.Op)
+}
+
+func dropTableData(b *Batch, t *Table) error {
+	if err := b.b.DeleteRange(t.prefix, row.PrefixEnd(t.prefix), nil); err != nil {
+		return err
+	}
+	return b.Delete(tabKey(t.Def.ID))
+}
+
+// buildIndex writes the entries of a new index for every row, failing on a
+// duplicate for a unique index.
+func (e *Engine) buildIndex(b *Batch, old, nt *Table, ix *IndexDef) error {
+	pos := -1
+	for i := range nt.Def.Indexes {
+		if nt.Def.Indexes[i].ID == ix.ID {
+			pos = i
+		}
+	}
+	if pos < 0 {
+		return fmt.Errorf("index %q missing from the new definition", ix.Name)
+	}
+	it, err := e.db.NewIter(&pebble.IterOptions{LowerBound: old.rowPfx, UpperBound: row.PrefixEnd(old.rowPfx)})
+	if err != nil {
+		return err
+	}
+	defer it.Close()
+	var vals []row.Value
+	for it.First(); it.Valid(); it.Next() {
+		vals, err = nt.Decode(it.Value(), vals)
+		if err != nil {
+			return err
+		}
+		ents, err := nt.IndexEntries(vals, it.Key())
+		if err != nil {
+			return err
+		}
+		ent := ents[pos]
+		if ent.UniqueKey {
+			if _, found, err := Get(b.b, ent.Key); err != nil {
+				return err
+			} else if found {
+				return &DuplicateKeyError{Table: nt, Index: pos, Key: ent.Key}
+			}
+		}
+		if err := b.Set(ent.Key, append([]byte(nil), ent.Value...)); err != nil {
+			return err
+		}
+	}
+	return it.Error()
+}
+
+// DuplicateKeyError reports a unique key collision (MySQL error 1062).
+type DuplicateKeyError struct {
+	Table *Table
+	Index int // -1 for the primary key
+	Key   []byte
+	Entry string // the duplicate value as text, when known
+}
+
+func (e *DuplicateKeyError) Error() string {
+	name := "PRIMARY"
+	if e.Index >= 0 {
+		name = e.Table.Def.Indexes[e.Index].Name
+	}
+	return fmt.Sprintf("Duplicate entry '%s' for key '%s.%s'", e.Entry, e.Table.Def.Name, name)
+}
+
+// PublishCatalog updates the in-memory catalog after a change was applied.
+func (e *Engine) PublishCatalog(c *CatalogChange) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	switch c.Op {
+	case "create_db":
+		d := *c.DB
+		e.dbs[strings.ToLower(d.Name)] = &d
+	case "drop_db":
+		for id, t := range e.tables {
+			if strings.EqualFold(t.Def.DB, c.DB.Name) {
+				delete(e.tables, id)
+				delete(e.byName, nameKey(t.Def.DB, t.Def.Name))
+			}
+		}
+		delete(e.dbs, strings.ToLower(c.DB.Name))
+	case "create_table", "add_index", "drop_index", "rename_table":
+		if old, ok := e.tables[c.Table.ID]; ok {
+			delete(e.byName, nameKey(old.Def.DB, old.Def.Name))
+		}
+		d := *c.Table
+		t := e.newTable(&d)
+		e.tables[d.ID] = t
+		e.byName[nameKey(d.DB, d.Name)] = t
+		e.nextID = max(e.nextID, d.ID+1)
+	case "drop_table":
+		if t, ok := e.tables[c.TableID]; ok {
+			delete(e.tables, c.TableID)
+			delete(e.byName, nameKey(t.Def.DB, t.Def.Name))
+		}
+	}
+}
+
+// ApplyRowEvent adds the effect of one *_rows event (as logged) to b. Used
+// by replay and replica apply; it trusts the images (no uniqueness checks:
+// the source already enforced them).
+func (e *Engine) ApplyRowEvent(b *Batch, typ byte, r binlog.Rows) error {
+	t, ok := e.TableByID(r.TableID)
+	if !ok {
+		return fmt.Errorf("rows event for unknown table id %d", r.TableID)
+	}
+	if r.NCols != len(t.Def.Columns) {
+		return fmt.Errorf("rows event for %s.%s has %d columns, table has %d", t.Def.DB, t.Def.Name, r.NCols, len(t.Def.Columns))
+	}
+	data := r.Data
+	var vals []row.Value
+	next := func() ([]byte, []row.Value, error) {
+		v, n, err := row.DecodeImage(data, t.Def.Columns, vals)
+		if err != nil {
+			return nil, nil, err
+		}
+		img := data[:n]
+		data = data[n:]
+		vals = v
+		return img, v, nil
+	}
+	for len(data) > 0 {
+		switch typ {
+		case binlog.WriteRowsEventV2:
+			img, v, err := next()
+			if err != nil {
+				return err
+			}
+			if err := e.putRow(b, t, img, v); err != nil {
+				return err
+			}
+		case binlog.DeleteRowsEventV2:
+			_, v, err := next()
+			if err != nil {
+				return err
+			}
+			if err := e.deleteRow(b, t, v); err != nil {
+				return err
+			}
+		case binlog.UpdateRowsEventV2:
+			_, v, err := next()
+			if err != nil {
+				return err
+			}
+			if err := e.deleteRow(b, t, v); err != nil {
+				return err
+			}
+			img, v2, err := next()
+			if err != nil {
+				return err
+			}
+			if err := e.putRow(b, t, img, v2); err != nil {
+				return err
+			}
+		default:
+			return fmt.Errorf("event type %d is not a rows event", typ)
+		}
+	}
+	return nil
+}
+
+func (e *Engine) putRow(b *Batch, t *Table, img []byte, vals []row.Value) error {
+	k, err := t.RowKey(nil, vals)
+	if err != nil {
+		return err
+	}
+	if err := b.Set(k, img); err != nil {
+		return err
+	}
+	ents, err := t.IndexEntries(vals, k)
+	if err != nil {
+		return err
+	}
+	for _, en := range ents {
+		if err := b.Set(en.Key, en.Value); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (e *Engine) deleteRow(b *Batch, t *Table, vals []row.Value) error {
+	k, err := t.RowKey(nil, vals)
+	if err != nil {
+		return err
+	}
+	if err := b.Delete(k); err != nil {
+		return err
+	}
+	ents, err := t.IndexEntries(vals, k)
+	if err != nil {
+		return err
+	}
+	for _, en := range ents {
+		if err := b.Delete(en.Key); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Replay applies one logged transaction (recovery). It returns the catalog
+// change it applied, if any.
+func (e *Engine) Replay(trx *binlog.Transaction, end binlog.Position) error {
+	b := e.NewBatch()
+	var changes []*CatalogChange
+	for _, ev := range trx.Events {
+		switch ev.Type {
+		case binlog.WriteRowsEventV2, binlog.UpdateRowsEventV2, binlog.DeleteRowsEventV2:
+			r, err := binlog.ParseRows(ev.Type, ev.Body())
+			if err != nil {
+				b.Close()
+				return err
+			}
+			if err := e.ApplyRowEvent(b, ev.Type, r); err != nil {
+				b.Close()
+				return fmt.Errorf("replaying GTID %s:%d: %w", trx.GTID.SID, trx.GTID.GNO, err)
+			}
+		case binlog.CatalogEvent:
+			c, err := DecodeCatalogChange(ev.Body())
+			if err != nil {
+				b.Close()
+				return err
+			}
+			if err := e.PrepareCatalog(b, c); err != nil {
+				b.Close()
+				return fmt.Errorf("replaying GTID %s:%d: %w", trx.GTID.SID, trx.GTID.GNO, err)
+			}
+			changes = append(changes, c)
+		}
+	}
+	if err := e.Apply([]*Batch{b}, end); err != nil {
+		return err
+	}
+	for _, c := range changes {
+		e.PublishCatalog(c)
+	}
+	return nil
+}

@@ -1,0 +1,450 @@
+// Package storage keeps Lockstep's tables in Pebble with Pebble's WAL
+// disabled: the binlog is the only log.
+//
+// Invariants:
+//   - Every batch applied through Apply also records the binlog position it
+//     reflects (the end of its last transaction) under metaApplied, so after
+//     a crash the position read at Open is the end of the last transaction
+//     whose effects reached a flushed memtable. Everything after it is
+//     replayed from the binlog by the caller.
+//   - Batches are applied in binlog order by one goroutine (the commit
+//     pipeline's committer, or replay), so a Pebble snapshot always sees a
+//     prefix of the binlog: snapshot reads are consistent in commit order.
+//   - A row's value is its row image (package row); its key is the table's
+//     primary-key prefix plus the memcomparable key of its primary key
+//     columns. A secondary index entry maps the index key (plus the primary
+//     key unless the index is unique and the key has no NULL) to the row key.
+//
+// Layout:
+//
+//	0x01 tableID(8) 0x01 pk                  -> row image
+//	0x01 tableID(8) 0x02 indexID(4) ik [pk]  -> pk
+//	0x00 "meta/applied"                      -> binlog file(8) pos(8)
+//	0x00 "meta/" name                        -> value (server uuid, ...)
+//	0x00 "cat/db/" name                      -> DatabaseDef (JSON)
+//	0x00 "cat/tab/" id(8)                    -> TableDef (JSON)
+package storage
+
+import (
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+	"sync"
+	"sync/atomic"
+
+	"github.com/cockroachdb/pebble/v2"
+	"github.com/cockroachdb/pebble/v2/vfs"
+	"github.com/lockstepdb/lockstep/internal/binlog"
+	"github.com/lockstepdb/lockstep/internal/row"
+)
+
+const (
+	prefixMeta  = 0x00
+	prefixTable = 0x01
+	kindPrimary = 0x01
+	kindIndex   = 0x02
+)
+
+var metaAppliedKey = []byte("\x00meta/applied")
+
+// DatabaseDef is a database (schema) in the catalog.
+type DatabaseDef struct {
+	Name      string `json:"name"`
+	Collation uint16 `json:"collation"`
+}
+
+// IndexDef is a secondary index.
+type IndexDef struct {
+	ID      uint32 `json:"id"`
+	Name    string `json:"name"`
+	Columns []int  `json:"columns"`
+	Unique  bool   `json:"unique,omitempty"`
+	Comment string `json:"comment,omitempty"`
+}
+
+// TableDef is a table in the catalog. SQL is opaque to storage: the SQL
+// layer keeps what it needs there (defaults, comments, ...).
+type TableDef struct {
+	ID        uint64          `json:"id"`
+	DB        string          `json:"db"`
+	Name      string          `json:"name"`
+	Columns   []row.Column    `json:"columns"`
+	PK        []int           `json:"pk"`
+	Indexes   []IndexDef      `json:"indexes,omitempty"`
+	Collation uint16          `json:"collation,omitempty"`
+	SQL       json.RawMessage `json:"sql,omitempty"`
+	NextIndex uint32          `json:"next_index,omitempty"`
+}
+
+// Table is an open table: its definition plus derived encoders. Immutable;
+// DDL replaces it.
+type Table struct {
+	Def     *TableDef
+	coll    row.Collator
+	prefix  []byte // 0x01 id
+	rowPfx  []byte // prefix + kindPrimary
+	mapBody []byte
+}
+
+// Engine is the storage engine.
+type Engine struct {
+	db   *pebble.DB
+	coll row.Collator
+
+	mu     sync.RWMutex
+	dbs    map[string]*DatabaseDef // lower-case name
+	tables map[uint64]*Table
+	byName map[string]*Table // lower(db) + "." + lower(name)
+	nextID uint64
+
+	applied atomic.Pointer[binlog.Position]
+}
+
+// Options configure an Engine.
+type Options struct {
+	FS       vfs.FS
+	Dir      string
+	Collator row.Collator
+	// CacheSize is Pebble's block cache size in bytes.
+	CacheSize int64
+}
+
+// Open opens or creates the store.
+func Open(o Options) (*Engine, error) {
+	if o.Collator == nil {
+		o.Collator = row.BinaryCollator{}
+	}
+	popts := &pebble.Options{
+		FS:           o.FS,
+		DisableWAL:   true,
+		MemTableSize: 64 << 20,
+		Logger:       quietLogger{},
+	}
+	if o.CacheSize > 0 {
+		c := pebble.NewCache(o.CacheSize)
+		defer c.Unref()
+		popts.Cache = c
+	}
+	db, err := pebble.Open(o.Dir, popts)
+	if err != nil {
+		return nil, err
+	}
+	e := &Engine{db: db, coll: o.Collator, dbs: map[string]*DatabaseDef{}, tables: map[uint64]*Table{}, byName: map[string]*Table{}, nextID: 1}
+	if err := e.loadCatalog(); err != nil {
+		db.Close()
+		return nil, err
+	}
+	var pos binlog.Position
+	if v, c, err := db.Get(metaAppliedKey); err == nil {
+		if len(v) == 16 {
+			pos = binlog.Position{File: int(binary.BigEndian.Uint64(v)), Pos: int64(binary.BigEndian.Uint64(v[8:]))}
+		}
+		c.Close()
+	} else if !errors.Is(err, pebble.ErrNotFound) {
+		db.Close()
+		return nil, err
+	}
+	e.applied.Store(&pos)
+	return e, nil
+}
+
+type quietLogger struct{}
+
+func (quietLogger) Infof(string, ...any)  {}
+func (quietLogger) Errorf(string, ...any) {}
+func (quietLogger) Fatalf(format string, args ...any) {
+	panic(fmt.Sprintf(format, args...))
+}
+
+// Close flushes and closes the store.
+func (e *Engine) Close() error {
+	if err := e.db.Flush(); err != nil {
+		e.db.Close()
+		return err
+	}
+	return e.db.Close()
+}
+
+// Applied is the binlog position of the last applied batch.
+func (e *Engine) Applied() binlog.Position { return *e.applied.Load() }
+
+// Flush makes everything applied so far durable and returns the position
+// that is now durable.
+func (e *Engine) Flush() (binlog.Position, error) {
+	pos := e.Applied()
+	return pos, e.db.Flush()
+}
+
+// DB exposes the Pebble handle to readers in this module (transactions).
+func (e *Engine) DB() *pebble.DB { return e.db }
+
+// Collator is the collator keys are built with.
+func (e *Engine) Collator() row.Collator { return e.coll }
+
+func (e *Engine) loadCatalog() error {
+	it, err := e.db.NewIter(&pebble.IterOptions{LowerBound: []byte("\x00cat/"), UpperBound: []byte("\x00cat0")})
+	if err != nil {
+		return err
+	}
+	defer it.Close()
+	for it.First(); it.Valid(); it.Next() {
+		k := string(it.Key())
+		switch {
+		case strings.HasPrefix(k, "\x00cat/db/"):
+			var d DatabaseDef
+			if err := json.Unmarshal(it.Value(), &d); err != nil {
+				return fmt.Errorf("catalog entry %q: %w", k, err)
+			}
+			e.dbs[strings.ToLower(d.Name)] = &d
+		case strings.HasPrefix(k, "\x00cat/tab/"):
+			var d TableDef
+			if err := json.Unmarshal(it.Value(), &d); err != nil {
+				return fmt.Errorf("catalog entry %q: %w", k, err)
+			}
+			t := e.newTable(&d)
+			e.tables[d.ID] = t
+			e.byName[nameKey(d.DB, d.Name)] = t
+			e.nextID = max(e.nextID, d.ID+1)
+		}
+	}
+	return it.Error()
+}
+
+func nameKey(db, table string) string { return strings.ToLower(db) + "." + strings.ToLower(table) }
+
+func (e *Engine) newTable(d *TableDef) *Table {
+	t := &Table{Def: d, coll: e.coll}
+	t.prefix = binary.BigEndian.AppendUint64([]byte{prefixTable}, d.ID)
+	t.rowPfx = append(append([]byte(nil), t.prefix...), kindPrimary)
+	t.mapBody = binlog.TableMapBody(d.ID, d.DB, d.Name, d.Columns, d.PK)
+	return t
+}
+
+// Databases lists the databases, sorted by name.
+func (e *Engine) Databases() []DatabaseDef {
+	e.mu.RLock()
+	defer e.mu.RUnlock()
+	out := make([]DatabaseDef, 0, len(e.dbs))
+	for _, d := range e.dbs {
+		out = append(out, *d)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
+}
+
+// Database returns a database by (case-insensitive) name.
+func (e *Engine) Database(name string) (DatabaseDef, bool) {
+	e.mu.RLock()
+	defer e.mu.RUnlock()
+	d, ok := e.dbs[strings.ToLower(name)]
+	if !ok {
+		return DatabaseDef{}, false
+	}
+	return *d, true
+}
+
+// Tables lists the tables of a database, sorted by name.
+func (e *Engine) Tables(db string) []*Table {
+	e.mu.RLock()
+	defer e.mu.RUnlock()
+	var out []*Table
+	for _, t := range e.tables {
+		if strings.EqualFold(t.Def.DB, db) {
+			out = append(out, t)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Def.Name < out[j].Def.Name })
+	return out
+}
+
+// Table returns a table by name.
+func (e *Engine) Table(db, name string) (*Table, bool) {
+	e.mu.RLock()
+	defer e.mu.RUnlock()
+	t, ok := e.byName[nameKey(db, name)]
+	return t, ok
+}
+
+// TableByID returns a table by id.
+func (e *Engine) TableByID(id uint64) (*Table, bool) {
+	e.mu.RLock()
+	defer e.mu.RUnlock()
+	t, ok := e.tables[id]
+	return t, ok
+}
+
+// NewTableID reserves a table id.
+func (e *Engine) NewTableID() uint64 {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	id := e.nextID
+	e.nextID++
+	return id
+}
+
+// PrimaryPrefix is the key prefix of the table's rows.
+func (t *Table) PrimaryPrefix() []byte { return t.rowPfx }
+
+// IndexPrefix is the key prefix of secondary index i (by position).
+func (t *Table) IndexPrefix(i int) []byte {
+	p := append(append([]byte(nil), t.prefix...), kindIndex)
+	return binary.BigEndian.AppendUint32(p, t.Def.Indexes[i].ID)
+}
+
+// TablePrefix covers every key of the table.
+func (t *Table) TablePrefix() []byte { return t.prefix }
+
+// Ref is what the binlog encoder needs of the table.
+func (t *Table) Ref() binlog.TableRef {
+	return binlog.TableRef{ID: t.Def.ID, NCols: len(t.Def.Columns), Map: t.mapBody}
+}
+
+// RowKey returns the primary key of a row.
+func (t *Table) RowKey(dst []byte, vals []row.Value) ([]byte, error) {
+	dst = append(dst, t.rowPfx...)
+	return row.AppendTupleKey(dst, t.Def.Columns, t.Def.PK, vals, t.coll)
+}
+
+// KeyOf encodes the given column values (a prefix of an index's columns)
+// with no table prefix.
+func (t *Table) KeyOf(dst []byte, cols []int, vals []row.Value) ([]byte, error) {
+	var err error
+	for i, c := range cols {
+		dst, err = row.AppendKey(dst, &t.Def.Columns[c], vals[i], t.coll)
+		if err != nil {
+			return dst, err
+		}
+	}
+	return dst, nil
+}
+
+// IndexEntry is one secondary index key/value.
+type IndexEntry struct {
+	Index int // position in Def.Indexes
+	Key   []byte
+	Value []byte // the row key
+	// UniqueKey is set for unique indexes whose key has no NULL: the key
+	// that must not exist for another row.
+	UniqueKey bool
+}
+
+// IndexEntries computes the secondary index entries of a row.
+func (t *Table) IndexEntries(vals []row.Value, rowKey []byte) ([]IndexEntry, error) {
+	out := make([]IndexEntry, 0, len(t.Def.Indexes))
+	pk := rowKey[len(t.rowPfx):]
+	for i, ix := range t.Def.Indexes {
+		k := t.IndexPrefix(i)
+		hasNull := false
+		var err error
+		for _, c := range ix.Columns {
+			if vals[c] == nil {
+				hasNull = true
+			}
+			k, err = row.AppendKey(k, &t.Def.Columns[c], vals[c], t.coll)
+			if err != nil {
+				return nil, err
+			}
+		}
+		unique := ix.Unique && !hasNull
+		if !unique {
+			k = append(k, pk...)
+		}
+		out = append(out, IndexEntry{Index: i, Key: k, Value: rowKey, UniqueKey: unique})
+	}
+	return out, nil
+}
+
+// Decode decodes a row image.
+func (t *Table) Decode(img []byte, vals []row.Value) ([]row.Value, error) {
+	v, _, err := row.DecodeImage(img, t.Def.Columns, vals)
+	return v, err
+}
+
+// Encode encodes a row image.
+func (t *Table) Encode(dst []byte, vals []row.Value) ([]byte, error) {
+	return row.AppendImage(dst, t.Def.Columns, vals)
+}
+
+// Batch is a set of changes applied atomically with a binlog position.
+type Batch struct {
+	b *pebble.Batch
+}
+
+// NewBatch starts a batch.
+func (e *Engine) NewBatch() *Batch { return &Batch{b: e.db.NewBatch()} }
+
+// Set records a key/value.
+func (b *Batch) Set(k, v []byte) error { return b.b.Set(k, v, nil) }
+
+// Delete records a deletion.
+func (b *Batch) Delete(k []byte) error { return b.b.Delete(k, nil) }
+
+// Len is the batch's size in bytes.
+func (b *Batch) Len() int { return b.b.Len() }
+
+// Close releases a batch that was not applied.
+func (b *Batch) Close() { b.b.Close() }
+
+// Apply applies the batches in order, records pos as the applied position
+// and makes them visible. Called by one goroutine at a time, in binlog
+// order.
+func (e *Engine) Apply(batches []*Batch, pos binlog.Position) error {
+	if len(batches) == 0 {
+		return nil
+	}
+	var v [16]byte
+	binary.BigEndian.PutUint64(v[:], uint64(pos.File))
+	binary.BigEndian.PutUint64(v[8:], uint64(pos.Pos))
+	last := batches[len(batches)-1]
+	if err := last.b.Set(metaAppliedKey, v[:], nil); err != nil {
+		return err
+	}
+	for _, b := range batches {
+		if err := b.b.Commit(pebble.NoSync); err != nil {
+			return err
+		}
+		b.b.Close()
+	}
+	e.applied.Store(&pos)
+	return nil
+}
+
+// SetMeta stores a small metadata value durably (flushing the store).
+func (e *Engine) SetMeta(name string, v []byte) error {
+	if err := e.db.Set([]byte("\x00meta/"+name), v, pebble.NoSync); err != nil {
+		return err
+	}
+	return e.db.Flush()
+}
+
+// Meta reads a metadata value.
+func (e *Engine) Meta(name string) ([]byte, bool, error) {
+	v, c, err := e.db.Get([]byte("\x00meta/" + name))
+	if errors.Is(err, pebble.ErrNotFound) {
+		return nil, false, nil
+	}
+	if err != nil {
+		return nil, false, err
+	}
+	defer c.Close()
+	return append([]byte(nil), v...), true, nil
+}
+
+// Get reads a key from r (the DB or a snapshot).
+func Get(r pebble.Reader, k []byte) ([]byte, bool, error) {
+	v, c, err := r.Get(k)
+	if errors.Is(err, pebble.ErrNotFound) {
+		return nil, false, nil
+	}
+	if err != nil {
+		return nil, false, err
+	}
+	out := append([]byte(nil), v...)
+	return out, true, c.Close()
+}
+
+var _ io.Closer = (*pebble.DB)(nil)
