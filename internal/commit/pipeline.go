@@ -1,0 +1,517 @@
+// Package commit is Lockstep's commit pipeline: binlog group commit in which
+// the binlog is the only log.
+//
+// A transaction arrives with its binlog events already built (TrxEvents, with
+// placeholder headers) and its storage changes in a batch. It then goes
+// through these stages, and commit order = binlog order = visibility order:
+//
+//  1. reserve (serial, under mu, a few hundred nanoseconds): GTID number,
+//     sequence_number, last_committed (dependency tracking), and the
+//     transaction's byte range in the binlog, rotating to a new file first
+//     when the current one has reached max_binlog_size. Nothing is copied or
+//     written under mu, so a huge transaction never holds up the others.
+//  2. encode: the GTID event is written and every header's log_pos and
+//     checksum filled in. With binlog_parallel_flush=ON each committing
+//     goroutine encodes its own transaction right after reserving, in
+//     parallel; with OFF the flusher encodes the group serially, as MySQL's
+//     flush stage does.
+//  3. write (flusher goroutine): the contiguous prefix of encoded
+//     transactions is appended to the binlog file with one write.
+//  4. sync (flusher): the group is closed when the sync delay
+//     (binlog_group_commit_sync_delay) expires, when no_delay_count
+//     transactions are queued, or when a transaction waits for a row lock
+//     held by one in the queue; then fsync per the durability policy.
+//  5. apply (committer goroutine): the group's batches are applied to
+//     storage in order with the binlog position they reach, and become
+//     visible.
+//  6. release: each transaction's Commit returns; its caller releases locks
+//     and answers the client.
+//
+// If a write or fsync fails, the pipeline stops: the failing group and every
+// later transaction get the error, nothing of theirs reaches storage, and no
+// further commit is accepted. A transaction is never acknowledged unless its
+// bytes were written (and synced, if the policy says so).
+package commit
+
+import (
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/lockstepdb/lockstep/internal/binlog"
+	"github.com/lockstepdb/lockstep/internal/storage"
+)
+
+// Trx is one transaction to commit.
+type Trx struct {
+	Events *binlog.TrxEvents
+	Batch  *storage.Batch
+	// WriteSet holds hashes of the keys the transaction changed, for
+	// WRITESET dependency tracking. Nil means "depends on everything before"
+	// (DDL, or a write set that could not be computed).
+	WriteSet []uint64
+	Session  uint64
+	// Catalog is set for DDL; it is published after the batch is applied.
+	Catalog *storage.CatalogChange
+	// ForceSync makes the group durable whatever the sync policy (DDL is
+	// always durable, as MySQL 8's atomic DDL is).
+	ForceSync bool
+
+	// Results.
+	GTID binlog.GTIDInfo
+	End  binlog.Position
+
+	start        binlog.Position
+	rotateBefore bool
+	prevGTIDs    binlog.GTIDSet
+	buf          []byte
+	size         uint64
+	encoded      atomic.Bool
+	selfEncode   bool // encoded by its own goroutine (parallel flush)
+	err          error
+	done         chan struct{}
+}
+
+// Config holds the pipeline's settings. Dynamic ones are read per group.
+type Config struct {
+	ServerID   uint32
+	ServerUUID binlog.UUID
+	// SyncBinlog: 1 fsync every group, N every N groups, 0 leave it to the OS.
+	SyncBinlog atomic.Int64
+	// FlushLogAtTrxCommit (innodb_flush_log_at_trx_commit): 1 demands a
+	// durable commit (fsync every group, whatever sync_binlog says); 0 and 2
+	// fsync the binlog once a second when sync_binlog does not.
+	FlushLogAtTrxCommit atomic.Int64
+	SyncDelay           atomic.Int64 // microseconds
+	NoDelayCount        atomic.Int64
+	ParallelFlush       atomic.Bool
+	MaxBinlogSize       atomic.Int64
+	Tracking            atomic.Int32 // a Tracking value
+	HistorySize         atomic.Int64
+}
+
+// Stats are the pipeline's counters (MySQL/MariaDB status names in
+// comments).
+type Stats struct {
+	Commits          atomic.Uint64 // Binlog_commits
+	Groups           atomic.Uint64 // Binlog_group_commits
+	TriggerCount     atomic.Uint64 // Binlog_group_commit_trigger_count
+	TriggerTimeout   atomic.Uint64 // Binlog_group_commit_trigger_timeout
+	TriggerLockWait  atomic.Uint64 // Binlog_group_commit_trigger_lock_wait
+	BytesWritten     atomic.Uint64 // Binlog_bytes_written
+	Fsyncs           atomic.Uint64
+	FsyncNanos       atomic.Uint64
+	RotateCount      atomic.Uint64
+	LastCommittedSeq atomic.Int64
+}
+
+// ErrStopped is returned once the pipeline has failed or closed.
+var ErrStopped = errors.New("binlog is not accepting commits")
+
+// Pipeline commits transactions. Create with New, stop with Close.
+type Pipeline struct {
+	cfg   *Config
+	log   *binlog.Log
+	store *storage.Engine
+	Stats Stats
+
+	mu       sync.Mutex // reserve stage
+	nextGNO  uint64
+	nextSeq  int64
+	pos      binlog.Position // end of the last reservation
+	gtids    binlog.GTIDSet  // every GTID reserved so far
+	tracker  tracker
+	failed   error
+	closed   bool
+	commitMu sync.RWMutex // DDL excludes other commits (see CommitExclusive)
+
+	qmu      sync.Mutex
+	queue    []*Trx
+	kick     chan struct{}
+	lockWait atomic.Bool
+
+	groups    chan []*Trx
+	committed atomic.Int64 // highest sequence_number visible in storage
+	wg        sync.WaitGroup
+	quit      chan struct{}
+}
+
+// New starts a pipeline appending to log and applying to store. gtids is
+// the executed GTID set.
+func New(cfg *Config, log *binlog.Log, store *storage.Engine, gtids binlog.GTIDSet) *Pipeline {
+	p := &Pipeline{
+		cfg:    cfg,
+		log:    log,
+		store:  store,
+		pos:    log.Current(),
+		gtids:  gtids.Clone(),
+		kick:   make(chan struct{}, 1),
+		groups: make(chan []*Trx, 64),
+		quit:   make(chan struct{}),
+	}
+	p.nextGNO = gtids.MaxGNO(cfg.ServerUUID) + 1
+	// sequence_number restarts in every binlog file, as in MySQL, and Open
+	// always starts a new file.
+	p.nextSeq = 1
+	p.committed.Store(0)
+	p.tracker.reset(0)
+	p.wg.Add(2)
+	go p.flusher()
+	go p.committer()
+	return p
+}
+
+// GTIDExecuted returns a copy of every GTID committed or being committed.
+func (p *Pipeline) GTIDExecuted() binlog.GTIDSet {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.gtids.Clone()
+}
+
+// Committed is the highest sequence_number visible in storage.
+func (p *Pipeline) Committed() int64 { return p.committed.Load() }
+
+// Err returns the error that stopped the pipeline, if any.
+func (p *Pipeline) Err() error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.failed
+}
+
+// NotifyLockWait tells the flusher that a transaction is waiting for a row
+// lock held by a committing transaction: the current group closes at once
+// instead of waiting out the sync delay.
+func (p *Pipeline) NotifyLockWait() {
+	if p.cfg.SyncDelay.Load() > 0 {
+		p.lockWait.Store(true)
+		p.kickFlusher()
+	}
+}
+
+func (p *Pipeline) kickFlusher() {
+	select {
+	case p.kick <- struct{}{}:
+	default:
+	}
+}
+
+// Commit commits t and returns once it is durable (per policy) and visible,
+// or with the error that stopped it.
+func (p *Pipeline) Commit(t *Trx) error {
+	p.commitMu.RLock()
+	defer p.commitMu.RUnlock()
+	return p.commit(t)
+}
+
+// CommitExclusive commits t (a DDL statement) while no other transaction is
+// in the pipeline: it waits for commits in flight and holds new ones back.
+func (p *Pipeline) CommitExclusive(t *Trx) error {
+	p.commitMu.Lock()
+	defer p.commitMu.Unlock()
+	t.ForceSync = true
+	return p.commit(t)
+}
+
+func (p *Pipeline) commit(t *Trx) error {
+	t.Events.Close()
+	t.done = make(chan struct{})
+	parent := p.committed.Load()
+	now := time.Now()
+	us := uint64(now.UnixMicro())
+	if t.GTID.OriginalCommitUS == 0 {
+		t.GTID.OriginalCommitUS = us
+	}
+	t.GTID.ImmediateCommitUS = us
+	t.size = t.Events.FinalSize(t.GTID.OriginalCommitUS != us)
+
+	// 1. reserve
+	p.mu.Lock()
+	if p.failed != nil || p.closed {
+		err := p.failed
+		p.mu.Unlock()
+		if err == nil {
+			err = ErrStopped
+		}
+		return fmt.Errorf("%w: %v", ErrStopped, err)
+	}
+	if p.pos.Pos >= p.cfg.MaxBinlogSize.Load() {
+		// Rotate before this transaction: the Rotate event ends the current
+		// file and the next file starts with its header.
+		t.rotateBefore = true
+		t.prevGTIDs = p.gtids.Clone()
+		p.pos = binlog.Position{File: p.pos.File + 1, Pos: binlog.HeaderLen(t.prevGTIDs)}
+		p.nextSeq = 1
+		p.tracker.reset(0)
+		parent = 0
+	}
+	t.GTID.SID = p.cfg.ServerUUID
+	t.GTID.GNO = p.nextGNO
+	p.nextGNO++
+	t.GTID.SequenceNumber = p.nextSeq
+	p.nextSeq++
+	t.GTID.LastCommitted = p.tracker.lastCommitted(Tracking(p.cfg.Tracking.Load()), int(p.cfg.HistorySize.Load()), t.WriteSet, t.GTID.SequenceNumber, min(parent, t.GTID.SequenceNumber-1), t.Session)
+	t.start = p.pos
+	p.pos.Pos += int64(t.size)
+	t.End = p.pos
+	p.gtids.Add(t.GTID.SID, t.GTID.GNO)
+	t.selfEncode = p.cfg.ParallelFlush.Load()
+	p.qmu.Lock()
+	p.queue = append(p.queue, t)
+	p.qmu.Unlock()
+	p.mu.Unlock()
+
+	// 2. encode, here in parallel, or by the flusher.
+	if t.selfEncode {
+		p.encode(t)
+	}
+	p.kickFlusher()
+	<-t.done
+	return t.err
+}
+
+func (p *Pipeline) encode(t *Trx) {
+	t.buf = t.Events.Finalize(make([]byte, 0, t.size), uint64(t.start.Pos), uint32(t.GTID.ImmediateCommitUS/1e6), p.cfg.ServerID, t.GTID)
+	t.encoded.Store(true)
+}
+
+// flusher runs stages 3 and 4.
+func (p *Pipeline) flusher() {
+	defer p.wg.Done()
+	defer close(p.groups)
+	tick := time.NewTicker(time.Second)
+	defer tick.Stop()
+	var groupCount int64
+	var dirty bool // written but not synced
+	for {
+		select {
+		case <-p.kick:
+		case <-tick.C:
+			// innodb_flush_log_at_trx_commit=0/2: fsync once a second.
+			if dirty && p.cfg.FlushLogAtTrxCommit.Load() != 1 {
+				if err := p.sync(); err != nil {
+					p.fail(err, nil)
+					return
+				}
+				dirty = false
+			}
+			continue
+		case <-p.quit:
+			if dirty {
+				_ = p.sync()
+			}
+			return
+		}
+		trigger := p.waitForGroup()
+		group := p.takeEncodedPrefix()
+		if len(group) == 0 {
+			continue
+		}
+		switch trigger {
+		case triggerCount:
+			p.Stats.TriggerCount.Add(1)
+		case triggerTimeout:
+			p.Stats.TriggerTimeout.Add(1)
+		case triggerLockWait:
+			p.Stats.TriggerLockWait.Add(1)
+		}
+		// 3. write
+		if err := p.write(group); err != nil {
+			p.fail(err, group)
+			return
+		}
+		dirty = true
+		// 4. sync
+		groupCount++
+		sb := p.cfg.SyncBinlog.Load()
+		force := false
+		for _, t := range group {
+			force = force || t.ForceSync
+		}
+		if force || sb == 1 || p.cfg.FlushLogAtTrxCommit.Load() == 1 || (sb > 1 && groupCount%sb == 0) {
+			if err := p.sync(); err != nil {
+				p.fail(err, group)
+				return
+			}
+			dirty = false
+		}
+		p.Stats.Groups.Add(1)
+		p.groups <- group
+		// More may have queued while we wrote and synced.
+		p.qmu.Lock()
+		more := len(p.queue) > 0
+		p.qmu.Unlock()
+		if more {
+			p.kickFlusher()
+		}
+	}
+}
+
+const (
+	triggerNone = iota
+	triggerCount
+	triggerTimeout
+	triggerLockWait
+)
+
+// waitForGroup applies the sync delay: it returns when the delay has passed
+// since the group's first transaction, when no_delay_count transactions are
+// queued, or when a lock waiter needs the group to finish.
+func (p *Pipeline) waitForGroup() int {
+	delay := time.Duration(p.cfg.SyncDelay.Load()) * time.Microsecond
+	if delay <= 0 {
+		return triggerNone
+	}
+	count := int(p.cfg.NoDelayCount.Load())
+	timer := time.NewTimer(delay)
+	defer timer.Stop()
+	for {
+		p.qmu.Lock()
+		n := len(p.queue)
+		p.qmu.Unlock()
+		if count > 0 && n >= count {
+			return triggerCount
+		}
+		if p.lockWait.Swap(false) {
+			return triggerLockWait
+		}
+		select {
+		case <-timer.C:
+			return triggerTimeout
+		case <-p.kick:
+		case <-p.quit:
+			return triggerNone
+		}
+	}
+}
+
+// takeEncodedPrefix removes the queued transactions up to the first one
+// still being encoded by its own goroutine (which kicks the flusher when
+// done), encoding the others here.
+func (p *Pipeline) takeEncodedPrefix() []*Trx {
+	p.qmu.Lock()
+	defer p.qmu.Unlock()
+	n := 0
+	for ; n < len(p.queue); n++ {
+		t := p.queue[n]
+		if t.selfEncode {
+			if !t.encoded.Load() {
+				break
+			}
+		} else {
+			p.encode(t)
+		}
+	}
+	group := append([]*Trx(nil), p.queue[:n]...)
+	p.queue = p.queue[n:]
+	return group
+}
+
+func (p *Pipeline) write(group []*Trx) error {
+	var buf []byte
+	flush := func() error {
+		if len(buf) == 0 {
+			return nil
+		}
+		err := p.log.Append(buf)
+		p.Stats.BytesWritten.Add(uint64(len(buf)))
+		buf = buf[:0]
+		return err
+	}
+	for _, t := range group {
+		if t.rotateBefore {
+			if err := flush(); err != nil {
+				return err
+			}
+			if err := p.log.Rotate(time.Now(), t.prevGTIDs); err != nil {
+				return err
+			}
+			p.Stats.RotateCount.Add(1)
+		}
+		if cur := p.log.Current(); cur != t.start && len(buf) == 0 {
+			return fmt.Errorf("binlog position mismatch: writing %v at %v", t.start, cur)
+		}
+		if len(group) == 1 {
+			buf = t.buf
+		} else {
+			buf = append(buf, t.buf...)
+		}
+	}
+	return flush()
+}
+
+func (p *Pipeline) sync() error {
+	start := time.Now()
+	err := p.log.Sync()
+	p.Stats.Fsyncs.Add(1)
+	p.Stats.FsyncNanos.Add(uint64(time.Since(start)))
+	return err
+}
+
+// fail stops the pipeline: group and everything queued get err.
+func (p *Pipeline) fail(err error, group []*Trx) {
+	err = fmt.Errorf("binlog write failed, refusing further commits: %w", err)
+	p.mu.Lock()
+	p.failed = err
+	p.qmu.Lock()
+	rest := p.queue
+	p.queue = nil
+	p.qmu.Unlock()
+	p.mu.Unlock()
+	for _, t := range append(group, rest...) {
+		t.err = err
+		if t.Batch != nil {
+			t.Batch.Close()
+		}
+		close(t.done)
+	}
+}
+
+// committer runs stage 5: apply in order, make visible, release.
+func (p *Pipeline) committer() {
+	defer p.wg.Done()
+	batches := make([]*storage.Batch, 0, 64)
+	for group := range p.groups {
+		batches = batches[:0]
+		for _, t := range group {
+			if t.Batch == nil {
+				t.Batch = p.store.NewBatch()
+			}
+			batches = append(batches, t.Batch)
+		}
+		last := group[len(group)-1]
+		err := p.store.Apply(batches, last.End)
+		for _, t := range group {
+			if err == nil && t.Catalog != nil {
+				p.store.PublishCatalog(t.Catalog)
+			}
+		}
+		if err != nil {
+			err = fmt.Errorf("storage apply failed after the binlog was written: %w", err)
+			p.mu.Lock()
+			p.failed = err
+			p.mu.Unlock()
+		} else {
+			p.committed.Store(last.GTID.SequenceNumber)
+			p.Stats.LastCommittedSeq.Store(last.GTID.SequenceNumber)
+		}
+		p.Stats.Commits.Add(uint64(len(group)))
+		for _, t := range group {
+			t.err = err
+			close(t.done)
+		}
+	}
+}
+
+// Close stops the pipeline after the queued transactions are committed.
+func (p *Pipeline) Close() error {
+	p.commitMu.Lock()
+	p.mu.Lock()
+	p.closed = true
+	p.mu.Unlock()
+	p.commitMu.Unlock()
+	close(p.quit)
+	p.wg.Wait()
+	return p.log.Close()
+}
