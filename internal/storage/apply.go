@@ -136,6 +136,7 @@ func (e *Engine) buildIndex(b *Batch, old, nt *Table, ix *IndexDef) error {
 	}
 	defer it.Close()
 	var vals []row.Value
+	seen := map[string]bool{} // unique keys built so far (the index is new)
 	for it.First(); it.Valid(); it.Next() {
 		vals, err = nt.Decode(it.Value(), vals)
 		if err != nil {
@@ -147,11 +148,10 @@ func (e *Engine) buildIndex(b *Batch, old, nt *Table, ix *IndexDef) error {
 		}
 		ent := ents[pos]
 		if ent.UniqueKey {
-			if _, found, err := Get(b.b, ent.Key); err != nil {
-				return err
-			} else if found {
+			if seen[string(ent.Key)] {
 				return &DuplicateKeyError{Table: nt, Index: pos, Key: ent.Key}
 			}
+			seen[string(ent.Key)] = true
 		}
 		if err := b.Set(ent.Key, append([]byte(nil), ent.Value...)); err != nil {
 			return err
