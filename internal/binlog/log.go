@@ -364,8 +364,8 @@ func (l *Log) Purge(keep int) ([]string, error) {
 // Path is the full path of binlog file number n.
 func (l *Log) Path(n int) string { return filepath.Join(l.opts.Dir, l.opts.FileName(n)) }
 
-// FS is the filesystem the log lives on.
-func (l *Log) FS() vfs.FS { return l.opts.FS }
+// ReadFile reads the whole of binlog file number n.
+func (l *Log) ReadFile(n int) ([]byte, error) { return readAll(l.opts.FS, l.Path(n)) }
 
 // Name is the name of file number n.
 func (l *Log) Name(n int) string { return l.opts.FileName(n) }

@@ -52,14 +52,18 @@ func createTable(t testing.TB, p *Pipeline, s *storage.Engine) *storage.Table {
 		{Op: "create_db", DB: &storage.DatabaseDef{Name: "db"}},
 		{Op: "create_table", Table: &storage.TableDef{ID: s.NewTableID(), DB: "db", Name: "kv", Columns: kvCols, PK: []int{0}}},
 	} {
-		var ev binlog.TrxEvents
-		ev.AddCatalog(c.Encode())
-		ev.AddQuery("db", "DDL", binlog.QueryOptions{})
-		b := s.NewBatch()
-		if err := s.PrepareCatalog(b, c); err != nil {
-			t.Fatal(err)
-		}
-		if err := p.CommitExclusive(&Trx{Events: &ev, Batch: b, Catalog: c}); err != nil {
+		err := p.CommitExclusive(func() (*Trx, error) {
+			var ev binlog.TrxEvents
+			ev.AddCatalog(c.Encode())
+			ev.AddQuery("db", "DDL", binlog.QueryOptions{})
+			b := s.NewBatch()
+			if err := s.PrepareCatalog(b, c); err != nil {
+				b.Close()
+				return nil, err
+			}
+			return &Trx{Events: &ev, Batch: b, Catalog: c}, nil
+		})
+		if err != nil {
 			t.Fatal(err)
 		}
 	}

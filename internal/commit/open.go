@@ -2,7 +2,6 @@ package commit
 
 import (
 	"fmt"
-	"io"
 	"path/filepath"
 
 	"github.com/cockroachdb/pebble/v2/vfs"
@@ -59,7 +58,7 @@ func Open(o OpenOptions) (*Pipeline, *storage.Engine, *binlog.Log, Recovery, err
 		if f.Num == durable.File {
 			from = durable.Pos
 		}
-		data, err := readFile(o.FS, log.Path(f.Num))
+		data, err := log.ReadFile(f.Num)
 		if err != nil {
 			store.Close()
 			return nil, nil, nil, rec, err
@@ -81,13 +80,4 @@ func Open(o OpenOptions) (*Pipeline, *storage.Engine, *binlog.Log, Recovery, err
 	}
 	p := New(o.Config, log, store, lr.GTIDs)
 	return p, store, log, rec, nil
-}
-
-func readFile(fs vfs.FS, path string) ([]byte, error) {
-	f, err := fs.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	return io.ReadAll(f)
 }

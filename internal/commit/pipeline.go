@@ -205,11 +205,18 @@ func (p *Pipeline) Commit(t *Trx) error {
 	return p.commit(t)
 }
 
-// CommitExclusive commits t (a DDL statement) while no other transaction is
-// in the pipeline: it waits for commits in flight and holds new ones back.
-func (p *Pipeline) CommitExclusive(t *Trx) error {
+// CommitExclusive commits a DDL statement while no other transaction is in
+// the pipeline: it waits for commits in flight, holds new ones back, and
+// only then calls build, so the statement's storage effects (an index
+// build, say) are computed from a state no concurrent commit can change
+// before it is applied.
+func (p *Pipeline) CommitExclusive(build func() (*Trx, error)) error {
 	p.commitMu.Lock()
 	defer p.commitMu.Unlock()
+	t, err := build()
+	if err != nil {
+		return err
+	}
 	t.ForceSync = true
 	return p.commit(t)
 }
