@@ -166,6 +166,8 @@ type DuplicateKeyError struct {
 	Index int // -1 for the primary key
 	Key   []byte
 	Entry string // the duplicate value as text, when known
+	// Existing is the row image of the row that holds the key, when known.
+	Existing []byte
 }
 
 func (e *DuplicateKeyError) Error() string {

@@ -1,0 +1,640 @@
+// Package txn implements InnoDB-style transactions on Lockstep's storage.
+//
+// Invariants:
+//   - Consistent reads see a Pebble snapshot (taken at the first read under
+//     REPEATABLE READ, at every statement under READ COMMITTED) overlaid with
+//     the transaction's own write buffer. Because storage applies commits in
+//     binlog order, a snapshot is always a prefix of the commit order.
+//   - Writes and locking reads act on the latest committed version under an
+//     exclusive (or shared) row lock, as InnoDB's UPDATE, DELETE and
+//     SELECT ... FOR UPDATE / FOR SHARE do. Together with the lock this
+//     rules out lost updates.
+//   - Uniqueness (primary and unique keys) is checked against the latest
+//     committed data plus the buffer while holding an exclusive lock on the
+//     key, so two transactions cannot both insert the same key.
+//   - Every buffered write is recorded in an undo log, so a failed statement
+//     or ROLLBACK TO SAVEPOINT restores the buffer (and the binlog events and
+//     write set) exactly; locks stay until the transaction ends, as in
+//     InnoDB.
+//   - Commit turns the buffer into one storage batch plus the binlog events
+//     built along the way and hands both to the commit pipeline; locks are
+//     released only after the commit is durable and visible.
+//
+// Gap and next-key locks are not implemented: a locking range read does not
+// block inserts into the range (phantoms are possible for locking reads).
+package txn
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"sync/atomic"
+	"time"
+
+	"github.com/cockroachdb/pebble/v2"
+	"github.com/google/btree"
+	"github.com/lockstepdb/lockstep/internal/binlog"
+	"github.com/lockstepdb/lockstep/internal/commit"
+	"github.com/lockstepdb/lockstep/internal/lock"
+	"github.com/lockstepdb/lockstep/internal/row"
+	"github.com/lockstepdb/lockstep/internal/storage"
+)
+
+// Isolation levels.
+type Isolation int
+
+// Supported isolation levels (READ UNCOMMITTED runs as READ COMMITTED,
+// SERIALIZABLE as REPEATABLE READ with shared-locking plain reads).
+const (
+	RepeatableRead Isolation = iota
+	ReadCommitted
+	Serializable
+)
+
+// Manager creates transactions.
+type Manager struct {
+	Engine   *storage.Engine
+	Pipeline *commit.Pipeline
+	Locks    *lock.Manager
+	xid      atomic.Uint64
+}
+
+// NewManager wires a transaction manager.
+func NewManager(e *storage.Engine, p *commit.Pipeline, l *lock.Manager) *Manager {
+	m := &Manager{Engine: e, Pipeline: p, Locks: l}
+	m.xid.Store(uint64(time.Now().UnixNano()))
+	l.OnWaitForCommitting = p.NotifyLockWait
+	return m
+}
+
+type item struct {
+	key string
+	val []byte
+	del bool
+}
+
+func lessItem(a, b *item) bool { return a.key < b.key }
+
+type undoRec struct {
+	key  string
+	prev *item // nil: the key was not in the buffer
+}
+
+type mark struct {
+	undo   int
+	events binlog.Mark
+	ws     int
+}
+
+// Txn is one transaction. Not safe for concurrent use.
+type Txn struct {
+	m           *Manager
+	owner       *lock.Owner
+	iso         Isolation
+	snap        *pebble.Snapshot
+	buf         *btree.BTreeG[*item]
+	undo        []undoRec
+	events      binlog.TrxEvents
+	ws          []uint64
+	savepoints  map[string]mark
+	stmt        mark
+	inStmt      bool
+	session     uint64
+	ended       bool
+	LockTimeout time.Duration
+	// Ctx ends lock waits (KILL QUERY, client gone).
+	Ctx context.Context
+	// DB is the current database, named in the BEGIN event.
+	DB string
+	// QueryOptions are the session settings logged with BEGIN.
+	QueryOptions binlog.QueryOptions
+}
+
+// Begin starts a transaction for a session.
+func (m *Manager) Begin(iso Isolation, session uint64, lockTimeout time.Duration) *Txn {
+	return &Txn{
+		m:           m,
+		owner:       m.Locks.NewOwner(),
+		iso:         iso,
+		buf:         btree.NewG(16, lessItem),
+		session:     session,
+		LockTimeout: lockTimeout,
+		Ctx:         context.Background(),
+	}
+}
+
+// Isolation returns the transaction's isolation level.
+func (t *Txn) Isolation() Isolation { return t.iso }
+
+// HasWrites reports whether the transaction changed anything.
+func (t *Txn) HasWrites() bool { return !t.events.Empty() }
+
+// reader is the consistent read view.
+func (t *Txn) reader() pebble.Reader {
+	if t.snap == nil {
+		t.snap = t.m.Engine.DB().NewSnapshot()
+	}
+	return t.snap
+}
+
+// StartSnapshot takes the read view now (START TRANSACTION WITH CONSISTENT
+// SNAPSHOT).
+func (t *Txn) StartSnapshot() { t.reader() }
+
+// StatementBegin marks the start of a statement. Repeated calls within one
+// statement (one per table editor) are no-ops.
+func (t *Txn) StatementBegin() {
+	if t.inStmt {
+		return
+	}
+	t.inStmt = true
+	t.stmt = mark{undo: len(t.undo), events: t.events.Mark(), ws: len(t.ws)}
+	if t.iso == ReadCommitted && t.snap != nil {
+		t.snap.Close()
+		t.snap = nil
+	}
+}
+
+// StatementComplete ends a statement successfully.
+func (t *Txn) StatementComplete() {
+	if !t.inStmt {
+		return
+	}
+	t.inStmt = false
+	t.events.EndStatement()
+}
+
+// StatementRollback undoes the current statement (its locks stay).
+func (t *Txn) StatementRollback() {
+	if !t.inStmt {
+		return
+	}
+	t.inStmt = false
+	t.rollbackTo(t.stmt)
+}
+
+func (t *Txn) rollbackTo(m mark) {
+	for i := len(t.undo) - 1; i >= m.undo; i-- {
+		u := t.undo[i]
+		if u.prev == nil {
+			t.buf.Delete(&item{key: u.key})
+		} else {
+			t.buf.ReplaceOrInsert(u.prev)
+		}
+	}
+	t.undo = t.undo[:m.undo]
+	t.events.Truncate(m.events)
+	t.ws = t.ws[:m.ws]
+}
+
+// Savepoint records a savepoint (replacing one of the same name).
+func (t *Txn) Savepoint(name string) {
+	t.events.EndStatement()
+	if t.savepoints == nil {
+		t.savepoints = map[string]mark{}
+	}
+	t.savepoints[name] = mark{undo: len(t.undo), events: t.events.Mark(), ws: len(t.ws)}
+}
+
+// ErrNoSavepoint is MySQL's 1305 "SAVEPOINT ... does not exist".
+var ErrNoSavepoint = errors.New("savepoint does not exist")
+
+// RollbackToSavepoint undoes everything after the savepoint.
+func (t *Txn) RollbackToSavepoint(name string) error {
+	m, ok := t.savepoints[name]
+	if !ok {
+		return fmt.Errorf("SAVEPOINT %s does not exist: %w", name, ErrNoSavepoint)
+	}
+	t.events.EndStatement()
+	t.rollbackTo(m)
+	// Savepoints set after this one are gone.
+	for n, o := range t.savepoints {
+		if o.undo > m.undo {
+			delete(t.savepoints, n)
+		}
+	}
+	return nil
+}
+
+// ReleaseSavepoint forgets a savepoint.
+func (t *Txn) ReleaseSavepoint(name string) error {
+	if _, ok := t.savepoints[name]; !ok {
+		return fmt.Errorf("SAVEPOINT %s does not exist: %w", name, ErrNoSavepoint)
+	}
+	delete(t.savepoints, name)
+	return nil
+}
+
+func (t *Txn) put(key []byte, val []byte, del bool) {
+	k := string(key)
+	prev, had := t.buf.ReplaceOrInsert(&item{key: k, val: val, del: del})
+	if !had {
+		prev = nil
+	}
+	t.undo = append(t.undo, undoRec{key: k, prev: prev})
+}
+
+// bufGet looks a key up in the write buffer.
+func (t *Txn) bufGet(key []byte) (*item, bool) {
+	return t.buf.Get(&item{key: string(key)})
+}
+
+// Get is a consistent read of one key.
+func (t *Txn) Get(key []byte) ([]byte, bool, error) {
+	if it, ok := t.bufGet(key); ok {
+		return it.val, !it.del, nil
+	}
+	if t.iso == Serializable {
+		return t.GetLocked(key, lock.Shared)
+	}
+	return storage.Get(t.reader(), key)
+}
+
+// latest reads the newest committed version overlaid with the buffer.
+func (t *Txn) latest(key []byte) ([]byte, bool, error) {
+	if it, ok := t.bufGet(key); ok {
+		return it.val, !it.del, nil
+	}
+	return storage.Get(t.m.Engine.DB(), key)
+}
+
+// Lock takes a row lock.
+func (t *Txn) Lock(key []byte, mode lock.Mode) error {
+	return t.m.Locks.Lock(t.Ctx, t.owner, string(key), mode, t.LockTimeout)
+}
+
+// GetLocked locks key and reads its latest committed version.
+func (t *Txn) GetLocked(key []byte, mode lock.Mode) ([]byte, bool, error) {
+	if err := t.Lock(key, mode); err != nil {
+		return nil, false, err
+	}
+	return t.latest(key)
+}
+
+// KV is one key/value from an iterator.
+type KV struct{ Key, Value []byte }
+
+// Iter iterates a key range: a storage iterator merged with the write
+// buffer as it was when the iterator was created (so a statement does not
+// see rows it writes while scanning).
+type Iter struct {
+	t       *Txn
+	it      *pebble.Iterator
+	started bool
+	buf     []*item
+	bi      int
+	lockMd  lock.Mode // 0: consistent read
+	cur     KV
+	err     error
+}
+
+// Scan returns a consistent-read iterator over [lower, upper).
+func (t *Txn) Scan(lower, upper []byte) (*Iter, error) {
+	if t.iso == Serializable {
+		return t.LockingScan(lower, upper, lock.Shared)
+	}
+	return t.newIter(t.reader(), lower, upper, 0)
+}
+
+// LockingScan returns an iterator over the latest committed rows in
+// [lower, upper) that locks each key before returning it and returns its
+// latest value (rows deleted while waiting are skipped).
+func (t *Txn) LockingScan(lower, upper []byte, mode lock.Mode) (*Iter, error) {
+	return t.newIter(t.m.Engine.DB(), lower, upper, mode)
+}
+
+func (t *Txn) newIter(r pebble.Reader, lower, upper []byte, mode lock.Mode) (*Iter, error) {
+	it, err := r.NewIter(&pebble.IterOptions{LowerBound: lower, UpperBound: upper})
+	if err != nil {
+		return nil, err
+	}
+	i := &Iter{t: t, it: it, lockMd: mode}
+	lo := &item{key: string(lower)}
+	visit := func(x *item) bool { i.buf = append(i.buf, x); return true }
+	if upper == nil {
+		t.buf.AscendGreaterOrEqual(lo, visit)
+	} else {
+		t.buf.AscendRange(lo, &item{key: string(upper)}, visit)
+	}
+	return i, nil
+}
+
+// Next advances; it returns false at the end or on error (see Err).
+func (i *Iter) Next() bool {
+	for {
+		if !i.started {
+			i.started = true
+			i.it.First()
+		}
+		var pk []byte
+		if i.it.Valid() {
+			pk = i.it.Key()
+		}
+		var bk *item
+		if i.bi < len(i.buf) {
+			bk = i.buf[i.bi]
+		}
+		switch {
+		case pk == nil && bk == nil:
+			i.err = i.it.Error()
+			return false
+		case bk != nil && (pk == nil || bk.key <= string(pk)):
+			if pk != nil && bk.key == string(pk) {
+				i.it.Next()
+			}
+			i.bi++
+			if bk.del {
+				continue
+			}
+			i.cur = KV{Key: []byte(bk.key), Value: bk.val}
+			return true
+		default:
+			key := append([]byte(nil), pk...)
+			val := append([]byte(nil), i.it.Value()...)
+			i.it.Next()
+			if i.lockMd != 0 {
+				v, ok, err := i.t.GetLocked(key, i.lockMd)
+				if err != nil {
+					i.err = err
+					return false
+				}
+				if !ok {
+					continue
+				}
+				val = v
+			}
+			i.cur = KV{Key: key, Value: val}
+			return true
+		}
+	}
+}
+
+// KV returns the current key/value.
+func (i *Iter) KV() KV { return i.cur }
+
+// Err is the error that stopped the iterator.
+func (i *Iter) Err() error { return i.err }
+
+// Close releases the iterator.
+func (i *Iter) Close() error { return i.it.Close() }
+
+func hashKey(k []byte) uint64 {
+	h := fnv.New64a()
+	h.Write(k)
+	return h.Sum64()
+}
+
+func (t *Txn) beginWrite() {
+	if t.events.Empty() {
+		t.events.AddQuery(t.DB, "BEGIN", t.QueryOptions)
+		// BEGIN is part of the transaction, not of the statement: keep it
+		// out of statement rollback.
+		if t.inStmt {
+			t.stmt.events = t.events.Mark()
+		}
+	}
+}
+
+// dupError builds the duplicate-key error with the existing row.
+func (t *Txn) dupError(tab *storage.Table, index int, key []byte, rowKey []byte) error {
+	e := &storage.DuplicateKeyError{Table: tab, Index: index, Key: key}
+	if img, ok, err := t.latest(rowKey); err == nil && ok {
+		e.Existing = img
+	}
+	return e
+}
+
+// Insert adds a row, failing with a DuplicateKeyError on a key collision.
+func (t *Txn) Insert(tab *storage.Table, vals []row.Value) error {
+	key, err := tab.RowKey(nil, vals)
+	if err != nil {
+		return err
+	}
+	if err := t.Lock(key, lock.Exclusive); err != nil {
+		return err
+	}
+	if _, exists, err := t.latest(key); err != nil {
+		return err
+	} else if exists {
+		return t.dupError(tab, -1, key, key)
+	}
+	ents, err := tab.IndexEntries(vals, key)
+	if err != nil {
+		return err
+	}
+	if err := t.checkUnique(tab, ents, nil); err != nil {
+		return err
+	}
+	img, err := tab.Encode(nil, vals)
+	if err != nil {
+		return err
+	}
+	t.beginWrite()
+	t.put(key, img, false)
+	for _, e := range ents {
+		t.put(e.Key, e.Value, false)
+	}
+	t.events.AddRow(binlog.WriteRowsEventV2, tab.Ref(), nil, img)
+	t.addWriteSet(key, ents)
+	return nil
+}
+
+// checkUnique locks and checks the unique entries of ents that are not in
+// skip (entries the row already owns).
+func (t *Txn) checkUnique(tab *storage.Table, ents []storage.IndexEntry, skip map[string]bool) error {
+	for _, e := range ents {
+		if !e.UniqueKey || skip[string(e.Key)] {
+			continue
+		}
+		if err := t.Lock(e.Key, lock.Exclusive); err != nil {
+			return err
+		}
+		v, exists, err := t.latest(e.Key)
+		if err != nil {
+			return err
+		}
+		if exists {
+			return t.dupError(tab, e.Index, e.Key, v)
+		}
+	}
+	return nil
+}
+
+func (t *Txn) addWriteSet(key []byte, ents []storage.IndexEntry) {
+	t.ws = append(t.ws, hashKey(key))
+	for _, e := range ents {
+		if e.UniqueKey {
+			t.ws = append(t.ws, hashKey(e.Key))
+		}
+	}
+}
+
+// ErrRowNotFound means the row to change no longer exists.
+var ErrRowNotFound = errors.New("row not found")
+
+// Update replaces the row old by new. The row must have been read under a
+// lock (or is locked here), and old must match its latest version's key.
+func (t *Txn) Update(tab *storage.Table, old, new []row.Value) error {
+	oldKey, err := tab.RowKey(nil, old)
+	if err != nil {
+		return err
+	}
+	before, exists, err := t.GetLocked(oldKey, lock.Exclusive)
+	if err != nil {
+		return err
+	}
+	if !exists {
+		return ErrRowNotFound
+	}
+	curVals, err := tab.Decode(before, nil)
+	if err != nil {
+		return err
+	}
+	newKey, err := tab.RowKey(nil, new)
+	if err != nil {
+		return err
+	}
+	pkChanged := !bytes.Equal(oldKey, newKey)
+	if pkChanged {
+		if err := t.Lock(newKey, lock.Exclusive); err != nil {
+			return err
+		}
+		if _, exists, err := t.latest(newKey); err != nil {
+			return err
+		} else if exists {
+			return t.dupError(tab, -1, newKey, newKey)
+		}
+	}
+	oldEnts, err := tab.IndexEntries(curVals, oldKey)
+	if err != nil {
+		return err
+	}
+	newEnts, err := tab.IndexEntries(new, newKey)
+	if err != nil {
+		return err
+	}
+	owned := map[string]bool{}
+	for _, e := range oldEnts {
+		owned[string(e.Key)] = true
+	}
+	if err := t.checkUnique(tab, newEnts, owned); err != nil {
+		return err
+	}
+	img, err := tab.Encode(nil, new)
+	if err != nil {
+		return err
+	}
+	t.beginWrite()
+	newSet := map[string]bool{}
+	for _, e := range newEnts {
+		newSet[string(e.Key)] = true
+	}
+	for _, e := range oldEnts {
+		if !newSet[string(e.Key)] || pkChanged {
+			t.put(e.Key, nil, true)
+		}
+	}
+	if pkChanged {
+		t.put(oldKey, nil, true)
+	}
+	t.put(newKey, img, false)
+	for _, e := range newEnts {
+		if !owned[string(e.Key)] || pkChanged {
+			t.put(e.Key, e.Value, false)
+		}
+	}
+	t.events.AddRow(binlog.UpdateRowsEventV2, tab.Ref(), before, img)
+	t.addWriteSet(oldKey, oldEnts)
+	if pkChanged {
+		t.addWriteSet(newKey, newEnts)
+	} else {
+		for _, e := range newEnts {
+			if e.UniqueKey && !owned[string(e.Key)] {
+				t.ws = append(t.ws, hashKey(e.Key))
+			}
+		}
+	}
+	return nil
+}
+
+// Delete removes the row with vals' primary key. It reports whether a row
+// was deleted.
+func (t *Txn) Delete(tab *storage.Table, vals []row.Value) (bool, error) {
+	key, err := tab.RowKey(nil, vals)
+	if err != nil {
+		return false, err
+	}
+	before, exists, err := t.GetLocked(key, lock.Exclusive)
+	if err != nil || !exists {
+		return false, err
+	}
+	cur, err := tab.Decode(before, nil)
+	if err != nil {
+		return false, err
+	}
+	ents, err := tab.IndexEntries(cur, key)
+	if err != nil {
+		return false, err
+	}
+	t.beginWrite()
+	t.put(key, nil, true)
+	for _, e := range ents {
+		t.put(e.Key, nil, true)
+	}
+	t.events.AddRow(binlog.DeleteRowsEventV2, tab.Ref(), before, nil)
+	t.addWriteSet(key, ents)
+	return true, nil
+}
+
+// Commit makes the transaction durable and visible, then releases its locks.
+func (t *Txn) Commit() error {
+	if t.ended {
+		return nil
+	}
+	defer t.end()
+	if t.events.Empty() {
+		return nil
+	}
+	t.events.AddXID(t.m.xid.Add(1))
+	b := t.m.Engine.NewBatch()
+	var err error
+	t.buf.Ascend(func(x *item) bool {
+		if x.del {
+			err = b.Delete([]byte(x.key))
+		} else {
+			err = b.Set([]byte(x.key), x.val)
+		}
+		return err == nil
+	})
+	if err != nil {
+		b.Close()
+		return err
+	}
+	t.owner.Committing.Store(true)
+	ws := t.ws
+	if len(ws) == 0 {
+		ws = nil
+	}
+	return t.m.Pipeline.Commit(&commit.Trx{Events: &t.events, Batch: b, WriteSet: ws, Session: t.session})
+}
+
+// Rollback discards the transaction and releases its locks.
+func (t *Txn) Rollback() {
+	if !t.ended {
+		t.end()
+	}
+}
+
+func (t *Txn) end() {
+	t.ended = true
+	t.m.Locks.ReleaseAll(t.owner)
+	t.owner.Committing.Store(false)
+	if t.snap != nil {
+		t.snap.Close()
+		t.snap = nil
+	}
+	t.buf.Clear(false)
+	t.undo = nil
+}
