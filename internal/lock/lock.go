@@ -40,8 +40,8 @@ func compatible(a, b Mode) bool { return a == Shared && b == Shared }
 
 // Errors. The SQL layer maps them to MySQL error numbers.
 var (
-	ErrLockWaitTimeout = errors.New("Lock wait timeout exceeded; try restarting transaction")
-	ErrDeadlock        = errors.New("Deadlock found when trying to get lock; try restarting transaction")
+	ErrLockWaitTimeout = errors.New("lock wait timeout exceeded; try restarting transaction")
+	ErrDeadlock        = errors.New("deadlock found when trying to get lock; try restarting transaction")
 )
 
 // Owner is a transaction as the lock manager sees it. Use one per
