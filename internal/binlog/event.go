@@ -35,11 +35,6 @@ const (
 	GTIDEvent              byte = 33
 	AnonymousGTIDEvent     byte = 34
 	PreviousGTIDsEvent     byte = 35
-	// CatalogEvent is Lockstep's own event: the storage effect of a DDL
-	// statement (JSON), logged before the statement's Query event so replay
-	// can redo it. It carries LOG_EVENT_IGNORABLE_F, so MySQL-format readers
-	// skip it; dump threads do not send it.
-	CatalogEvent byte = 120
 )
 
 // Sizes and flags.
@@ -266,9 +261,11 @@ func (t *TrxEvents) AddQuery(db, query string, o QueryOptions) {
 	sv = append(sv, 6, 3) // Q_CATALOG_NZ_CODE
 	sv = append(sv, "std"...)
 	sv = append(sv, 4) // Q_CHARSET_CODE
-	sv = binary.LittleEndian.AppendUint16(sv, orDefault(o.Charset, 255))
-	sv = binary.LittleEndian.AppendUint16(sv, orDefault(o.Collation, 255))
-	sv = binary.LittleEndian.AppendUint16(sv, orDefault(o.Server, 255))
+	// utf8mb4_general_ci (45) unless told otherwise: both MySQL and MariaDB
+	// know it (MariaDB has no utf8mb4_0900_* collations).
+	sv = binary.LittleEndian.AppendUint16(sv, orDefault(o.Charset, 45))
+	sv = binary.LittleEndian.AppendUint16(sv, orDefault(o.Collation, 45))
+	sv = binary.LittleEndian.AppendUint16(sv, orDefault(o.Server, 45))
 	t.buf = binary.LittleEndian.AppendUint32(t.buf, o.ThreadID)
 	t.buf = binary.LittleEndian.AppendUint32(t.buf, 0) // exec time
 	t.buf = append(t.buf, byte(len(db)))
@@ -288,13 +285,31 @@ func orDefault(v, d uint16) uint16 {
 	return v
 }
 
-// AddCatalog appends a CatalogEvent with the given payload. Call it before
-// AddQuery for the DDL statement.
+// CatalogPrefix marks a Rows_query event that carries Lockstep's catalog
+// change for the DDL statement that follows it in the same transaction.
+// Rows_query is an ignorable event every binlog reader knows (mysqlbinlog
+// prints it as a comment), so the files stay readable; replay uses it to
+// redo the DDL's storage effect exactly.
+const CatalogPrefix = "lockstep-catalog "
+
+// AddCatalog appends the catalog change of a DDL statement (a Rows_query
+// event). Call it before AddQuery for the statement.
 func (t *TrxEvents) AddCatalog(payload []byte) {
 	t.EndStatement()
-	start := t.begin(CatalogEvent, FlagIgnorable)
+	start := t.begin(RowsQueryEvent, FlagIgnorable)
+	t.buf = append(t.buf, 255) // length byte; readers use the event size
+	t.buf = append(t.buf, CatalogPrefix...)
 	t.buf = append(t.buf, payload...)
 	t.end(start)
+}
+
+// CatalogPayload returns the catalog change carried by a Rows_query event
+// body, if it is one.
+func CatalogPayload(body []byte) ([]byte, bool) {
+	if len(body) < 1+len(CatalogPrefix) || string(body[1:1+len(CatalogPrefix)]) != CatalogPrefix {
+		return nil, false
+	}
+	return body[1+len(CatalogPrefix):], true
 }
 
 // AddXID appends the XID event that commits a DML transaction.

@@ -522,3 +522,7 @@ func (p *Pipeline) Close() error {
 	p.wg.Wait()
 	return p.log.Close()
 }
+
+// Config returns the pipeline's settings (their atomics may be changed
+// while it runs).
+func (p *Pipeline) Config() *Config { return p.cfg }

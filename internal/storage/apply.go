@@ -12,7 +12,7 @@ import (
 )
 
 // CatalogChange is one DDL effect on storage. It is logged in the binlog
-// (binlog.CatalogEvent) next to the DDL statement, so replaying the binlog
+// (a Rows_query event, see binlog.AddCatalog) next to the DDL statement, so replaying the binlog
 // redoes it exactly: every change is deterministic given the data before it.
 type CatalogChange struct {
 	Op        string       `json:"op"` // create_db drop_db create_table drop_table add_index drop_index truncate rename_table
@@ -331,8 +331,12 @@ func (e *Engine) Replay(trx *binlog.Transaction, end binlog.Position) error {
 				b.Close()
 				return fmt.Errorf("replaying GTID %s:%d: %w", trx.GTID.SID, trx.GTID.GNO, err)
 			}
-		case binlog.CatalogEvent:
-			c, err := DecodeCatalogChange(ev.Body())
+		case binlog.RowsQueryEvent:
+			payload, ok := binlog.CatalogPayload(ev.Body())
+			if !ok {
+				continue
+			}
+			c, err := DecodeCatalogChange(payload)
 			if err != nil {
 				b.Close()
 				return err

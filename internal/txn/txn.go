@@ -298,6 +298,13 @@ func (t *Txn) Scan(lower, upper []byte) (*Iter, error) {
 	return t.newIter(t.reader(), lower, upper, 0)
 }
 
+// ScanLatest iterates the latest committed data in [lower, upper) overlaid
+// with the buffer, without locking (used for secondary index entries whose
+// rows the caller then locks).
+func (t *Txn) ScanLatest(lower, upper []byte) (*Iter, error) {
+	return t.newIter(t.m.Engine.DB(), lower, upper, 0)
+}
+
 // LockingScan returns an iterator over the latest committed rows in
 // [lower, upper) that locks each key before returning it and returns its
 // latest value (rows deleted while waiting are skipped).
@@ -619,6 +626,9 @@ func (t *Txn) Commit() error {
 	}
 	return t.m.Pipeline.Commit(&commit.Trx{Events: &t.events, Batch: b, WriteSet: ws, Session: t.session})
 }
+
+// Ended reports whether the transaction committed or rolled back.
+func (t *Txn) Ended() bool { return t.ended }
 
 // Rollback discards the transaction and releases its locks.
 func (t *Txn) Rollback() {

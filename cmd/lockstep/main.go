@@ -1,0 +1,44 @@
+// Command lockstep is the Lockstep database server.
+package main
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/lockstepdb/lockstep/internal/server"
+	"github.com/spf13/cobra"
+)
+
+func main() {
+	root := &cobra.Command{
+		Use:           "lockstep",
+		Short:         "Lockstep: a MySQL-compatible server whose binlog is its only log",
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	serve := &cobra.Command{
+		Use:   "serve",
+		Short: "run the server (defaults: 127.0.0.1:3306, data in ./lockstep-data, root without password)",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			cfg, err := server.FromFlags(cmd.Flags())
+			if err != nil {
+				return err
+			}
+			log := slog.New(slog.NewTextHandler(os.Stderr, nil))
+			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+			defer stop()
+			return server.Run(ctx, cfg, log)
+		},
+	}
+	server.RegisterFlags(serve.Flags())
+	root.AddCommand(serve)
+	if err := root.Execute(); err != nil {
+		fmt.Fprintln(os.Stderr, "lockstep:", err)
+		os.Exit(1)
+	}
+}

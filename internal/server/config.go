@@ -1,0 +1,284 @@
+package server
+
+import (
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/lockstepdb/lockstep/internal/commit"
+	"github.com/spf13/pflag"
+	"gopkg.in/ini.v1"
+)
+
+// Config is the server's start-up configuration, under mysqld's option
+// names (dashes and underscores are interchangeable).
+type Config struct {
+	Port                   int
+	BindAddress            string
+	DataDir                string
+	ServerID               uint32
+	SyncBinlog             int64
+	FlushLogAtTrxCommit    int64
+	SyncDelayMicros        int64
+	NoDelayCount           int64
+	MaxBinlogSize          int64
+	BinlogExpireSeconds    int64
+	DependencyTracking     commit.Tracking
+	DependencyHistorySize  int64
+	ParallelFlush          bool
+	LockWaitTimeoutSeconds int64
+	CacheSizeBytes         int64
+}
+
+// Defaults are the values with no options.
+func Defaults() Config {
+	return Config{
+		Port:                   3306,
+		BindAddress:            "127.0.0.1",
+		DataDir:                "./lockstep-data",
+		ServerID:               1,
+		SyncBinlog:             1,
+		FlushLogAtTrxCommit:    1,
+		MaxBinlogSize:          1 << 30,
+		BinlogExpireSeconds:    30 * 24 * 3600,
+		DependencyTracking:     commit.WriteSet,
+		DependencyHistorySize:  25000,
+		LockWaitTimeoutSeconds: 50,
+		CacheSizeBytes:         512 << 20,
+	}
+}
+
+// option is one setting: its name (dashed), help, and how to apply a
+// textual value to a Config.
+type option struct {
+	name  string
+	help  string
+	def   func(*Config) string
+	apply func(*Config, string) error
+}
+
+func intOpt(name, help string, get func(*Config) *int64, lo, hi int64) option {
+	return option{
+		name: name, help: help,
+		def: func(c *Config) string { return strconv.FormatInt(*get(c), 10) },
+		apply: func(c *Config, v string) error {
+			n, err := parseSize(v)
+			if err != nil || n < lo || n > hi {
+				return fmt.Errorf("invalid value %q for --%s (expected an integer from %d to %d)", v, name, lo, hi)
+			}
+			*get(c) = n
+			return nil
+		},
+	}
+}
+
+// parseSize parses an integer with an optional K/M/G suffix, as mysqld does.
+func parseSize(v string) (int64, error) {
+	v = strings.TrimSpace(v)
+	mult := int64(1)
+	if n := len(v); n > 0 {
+		switch v[n-1] {
+		case 'k', 'K':
+			mult, v = 1<<10, v[:n-1]
+		case 'm', 'M':
+			mult, v = 1<<20, v[:n-1]
+		case 'g', 'G':
+			mult, v = 1<<30, v[:n-1]
+		}
+	}
+	n, err := strconv.ParseInt(v, 10, 64)
+	return n * mult, err
+}
+
+func parseBool(name, v string) (bool, error) {
+	switch strings.ToUpper(strings.TrimSpace(v)) {
+	case "1", "ON", "TRUE", "YES", "":
+		return true, nil
+	case "0", "OFF", "FALSE", "NO":
+		return false, nil
+	}
+	return false, fmt.Errorf("invalid value %q for --%s (expected ON or OFF)", v, name)
+}
+
+var options = []option{
+	{name: "port", help: "TCP port for MySQL clients",
+		def: func(c *Config) string { return strconv.Itoa(c.Port) },
+		apply: func(c *Config, v string) error {
+			n, err := strconv.Atoi(v)
+			if err != nil || n < 0 || n > 65535 {
+				return fmt.Errorf("invalid value %q for --port", v)
+			}
+			c.Port = n
+			return nil
+		}},
+	{name: "bind-address", help: "address to listen on",
+		def:   func(c *Config) string { return c.BindAddress },
+		apply: func(c *Config, v string) error { c.BindAddress = v; return nil }},
+	{name: "datadir", help: "data directory (binlog files and the store)",
+		def: func(c *Config) string { return c.DataDir },
+		apply: func(c *Config, v string) error {
+			if v == "" {
+				return fmt.Errorf("--datadir must not be empty")
+			}
+			c.DataDir = v
+			return nil
+		}},
+	{name: "server-id", help: "server id written in binlog events",
+		def: func(c *Config) string { return strconv.FormatUint(uint64(c.ServerID), 10) },
+		apply: func(c *Config, v string) error {
+			n, err := strconv.ParseUint(v, 10, 32)
+			if err != nil {
+				return fmt.Errorf("invalid value %q for --server-id", v)
+			}
+			c.ServerID = uint32(n)
+			return nil
+		}},
+	intOpt("sync-binlog", "fsync the binlog every N commit groups (1 = every group, 0 = leave it to the OS)",
+		func(c *Config) *int64 { return &c.SyncBinlog }, 0, 1<<32-1),
+	intOpt("innodb-flush-log-at-trx-commit", "1 = durable commits; 0 or 2 = fsync once a second unless sync_binlog says otherwise",
+		func(c *Config) *int64 { return &c.FlushLogAtTrxCommit }, 0, 2),
+	intOpt("binlog-group-commit-sync-delay", "microseconds a commit group waits for more transactions before syncing",
+		func(c *Config) *int64 { return &c.SyncDelayMicros }, 0, 1_000_000),
+	intOpt("binlog-group-commit-sync-no-delay-count", "stop waiting once this many transactions are queued (0 = no limit)",
+		func(c *Config) *int64 { return &c.NoDelayCount }, 0, 100_000),
+	intOpt("max-binlog-size", "rotate the binlog after this many bytes",
+		func(c *Config) *int64 { return &c.MaxBinlogSize }, 4096, 1<<30),
+	intOpt("binlog-expire-logs-seconds", "purge binlog files older than this (0 = never)",
+		func(c *Config) *int64 { return &c.BinlogExpireSeconds }, 0, 1<<32),
+	intOpt("binlog-transaction-dependency-history-size", "WRITESET history size",
+		func(c *Config) *int64 { return &c.DependencyHistorySize }, 1, 1_000_000),
+	{name: "binlog-transaction-dependency-tracking", help: "COMMIT_ORDER, WRITESET or WRITESET_SESSION",
+		def: func(c *Config) string { return c.DependencyTracking.String() },
+		apply: func(c *Config, v string) error {
+			t, ok := commit.ParseTracking(strings.ToUpper(v))
+			if !ok {
+				return fmt.Errorf("invalid value %q for --binlog-transaction-dependency-tracking (expected COMMIT_ORDER, WRITESET or WRITESET_SESSION)", v)
+			}
+			c.DependencyTracking = t
+			return nil
+		}},
+	{name: "binlog-parallel-flush", help: "encode binlog events in the committing threads (AliSQL binlog parallel flush)",
+		def: func(c *Config) string {
+			if c.ParallelFlush {
+				return "ON"
+			}
+			return "OFF"
+		},
+		apply: func(c *Config, v string) error {
+			b, err := parseBool("binlog-parallel-flush", v)
+			c.ParallelFlush = b
+			return err
+		}},
+	intOpt("innodb-lock-wait-timeout", "seconds a row lock wait lasts before error 1205",
+		func(c *Config) *int64 { return &c.LockWaitTimeoutSeconds }, 1, 1<<30),
+	intOpt("lockstep-cache-size", "bytes of block cache for the store",
+		func(c *Config) *int64 { return &c.CacheSizeBytes }, 8<<20, 1<<40),
+}
+
+func lookupOption(name string) (*option, bool) {
+	name = strings.ReplaceAll(strings.ToLower(strings.TrimSpace(name)), "_", "-")
+	name = strings.TrimPrefix(name, "loose-")
+	for i := range options {
+		if options[i].name == name {
+			return &options[i], true
+		}
+	}
+	return nil, false
+}
+
+// ignoredInFiles are mysqld options a my.cnf commonly has that have no
+// meaning here; they are accepted in a defaults file (not on the command
+// line) and ignored.
+var ignoredInFiles = map[string]bool{
+	"user": true, "socket": true, "pid-file": true, "log-error": true, "log-bin": true,
+	"binlog-format": true, "gtid-mode": true, "enforce-gtid-consistency": true,
+	"skip-name-resolve": true, "character-set-server": true, "collation-server": true,
+	"max-connections": true, "default-authentication-plugin": true, "log-replica-updates": true,
+	"log-slave-updates": true, "binlog-row-image": true, "binlog-row-metadata": true,
+}
+
+// RegisterFlags adds every option to fs. Values go through Apply, so
+// the command line and the defaults file share validation.
+func RegisterFlags(fs *pflag.FlagSet) {
+	fs.SetNormalizeFunc(func(_ *pflag.FlagSet, name string) pflag.NormalizedName {
+		return pflag.NormalizedName(strings.ReplaceAll(name, "_", "-"))
+	})
+	d := Defaults()
+	for _, o := range options {
+		fs.String(o.name, o.def(&d), o.help)
+	}
+	fs.String("defaults-file", "", "read options from this my.cnf-style file ([mysqld], [server] and [lockstep] sections)")
+}
+
+// FromFlags builds the configuration: defaults, then the defaults file,
+// then options given on the command line.
+func FromFlags(fs *pflag.FlagSet) (Config, error) {
+	c := Defaults()
+	if f, _ := fs.GetString("defaults-file"); f != "" {
+		if err := c.applyFile(f); err != nil {
+			return c, err
+		}
+	}
+	var err error
+	fs.Visit(func(fl *pflag.Flag) {
+		if err != nil || fl.Name == "defaults-file" {
+			return
+		}
+		o, ok := lookupOption(fl.Name)
+		if !ok {
+			err = fmt.Errorf("unknown option --%s", fl.Name)
+			return
+		}
+		err = o.apply(&c, fl.Value.String())
+	})
+	return c, err
+}
+
+func (c *Config) applyFile(path string) error {
+	f, err := ini.LoadSources(ini.LoadOptions{AllowBooleanKeys: true, SkipUnrecognizableLines: false, IgnoreInlineComment: false}, path)
+	if err != nil {
+		return fmt.Errorf("reading --defaults-file %s: %w", path, err)
+	}
+	var unknown []string
+	for _, sec := range f.Sections() {
+		switch strings.ToLower(sec.Name()) {
+		case "mysqld", "server", "lockstep", "mariadbd", "mariadb":
+		default:
+			continue
+		}
+		for _, k := range sec.Keys() {
+			o, ok := lookupOption(k.Name())
+			if !ok {
+				n := strings.ReplaceAll(strings.ToLower(k.Name()), "_", "-")
+				if ignoredInFiles[n] || strings.HasPrefix(strings.ToLower(k.Name()), "loose") {
+					continue
+				}
+				unknown = append(unknown, k.Name())
+				continue
+			}
+			if err := o.apply(c, k.Value()); err != nil {
+				return fmt.Errorf("%s: %w", path, err)
+			}
+		}
+	}
+	if len(unknown) > 0 {
+		sort.Strings(unknown)
+		return fmt.Errorf("%s: unknown option(s) %s (prefix with loose- to ignore)", path, strings.Join(unknown, ", "))
+	}
+	return nil
+}
+
+// PipelineConfig is the commit pipeline's configuration.
+func (c *Config) PipelineConfig() *commit.Config {
+	pc := &commit.Config{ServerID: c.ServerID}
+	pc.SyncBinlog.Store(c.SyncBinlog)
+	pc.FlushLogAtTrxCommit.Store(c.FlushLogAtTrxCommit)
+	pc.SyncDelay.Store(c.SyncDelayMicros)
+	pc.NoDelayCount.Store(c.NoDelayCount)
+	pc.ParallelFlush.Store(c.ParallelFlush)
+	pc.MaxBinlogSize.Store(c.MaxBinlogSize)
+	pc.Tracking.Store(int32(c.DependencyTracking))
+	pc.HistorySize.Store(c.DependencyHistorySize)
+	return pc
+}

@@ -1,0 +1,257 @@
+// Package server assembles a Lockstep server: the data directory, recovery,
+// the commit pipeline, the SQL layer and the MySQL protocol listener.
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"github.com/cockroachdb/pebble/v2/vfs"
+	gmsserver "github.com/dolthub/go-mysql-server/server"
+	"github.com/dolthub/go-mysql-server/sql"
+	"github.com/dolthub/go-mysql-server/sql/types"
+	"github.com/google/uuid"
+	"github.com/lockstepdb/lockstep/internal/binlog"
+	"github.com/lockstepdb/lockstep/internal/commit"
+	"github.com/lockstepdb/lockstep/internal/lock"
+	"github.com/lockstepdb/lockstep/internal/sqlengine"
+	"github.com/lockstepdb/lockstep/internal/storage"
+)
+
+// Server is a running Lockstep server.
+type Server struct {
+	cfg      Config
+	uuid     binlog.UUID
+	pipe     *commit.Pipeline
+	store    *storage.Engine
+	blog     *binlog.Log
+	sql      *sqlengine.Engine
+	listener *gmsserver.Server
+	addr     string
+	log      *slog.Logger
+}
+
+// Start opens the data directory (recovering it if needed) and starts
+// listening. It returns once clients can connect.
+func Start(cfg Config, log *slog.Logger) (*Server, error) {
+	if err := os.MkdirAll(cfg.DataDir, 0o755); err != nil {
+		return nil, fmt.Errorf("creating --datadir %s: %w", cfg.DataDir, err)
+	}
+	id, err := serverUUID(cfg.DataDir)
+	if err != nil {
+		return nil, err
+	}
+	pc := cfg.PipelineConfig()
+	pc.ServerUUID = id
+	pipe, store, blog, rec, err := commit.Open(commit.OpenOptions{
+		FS: vfs.Default, Dir: cfg.DataDir, Collator: sqlengine.Collator{}, Config: pc, CacheSize: cfg.CacheSizeBytes,
+	})
+	if err != nil {
+		return nil, err
+	}
+	if rec.Replayed > 0 || rec.Truncated > 0 {
+		log.Info("recovered from the binlog", "replayed_transactions", rec.Replayed, "truncated_tail_bytes", rec.Truncated)
+	}
+	if rec.StoreAhead {
+		log.Warn("the store holds transactions the binlog lost (relaxed sync setting and an OS crash); replicas will not receive them")
+	}
+	s := &Server{cfg: cfg, uuid: id, pipe: pipe, store: store, blog: blog, log: log}
+	s.sql = sqlengine.New(store, pipe, lock.New())
+	if err := s.registerVariables(); err != nil {
+		s.shutdownStorage()
+		return nil, err
+	}
+	addr := net.JoinHostPort(cfg.BindAddress, strconv.Itoa(cfg.Port))
+	lst, err := gmsserver.NewServer(gmsserver.Config{
+		Protocol: "tcp",
+		Address:  addr,
+		Version:  binlog.ServerVersion,
+	}, s.sql.GMS, sql.NewContext, s.sql.SessionBuilder(), nil)
+	if err != nil {
+		s.shutdownStorage()
+		return nil, fmt.Errorf("listening on %s: %w", addr, err)
+	}
+	s.listener = lst
+	s.addr = lst.Listener.Addr().String()
+	go func() {
+		if err := lst.Start(); err != nil && !errors.Is(err, net.ErrClosed) {
+			log.Error("listener stopped", "err", err)
+		}
+	}()
+	return s, nil
+}
+
+// Addr is the address clients connect to.
+func (s *Server) Addr() string { return s.addr }
+
+// Close stops accepting clients, finishes committing, flushes the store and
+// closes the binlog.
+func (s *Server) Close() error {
+	err := s.listener.Close()
+	if e := s.shutdownStorage(); err == nil {
+		err = e
+	}
+	return err
+}
+
+func (s *Server) shutdownStorage() error {
+	err := s.pipe.Close()
+	if e := s.store.Close(); err == nil {
+		err = e
+	}
+	return err
+}
+
+// serverUUID reads or creates <datadir>/auto.cnf, as mysqld does.
+func serverUUID(dir string) (binlog.UUID, error) {
+	path := filepath.Join(dir, "auto.cnf")
+	if b, err := os.ReadFile(path); err == nil {
+		for _, line := range strings.Split(string(b), "\n") {
+			if v, ok := strings.CutPrefix(strings.TrimSpace(line), "server-uuid="); ok {
+				return binlog.ParseUUID(strings.TrimSpace(v))
+			}
+		}
+		return binlog.UUID{}, fmt.Errorf("%s has no server-uuid line", path)
+	} else if !os.IsNotExist(err) {
+		return binlog.UUID{}, err
+	}
+	u := uuid.New()
+	id, _ := binlog.ParseUUID(u.String())
+	content := fmt.Sprintf("[auto]\nserver-uuid=%s\n", u.String())
+	tmp := path + ".tmp"
+	if err := os.WriteFile(tmp, []byte(content), 0o644); err != nil {
+		return id, err
+	}
+	f, err := os.Open(tmp)
+	if err == nil {
+		err = f.Sync()
+		f.Close()
+	}
+	if err != nil {
+		return id, err
+	}
+	return id, os.Rename(tmp, path)
+}
+
+// registerVariables publishes the server's settings as MySQL system
+// variables; the dynamic ones change the running pipeline.
+func (s *Server) registerVariables() error {
+	pc := s.pipe.Config()
+	onOff := func(b bool) int8 {
+		if b {
+			return 1
+		}
+		return 0
+	}
+	global := sql.GetMysqlScope(sql.SystemVariableScope_Global)
+	intVar := func(name string, lo, hi int64, def int64, set func(int64)) sql.SystemVariable {
+		return &sql.MysqlSystemVariable{
+			Name: name, Scope: global, Dynamic: set != nil,
+			Type: types.NewSystemIntType(name, lo, hi, false), Default: def,
+			NotifyChanged: func(_ *sql.Context, _ sql.SystemVariableScope, v sql.SystemVarValue) error {
+				if set != nil {
+					set(toInt64(v.Val))
+				}
+				return nil
+			},
+		}
+	}
+	vars := []sql.SystemVariable{
+		intVar("sync_binlog", 0, 1<<32-1, s.cfg.SyncBinlog, pc.SyncBinlog.Store),
+		intVar("innodb_flush_log_at_trx_commit", 0, 2, s.cfg.FlushLogAtTrxCommit, pc.FlushLogAtTrxCommit.Store),
+		intVar("binlog_group_commit_sync_delay", 0, 1_000_000, s.cfg.SyncDelayMicros, pc.SyncDelay.Store),
+		intVar("binlog_group_commit_sync_no_delay_count", 0, 100_000, s.cfg.NoDelayCount, pc.NoDelayCount.Store),
+		intVar("binlog_transaction_dependency_history_size", 1, 1_000_000, s.cfg.DependencyHistorySize, pc.HistorySize.Store),
+		intVar("binlog_expire_logs_seconds", 0, 1<<32, s.cfg.BinlogExpireSeconds, nil),
+		&sql.MysqlSystemVariable{
+			Name: "binlog_parallel_flush", Scope: global, Dynamic: true,
+			Type: types.NewSystemBoolType("binlog_parallel_flush"), Default: onOff(s.cfg.ParallelFlush),
+			NotifyChanged: func(_ *sql.Context, _ sql.SystemVariableScope, v sql.SystemVarValue) error {
+				pc.ParallelFlush.Store(toInt64(v.Val) != 0)
+				return nil
+			},
+		},
+		&sql.MysqlSystemVariable{
+			Name: "binlog_transaction_dependency_tracking", Scope: global, Dynamic: true,
+			Type:    types.NewSystemEnumType("binlog_transaction_dependency_tracking", "COMMIT_ORDER", "WRITESET", "WRITESET_SESSION"),
+			Default: s.cfg.DependencyTracking.String(),
+			NotifyChanged: func(_ *sql.Context, _ sql.SystemVariableScope, v sql.SystemVarValue) error {
+				if t, ok := commit.ParseTracking(strings.ToUpper(fmt.Sprint(v.Val))); ok {
+					pc.Tracking.Store(int32(t))
+				}
+				return nil
+			},
+		},
+		&sql.MysqlSystemVariable{
+			// GMS declares it with the range 1..1; MySQL's is 1..1073741824.
+			Name: "innodb_lock_wait_timeout", Scope: sql.GetMysqlScope(sql.SystemVariableScope_Both), Dynamic: true,
+			Type: types.NewSystemIntType("innodb_lock_wait_timeout", 1, 1073741824, false), Default: s.cfg.LockWaitTimeoutSeconds,
+		},
+		&sql.MysqlSystemVariable{
+			Name: "gtid_executed", Scope: global, Dynamic: false,
+			Type: types.NewSystemStringType("gtid_executed"), Default: "",
+			ValueFunction: func() (any, error) { return s.pipe.GTIDExecuted().String(), nil },
+		},
+	}
+	sql.SystemVariables.AddSystemVariables(vars)
+	// Start-up values, read-only ones included (as mysqld's options).
+	return sql.SystemVariables.AssignValues(map[string]any{
+		"server_id":           s.cfg.ServerID,
+		"server_uuid":         s.uuid.String(),
+		"log_bin":             1,
+		"binlog_format":       "ROW",
+		"binlog_row_image":    "FULL",
+		"binlog_row_metadata": "FULL",
+		"binlog_checksum":     "CRC32",
+		"gtid_mode":           "ON",
+		"max_binlog_size":     uint64(s.cfg.MaxBinlogSize),
+		"port":                int64(s.cfg.Port),
+		"datadir":             s.cfg.DataDir,
+		// MySQL 8's default collation (GMS's own default is _bin).
+		"collation_server": "utf8mb4_0900_ai_ci",
+	})
+}
+
+func toInt64(v any) int64 {
+	switch x := v.(type) {
+	case int64:
+		return x
+	case int8:
+		return int64(x)
+	case int32:
+		return int64(x)
+	case int:
+		return int64(x)
+	case uint64:
+		return int64(x)
+	case bool:
+		if x {
+			return 1
+		}
+	case string:
+		n, _ := strconv.ParseInt(x, 10, 64)
+		return n
+	}
+	return 0
+}
+
+// Run starts the server and serves until ctx ends.
+func Run(ctx context.Context, cfg Config, log *slog.Logger) error {
+	s, err := Start(cfg, log)
+	if err != nil {
+		return err
+	}
+	log.Info("lockstep is ready for connections",
+		"address", s.Addr(), "datadir", cfg.DataDir, "server_uuid", s.uuid.String(),
+		"note", "user root may log in without a password; keep --bind-address on loopback")
+	<-ctx.Done()
+	log.Info("shutting down")
+	return s.Close()
+}

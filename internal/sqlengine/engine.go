@@ -1,0 +1,94 @@
+// Package sqlengine puts go-mysql-server (GMS) on top of Lockstep's
+// storage, transactions and commit pipeline: databases, tables, indexes,
+// row editors, sessions with InnoDB-style transactions, and DDL that commits
+// through the binlog.
+//
+// GMS passes neither the locking clause of a SELECT nor the target of an
+// UPDATE/DELETE to storage, so the engine wraps GMS's parser (and the
+// session's prepared-statement cache) to note, per statement, which tables
+// are read with locks; table scans consult that note.
+package sqlengine
+
+import (
+	"context"
+
+	sqle "github.com/dolthub/go-mysql-server"
+	"github.com/dolthub/go-mysql-server/server"
+	"github.com/dolthub/go-mysql-server/sql"
+	"github.com/dolthub/go-mysql-server/sql/analyzer"
+	"github.com/dolthub/vitess/go/mysql"
+	"github.com/lockstepdb/lockstep/internal/commit"
+	"github.com/lockstepdb/lockstep/internal/lock"
+	"github.com/lockstepdb/lockstep/internal/row"
+	"github.com/lockstepdb/lockstep/internal/storage"
+	"github.com/lockstepdb/lockstep/internal/txn"
+)
+
+// Engine is the SQL layer of one server.
+type Engine struct {
+	store *storage.Engine
+	pipe  *commit.Pipeline
+	locks *lock.Manager
+	txns  *txn.Manager
+	coll  row.Collator
+
+	schemas schemaCache
+	autoinc autoincState
+
+	// GMS is the go-mysql-server engine.
+	GMS *sqle.Engine
+}
+
+// New builds the SQL layer.
+func New(store *storage.Engine, pipe *commit.Pipeline, locks *lock.Manager) *Engine {
+	e := &Engine{
+		store: store,
+		pipe:  pipe,
+		locks: locks,
+		txns:  txn.NewManager(store, pipe, locks),
+		coll:  store.Collator(),
+	}
+	e.schemas.m = map[*storage.Table]sql.PrimaryKeySchema{}
+	e.autoinc.next = map[uint64]uint64{}
+	p := parser{sql.DefaultMySQLParser}
+	a := analyzer.NewDefault(provider{e})
+	a.Overrides.Builder.Parser = p
+	e.GMS = sqle.New(a, &sqle.Config{IncludeRootAccount: true})
+	e.GMS.Parser = p
+	return e
+}
+
+// SessionBuilder makes a Lockstep session per connection.
+func (e *Engine) SessionBuilder() server.SessionBuilder {
+	return func(ctx context.Context, conn *mysql.Conn, addr string) (sql.Session, error) {
+		host, user := "", ""
+		if u, ok := conn.UserData.(sql.MysqlConnectionUser); ok {
+			host, user = u.Host, u.User
+		}
+		client := sql.Client{Address: host, User: user, Capabilities: conn.Capabilities}
+		base := sql.NewBaseSessionWithClientServer(addr, client, conn.ConnectionID)
+		return &Session{BaseSession: base, eng: e}, nil
+	}
+}
+
+// Collator orders text keys by GMS's collation weights.
+type Collator struct{}
+
+// AppendWeights implements row.Collator.
+func (Collator) AppendWeights(dst []byte, collation uint16, s string) []byte {
+	c := sql.CollationID(collation)
+	if c == sql.Collation_binary || c.Collation().Sorter == nil {
+		return append(dst, s...)
+	}
+	if c.PadAttribute() == "PAD SPACE" {
+		for len(s) > 0 && s[len(s)-1] == ' ' {
+			s = s[:len(s)-1]
+		}
+	}
+	sorter := c.Sorter()
+	for _, r := range s {
+		w := uint32(sorter(r)) ^ 1<<31
+		dst = append(dst, byte(w>>24), byte(w>>16), byte(w>>8), byte(w))
+	}
+	return dst
+}

@@ -1,0 +1,47 @@
+package sqlengine
+
+import (
+	"context"
+	"errors"
+
+	"github.com/dolthub/vitess/go/mysql"
+	"github.com/lockstepdb/lockstep/internal/commit"
+	"github.com/lockstepdb/lockstep/internal/lock"
+	"github.com/lockstepdb/lockstep/internal/txn"
+)
+
+// MySQL error numbers not named in vitess.
+const (
+	erTableWithoutPK  = 3750 // ER_TABLE_WITHOUT_PK
+	erErrorOnWrite    = 1026 // ER_ERROR_ON_WRITE
+	erTableDefChanged = 1412 // ER_TABLE_DEF_CHANGED
+)
+
+func errNoPrimaryKey(table string) error {
+	return mysql.NewSQLError(erTableWithoutPK, "HY000",
+		"Unable to create or change a table without a primary key (table `%s`): Lockstep requires a PRIMARY KEY on every table for now", table)
+}
+
+func errNotSupported(what string) error {
+	return mysql.NewSQLError(mysql.ERNotSupportedYet, "42000", "This version of Lockstep doesn't yet support '%s'", what)
+}
+
+// mysqlError maps errors from the lock manager, transactions and the commit
+// pipeline to MySQL errors; others pass through.
+func mysqlError(err error) error {
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, lock.ErrLockWaitTimeout):
+		return mysql.NewSQLError(mysql.ERLockWaitTimeout, "HY000", "Lock wait timeout exceeded; try restarting transaction")
+	case errors.Is(err, lock.ErrDeadlock):
+		return mysql.NewSQLError(mysql.ERLockDeadlock, "40001", "Deadlock found when trying to get lock; try restarting transaction")
+	case errors.Is(err, txn.ErrNoSavepoint):
+		return mysql.NewSQLError(mysql.ERSPDoesNotExist, "42000", "%s", err.Error())
+	case errors.Is(err, context.Canceled):
+		return mysql.NewSQLError(mysql.ERQueryInterrupted, "70100", "Query execution was interrupted")
+	case errors.Is(err, commit.ErrStopped):
+		return mysql.NewSQLError(erErrorOnWrite, "HY000", "Error writing the binary log: %s", err.Error())
+	}
+	return err
+}

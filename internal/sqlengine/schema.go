@@ -1,0 +1,146 @@
+package sqlengine
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/dolthub/go-mysql-server/sql"
+	"github.com/dolthub/go-mysql-server/sql/planbuilder"
+	"github.com/lockstepdb/lockstep/internal/row"
+	"github.com/lockstepdb/lockstep/internal/storage"
+)
+
+// sqlMeta is what the SQL layer keeps in storage.TableDef.SQL: enough to
+// rebuild the GMS schema after a restart (types and defaults as SQL text,
+// re-parsed by GMS).
+type sqlMeta struct {
+	Columns []colMeta `json:"columns"`
+	Comment string    `json:"comment,omitempty"`
+}
+
+type colMeta struct {
+	Type          string `json:"type"`
+	Default       string `json:"default,omitempty"`
+	OnUpdate      string `json:"on_update,omitempty"`
+	AutoIncrement bool   `json:"auto_increment,omitempty"`
+	Comment       string `json:"comment,omitempty"`
+}
+
+// newTableDef builds the storage definition of a new table.
+func newTableDef(id uint64, db, name string, sch sql.PrimaryKeySchema, coll sql.CollationID, comment string) (*storage.TableDef, error) {
+	if len(sch.PkOrdinals) == 0 {
+		return nil, errNoPrimaryKey(name)
+	}
+	def := &storage.TableDef{ID: id, DB: db, Name: name, PK: append([]int(nil), sch.PkOrdinals...), Collation: uint16(coll), NextIndex: 1}
+	meta := sqlMeta{Comment: comment}
+	for _, c := range sch.Schema {
+		if c.Generated != nil {
+			return nil, errNotSupported("generated columns")
+		}
+		rc, err := storageColumn(c)
+		if err != nil {
+			return nil, err
+		}
+		def.Columns = append(def.Columns, rc)
+		cm := colMeta{Type: c.Type.String(), AutoIncrement: c.AutoIncrement, Comment: c.Comment}
+		if st, ok := c.Type.(sql.StringType); ok && !strings.Contains(strings.ToUpper(cm.Type), "COLLATE") && !isBinaryString(c.Type) {
+			cm.Type += " COLLATE " + st.Collation().Name()
+		}
+		if c.Default != nil {
+			cm.Default = c.Default.String()
+		}
+		if c.OnUpdate != nil {
+			cm.OnUpdate = c.OnUpdate.String()
+		}
+		meta.Columns = append(meta.Columns, cm)
+	}
+	b, err := json.Marshal(meta)
+	if err != nil {
+		return nil, err
+	}
+	def.SQL = b
+	return def, nil
+}
+
+// gmsSchema rebuilds the GMS schema of a stored table.
+func gmsSchema(ctx *sql.Context, def *storage.TableDef) (sql.PrimaryKeySchema, error) {
+	var meta sqlMeta
+	if err := json.Unmarshal(def.SQL, &meta); err != nil {
+		return sql.PrimaryKeySchema{}, fmt.Errorf("table %s: bad SQL metadata: %w", def.Name, err)
+	}
+	if len(meta.Columns) != len(def.Columns) {
+		return sql.PrimaryKeySchema{}, fmt.Errorf("table %s: SQL metadata has %d columns, storage %d", def.Name, len(meta.Columns), len(def.Columns))
+	}
+	isPK := map[int]bool{}
+	for _, i := range def.PK {
+		isPK[i] = true
+	}
+	sch := make(sql.Schema, len(def.Columns))
+	for i, rc := range def.Columns {
+		cm := meta.Columns[i]
+		typ, err := planbuilder.ParseColumnTypeString(cm.Type)
+		if err != nil {
+			return sql.PrimaryKeySchema{}, fmt.Errorf("table %s column %s: type %q: %w", def.Name, rc.Name, cm.Type, err)
+		}
+		c := &sql.Column{
+			Name:           rc.Name,
+			Type:           typ,
+			Nullable:       rc.Nullable,
+			Source:         def.Name,
+			DatabaseSource: def.DB,
+			PrimaryKey:     isPK[i],
+			AutoIncrement:  cm.AutoIncrement,
+			Comment:        cm.Comment,
+		}
+		if cm.AutoIncrement {
+			c.Extra = "auto_increment"
+		}
+		if cm.Default != "" {
+			d, err := planbuilder.StringToColumnDefaultValue(ctx, cm.Default)
+			if err != nil {
+				return sql.PrimaryKeySchema{}, fmt.Errorf("table %s column %s: default %q: %w", def.Name, rc.Name, cm.Default, err)
+			}
+			d.OutType, d.ReturnNil = typ, rc.Nullable
+			c.Default = d
+		}
+		if cm.OnUpdate != "" {
+			d, err := planbuilder.StringToColumnDefaultValue(ctx, cm.OnUpdate)
+			if err != nil {
+				return sql.PrimaryKeySchema{}, fmt.Errorf("table %s column %s: on update %q: %w", def.Name, rc.Name, cm.OnUpdate, err)
+			}
+			d.OutType, d.ReturnNil = typ, rc.Nullable
+			c.OnUpdate = d
+		}
+		sch[i] = c
+	}
+	return sql.NewPrimaryKeySchema(sch, def.PK...), nil
+}
+
+// columnsOf resolves index column names to positions.
+func columnsOf(def *storage.TableDef, cols []sql.IndexColumn) ([]int, error) {
+	out := make([]int, 0, len(cols))
+	for _, ic := range cols {
+		if ic.Length > 0 {
+			return nil, errNotSupported("index prefix lengths")
+		}
+		found := -1
+		for i, c := range def.Columns {
+			if strings.EqualFold(c.Name, ic.Name) {
+				found = i
+			}
+		}
+		if found < 0 {
+			return nil, sql.ErrKeyColumnDoesNotExist.New(ic.Name)
+		}
+		if !keyable(&def.Columns[found]) {
+			return nil, errNotSupported("indexes on BLOB/TEXT columns without a prefix")
+		}
+		out = append(out, found)
+	}
+	return out, nil
+}
+
+func keyable(c *row.Column) bool { return c.Type != row.TypeBlob }
+
+func quoteIdent(s string) string { return "`" + strings.ReplaceAll(s, "`", "``") + "`" }

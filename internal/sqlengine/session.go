@@ -1,0 +1,332 @@
+package sqlengine
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"time"
+
+	"github.com/dolthub/go-mysql-server/sql"
+	"github.com/dolthub/vitess/go/mysql"
+	ast "github.com/dolthub/vitess/go/vt/sqlparser"
+	"github.com/lockstepdb/lockstep/internal/lock"
+	"github.com/lockstepdb/lockstep/internal/txn"
+)
+
+// Session is a client session: GMS's base session plus the Lockstep
+// transaction and the current statement's locking-read settings.
+//
+// GMS drives the transaction: it calls StartTransaction before a statement
+// when none is open, and CommitTransaction when the statement ends under
+// autocommit or at COMMIT. The storage transaction behind it is created
+// lazily and, after a deadlock rolled it back, created anew on next use (as
+// InnoDB starts a new transaction after rolling back a deadlock victim).
+type Session struct {
+	*sql.BaseSession
+	eng *Engine
+	tx  *txn.Txn
+	// stmtLocks says which tables the current statement reads with locks:
+	// table name (lower case) -> mode; "*" applies to every table.
+	stmtLocks map[string]lock.Mode
+	// truncating is set while a TRUNCATE TABLE statement runs.
+	truncating bool
+}
+
+var (
+	_ sql.TransactionSession    = (*Session)(nil)
+	_ sql.LifecycleAwareSession = (*Session)(nil)
+)
+
+// Transaction is GMS's handle on a session's transaction.
+type Transaction struct {
+	s        *Session
+	readOnly bool
+}
+
+func (t *Transaction) String() string   { return "lockstep transaction" }
+func (t *Transaction) IsReadOnly() bool { return t.readOnly }
+
+func sessionOf(ctx *sql.Context) *Session {
+	s, _ := ctx.Session.(*Session)
+	return s
+}
+
+// txn returns the session's storage transaction, starting one if needed.
+func (s *Session) txn(ctx *sql.Context) *txn.Txn {
+	if s.tx == nil || s.tx.Ended() {
+		s.tx = s.eng.txns.Begin(s.isolation(ctx), uint64(s.ID()), s.lockWaitTimeout(ctx))
+	}
+	s.tx.Ctx = ctx
+	s.tx.DB = ctx.GetCurrentDatabase()
+	s.tx.QueryOptions.ThreadID = s.ID()
+	return s.tx
+}
+
+func (s *Session) isolation(ctx *sql.Context) txn.Isolation {
+	v, err := s.GetSessionVariable(ctx, "transaction_isolation")
+	if err != nil {
+		return txn.RepeatableRead
+	}
+	switch strings.ToUpper(strings.ReplaceAll(toString(v), "_", "-")) {
+	case "READ-COMMITTED", "READ-UNCOMMITTED":
+		return txn.ReadCommitted
+	case "SERIALIZABLE":
+		return txn.Serializable
+	}
+	return txn.RepeatableRead
+}
+
+func (s *Session) lockWaitTimeout(ctx *sql.Context) time.Duration {
+	v, err := s.GetSessionVariable(ctx, "innodb_lock_wait_timeout")
+	if err != nil {
+		return 50 * time.Second
+	}
+	switch x := v.(type) {
+	case int64:
+		return time.Duration(x) * time.Second
+	case uint64:
+		return time.Duration(x) * time.Second
+	case int:
+		return time.Duration(x) * time.Second
+	}
+	return 50 * time.Second
+}
+
+func toString(v any) string {
+	if s, ok := v.(string); ok {
+		return s
+	}
+	return ""
+}
+
+// StartTransaction implements sql.TransactionSession.
+func (s *Session) StartTransaction(ctx *sql.Context, c sql.TransactionCharacteristic) (sql.Transaction, error) {
+	if s.tx != nil && !s.tx.Ended() {
+		// GMS lost track of an open transaction; finish it as MySQL's
+		// implicit commit would.
+		if err := s.tx.Commit(); err != nil {
+			return nil, mysqlError(err)
+		}
+	}
+	s.tx = nil
+	return &Transaction{s: s, readOnly: c == sql.ReadOnly}, nil
+}
+
+// CommitTransaction implements sql.TransactionSession.
+func (s *Session) CommitTransaction(ctx *sql.Context, _ sql.Transaction) error {
+	if s.tx == nil {
+		return nil
+	}
+	t := s.tx
+	s.tx = nil
+	return mysqlError(t.Commit())
+}
+
+// Rollback implements sql.TransactionSession.
+func (s *Session) Rollback(ctx *sql.Context, _ sql.Transaction) error {
+	if s.tx != nil {
+		s.tx.Rollback()
+		s.tx = nil
+	}
+	return nil
+}
+
+// CreateSavepoint implements sql.TransactionSession.
+func (s *Session) CreateSavepoint(ctx *sql.Context, _ sql.Transaction, name string) error {
+	s.txn(ctx).Savepoint(strings.ToLower(name))
+	return nil
+}
+
+// RollbackToSavepoint implements sql.TransactionSession.
+func (s *Session) RollbackToSavepoint(ctx *sql.Context, _ sql.Transaction, name string) error {
+	return mysqlError(s.txn(ctx).RollbackToSavepoint(strings.ToLower(name)))
+}
+
+// ReleaseSavepoint implements sql.TransactionSession.
+func (s *Session) ReleaseSavepoint(ctx *sql.Context, _ sql.Transaction, name string) error {
+	return mysqlError(s.txn(ctx).ReleaseSavepoint(strings.ToLower(name)))
+}
+
+// CommandBegin implements sql.LifecycleAwareSession: a new command starts
+// with no locking reads.
+func (s *Session) CommandBegin() error {
+	clear(s.stmtLocks)
+	s.truncating = false
+	return nil
+}
+
+// CommandEnd implements sql.LifecycleAwareSession.
+func (s *Session) CommandEnd() {}
+
+// SessionEnd implements sql.LifecycleAwareSession: an open transaction is
+// rolled back when the client goes away.
+func (s *Session) SessionEnd() {
+	if s.tx != nil {
+		s.tx.Rollback()
+		s.tx = nil
+	}
+}
+
+// GetPreparedQuery returns a prepared statement's cached AST; executing it
+// notes its locking clause, as parsing does for plain queries.
+func (s *Session) GetPreparedQuery(query string) (ast.Statement, bool) {
+	st, ok := s.BaseSession.GetPreparedQuery(query)
+	if ok {
+		s.noteStatement(st)
+	}
+	return st, ok
+}
+
+// noteStatement records which tables the statement reads with locks:
+// SELECT ... FOR UPDATE / FOR SHARE / LOCK IN SHARE MODE lock every table
+// read (or those named by OF); UPDATE and DELETE lock the rows they read
+// from their target tables exclusively.
+func (s *Session) noteStatement(st ast.Statement) {
+	if s.stmtLocks == nil {
+		s.stmtLocks = map[string]lock.Mode{}
+	} else {
+		clear(s.stmtLocks)
+	}
+	s.truncating = false
+	switch n := st.(type) {
+	case *ast.DDL:
+		s.truncating = strings.EqualFold(n.Action, ast.TruncateStr)
+	case *ast.Select:
+		if n.Lock == nil {
+			return
+		}
+		mode := lock.Shared
+		if strings.Contains(strings.ToLower(n.Lock.Type), "update") {
+			mode = lock.Exclusive
+		}
+		if len(n.Lock.Tables) == 0 {
+			s.stmtLocks["*"] = mode
+		}
+		for _, t := range n.Lock.Tables {
+			s.stmtLocks[strings.ToLower(t.Name.String())] = mode
+		}
+	case *ast.Update:
+		for _, te := range n.TableExprs {
+			noteTargets(te, s.stmtLocks)
+		}
+	case *ast.Delete:
+		if len(n.Targets) > 0 {
+			for _, t := range n.Targets {
+				s.stmtLocks[strings.ToLower(t.Name.String())] = lock.Exclusive
+			}
+			return
+		}
+		for _, te := range n.TableExprs {
+			noteTargets(te, s.stmtLocks)
+		}
+	}
+}
+
+func noteTargets(te ast.TableExpr, m map[string]lock.Mode) {
+	switch t := te.(type) {
+	case *ast.AliasedTableExpr:
+		if tn, ok := t.Expr.(ast.TableName); ok {
+			m[strings.ToLower(tn.Name.String())] = lock.Exclusive
+			if !t.As.IsEmpty() {
+				m[strings.ToLower(t.As.String())] = lock.Exclusive
+			}
+		}
+	case *ast.JoinTableExpr:
+		noteTargets(t.LeftExpr, m)
+		noteTargets(t.RightExpr, m)
+	case *ast.ParenTableExpr:
+		for _, x := range t.Exprs {
+			noteTargets(x, m)
+		}
+	}
+}
+
+// lockModeFor is the lock mode of reads of table name in this statement.
+func (s *Session) lockModeFor(name string) lock.Mode {
+	if len(s.stmtLocks) == 0 {
+		return 0
+	}
+	if m, ok := s.stmtLocks[strings.ToLower(name)]; ok {
+		return m
+	}
+	return s.stmtLocks["*"]
+}
+
+// afterError rolls the whole transaction back when InnoDB would: a deadlock
+// victim loses its transaction; other errors roll back only the statement.
+func (s *Session) afterError(err error) error {
+	if errors.Is(err, lock.ErrDeadlock) && s.tx != nil {
+		s.tx.Rollback()
+	}
+	return mysqlError(err)
+}
+
+// parser wraps GMS's parser: it notes each statement's locking clause on
+// the session and reports syntax errors as MySQL's 1064.
+type parser struct{ sql.Parser }
+
+func (p parser) Parse(ctx *sql.Context, query string, multi bool) (ast.Statement, string, string, error) {
+	st, q, rem, err := p.Parser.Parse(ctx, query, multi)
+	if err != nil {
+		return st, q, rem, syntaxError(err)
+	}
+	if err := unsupportedLocking(st); err != nil {
+		return nil, q, rem, err
+	}
+	if s := sessionOf(ctx); s != nil {
+		s.noteStatement(st)
+	}
+	return st, q, rem, nil
+}
+
+func (p parser) ParseWithOptions(ctx context.Context, query string, delimiter rune, multi bool, o ast.ParserOptions) (ast.Statement, string, string, error) {
+	st, q, rem, err := p.Parser.ParseWithOptions(ctx, query, delimiter, multi, o)
+	return st, q, rem, syntaxError(err)
+}
+
+func (p parser) ParseOneWithOptions(ctx context.Context, query string, o ast.ParserOptions) (ast.Statement, int, error) {
+	st, n, err := p.Parser.ParseOneWithOptions(ctx, query, o)
+	if err != nil {
+		return st, n, syntaxError(err)
+	}
+	return st, n, unsupportedLocking(st)
+}
+
+// unsupportedLocking refuses locking clauses Lockstep does not implement
+// rather than running them as plain locking reads.
+func unsupportedLocking(st ast.Statement) error {
+	if sel, ok := st.(*ast.Select); ok && sel.Lock != nil {
+		t := strings.ToLower(sel.Lock.Type)
+		switch {
+		case strings.Contains(t, "skip locked"):
+			return errNotSupported("SKIP LOCKED")
+		case strings.Contains(t, "nowait"):
+			return errNotSupported("NOWAIT")
+		}
+	}
+	return nil
+}
+
+func syntaxError(err error) error {
+	if err == nil || errors.Is(err, ast.ErrEmpty) {
+		return err
+	}
+	var se *mysql.SQLError
+	if errors.As(err, &se) {
+		return err
+	}
+	return mysql.NewSQLError(mysql.ERParseError, "42000",
+		"You have an error in your SQL syntax; %s", err.Error())
+}
+
+// GetSessionVariable reads variables computed on demand (such as
+// gtid_executed) from their global value function; the base session holds a
+// copy taken when the session started.
+func (s *Session) GetSessionVariable(ctx *sql.Context, name string) (any, error) {
+	if v, val, ok := sql.SystemVariables.GetGlobal(name); ok {
+		if mv, ok := v.(*sql.MysqlSystemVariable); ok && mv.ValueFunction != nil {
+			return val, nil
+		}
+	}
+	return s.BaseSession.GetSessionVariable(ctx, name)
+}

@@ -1,0 +1,833 @@
+package sqlengine
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"sync"
+
+	"github.com/cockroachdb/pebble/v2"
+	"github.com/dolthub/go-mysql-server/sql"
+	"github.com/dolthub/vitess/go/mysql"
+	"github.com/lockstepdb/lockstep/internal/lock"
+	"github.com/lockstepdb/lockstep/internal/row"
+	"github.com/lockstepdb/lockstep/internal/storage"
+	"github.com/lockstepdb/lockstep/internal/txn"
+)
+
+// Table is a storage table seen through GMS. It is a cheap value made per
+// query from an immutable storage.Table and its cached GMS schema.
+type Table struct {
+	e      *Engine
+	db     *Database
+	st     *storage.Table
+	sch    sql.PrimaryKeySchema
+	lookup *sql.IndexLookup // set for IndexedAccess
+}
+
+var (
+	_ sql.Table                 = (*Table)(nil)
+	_ sql.IndexAddressableTable = (*Table)(nil)
+	_ sql.IndexedTable          = (*Table)(nil)
+	_ sql.InsertableTable       = (*Table)(nil)
+	_ sql.UpdatableTable        = (*Table)(nil)
+	_ sql.DeletableTable        = (*Table)(nil)
+	_ sql.ReplaceableTable      = (*Table)(nil)
+	_ sql.AutoIncrementTable    = (*Table)(nil)
+	_ sql.IndexAlterableTable   = (*Table)(nil)
+	_ sql.PrimaryKeyTable       = (*Table)(nil)
+	_ sql.TruncateableTable     = (*Table)(nil)
+	_ sql.CommentedTable        = (*Table)(nil)
+)
+
+// schemaCache maps storage tables to their GMS schemas (parsing type and
+// default strings is too slow to do per query).
+type schemaCache struct {
+	mu sync.Mutex
+	m  map[*storage.Table]sql.PrimaryKeySchema
+}
+
+func (e *Engine) sqlTable(ctx *sql.Context, d *Database, st *storage.Table) (*Table, error) {
+	e.schemas.mu.Lock()
+	sch, ok := e.schemas.m[st]
+	e.schemas.mu.Unlock()
+	if !ok {
+		var err error
+		sch, err = gmsSchema(ctx, st.Def)
+		if err != nil {
+			return nil, err
+		}
+		e.schemas.mu.Lock()
+		for k := range e.schemas.m {
+			if k.Def.ID == st.Def.ID {
+				delete(e.schemas.m, k) // an older definition
+			}
+		}
+		e.schemas.m[st] = sch
+		e.schemas.mu.Unlock()
+	}
+	return &Table{e: e, db: d, st: st, sch: sch}, nil
+}
+
+func (t *Table) Name() string                                       { return t.st.Def.Name }
+func (t *Table) String() string                                     { return t.st.Def.Name }
+func (t *Table) Schema(*sql.Context) sql.Schema                     { return t.sch.Schema }
+func (t *Table) PrimaryKeySchema(*sql.Context) sql.PrimaryKeySchema { return t.sch }
+func (t *Table) Collation() sql.CollationID                         { return sql.CollationID(t.st.Def.Collation) }
+
+func (t *Table) Comment() string {
+	var m sqlMeta
+	if err := jsonUnmarshal(t.st.Def.SQL, &m); err != nil {
+		return ""
+	}
+	return m.Comment
+}
+
+// begin returns the session's transaction after taking the table's shared
+// metadata lock, and checks that the table was not changed by DDL since
+// this query resolved it (MySQL 1412).
+func (t *Table) begin(ctx *sql.Context) (*Session, *txn.Txn, error) {
+	s := sessionOf(ctx)
+	if s == nil {
+		return nil, nil, fmt.Errorf("lockstep: not a Lockstep session")
+	}
+	tx := s.txn(ctx)
+	if err := tx.Lock([]byte(mdlKey(t.st.Def.ID)), lock.Shared); err != nil {
+		return nil, nil, s.afterError(err)
+	}
+	if cur, ok := t.e.store.TableByID(t.st.Def.ID); !ok || cur != t.st {
+		return nil, nil, mysql.NewSQLError(erTableDefChanged, "HY000", "Table definition has changed, please retry transaction")
+	}
+	return s, tx, nil
+}
+
+// partition is a key range of the primary key or of one index.
+type partition struct {
+	index  int // -1 primary key, else position in Def.Indexes
+	lo, hi []byte
+}
+
+func (p *partition) Key() []byte { return p.lo }
+
+func (t *Table) Partitions(ctx *sql.Context) (sql.PartitionIter, error) {
+	pfx := t.st.PrimaryPrefix()
+	return sql.PartitionsToPartitionIter(&partition{index: -1, lo: pfx, hi: row.PrefixEnd(pfx)}), nil
+}
+
+func (t *Table) PartitionRows(ctx *sql.Context, p sql.Partition) (sql.RowIter, error) {
+	part, ok := p.(*partition)
+	if !ok {
+		return nil, fmt.Errorf("lockstep: unexpected partition %T", p)
+	}
+	s, tx, err := t.begin(ctx)
+	if err != nil {
+		return nil, err
+	}
+	mode := s.lockModeFor(t.st.Def.Name)
+	var it *txn.Iter
+	switch {
+	case part.index >= 0 && mode != 0:
+		it, err = tx.ScanLatest(part.lo, part.hi)
+	case part.index >= 0:
+		it, err = tx.Scan(part.lo, part.hi)
+	case mode != 0:
+		it, err = tx.LockingScan(part.lo, part.hi, mode)
+	default:
+		it, err = tx.Scan(part.lo, part.hi)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return &rowIter{t: t, s: s, tx: tx, it: it, viaIndex: part.index >= 0, mode: mode}, nil
+}
+
+// rowIter decodes rows from a primary or secondary index iterator.
+type rowIter struct {
+	t        *Table
+	s        *Session
+	tx       *txn.Txn
+	it       *txn.Iter
+	viaIndex bool
+	mode     lock.Mode
+	vals     []row.Value
+}
+
+func (r *rowIter) Next(ctx *sql.Context) (sql.Row, error) {
+	for {
+		if !r.it.Next() {
+			if err := r.it.Err(); err != nil {
+				return nil, r.s.afterError(err)
+			}
+			return nil, io.EOF
+		}
+		kv := r.it.KV()
+		img := kv.Value
+		if r.viaIndex {
+			var found bool
+			var err error
+			if r.mode != 0 {
+				img, found, err = r.tx.GetLocked(kv.Value, r.mode)
+			} else {
+				img, found, err = r.tx.Get(kv.Value)
+			}
+			if err != nil {
+				return nil, r.s.afterError(err)
+			}
+			if !found {
+				continue // deleted since the index entry was read
+			}
+		}
+		return r.t.toSQLRow(img, &r.vals)
+	}
+}
+
+func (r *rowIter) Close(*sql.Context) error { return r.it.Close() }
+
+func (t *Table) toSQLRow(img []byte, scratch *[]row.Value) (sql.Row, error) {
+	vals, err := t.st.Decode(img, *scratch)
+	if err != nil {
+		return nil, err
+	}
+	*scratch = vals
+	out := make(sql.Row, len(vals))
+	cols := t.st.Def.Columns
+	for i, v := range vals {
+		out[i] = fromStorage(&cols[i], v)
+	}
+	return out, nil
+}
+
+func (t *Table) toStorageRow(ctx *sql.Context, r sql.Row) ([]row.Value, error) {
+	cols := t.st.Def.Columns
+	if len(r) != len(cols) {
+		return nil, fmt.Errorf("row has %d values, table %s has %d columns", len(r), t.Name(), len(cols))
+	}
+	out := make([]row.Value, len(r))
+	for i, v := range r {
+		sv, err := toStorage(ctx, &cols[i], t.sch.Schema[i].Type, v)
+		if err != nil {
+			return nil, err
+		}
+		out[i] = sv
+	}
+	return out, nil
+}
+
+// --- indexes
+
+// index is a primary or secondary index as GMS sees it.
+type index struct {
+	t     *Table
+	pos   int // -1 primary
+	name  string
+	cols  []int
+	uniq  bool
+	comm  string
+	exprs []string
+}
+
+func (t *Table) GetIndexes(ctx *sql.Context) ([]sql.Index, error) {
+	out := []sql.Index{t.newIndex(-1)}
+	for i := range t.st.Def.Indexes {
+		out = append(out, t.newIndex(i))
+	}
+	return out, nil
+}
+
+func (t *Table) newIndex(pos int) *index {
+	ix := &index{t: t, pos: pos, name: "PRIMARY", cols: t.st.Def.PK, uniq: true}
+	if pos >= 0 {
+		d := t.st.Def.Indexes[pos]
+		ix.name, ix.cols, ix.uniq, ix.comm = d.Name, d.Columns, d.Unique, d.Comment
+	}
+	for _, c := range ix.cols {
+		ix.exprs = append(ix.exprs, strings.ToLower(t.Name())+"."+strings.ToLower(t.st.Def.Columns[c].Name))
+	}
+	return ix
+}
+
+func (i *index) ID() string                            { return i.name }
+func (i *index) Database() string                      { return i.t.db.name }
+func (i *index) Table() string                         { return i.t.Name() }
+func (i *index) Expressions() []string                 { return i.exprs }
+func (i *index) IsUnique() bool                        { return i.uniq }
+func (i *index) IsSpatial() bool                       { return false }
+func (i *index) IsFullText() bool                      { return false }
+func (i *index) IsVector() bool                        { return false }
+func (i *index) Comment() string                       { return i.comm }
+func (i *index) IndexType() string                     { return "BTREE" }
+func (i *index) IsGenerated() bool                     { return false }
+func (i *index) PrefixLengths() []uint16               { return nil }
+func (i *index) CanSupportOrderBy(sql.Expression) bool { return false }
+func (i *index) CanSupport(_ *sql.Context, rs ...sql.Range) bool {
+	for _, r := range rs {
+		if _, ok := r.(sql.MySQLRange); !ok {
+			return false
+		}
+	}
+	return true
+}
+
+func (i *index) ColumnExpressionTypes(*sql.Context) []sql.ColumnExpressionType {
+	out := make([]sql.ColumnExpressionType, len(i.cols))
+	for k, c := range i.cols {
+		out[k] = sql.ColumnExpressionType{Expression: i.exprs[k], Type: i.t.sch.Schema[c].Type}
+	}
+	return out
+}
+
+// PreciseMatch is false: ranges become key bounds that may cover more rows
+// than the range (GMS re-applies the filter).
+func (t *Table) PreciseMatch() bool { return false }
+
+func (t *Table) IndexedAccess(ctx *sql.Context, lookup sql.IndexLookup) sql.IndexedTable {
+	nt := *t
+	nt.lookup = &lookup
+	return &nt
+}
+
+func (t *Table) LookupPartitions(ctx *sql.Context, lookup sql.IndexLookup) (sql.PartitionIter, error) {
+	ix, ok := lookup.Index.(*index)
+	if !ok || ix.t.st.Def.ID != t.st.Def.ID {
+		return nil, fmt.Errorf("lockstep: lookup on a foreign index %v", lookup.Index)
+	}
+	if lookup.IsEmptyRange {
+		return sql.PartitionsToPartitionIter(), nil
+	}
+	prefix := t.st.PrimaryPrefix()
+	if ix.pos >= 0 {
+		prefix = t.st.IndexPrefix(ix.pos)
+	}
+	var parts []sql.Partition
+	for _, r := range lookup.Ranges.ToRanges() {
+		mr, ok := r.(sql.MySQLRange)
+		if !ok {
+			return nil, fmt.Errorf("lockstep: unsupported range %T", r)
+		}
+		lo, hi := t.bounds(ctx, ix.cols, mr, prefix)
+		if hi != nil && string(lo) >= string(hi) {
+			continue
+		}
+		parts = append(parts, &partition{index: ix.pos, lo: lo, hi: hi})
+	}
+	return sql.PartitionsToPartitionIter(parts...), nil
+}
+
+// bounds turns a range over index columns into a key range: equality
+// columns extend the prefix, the first non-equality column bounds it, and
+// later columns are left to GMS's filter. A bound value that is not already
+// of the column's type is not used (the range widens instead), so the key
+// range always covers the SQL range.
+func (t *Table) bounds(ctx *sql.Context, cols []int, r sql.MySQLRange, prefix []byte) ([]byte, []byte) {
+	cur := append([]byte(nil), prefix...)
+	for i, ce := range r {
+		if i >= len(cols) {
+			break
+		}
+		col := &t.st.Def.Columns[cols[i]]
+		if k, isNull, ok := t.pointKey(ctx, col, ce); ok {
+			if isNull {
+				cur = append(cur, 0x00)
+			} else {
+				cur = append(cur, k...)
+			}
+			continue
+		}
+		lo, hi := cur, row.PrefixEnd(cur)
+		switch c := ce.LowerBound.(type) {
+		case sql.AboveNull:
+			lo = append(append([]byte(nil), cur...), 0x01)
+		case sql.Below:
+			if k, ok := t.keyOf(ctx, col, c.Key); ok {
+				lo = append(append([]byte(nil), cur...), k...)
+			}
+		case sql.Above:
+			if k, ok := t.keyOf(ctx, col, c.Key); ok {
+				lo = row.PrefixEnd(append(append([]byte(nil), cur...), k...))
+			}
+		case sql.AboveAll:
+			lo = row.PrefixEnd(cur)
+		}
+		switch c := ce.UpperBound.(type) {
+		case sql.Above:
+			if k, ok := t.keyOf(ctx, col, c.Key); ok {
+				hi = row.PrefixEnd(append(append([]byte(nil), cur...), k...))
+			}
+		case sql.Below:
+			if k, ok := t.keyOf(ctx, col, c.Key); ok {
+				hi = append(append([]byte(nil), cur...), k...)
+			}
+		case sql.AboveNull:
+			hi = append(append([]byte(nil), cur...), 0x01)
+		case sql.BelowNull:
+			hi = cur
+		}
+		return lo, hi
+	}
+	return cur, row.PrefixEnd(cur)
+}
+
+// pointKey recognises a column expression that is one value (or NULL).
+func (t *Table) pointKey(ctx *sql.Context, col *row.Column, ce sql.MySQLRangeColumnExpr) (key []byte, isNull, ok bool) {
+	if _, lok := ce.LowerBound.(sql.BelowNull); lok {
+		if _, uok := ce.UpperBound.(sql.AboveNull); uok {
+			return nil, true, true
+		}
+	}
+	lb, lok := ce.LowerBound.(sql.Below)
+	ub, uok := ce.UpperBound.(sql.Above)
+	if !lok || !uok {
+		return nil, false, false
+	}
+	k1, ok1 := t.keyOf(ctx, col, lb.Key)
+	k2, ok2 := t.keyOf(ctx, col, ub.Key)
+	if !ok1 || !ok2 || string(k1) != string(k2) {
+		return nil, false, false
+	}
+	return k1, false, true
+}
+
+func (t *Table) keyOf(ctx *sql.Context, col *row.Column, v any) ([]byte, bool) {
+	sv, err := toStorage(ctx, col, nil, v)
+	if err != nil || sv == nil {
+		return nil, false
+	}
+	k, err := row.AppendKey(nil, col, sv, t.e.coll)
+	if err != nil {
+		return nil, false
+	}
+	return k, true
+}
+
+// --- writes
+
+// editor applies a statement's row changes to the session's transaction.
+type editor struct{ t *Table }
+
+var _ sql.TableEditor = editor{}
+
+func (t *Table) Inserter(*sql.Context) sql.RowInserter { return editor{t} }
+func (t *Table) Updater(*sql.Context) sql.RowUpdater   { return editor{t} }
+func (t *Table) Deleter(*sql.Context) sql.RowDeleter   { return editor{t} }
+func (t *Table) Replacer(*sql.Context) sql.RowReplacer { return editor{t} }
+
+func (ed editor) StatementBegin(ctx *sql.Context) {
+	if _, tx, err := ed.t.begin(ctx); err == nil {
+		tx.StatementBegin()
+	}
+}
+
+func (ed editor) DiscardChanges(ctx *sql.Context, _ error) error {
+	if s := sessionOf(ctx); s != nil && s.tx != nil && !s.tx.Ended() {
+		s.tx.StatementRollback()
+	}
+	return nil
+}
+
+func (ed editor) StatementComplete(ctx *sql.Context) error {
+	if s := sessionOf(ctx); s != nil && s.tx != nil && !s.tx.Ended() {
+		s.tx.StatementComplete()
+	}
+	return nil
+}
+
+func (ed editor) Close(*sql.Context) error { return nil }
+
+func (ed editor) Insert(ctx *sql.Context, r sql.Row) error {
+	s, tx, err := ed.t.begin(ctx)
+	if err != nil {
+		return err
+	}
+	vals, err := ed.t.toStorageRow(ctx, r)
+	if err != nil {
+		return err
+	}
+	if err := tx.Insert(ed.t.st, vals); err != nil {
+		return ed.writeError(s, err, vals)
+	}
+	ed.t.e.autoinc.observe(ed.t, vals)
+	return nil
+}
+
+func (ed editor) Update(ctx *sql.Context, old, new sql.Row) error {
+	s, tx, err := ed.t.begin(ctx)
+	if err != nil {
+		return err
+	}
+	ov, err := ed.t.toStorageRow(ctx, old)
+	if err != nil {
+		return err
+	}
+	nv, err := ed.t.toStorageRow(ctx, new)
+	if err != nil {
+		return err
+	}
+	if err := tx.Update(ed.t.st, ov, nv); err != nil {
+		return ed.writeError(s, err, nv)
+	}
+	ed.t.e.autoinc.observe(ed.t, nv)
+	return nil
+}
+
+func (ed editor) Delete(ctx *sql.Context, r sql.Row) error {
+	s, tx, err := ed.t.begin(ctx)
+	if err != nil {
+		return err
+	}
+	vals, err := ed.t.toStorageRow(ctx, r)
+	if err != nil {
+		return err
+	}
+	ok, err := tx.Delete(ed.t.st, vals)
+	if err != nil {
+		return ed.writeError(s, err, vals)
+	}
+	if !ok {
+		return sql.ErrDeleteRowNotFound.New()
+	}
+	return nil
+}
+
+// writeError maps a duplicate key to GMS's unique key error (carrying the
+// existing row, which REPLACE and ON DUPLICATE KEY UPDATE need).
+func (ed editor) writeError(s *Session, err error, vals []row.Value) error {
+	var dup *storage.DuplicateKeyError
+	if errors.As(err, &dup) {
+		var existing sql.Row
+		if dup.Existing != nil {
+			var scratch []row.Value
+			existing, _ = ed.t.toSQLRow(dup.Existing, &scratch)
+		}
+		name := "PRIMARY"
+		cols := ed.t.st.Def.PK
+		if dup.Index >= 0 {
+			name = ed.t.st.Def.Indexes[dup.Index].Name
+			cols = ed.t.st.Def.Indexes[dup.Index].Columns
+		}
+		var parts []string
+		for _, c := range cols {
+			parts = append(parts, fmt.Sprint(fromStorage(&ed.t.st.Def.Columns[c], vals[c])))
+		}
+		msg := fmt.Sprintf("Duplicate entry '%s' for key '%s.%s'", strings.Join(parts, "-"), ed.t.Name(), name)
+		return sql.NewUniqueKeyErr(msg, dup.Index < 0, existing)
+	}
+	if errors.Is(err, txn.ErrRowNotFound) {
+		return sql.ErrDeleteRowNotFound.New()
+	}
+	return s.afterError(err)
+}
+
+// --- AUTO_INCREMENT
+
+// autoincState holds each table's next AUTO_INCREMENT value in memory. It
+// starts after the largest committed value (so, as in MySQL 5.7, values of
+// deleted rows at the end may be reused after a restart); reservations are
+// not transactional, so rolled-back inserts leave gaps, as in InnoDB.
+type autoincState struct {
+	mu   sync.Mutex
+	next map[uint64]uint64
+}
+
+func (a *autoincState) forget(id uint64) {
+	a.mu.Lock()
+	delete(a.next, id)
+	a.mu.Unlock()
+}
+
+func autoincColumn(t *Table) int {
+	for i, c := range t.sch.Schema {
+		if c.AutoIncrement {
+			return i
+		}
+	}
+	return -1
+}
+
+// current returns the table's counter, computing it on first use. Called
+// with mu held.
+func (a *autoincState) current(t *Table) (uint64, error) {
+	if v, ok := a.next[t.st.Def.ID]; ok {
+		return v, nil
+	}
+	col := autoincColumn(t)
+	next := uint64(1)
+	if col >= 0 {
+		maxv, err := t.maxCommitted(col)
+		if err != nil {
+			return 0, err
+		}
+		next = maxv + 1
+	}
+	a.next[t.st.Def.ID] = next
+	return next, nil
+}
+
+// maxCommitted scans for the largest value of a column (the last key when
+// it leads the primary key).
+func (t *Table) maxCommitted(col int) (uint64, error) {
+	pfx := t.st.PrimaryPrefix()
+	it, err := t.e.store.DB().NewIter(&pebble.IterOptions{LowerBound: pfx, UpperBound: row.PrefixEnd(pfx)})
+	if err != nil {
+		return 0, err
+	}
+	defer it.Close()
+	var best uint64
+	leads := len(t.st.Def.PK) > 0 && t.st.Def.PK[0] == col
+	var vals []row.Value
+	for ok := it.Last(); ok; ok = it.Prev() {
+		vals, err = t.st.Decode(it.Value(), vals)
+		if err != nil {
+			return 0, err
+		}
+		if v := asUint(vals[col]); v > best {
+			best = v
+		}
+		if leads {
+			break
+		}
+	}
+	return best, it.Error()
+}
+
+func asUint(v row.Value) uint64 {
+	switch x := v.(type) {
+	case int64:
+		if x > 0 {
+			return uint64(x)
+		}
+	case uint64:
+		return x
+	case float32:
+		if x > 0 {
+			return uint64(x)
+		}
+	case float64:
+		if x > 0 {
+			return uint64(x)
+		}
+	}
+	return 0
+}
+
+// observe moves the counter past an explicitly written value.
+func (a *autoincState) observe(t *Table, vals []row.Value) {
+	col := autoincColumn(t)
+	if col < 0 {
+		return
+	}
+	v := asUint(vals[col])
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if cur, err := a.current(t); err == nil && v >= cur {
+		a.next[t.st.Def.ID] = v + 1
+	}
+}
+
+func (t *Table) PeekNextAutoIncrementValue(ctx *sql.Context) (uint64, error) {
+	t.e.autoinc.mu.Lock()
+	defer t.e.autoinc.mu.Unlock()
+	return t.e.autoinc.current(t)
+}
+
+// GetNextAutoIncrementValue reserves a value when insertVal is nil and
+// otherwise moves the counter past insertVal.
+func (t *Table) GetNextAutoIncrementValue(ctx *sql.Context, insertVal any) (uint64, error) {
+	a := &t.e.autoinc
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	cur, err := a.current(t)
+	if err != nil {
+		return 0, err
+	}
+	if insertVal == nil {
+		a.next[t.st.Def.ID] = cur + 1
+		return cur, nil
+	}
+	v := asUint(toUint(insertVal))
+	if v >= cur {
+		a.next[t.st.Def.ID] = v + 1
+	}
+	return cur, nil
+}
+
+func toUint(v any) row.Value {
+	switch x := v.(type) {
+	case int8:
+		return int64(x)
+	case int16:
+		return int64(x)
+	case int32:
+		return int64(x)
+	case int64:
+		return x
+	case int:
+		return int64(x)
+	case uint8:
+		return uint64(x)
+	case uint16:
+		return uint64(x)
+	case uint32:
+		return uint64(x)
+	case uint64:
+		return x
+	case float32:
+		return x
+	case float64:
+		return x
+	}
+	return int64(0)
+}
+
+func (t *Table) AutoIncrementSetter(*sql.Context) sql.AutoIncrementSetter { return autoincSetter{t} }
+
+type autoincSetter struct{ t *Table }
+
+func (s autoincSetter) SetAutoIncrementValue(ctx *sql.Context, v uint64) error {
+	a := &s.t.e.autoinc
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	cur, err := a.current(s.t)
+	if err != nil {
+		return err
+	}
+	a.next[s.t.st.Def.ID] = max(cur, v)
+	return nil
+}
+
+func (s autoincSetter) AcquireAutoIncrementLock(*sql.Context) (func(), error) {
+	return func() {}, nil
+}
+
+func (s autoincSetter) Close(*sql.Context) error { return nil }
+
+// --- DDL on a table
+
+func (t *Table) CreateIndex(ctx *sql.Context, def sql.IndexDef) error {
+	if def.IsPrimary() {
+		return errNotSupported("changing the PRIMARY KEY")
+	}
+	if def.IsSpatial() || def.IsFullText() || def.IsVector() {
+		return errNotSupported("SPATIAL, FULLTEXT and VECTOR indexes")
+	}
+	for _, ix := range t.st.Def.Indexes {
+		if strings.EqualFold(ix.Name, def.Name) {
+			return sql.ErrDuplicateKey.New(def.Name)
+		}
+	}
+	cols, err := columnsOf(t.st.Def, def.Columns)
+	if err != nil {
+		return err
+	}
+	nd := cloneDef(t.st.Def)
+	if nd.NextIndex == 0 {
+		nd.NextIndex = 1
+	}
+	for _, ix := range nd.Indexes {
+		nd.NextIndex = max(nd.NextIndex, ix.ID+1)
+	}
+	ix := storage.IndexDef{ID: nd.NextIndex, Name: def.Name, Columns: cols, Unique: def.IsUnique(), Comment: def.Comment}
+	nd.NextIndex++
+	nd.Indexes = append(nd.Indexes, ix)
+	var names []string
+	for _, c := range cols {
+		names = append(names, quoteIdent(nd.Columns[c].Name))
+	}
+	kind := "INDEX"
+	if ix.Unique {
+		kind = "UNIQUE INDEX"
+	}
+	stmt := fmt.Sprintf("ALTER TABLE %s ADD %s %s (%s)", quoteIdent(nd.Name), kind, quoteIdent(ix.Name), strings.Join(names, ", "))
+	return t.e.ddl(ctx, t.db.name, stmt, &storage.CatalogChange{Op: "add_index", TableID: nd.ID, Table: nd, Index: &nd.Indexes[len(nd.Indexes)-1]}, []uint64{nd.ID})
+}
+
+func (t *Table) DropIndex(ctx *sql.Context, name string) error {
+	nd := cloneDef(t.st.Def)
+	for i, ix := range nd.Indexes {
+		if strings.EqualFold(ix.Name, name) {
+			nd.Indexes = append(nd.Indexes[:i:i], nd.Indexes[i+1:]...)
+			stmt := fmt.Sprintf("ALTER TABLE %s DROP INDEX %s", quoteIdent(nd.Name), quoteIdent(ix.Name))
+			return t.e.ddl(ctx, t.db.name, stmt, &storage.CatalogChange{Op: "drop_index", TableID: nd.ID, Table: nd, IndexName: ix.Name}, []uint64{nd.ID})
+		}
+	}
+	return sql.ErrIndexNotFound.New(name)
+}
+
+func (t *Table) RenameIndex(ctx *sql.Context, from, to string) error {
+	return errNotSupported("RENAME INDEX")
+}
+
+// Truncate empties the table. GMS also calls it for a DELETE without WHERE;
+// only a real TRUNCATE TABLE statement is a (non-transactional) DDL, a
+// DELETE deletes row by row inside the transaction, logging every row.
+func (t *Table) Truncate(ctx *sql.Context) (int, error) {
+	s := sessionOf(ctx)
+	if s == nil || !s.truncating {
+		return t.deleteAll(ctx)
+	}
+	n, err := t.countRows(ctx)
+	if err != nil {
+		return 0, err
+	}
+	stmt := fmt.Sprintf("TRUNCATE TABLE %s", quoteIdent(t.Name()))
+	if err := t.e.ddl(ctx, t.db.name, stmt, &storage.CatalogChange{Op: "truncate", TableID: t.st.Def.ID}, []uint64{t.st.Def.ID}); err != nil {
+		return 0, err
+	}
+	t.e.autoinc.forget(t.st.Def.ID)
+	return n, nil
+}
+
+func (t *Table) countRows(ctx *sql.Context) (int, error) {
+	pfx := t.st.PrimaryPrefix()
+	it, err := t.e.store.DB().NewIter(&pebble.IterOptions{LowerBound: pfx, UpperBound: row.PrefixEnd(pfx)})
+	if err != nil {
+		return 0, err
+	}
+	defer it.Close()
+	n := 0
+	for ok := it.First(); ok; ok = it.Next() {
+		n++
+	}
+	return n, it.Error()
+}
+
+func (t *Table) deleteAll(ctx *sql.Context) (int, error) {
+	s, tx, err := t.begin(ctx)
+	if err != nil {
+		return 0, err
+	}
+	pfx := t.st.PrimaryPrefix()
+	it, err := tx.LockingScan(pfx, row.PrefixEnd(pfx), lock.Exclusive)
+	if err != nil {
+		return 0, err
+	}
+	defer it.Close()
+	n := 0
+	var scratch []row.Value
+	for it.Next() {
+		vals, err := t.st.Decode(it.KV().Value, scratch)
+		if err != nil {
+			return n, err
+		}
+		scratch = vals
+		ok, err := tx.Delete(t.st, vals)
+		if err != nil {
+			return n, s.afterError(err)
+		}
+		if ok {
+			n++
+		}
+	}
+	return n, s.afterError(it.Err())
+}
+
+func cloneDef(d *storage.TableDef) *storage.TableDef {
+	nd := *d
+	nd.Columns = append([]row.Column(nil), d.Columns...)
+	nd.PK = append([]int(nil), d.PK...)
+	nd.Indexes = append([]storage.IndexDef(nil), d.Indexes...)
+	return &nd
+}
+
+func jsonUnmarshal(b []byte, v any) error { return json.Unmarshal(b, v) }
