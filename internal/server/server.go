@@ -69,11 +69,11 @@ func Start(cfg Config, log *slog.Logger) (*Server, error) {
 		return nil, err
 	}
 	addr := net.JoinHostPort(cfg.BindAddress, strconv.Itoa(cfg.Port))
-	lst, err := gmsserver.NewServer(gmsserver.Config{
+	lst, err := gmsserver.NewServerWithHandler(gmsserver.Config{
 		Protocol: "tcp",
 		Address:  addr,
 		Version:  binlog.ServerVersion,
-	}, s.sql.GMS, sql.NewContext, s.sql.SessionBuilder(), nil)
+	}, s.sql.GMS, sql.NewContext, s.sql.SessionBuilder(), nil, wrapHandler)
 	if err != nil {
 		s.shutdownStorage()
 		return nil, fmt.Errorf("listening on %s: %w", addr, err)
@@ -190,11 +190,6 @@ func (s *Server) registerVariables() error {
 			},
 		},
 		&sql.MysqlSystemVariable{
-			// GMS declares it with the range 1..1; MySQL's is 1..1073741824.
-			Name: "innodb_lock_wait_timeout", Scope: sql.GetMysqlScope(sql.SystemVariableScope_Both), Dynamic: true,
-			Type: types.NewSystemIntType("innodb_lock_wait_timeout", 1, 1073741824, false), Default: s.cfg.LockWaitTimeoutSeconds,
-		},
-		&sql.MysqlSystemVariable{
 			Name: "gtid_executed", Scope: global, Dynamic: false,
 			Type: types.NewSystemStringType("gtid_executed"), Default: "",
 			ValueFunction: func() (any, error) { return s.pipe.GTIDExecuted().String(), nil },
@@ -203,19 +198,18 @@ func (s *Server) registerVariables() error {
 	sql.SystemVariables.AddSystemVariables(vars)
 	// Start-up values, read-only ones included (as mysqld's options).
 	return sql.SystemVariables.AssignValues(map[string]any{
-		"server_id":           s.cfg.ServerID,
-		"server_uuid":         s.uuid.String(),
-		"log_bin":             1,
-		"binlog_format":       "ROW",
-		"binlog_row_image":    "FULL",
-		"binlog_row_metadata": "FULL",
-		"binlog_checksum":     "CRC32",
-		"gtid_mode":           "ON",
-		"max_binlog_size":     uint64(s.cfg.MaxBinlogSize),
-		"port":                int64(s.cfg.Port),
-		"datadir":             s.cfg.DataDir,
-		// MySQL 8's default collation (GMS's own default is _bin).
-		"collation_server": "utf8mb4_0900_ai_ci",
+		"server_id":                s.cfg.ServerID,
+		"server_uuid":              s.uuid.String(),
+		"log_bin":                  1,
+		"binlog_format":            "ROW",
+		"binlog_row_image":         "FULL",
+		"binlog_row_metadata":      "FULL",
+		"binlog_checksum":          "CRC32",
+		"gtid_mode":                "ON",
+		"max_binlog_size":          uint64(s.cfg.MaxBinlogSize),
+		"port":                     int64(s.cfg.Port),
+		"datadir":                  s.cfg.DataDir,
+		"innodb_lock_wait_timeout": s.cfg.LockWaitTimeoutSeconds,
 	})
 }
 

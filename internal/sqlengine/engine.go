@@ -16,6 +16,7 @@ import (
 	"github.com/dolthub/go-mysql-server/server"
 	"github.com/dolthub/go-mysql-server/sql"
 	"github.com/dolthub/go-mysql-server/sql/analyzer"
+	"github.com/dolthub/go-mysql-server/sql/types"
 	"github.com/dolthub/vitess/go/mysql"
 	"github.com/lockstepdb/lockstep/internal/commit"
 	"github.com/lockstepdb/lockstep/internal/lock"
@@ -51,11 +52,27 @@ func New(store *storage.Engine, pipe *commit.Pipeline, locks *lock.Manager) *Eng
 	e.schemas.m = map[*storage.Table]sql.PrimaryKeySchema{}
 	e.autoinc.next = map[uint64]uint64{}
 	p := parser{sql.DefaultMySQLParser}
-	a := analyzer.NewDefault(provider{e})
-	a.Overrides.Builder.Parser = p
+	a := analyzer.NewBuilder(provider{e}).
+		AddOverrides(sql.EngineOverrides{Builder: sql.BuilderOverrides{Parser: p}}).
+		Build()
 	e.GMS = sqle.New(a, &sqle.Config{IncludeRootAccount: true})
 	e.GMS.Parser = p
+	registerVariables()
 	return e
+}
+
+// registerVariables corrects GMS's definitions of variables the SQL layer
+// relies on and sets MySQL 8's defaults.
+func registerVariables() {
+	sql.SystemVariables.AddSystemVariables([]sql.SystemVariable{
+		&sql.MysqlSystemVariable{
+			// GMS declares it with the range 1..1; MySQL's is 1..1073741824.
+			Name: "innodb_lock_wait_timeout", Scope: sql.GetMysqlScope(sql.SystemVariableScope_Both), Dynamic: true,
+			Type: types.NewSystemIntType("innodb_lock_wait_timeout", 1, 1073741824, false), Default: int64(50),
+		},
+	})
+	// MySQL 8's default collation (GMS's own default is utf8mb4_0900_bin).
+	_ = sql.SystemVariables.AssignValues(map[string]any{"collation_server": "utf8mb4_0900_ai_ci"})
 }
 
 // SessionBuilder makes a Lockstep session per connection.

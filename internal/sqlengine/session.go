@@ -3,6 +3,7 @@ package sqlengine
 import (
 	"context"
 	"errors"
+	"regexp"
 	"strings"
 	"time"
 
@@ -152,6 +153,9 @@ func (s *Session) ReleaseSavepoint(ctx *sql.Context, _ sql.Transaction, name str
 func (s *Session) CommandBegin() error {
 	clear(s.stmtLocks)
 	s.truncating = false
+	if s.tx != nil && !s.tx.Ended() {
+		s.tx.NewReadView()
+	}
 	return nil
 }
 
@@ -192,7 +196,9 @@ func (s *Session) noteStatement(st ast.Statement) {
 	case *ast.DDL:
 		s.truncating = strings.EqualFold(n.Action, ast.TruncateStr)
 	case *ast.Select:
-		if n.Lock == nil {
+		// The parser gives every SELECT a Lock; Type is empty without a
+		// locking clause.
+		if n.Lock == nil || strings.TrimSpace(n.Lock.Type) == "" {
 			return
 		}
 		mode := lock.Shared
@@ -262,34 +268,85 @@ func (s *Session) afterError(err error) error {
 }
 
 // parser wraps GMS's parser: it notes each statement's locking clause on
-// the session and reports syntax errors as MySQL's 1064.
+// the session (whichever entry point parses it: the handler, the planner
+// or PREPARE), accepts MySQL 8's FOR SHARE, which the vitess grammar lacks,
+// as its equivalent LOCK IN SHARE MODE, and reports syntax errors as
+// MySQL's 1064.
 type parser struct{ sql.Parser }
 
-func (p parser) Parse(ctx *sql.Context, query string, multi bool) (ast.Statement, string, string, error) {
-	st, q, rem, err := p.Parser.Parse(ctx, query, multi)
-	if err != nil {
-		return st, q, rem, syntaxError(err)
+var forShare = regexp.MustCompile(`(?i)\bfor\s+share\s*;?\s*$`)
+
+// withForShare retries a parse that failed on a trailing FOR SHARE.
+func withForShare[T any](query string, parse func(string) (T, error)) (T, error) {
+	r, err := parse(query)
+	if err != nil && forShare.MatchString(query) {
+		if r2, err2 := parse(forShare.ReplaceAllString(query, " LOCK IN SHARE MODE")); err2 == nil {
+			return r2, nil
+		}
 	}
+	return r, err
+}
+
+type parsed struct {
+	st       ast.Statement
+	q, rem   string
+	consumed int
+}
+
+func note(ctx context.Context, st ast.Statement) error {
 	if err := unsupportedLocking(st); err != nil {
-		return nil, q, rem, err
+		return err
 	}
-	if s := sessionOf(ctx); s != nil {
-		s.noteStatement(st)
+	if sctx, ok := ctx.(*sql.Context); ok {
+		if s := sessionOf(sctx); s != nil {
+			s.noteStatement(st)
+		}
 	}
-	return st, q, rem, nil
+	return nil
+}
+
+func (p parser) Parse(ctx *sql.Context, query string, multi bool) (ast.Statement, string, string, error) {
+	r, err := withForShare(query, func(q string) (parsed, error) {
+		st, pq, rem, err := p.Parser.Parse(ctx, q, multi)
+		return parsed{st: st, q: pq, rem: rem}, err
+	})
+	if err != nil {
+		return nil, r.q, r.rem, syntaxError(err)
+	}
+	// GMS's handler runs a returned statement even when an error comes
+	// with it: return none on error.
+	if err := note(ctx, r.st); err != nil {
+		return nil, r.q, r.rem, err
+	}
+	return r.st, r.q, r.rem, nil
 }
 
 func (p parser) ParseWithOptions(ctx context.Context, query string, delimiter rune, multi bool, o ast.ParserOptions) (ast.Statement, string, string, error) {
-	st, q, rem, err := p.Parser.ParseWithOptions(ctx, query, delimiter, multi, o)
-	return st, q, rem, syntaxError(err)
+	r, err := withForShare(query, func(q string) (parsed, error) {
+		st, pq, rem, err := p.Parser.ParseWithOptions(ctx, q, delimiter, multi, o)
+		return parsed{st: st, q: pq, rem: rem}, err
+	})
+	if err != nil {
+		return nil, r.q, r.rem, syntaxError(err)
+	}
+	if err := note(ctx, r.st); err != nil {
+		return nil, r.q, r.rem, err
+	}
+	return r.st, r.q, r.rem, nil
 }
 
 func (p parser) ParseOneWithOptions(ctx context.Context, query string, o ast.ParserOptions) (ast.Statement, int, error) {
-	st, n, err := p.Parser.ParseOneWithOptions(ctx, query, o)
+	r, err := withForShare(query, func(q string) (parsed, error) {
+		st, n, err := p.Parser.ParseOneWithOptions(ctx, q, o)
+		return parsed{st: st, consumed: n}, err
+	})
 	if err != nil {
-		return st, n, syntaxError(err)
+		return nil, r.consumed, syntaxError(err)
 	}
-	return st, n, unsupportedLocking(st)
+	if err := unsupportedLocking(r.st); err != nil {
+		return nil, r.consumed, err
+	}
+	return r.st, r.consumed, nil
 }
 
 // unsupportedLocking refuses locking clauses Lockstep does not implement

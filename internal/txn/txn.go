@@ -143,6 +143,15 @@ func (t *Txn) reader() pebble.Reader {
 // SNAPSHOT).
 func (t *Txn) StartSnapshot() { t.reader() }
 
+// NewReadView starts a new consistent read view for the next statement
+// under READ COMMITTED (a no-op under REPEATABLE READ).
+func (t *Txn) NewReadView() {
+	if t.iso == ReadCommitted && t.snap != nil {
+		t.snap.Close()
+		t.snap = nil
+	}
+}
+
 // StatementBegin marks the start of a statement. Repeated calls within one
 // statement (one per table editor) are no-ops.
 func (t *Txn) StatementBegin() {
@@ -151,10 +160,7 @@ func (t *Txn) StatementBegin() {
 	}
 	t.inStmt = true
 	t.stmt = mark{undo: len(t.undo), events: t.events.Mark(), ws: len(t.ws)}
-	if t.iso == ReadCommitted && t.snap != nil {
-		t.snap.Close()
-		t.snap = nil
-	}
+	t.NewReadView()
 }
 
 // StatementComplete ends a statement successfully.

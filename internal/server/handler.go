@@ -1,0 +1,56 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"regexp"
+	"strconv"
+
+	"github.com/dolthub/vitess/go/mysql"
+	"github.com/dolthub/vitess/go/sqltypes"
+	querypb "github.com/dolthub/vitess/go/vt/proto/query"
+)
+
+// handler wraps GMS's protocol handler to keep MySQL error numbers that GMS
+// loses: some GMS code paths (the planner's parse step among them) turn an
+// error into text inside a generic 1105 error. The text of a MySQL error
+// ends with "(errno N) (sqlstate S)", so the original is rebuilt from it.
+type handler struct {
+	mysql.Handler
+}
+
+func wrapHandler(h mysql.Handler) (mysql.Handler, error) { return handler{h}, nil }
+
+var embedded = regexp.MustCompile(`^(?s)(.*) \(errno (\d+)\) \(sqlstate ([0-9A-Z]{5})\)$`)
+
+// restoreError returns the MySQL error embedded in a generic one.
+func restoreError(err error) error {
+	var se *mysql.SQLError
+	if err == nil || !errors.As(err, &se) || se.Num != mysql.ERUnknownError {
+		return err
+	}
+	m := embedded.FindStringSubmatch(se.Message)
+	if m == nil {
+		return err
+	}
+	num, _ := strconv.Atoi(m[2])
+	return mysql.NewSQLError(num, m[3], "%s", m[1])
+}
+
+func (h handler) ComQuery(ctx context.Context, c *mysql.Conn, query string, cb mysql.ResultSpoolFn) error {
+	return restoreError(h.Handler.ComQuery(ctx, c, query, cb))
+}
+
+func (h handler) ComMultiQuery(ctx context.Context, c *mysql.Conn, query string, cb mysql.ResultSpoolFn) (string, error) {
+	rest, err := h.Handler.ComMultiQuery(ctx, c, query, cb)
+	return rest, restoreError(err)
+}
+
+func (h handler) ComPrepare(ctx context.Context, c *mysql.Conn, query string, p *mysql.PrepareData) ([]*querypb.Field, error) {
+	f, err := h.Handler.ComPrepare(ctx, c, query, p)
+	return f, restoreError(err)
+}
+
+func (h handler) ComStmtExecute(ctx context.Context, c *mysql.Conn, p *mysql.PrepareData, cb func(*sqltypes.Result) error) error {
+	return restoreError(h.Handler.ComStmtExecute(ctx, c, p, cb))
+}
