@@ -68,6 +68,7 @@ type Trx struct {
 	prevGTIDs    binlog.GTIDSet
 	buf          []byte
 	size         uint64
+	rotateOnly   bool // FLUSH BINARY LOGS marker: no events, no GTID
 	encoded      atomic.Bool
 	selfEncode   bool // encoded by its own goroutine (parallel flush)
 	err          error
@@ -273,6 +274,36 @@ func (p *Pipeline) commit(t *Trx) error {
 	if t.selfEncode {
 		p.encode(t)
 	}
+	p.kickFlusher()
+	<-t.done
+	return t.err
+}
+
+// Rotate closes the current binlog file and starts the next (FLUSH BINARY
+// LOGS). The rotation is ordered with commits like a transaction, so it
+// neither waits for them nor holds them up beyond its turn.
+func (p *Pipeline) Rotate() error {
+	t := &Trx{rotateOnly: true, selfEncode: true, done: make(chan struct{})}
+	t.encoded.Store(true)
+	p.mu.Lock()
+	if p.failed != nil || p.closed {
+		err := p.failed
+		p.mu.Unlock()
+		if err == nil {
+			err = ErrStopped
+		}
+		return fmt.Errorf("%w: %v", ErrStopped, err)
+	}
+	t.rotateBefore = true
+	t.prevGTIDs = p.gtids.Clone()
+	p.pos = binlog.Position{File: p.pos.File + 1, Pos: binlog.HeaderLen(t.prevGTIDs)}
+	p.nextSeq = 1
+	p.tracker.reset(0)
+	t.start, t.End = p.pos, p.pos
+	p.qmu.Lock()
+	p.queue = append(p.queue, t)
+	p.qmu.Unlock()
+	p.mu.Unlock()
 	p.kickFlusher()
 	<-t.done
 	return t.err
@@ -503,7 +534,11 @@ func (p *Pipeline) committer() {
 			p.committed.Store(last.GTID.SequenceNumber)
 			p.Stats.LastCommittedSeq.Store(last.GTID.SequenceNumber)
 		}
-		p.Stats.Commits.Add(uint64(len(group)))
+		for _, t := range group {
+			if !t.rotateOnly {
+				p.Stats.Commits.Add(1)
+			}
+		}
 		for _, t := range group {
 			t.err = err
 			close(t.done)

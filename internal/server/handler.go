@@ -15,11 +15,15 @@ import (
 // loses: some GMS code paths (the planner's parse step among them) turn an
 // error into text inside a generic 1105 error. The text of a MySQL error
 // ends with "(errno N) (sqlstate S)", so the original is rebuilt from it.
+//
+// It also answers the binlog administration statements GMS does not know
+// (FLUSH BINARY LOGS, PURGE BINARY LOGS) before GMS sees them.
 type handler struct {
 	mysql.Handler
+	s *Server
 }
 
-func wrapHandler(h mysql.Handler) (mysql.Handler, error) { return handler{h}, nil }
+func (s *Server) wrapHandler(h mysql.Handler) (mysql.Handler, error) { return handler{h, s}, nil }
 
 var embedded = regexp.MustCompile(`^(?s)(.*) \(errno (\d+)\) \(sqlstate ([0-9A-Z]{5})\)$`)
 
@@ -38,10 +42,22 @@ func restoreError(err error) error {
 }
 
 func (h handler) ComQuery(ctx context.Context, c *mysql.Conn, query string, cb mysql.ResultSpoolFn) error {
+	if ok, err := h.s.adminStatement(query); ok {
+		if err != nil {
+			return err
+		}
+		return cb(&sqltypes.Result{}, false)
+	}
 	return restoreError(h.Handler.ComQuery(ctx, c, query, cb))
 }
 
 func (h handler) ComMultiQuery(ctx context.Context, c *mysql.Conn, query string, cb mysql.ResultSpoolFn) (string, error) {
+	if ok, err := h.s.adminStatement(query); ok {
+		if err != nil {
+			return "", err
+		}
+		return "", cb(&sqltypes.Result{}, false)
+	}
 	rest, err := h.Handler.ComMultiQuery(ctx, c, query, cb)
 	return rest, restoreError(err)
 }

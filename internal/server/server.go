@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/cockroachdb/pebble/v2/vfs"
 	gmsserver "github.com/dolthub/go-mysql-server/server"
@@ -36,6 +37,7 @@ type Server struct {
 	listener *gmsserver.Server
 	addr     string
 	log      *slog.Logger
+	stop     chan struct{}
 }
 
 // Start opens the data directory (recovering it if needed) and starts
@@ -63,17 +65,22 @@ func Start(cfg Config, log *slog.Logger) (*Server, error) {
 		log.Warn("the store holds transactions the binlog lost (relaxed sync setting and an OS crash); replicas will not receive them")
 	}
 	s := &Server{cfg: cfg, uuid: id, pipe: pipe, store: store, blog: blog, log: log}
-	s.sql = sqlengine.New(store, pipe, lock.New())
+	locks := lock.New()
+	s.sql = sqlengine.New(store, pipe, locks)
+	installStatus(pipe, locks, time.Now())
 	if err := s.registerVariables(); err != nil {
 		s.shutdownStorage()
 		return nil, err
 	}
+	s.sql.GMS.Analyzer.Catalog.BinlogPrimaryController = primary{s}
+	s.stop = make(chan struct{})
+	go s.expireLogs(s.stop)
 	addr := net.JoinHostPort(cfg.BindAddress, strconv.Itoa(cfg.Port))
 	lst, err := gmsserver.NewServerWithHandler(gmsserver.Config{
 		Protocol: "tcp",
 		Address:  addr,
 		Version:  binlog.ServerVersion,
-	}, s.sql.GMS, sql.NewContext, s.sql.SessionBuilder(), nil, wrapHandler)
+	}, s.sql.GMS, sql.NewContext, s.sql.SessionBuilder(), nil, s.wrapHandler)
 	if err != nil {
 		s.shutdownStorage()
 		return nil, fmt.Errorf("listening on %s: %w", addr, err)
@@ -94,6 +101,7 @@ func (s *Server) Addr() string { return s.addr }
 // Close stops accepting clients, finishes committing, flushes the store and
 // closes the binlog.
 func (s *Server) Close() error {
+	close(s.stop)
 	err := s.listener.Close()
 	if e := s.shutdownStorage(); err == nil {
 		err = e

@@ -120,11 +120,39 @@ func (s *Session) CommitTransaction(ctx *sql.Context, _ sql.Transaction) error {
 	}
 	t := s.tx
 	s.tx = nil
+	if explicitTransaction(ctx) {
+		sql.IncrementStatusVariable(ctx, "Com_commit", 1)
+	}
 	return mysqlError(t.Commit())
+}
+
+// explicitTransaction reports whether the session is in a transaction the
+// client opened (BEGIN, or autocommit off), as opposed to a statement's own.
+func explicitTransaction(ctx *sql.Context) bool {
+	if ctx.GetIgnoreAutoCommit() {
+		return true
+	}
+	ac, err := ctx.GetSessionVariable(ctx, "autocommit")
+	return err == nil && toInt(ac) == 0
+}
+
+func toInt(v any) int64 {
+	switch x := v.(type) {
+	case int8:
+		return int64(x)
+	case int64:
+		return x
+	case bool:
+		if x {
+			return 1
+		}
+	}
+	return 1
 }
 
 // Rollback implements sql.TransactionSession.
 func (s *Session) Rollback(ctx *sql.Context, _ sql.Transaction) error {
+	sql.IncrementStatusVariable(ctx, "Com_rollback", 1)
 	if s.tx != nil {
 		s.tx.Rollback()
 		s.tx = nil

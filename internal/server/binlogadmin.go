@@ -1,0 +1,143 @@
+package server
+
+import (
+	"fmt"
+	"regexp"
+	"strings"
+	"time"
+
+	"github.com/dolthub/go-mysql-server/sql"
+	"github.com/dolthub/go-mysql-server/sql/binlogreplication"
+	"github.com/dolthub/vitess/go/mysql"
+)
+
+// primary answers the binlog SHOW statements from the binlog's file list,
+// which has its own lock: they never wait for commits. Serving replicas
+// (COM_BINLOG_DUMP*) is not built yet.
+type primary struct{ s *Server }
+
+var _ binlogreplication.BinlogPrimaryController = primary{}
+
+func errNoReplication() error {
+	return mysql.NewSQLError(mysql.ERNotSupportedYet, "42000", "This version of Lockstep doesn't yet support serving replicas")
+}
+
+func (p primary) RegisterReplica(*sql.Context, *mysql.Conn, string, uint16) error {
+	return errNoReplication()
+}
+
+func (p primary) BinlogDumpGtid(*sql.Context, *mysql.Conn, mysql.GTIDSet) error {
+	return errNoReplication()
+}
+
+func (p primary) ListReplicas(*sql.Context) error { return nil }
+
+func (p primary) ListBinaryLogs(*sql.Context) ([]binlogreplication.BinaryLogFileMetadata, error) {
+	var out []binlogreplication.BinaryLogFileMetadata
+	for _, f := range p.s.blog.Files() {
+		out = append(out, binlogreplication.BinaryLogFileMetadata{Name: f.Name, Size: uint64(f.Size)})
+	}
+	return out, nil
+}
+
+func (p primary) GetBinaryLogStatus(*sql.Context) ([]binlogreplication.BinaryLogStatus, error) {
+	files := p.s.blog.Files()
+	cur := files[len(files)-1]
+	return []binlogreplication.BinaryLogStatus{{
+		File:          cur.Name,
+		Position:      uint(cur.Size),
+		ExecutedGtids: p.s.pipe.GTIDExecuted().String(),
+	}}, nil
+}
+
+// Binlog administration statements GMS does not know. They are answered
+// by the handler before GMS sees them.
+var (
+	flushLogs = regexp.MustCompile(`(?is)^\s*flush\s+(no_write_to_binlog\s+|local\s+)?binary\s+logs\s*;?\s*$`)
+	purgeTo   = regexp.MustCompile(`(?is)^\s*purge\s+(binary|master)\s+logs\s+to\s+'([^']+)'\s*;?\s*$`)
+	purgeBef  = regexp.MustCompile(`(?is)^\s*purge\s+(binary|master)\s+logs\s+before\s+(?:timestamp\s*)?'([^']+)'\s*;?\s*$`)
+)
+
+// adminStatement runs query if it is one of the binlog administration
+// statements; handled reports whether it was.
+func (s *Server) adminStatement(query string) (handled bool, err error) {
+	switch {
+	case flushLogs.MatchString(query):
+		return true, s.pipe.Rotate()
+	case purgeTo.MatchString(query):
+		name := purgeTo.FindStringSubmatch(query)[2]
+		for _, f := range s.blog.Files() {
+			if f.Name == name {
+				return true, s.purge(f.Num)
+			}
+		}
+		return true, mysql.NewSQLError(mysql.ERUnknownError, "HY000", "Target log not found in binlog index (%s)", name)
+	case purgeBef.MatchString(query):
+		v := purgeBef.FindStringSubmatch(query)[2]
+		t, err := time.ParseInLocation("2006-01-02 15:04:05", strings.TrimSpace(v), time.Local)
+		if err != nil {
+			if t, err = time.ParseInLocation("2006-01-02", strings.TrimSpace(v), time.Local); err != nil {
+				return true, mysql.NewSQLError(mysql.ERWrongArguments, "HY000", "Incorrect arguments to PURGE LOGS BEFORE: %q", v)
+			}
+		}
+		return true, s.purgeBefore(t)
+	}
+	return false, nil
+}
+
+// purge removes binlog files before number keep, but never one the store
+// may still need for recovery (everything at or after the file holding the
+// store's durable position) and never the current file.
+func (s *Server) purge(keep int) error {
+	durable, err := s.store.Flush()
+	if err != nil {
+		return err
+	}
+	if durable.File > 0 && keep > durable.File {
+		keep = durable.File
+	}
+	gone, err := s.blog.Purge(keep)
+	if len(gone) > 0 {
+		s.log.Info("purged binary logs", "files", strings.Join(gone, ","))
+	}
+	if err != nil {
+		return fmt.Errorf("purging binary logs: %w", err)
+	}
+	return nil
+}
+
+// purgeBefore purges the files whose successor was started before t (that
+// is, files whose last write is older than t).
+func (s *Server) purgeBefore(t time.Time) error {
+	files := s.blog.Files()
+	keep := files[len(files)-1].Num
+	for i := 0; i+1 < len(files); i++ {
+		if !files[i+1].Created.Before(t) {
+			keep = files[i].Num
+			break
+		}
+	}
+	return s.purge(keep)
+}
+
+// expireLogs purges, every minute until stop closes, the files older than
+// binlog_expire_logs_seconds (0 = never).
+func (s *Server) expireLogs(stop <-chan struct{}) {
+	tick := time.NewTicker(time.Minute)
+	defer tick.Stop()
+	for {
+		select {
+		case <-stop:
+			return
+		case <-tick.C:
+		}
+		_, v, ok := sql.SystemVariables.GetGlobal("binlog_expire_logs_seconds")
+		secs := toInt64(v)
+		if !ok || secs <= 0 {
+			continue
+		}
+		if err := s.purgeBefore(time.Now().Add(-time.Duration(secs) * time.Second)); err != nil {
+			s.log.Warn("binlog expiry failed", "err", err)
+		}
+	}
+}
