@@ -7,6 +7,7 @@ require (
 	github.com/cockroachdb/pebble/v2 v2.1.7
 	github.com/dolthub/go-mysql-server v0.20.1-0.20260423223733-f292357ffe4c
 	github.com/dolthub/vitess v0.0.0-20260422060906-f6f5b5573b7b
+	github.com/go-sql-driver/mysql v1.9.3
 	github.com/google/btree v1.1.3
 	github.com/shopspring/decimal v1.6.0
 	github.com/spf13/cobra v1.9.1

@@ -1,0 +1,302 @@
+// Package integration starts the real lockstep binary on loopback ports and
+// talks to it with real clients: Go's MySQL driver, the mariadb CLI and
+// sysbench. The CLI tools are required when LOCKSTEP_REQUIRE_TOOLS=1 (as in
+// CI); otherwise tests that need a missing tool are skipped.
+package integration
+
+import (
+	"bufio"
+	"database/sql"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	_ "github.com/go-sql-driver/mysql"
+)
+
+var binary string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "lockstep-bin")
+	if err != nil {
+		panic(err)
+	}
+	binary = filepath.Join(dir, "lockstep")
+	out, err := exec.Command("go", "build", "-o", binary, "github.com/lockstepdb/lockstep/cmd/lockstep").CombinedOutput()
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "building lockstep: %v\n%s", err, out)
+		os.Exit(1)
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// needTool skips (or, with LOCKSTEP_REQUIRE_TOOLS=1, fails) without a tool.
+func needTool(t *testing.T, name string) string {
+	t.Helper()
+	p, err := exec.LookPath(name)
+	if err != nil {
+		if os.Getenv("LOCKSTEP_REQUIRE_TOOLS") == "1" {
+			t.Fatalf("%s is required (LOCKSTEP_REQUIRE_TOOLS=1) but not installed", name)
+		}
+		t.Skipf("%s not installed", name)
+	}
+	return p
+}
+
+func freePort(t *testing.T) int {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port
+}
+
+// server is a running lockstep process.
+type server struct {
+	t       *testing.T
+	dir     string
+	port    int
+	args    []string
+	cmd     *exec.Cmd
+	logPath string
+}
+
+func startServer(t *testing.T, dir string, args ...string) *server {
+	t.Helper()
+	s := &server{t: t, dir: dir, args: args}
+	s.start()
+	t.Cleanup(s.stop)
+	return s
+}
+
+func (s *server) start() {
+	s.t.Helper()
+	s.port = freePort(s.t)
+	s.logPath = filepath.Join(s.dir, fmt.Sprintf("server-%d.log", time.Now().UnixNano()))
+	logf, err := os.Create(s.logPath)
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	args := append([]string{"serve", "--bind-address", "127.0.0.1", "--port", fmt.Sprint(s.port), "--datadir", filepath.Join(s.dir, "data")}, s.args...)
+	s.cmd = exec.Command(binary, args...)
+	s.cmd.Stdout, s.cmd.Stderr = logf, logf
+	if err := s.cmd.Start(); err != nil {
+		s.t.Fatal(err)
+	}
+	go func(c *exec.Cmd, f *os.File) { c.Wait(); f.Close() }(s.cmd, logf)
+	deadline := time.Now().Add(20 * time.Second)
+	for time.Now().Before(deadline) {
+		if c, err := net.DialTimeout("tcp", fmt.Sprintf("127.0.0.1:%d", s.port), 200*time.Millisecond); err == nil {
+			c.Close()
+			return
+		}
+		if s.cmd.ProcessState != nil {
+			break
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	log, _ := os.ReadFile(s.logPath)
+	s.t.Fatalf("server did not start:\n%s", log)
+}
+
+// stop shuts the server down gracefully (SIGTERM).
+func (s *server) stop() {
+	if s.cmd == nil || s.cmd.Process == nil {
+		return
+	}
+	s.cmd.Process.Signal(syscall.SIGTERM)
+	done := make(chan struct{})
+	go func() {
+		for s.cmd.ProcessState == nil {
+			time.Sleep(20 * time.Millisecond)
+		}
+		close(done)
+	}()
+	select {
+	case <-done:
+	case <-time.After(30 * time.Second):
+		s.cmd.Process.Kill()
+	}
+	s.cmd = nil
+}
+
+// kill stops the server with SIGKILL, as a crash would.
+func (s *server) kill() {
+	s.cmd.Process.Kill()
+	for s.cmd.ProcessState == nil {
+		time.Sleep(10 * time.Millisecond)
+	}
+	s.cmd = nil
+}
+
+func (s *server) db(dbname string) *sql.DB {
+	s.t.Helper()
+	db, err := sql.Open("mysql", fmt.Sprintf("root@tcp(127.0.0.1:%d)/%s", s.port, dbname))
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	db.SetMaxOpenConns(32)
+	s.t.Cleanup(func() { db.Close() })
+	return db
+}
+
+func mustExec(t *testing.T, db *sql.DB, q string, args ...any) {
+	t.Helper()
+	if _, err := db.Exec(q, args...); err != nil {
+		t.Fatalf("%s: %v", q, err)
+	}
+}
+
+func TestOptionsAreValidated(t *testing.T) {
+	dir := t.TempDir()
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"serve", "--sync-binlog", "lots"}, "--sync-binlog"},
+		{[]string{"serve", "--no-such-option=1"}, "no-such-option"},
+		{[]string{"serve", "--binlog_transaction_dependency_tracking", "BOGUS"}, "binlog-transaction-dependency-tracking"},
+		{[]string{"serve", "--innodb-flush-log-at-trx-commit=3"}, "innodb-flush-log-at-trx-commit"},
+	} {
+		out, err := exec.Command(binary, append(tc.args, "--datadir", dir)...).CombinedOutput()
+		if err == nil || !strings.Contains(string(out), tc.want) {
+			t.Fatalf("%v: err=%v, output does not name %s:\n%s", tc.args, err, tc.want, out)
+		}
+	}
+	cnf := filepath.Join(dir, "bad.cnf")
+	os.WriteFile(cnf, []byte("[mysqld]\nport=3307\nsync_binlog=0\nbogus_setting=1\n"), 0o644)
+	out, err := exec.Command(binary, "serve", "--defaults-file", cnf, "--datadir", dir).CombinedOutput()
+	if err == nil || !strings.Contains(string(out), "bogus_setting") {
+		t.Fatalf("unknown option in defaults file: err=%v\n%s", err, out)
+	}
+}
+
+func TestDefaultsFileAndVariables(t *testing.T) {
+	dir := t.TempDir()
+	cnf := filepath.Join(dir, "my.cnf")
+	os.WriteFile(cnf, []byte("[mysqld]\nsync_binlog=0\ninnodb_flush_log_at_trx_commit = 2\nbinlog-group-commit-sync-delay=100\nlog-bin\nserver_id=42\n"), 0o644)
+	s := startServer(t, dir, "--defaults-file", cnf, "--binlog-parallel-flush=ON")
+	db := s.db("")
+	row := db.QueryRow("SELECT @@sync_binlog, @@innodb_flush_log_at_trx_commit, @@binlog_group_commit_sync_delay, @@server_id, @@binlog_parallel_flush, @@binlog_format, @@binlog_row_image")
+	var sb, fl, delay, sid, pf int
+	var format, image string
+	if err := row.Scan(&sb, &fl, &delay, &sid, &pf, &format, &image); err != nil {
+		t.Fatal(err)
+	}
+	if sb != 0 || fl != 2 || delay != 100 || sid != 42 || pf != 1 || format != "ROW" || image != "FULL" {
+		t.Fatalf("variables: sync_binlog=%d flush=%d delay=%d server_id=%d parallel=%d format=%s image=%s", sb, fl, delay, sid, pf, format, image)
+	}
+	mustExec(t, db, "SET GLOBAL sync_binlog = 1")
+	if err := db.QueryRow("SELECT @@global.sync_binlog").Scan(&sb); err != nil || sb != 1 {
+		t.Fatalf("SET GLOBAL sync_binlog: %d %v", sb, err)
+	}
+}
+
+func TestGoDriverCRUDAndRestart(t *testing.T) {
+	dir := t.TempDir()
+	s := startServer(t, dir)
+	db := s.db("")
+	mustExec(t, db, "CREATE DATABASE app")
+	app := s.db("app")
+	mustExec(t, app, "CREATE TABLE users (id BIGINT AUTO_INCREMENT PRIMARY KEY, email VARCHAR(100) NOT NULL, name VARCHAR(50), balance DECIMAL(12,2) NOT NULL DEFAULT 0, created DATETIME(6), UNIQUE KEY email (email))")
+	// Server-side prepared statements (the driver's default).
+	for i := range 50 {
+		if _, err := app.Exec("INSERT INTO users (email, name, balance, created) VALUES (?, ?, ?, ?)",
+			fmt.Sprintf("u%d@x.io", i), fmt.Sprintf("User %d", i), float64(i)+0.5, time.Date(2026, 1, 2, 3, 4, 5, 123456000, time.UTC)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	_, err := app.Exec("INSERT INTO users (email) VALUES (?)", "u3@x.io")
+	if err == nil || !strings.Contains(err.Error(), "1062") {
+		t.Fatalf("duplicate email: %v", err)
+	}
+	res, err := app.Exec("UPDATE users SET balance = balance + 1 WHERE id <= ?", 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n, _ := res.RowsAffected(); n != 10 {
+		t.Fatalf("rows affected %d", n)
+	}
+	tx, _ := app.Begin()
+	tx.Exec("DELETE FROM users WHERE id > 40")
+	tx.Rollback()
+	var n int
+	var sum float64
+	var one string
+	app.QueryRow("SELECT COUNT(*), SUM(balance) FROM users").Scan(&n, &sum)
+	app.QueryRow("SELECT balance FROM users WHERE id = 3").Scan(&one)
+	// 0.5 + 1.5 + ... + 49.5, plus 1 for each of ten rows.
+	if n != 50 || sum != 1260 || one != "3.50" {
+		t.Fatalf("count %d sum %v balance %s", n, sum, one)
+	}
+	s.stop()
+	s.start()
+	app = s.db("app")
+	var created string
+	if err := app.QueryRow("SELECT COUNT(*), SUM(balance), MAX(created) FROM users").Scan(&n, &sum, &created); err != nil {
+		t.Fatal(err)
+	}
+	if n != 50 || sum != 1260 || created != "2026-01-02 03:04:05.123456" {
+		t.Fatalf("after restart: count %d sum %v created %s", n, sum, created)
+	}
+}
+
+func TestMariadbCLI(t *testing.T) {
+	cli := needTool(t, "mariadb")
+	s := startServer(t, t.TempDir())
+	run := func(q string) (string, error) {
+		out, err := exec.Command(cli, "-h127.0.0.1", fmt.Sprintf("-P%d", s.port), "-uroot", "--skip-ssl", "-N", "-B", "-e", q).CombinedOutput()
+		return strings.TrimSpace(string(out)), err
+	}
+	out, err := run("CREATE DATABASE c; USE c; CREATE TABLE t (id INT PRIMARY KEY, v VARCHAR(10)); INSERT INTO t VALUES (1,'a'),(2,'b'); SELECT GROUP_CONCAT(v ORDER BY id) FROM t; SHOW TABLES")
+	if err != nil || out != "a,b\nt" {
+		t.Fatalf("mariadb CLI: %v\n%s", err, out)
+	}
+	out, _ = run("SELEC 1")
+	if !strings.Contains(out, "ERROR 1064 (42000)") {
+		t.Fatalf("syntax error: %s", out)
+	}
+	out, err = run("SHOW MASTER STATUS")
+	if err != nil || !strings.Contains(out, "binlog.000001") {
+		t.Fatalf("SHOW MASTER STATUS: %v %s", err, out)
+	}
+}
+
+// TestBadPackets sends garbage and absurd packet lengths on raw sockets; the
+// server must answer other clients afterwards.
+func TestBadPackets(t *testing.T) {
+	s := startServer(t, t.TempDir())
+	addr := fmt.Sprintf("127.0.0.1:%d", s.port)
+	for _, payload := range [][]byte{
+		[]byte("GET / HTTP/1.1\r\n\r\n"),
+		{0xff, 0xff, 0xff, 0x01, 0x00},                              // a 16 MB packet that never arrives
+		{0x05, 0x00, 0x00, 0x01, 0xde, 0xad},                        // short handshake response
+		append([]byte{0x20, 0x00, 0x00, 0x01}, make([]byte, 32)...), // zeros
+	} {
+		c, err := net.Dial("tcp", addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		bufio.NewReader(c).Peek(4) // the greeting
+		c.Write(payload)
+		c.SetReadDeadline(time.Now().Add(time.Second))
+		buf := make([]byte, 512)
+		c.Read(buf)
+		c.Close()
+	}
+	db := s.db("")
+	var one int
+	if err := db.QueryRow("SELECT 1").Scan(&one); err != nil || one != 1 {
+		t.Fatalf("server unusable after bad packets: %v", err)
+	}
+}
