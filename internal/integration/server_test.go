@@ -239,8 +239,24 @@ func TestGoDriverCRUDAndRestart(t *testing.T) {
 	if n != 50 || sum != 1260 || one != "3.50" {
 		t.Fatalf("count %d sum %v balance %s", n, sum, one)
 	}
+	mustExec(t, db, "CREATE USER app@'127.0.0.1' IDENTIFIED BY 's3cret'")
+	mustExec(t, db, "GRANT SELECT ON app.* TO app@'127.0.0.1'")
 	s.stop()
 	s.start()
+	// Accounts survive the restart; a wrong password does not get in.
+	user, err := sql.Open("mysql", fmt.Sprintf("app:s3cret@tcp(127.0.0.1:%d)/app", s.port))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer user.Close()
+	if err := user.QueryRow("SELECT COUNT(*) FROM users").Scan(&n); err != nil || n != 50 {
+		t.Fatalf("saved account after restart: %d %v", n, err)
+	}
+	bad, _ := sql.Open("mysql", fmt.Sprintf("app:wrong@tcp(127.0.0.1:%d)/app", s.port))
+	defer bad.Close()
+	if err := bad.Ping(); err == nil || !strings.Contains(err.Error(), "1045") {
+		t.Fatalf("wrong password: %v", err)
+	}
 	app = s.db("app")
 	var created string
 	if err := app.QueryRow("SELECT COUNT(*), SUM(balance), MAX(created) FROM users").Scan(&n, &sum, &created); err != nil {

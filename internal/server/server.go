@@ -72,6 +72,10 @@ func Start(cfg Config, log *slog.Logger) (*Server, error) {
 		s.shutdownStorage()
 		return nil, err
 	}
+	if err := s.loadUsers(); err != nil {
+		s.shutdownStorage()
+		return nil, err
+	}
 	s.sql.GMS.Analyzer.Catalog.BinlogPrimaryController = primary{s}
 	s.stop = make(chan struct{})
 	go s.expireLogs(s.stop)
