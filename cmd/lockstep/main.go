@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"runtime/pprof"
 	"syscall"
 
 	"github.com/lockstepdb/lockstep/internal/server"
@@ -30,6 +31,17 @@ func main() {
 				return err
 			}
 			log := slog.New(slog.NewTextHandler(os.Stderr, nil))
+			// Development aid: LOCKSTEP_CPUPROFILE=file profiles until shutdown.
+			if path := os.Getenv("LOCKSTEP_CPUPROFILE"); path != "" {
+				f, err := os.Create(path)
+				if err != nil {
+					return err
+				}
+				if err := pprof.StartCPUProfile(f); err != nil {
+					return err
+				}
+				defer func() { pprof.StopCPUProfile(); f.Close() }()
+			}
 			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
 			return server.Run(ctx, cfg, log)

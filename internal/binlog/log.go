@@ -294,8 +294,9 @@ func (l *Log) Append(p []byte) error {
 	return nil
 }
 
-// Sync makes everything appended so far durable.
-func (l *Log) Sync() error { return l.cur.Sync() }
+// Sync makes everything appended so far durable (fdatasync, as MySQL syncs
+// its binlog: the file's size is data for this purpose).
+func (l *Log) Sync() error { return l.cur.SyncData() }
 
 // Rotate ends the current file with a Rotate event, syncs and closes it, and
 // starts the next file with prev as its Previous_gtids.

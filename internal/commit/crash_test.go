@@ -407,3 +407,5 @@ func (f *failFile) Sync() error {
 }
 
 func runtimeYield() { time.Sleep(100 * time.Microsecond) }
+
+func (f *failFile) SyncData() error { return f.Sync() }

@@ -103,10 +103,12 @@ func (t *Table) begin(ctx *sql.Context) (*Session, *txn.Txn, error) {
 	return s, tx, nil
 }
 
-// partition is a key range of the primary key or of one index.
+// partition is a key range of the primary key or of one index, or (point)
+// the one key of a row or of a unique index entry.
 type partition struct {
 	index  int // -1 primary key, else position in Def.Indexes
 	lo, hi []byte
+	point  bool // lo is a whole primary key or unique index key
 }
 
 func (p *partition) Key() []byte { return p.lo }
@@ -126,6 +128,9 @@ func (t *Table) PartitionRows(ctx *sql.Context, p sql.Partition) (sql.RowIter, e
 		return nil, err
 	}
 	mode := s.lockModeFor(t.st.Def.Name)
+	if part.point {
+		return &pointIter{t: t, s: s, tx: tx, key: part.lo, viaIndex: part.index >= 0, mode: mode}, nil
+	}
 	var it *txn.Iter
 	switch {
 	case part.index >= 0 && mode != 0:
@@ -184,6 +189,61 @@ func (r *rowIter) Next(ctx *sql.Context) (sql.Row, error) {
 }
 
 func (r *rowIter) Close(*sql.Context) error { return r.it.Close() }
+
+// pointIter reads the one row of an exact key with a point read, which is
+// much cheaper than an iterator.
+type pointIter struct {
+	t        *Table
+	s        *Session
+	tx       *txn.Txn
+	key      []byte
+	viaIndex bool
+	mode     lock.Mode
+	done     bool
+}
+
+func (p *pointIter) Next(ctx *sql.Context) (sql.Row, error) {
+	if p.done {
+		return nil, io.EOF
+	}
+	p.done = true
+	get := func(k []byte) ([]byte, bool, error) {
+		if p.mode != 0 {
+			return p.tx.GetLocked(k, p.mode)
+		}
+		return p.tx.Get(k)
+	}
+	key := p.key
+	if p.viaIndex {
+		var rowKey []byte
+		var found bool
+		var err error
+		if p.mode != 0 {
+			rowKey, found, err = p.tx.GetLatest(key)
+		} else {
+			rowKey, found, err = p.tx.Get(key)
+		}
+		if err != nil || !found {
+			return nil, orEOF(p.s.afterError(err))
+		}
+		key = rowKey
+	}
+	img, found, err := get(key)
+	if err != nil || !found {
+		return nil, orEOF(p.s.afterError(err))
+	}
+	var scratch []row.Value
+	return p.t.toSQLRow(img, &scratch)
+}
+
+func orEOF(err error) error {
+	if err == nil {
+		return io.EOF
+	}
+	return err
+}
+
+func (p *pointIter) Close(*sql.Context) error { return nil }
 
 func (t *Table) toSQLRow(img []byte, scratch *[]row.Value) (sql.Row, error) {
 	vals, err := t.st.Decode(img, *scratch)
@@ -306,7 +366,11 @@ func (t *Table) LookupPartitions(ctx *sql.Context, lookup sql.IndexLookup) (sql.
 		if !ok {
 			return nil, fmt.Errorf("lockstep: unsupported range %T", r)
 		}
-		lo, hi := t.bounds(ctx, ix.cols, mr, prefix)
+		lo, hi, exact := t.bounds(ctx, ix.cols, mr, prefix)
+		if exact && ix.uniq {
+			parts = append(parts, &partition{index: ix.pos, lo: lo, point: true})
+			continue
+		}
 		if hi != nil && string(lo) >= string(hi) {
 			continue
 		}
@@ -319,9 +383,11 @@ func (t *Table) LookupPartitions(ctx *sql.Context, lookup sql.IndexLookup) (sql.
 // columns extend the prefix, the first non-equality column bounds it, and
 // later columns are left to GMS's filter. A bound value that is not already
 // of the column's type is not used (the range widens instead), so the key
-// range always covers the SQL range.
-func (t *Table) bounds(ctx *sql.Context, cols []int, r sql.MySQLRange, prefix []byte) ([]byte, []byte) {
+// range always covers the SQL range. exact reports that every index column
+// is equal to a non-NULL value: lo is then the whole key.
+func (t *Table) bounds(ctx *sql.Context, cols []int, r sql.MySQLRange, prefix []byte) (lo, hi []byte, exact bool) {
 	cur := append([]byte(nil), prefix...)
+	points := 0
 	for i, ce := range r {
 		if i >= len(cols) {
 			break
@@ -332,6 +398,7 @@ func (t *Table) bounds(ctx *sql.Context, cols []int, r sql.MySQLRange, prefix []
 				cur = append(cur, 0x00)
 			} else {
 				cur = append(cur, k...)
+				points++
 			}
 			continue
 		}
@@ -364,9 +431,9 @@ func (t *Table) bounds(ctx *sql.Context, cols []int, r sql.MySQLRange, prefix []
 		case sql.BelowNull:
 			hi = cur
 		}
-		return lo, hi
+		return lo, hi, false
 	}
-	return cur, row.PrefixEnd(cur)
+	return cur, row.PrefixEnd(cur), points == len(cols)
 }
 
 // pointKey recognises a column expression that is one value (or NULL).

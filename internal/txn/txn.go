@@ -266,6 +266,10 @@ func (t *Txn) latest(key []byte) ([]byte, bool, error) {
 	return storage.Get(t.m.Engine.DB(), key)
 }
 
+// GetLatest reads the newest committed version of key overlaid with the
+// buffer, without locking.
+func (t *Txn) GetLatest(key []byte) ([]byte, bool, error) { return t.latest(key) }
+
 // Lock takes a row lock.
 func (t *Txn) Lock(key []byte, mode lock.Mode) error {
 	return t.m.Locks.Lock(t.Ctx, t.owner, string(key), mode, t.LockTimeout)
