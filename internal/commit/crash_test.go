@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
+	"os"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -122,8 +124,13 @@ func readAllRows(t testing.TB, s *storage.Engine, tab *storage.Table) map[int64]
 // so binlog tails are torn at random places), recovers each image and
 // checks it against the model: with sync_binlog=1 every acknowledged commit
 // survives and each worker's keys reflect a prefix of its commits.
+//
+// LOCKSTEP_CRASH_ROUNDS sets the number of crash images (default 200).
 func TestCrashRecovery(t *testing.T) {
-	rounds := 40
+	rounds := 200
+	if n, err := strconv.Atoi(os.Getenv("LOCKSTEP_CRASH_ROUNDS")); err == nil && n > 0 {
+		rounds = n
+	}
 	if testing.Short() {
 		rounds = 10
 	}
@@ -239,7 +246,6 @@ func crashRound(t *testing.T, seed uint64, parallel bool, maxSize, syncBinlog in
 		t.Fatal("table lost")
 	}
 	got := readAllRows(t, s2, tab2)
-	t.Logf("acked before crash %v, replayed %d, truncated %d bytes, durable from %v", ackedBefore, rec.Replayed, rec.Truncated, rec.DurableFrom)
 	for i, w := range workers {
 		mine := map[int64]int64{}
 		for k, v := range got {

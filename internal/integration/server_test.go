@@ -316,3 +316,39 @@ func TestBadPackets(t *testing.T) {
 		t.Fatalf("server unusable after bad packets: %v", err)
 	}
 }
+
+// TestPyMySQL runs a small PyMySQL program: a transaction, parameters, a
+// rollback, a duplicate key.
+func TestPyMySQL(t *testing.T) {
+	py := needTool(t, "python3")
+	if err := exec.Command(py, "-c", "import pymysql").Run(); err != nil {
+		if os.Getenv("LOCKSTEP_REQUIRE_TOOLS") == "1" {
+			t.Fatal("PyMySQL is required (LOCKSTEP_REQUIRE_TOOLS=1) but not installed")
+		}
+		t.Skip("PyMySQL not installed")
+	}
+	s := startServer(t, t.TempDir())
+	script := fmt.Sprintf(`
+import pymysql
+c = pymysql.connect(host="127.0.0.1", port=%d, user="root", autocommit=False)
+cur = c.cursor()
+cur.execute("CREATE DATABASE py")
+cur.execute("USE py")
+cur.execute("CREATE TABLE t (id INT PRIMARY KEY, name VARCHAR(20), score DOUBLE)")
+cur.executemany("INSERT INTO t VALUES (%%s, %%s, %%s)", [(1, "ann", 1.5), (2, "bob", 2.5)])
+c.commit()
+cur.execute("INSERT INTO t VALUES (3, 'cid', 0)")
+c.rollback()
+try:
+    cur.execute("INSERT INTO t VALUES (1, 'dup', 0)")
+    raise SystemExit("duplicate accepted")
+except pymysql.err.IntegrityError as e:
+    assert e.args[0] == 1062, e
+cur.execute("SELECT id, name, score FROM t ORDER BY id")
+print(cur.fetchall())
+`, s.port)
+	out, err := exec.Command(py, "-c", script).CombinedOutput()
+	if err != nil || strings.TrimSpace(string(out)) != "((1, 'ann', 1.5), (2, 'bob', 2.5))" {
+		t.Fatalf("PyMySQL: %v\n%s", err, out)
+	}
+}

@@ -70,3 +70,12 @@ func (h handler) ComPrepare(ctx context.Context, c *mysql.Conn, query string, p 
 func (h handler) ComStmtExecute(ctx context.Context, c *mysql.Conn, p *mysql.PrepareData, cb func(*sqltypes.Result) error) error {
 	return restoreError(h.Handler.ComStmtExecute(ctx, c, p, cb))
 }
+
+// NewConnection advertises autocommit in the handshake: sessions start with
+// autocommit on, but GMS sets the status flags only after a query, and
+// clients such as PyMySQL trust the handshake's flags (with them clear, it
+// skips SET autocommit=0 and its rollbacks silently do nothing).
+func (h handler) NewConnection(c *mysql.Conn) {
+	h.Handler.NewConnection(c)
+	c.StatusFlags |= uint16(mysql.ServerStatusAutocommit)
+}

@@ -1,0 +1,156 @@
+package binlog
+
+import (
+	"io"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/cockroachdb/pebble/v2/vfs"
+)
+
+// writeTrx appends one small DDL-like transaction to the log.
+func writeTrx(t *testing.T, l *Log, gno uint64) {
+	t.Helper()
+	var ev TrxEvents
+	ev.AddQuery("db", "CREATE TABLE x (a INT PRIMARY KEY)", QueryOptions{})
+	ev.Close()
+	g := GTIDInfo{SID: testSID, GNO: gno, SequenceNumber: int64(gno), LastCommitted: int64(gno) - 1}
+	b := ev.Finalize(nil, uint64(l.Current().Pos), 1, 1, g)
+	if err := l.Append(b); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func readFile(t *testing.T, fs vfs.FS, path string) []byte {
+	t.Helper()
+	f, err := fs.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	b, _ := io.ReadAll(f)
+	return b
+}
+
+func writeFile(t *testing.T, fs vfs.FS, path string, b []byte) {
+	t.Helper()
+	f, err := fs.Create(path, vfs.WriteCategoryUnspecified)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.Write(b)
+	f.Sync()
+	f.Close()
+}
+
+// twoFiles makes a log with two files of three transactions each and
+// returns the filesystem (the log is closed).
+func twoFiles(t *testing.T) vfs.FS {
+	fs := vfs.NewMem()
+	opts := Options{FS: fs, Dir: "/b", ServerID: 1}
+	l, _, err := Open(opts, GTIDSet{}, Position{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := uint64(1); i <= 3; i++ {
+		writeTrx(t, l, i)
+	}
+	var g GTIDSet
+	g.AddRange(testSID, 1, 4)
+	if err := l.Rotate(time.Now(), g); err != nil {
+		t.Fatal(err)
+	}
+	for i := uint64(4); i <= 6; i++ {
+		writeTrx(t, l, i)
+	}
+	l.Sync()
+	l.Close()
+	return fs
+}
+
+func TestOpenRecoversGTIDsAndStartsNewFile(t *testing.T) {
+	fs := twoFiles(t)
+	l, rec, err := Open(Options{FS: fs, Dir: "/b", ServerID: 1}, GTIDSet{}, Position{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	if got := rec.GTIDs.String(); got != testSID.String()+":1-6" {
+		t.Fatalf("recovered GTIDs %q", got)
+	}
+	if rec.Truncated != 0 || len(l.Files()) != 3 || l.Current().File != 3 {
+		t.Fatalf("truncated %d, %d files, current %v", rec.Truncated, len(l.Files()), l.Current())
+	}
+}
+
+func TestTornTailIsCut(t *testing.T) {
+	fs := twoFiles(t)
+	data := readFile(t, fs, "/b/binlog.000002")
+	// Cut inside the last transaction, and append garbage.
+	torn := append(append([]byte(nil), data[:len(data)-10]...), 0, 0, 0, 7, 7)
+	writeFile(t, fs, "/b/binlog.000002", torn)
+	l, rec, err := Open(Options{FS: fs, Dir: "/b", ServerID: 1}, GTIDSet{}, Position{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	if rec.Truncated == 0 {
+		t.Fatal("torn tail not cut")
+	}
+	if got := rec.GTIDs.String(); got != testSID.String()+":1-5" {
+		t.Fatalf("GTIDs after cutting the torn transaction: %q", got)
+	}
+	scan, err := ScanFile(readFile(t, fs, "/b/binlog.000002"), nil)
+	if err != nil || scan.End != int64(len(readFile(t, fs, "/b/binlog.000002"))) {
+		t.Fatalf("cut file does not scan cleanly: %v", err)
+	}
+}
+
+func TestDamageBeforeTheTailStopsOpen(t *testing.T) {
+	// A flipped byte in a file that is not the last one.
+	fs := twoFiles(t)
+	data := readFile(t, fs, "/b/binlog.000001")
+	data[len(data)/2] ^= 0x40
+	writeFile(t, fs, "/b/binlog.000001", data)
+	_, _, err := Open(Options{FS: fs, Dir: "/b", ServerID: 1}, GTIDSet{}, Position{})
+	if err == nil || !strings.Contains(err.Error(), "binlog.000001") || !strings.Contains(err.Error(), "refusing to start") {
+		t.Fatalf("damage in an earlier file: %v", err)
+	}
+
+	// Damage in the last file before the position the store had flushed.
+	fs = twoFiles(t)
+	data = readFile(t, fs, "/b/binlog.000002")
+	full := int64(len(data))
+	data[200] ^= 0x40
+	writeFile(t, fs, "/b/binlog.000002", data)
+	_, _, err = Open(Options{FS: fs, Dir: "/b", ServerID: 1}, GTIDSet{}, Position{File: 2, Pos: full})
+	if err == nil || !strings.Contains(err.Error(), "refusing to start") {
+		t.Fatalf("damage before the durable position: %v", err)
+	}
+	// The same damage past the durable position is a torn tail.
+	_, rec, err := Open(Options{FS: fs, Dir: "/b", ServerID: 1}, GTIDSet{}, Position{File: 2, Pos: 100})
+	if err != nil || rec.Truncated == 0 {
+		t.Fatalf("damage past the durable position: truncated %d, %v", rec.Truncated, err)
+	}
+}
+
+func TestPurgeKeepsCurrentFile(t *testing.T) {
+	fs := twoFiles(t)
+	l, _, err := Open(Options{FS: fs, Dir: "/b", ServerID: 1}, GTIDSet{}, Position{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	gone, err := l.Purge(100)
+	if err != nil || len(gone) != 2 || len(l.Files()) != 1 {
+		t.Fatalf("purge: %v %v, %d files left", gone, err, len(l.Files()))
+	}
+	if _, err := fs.Stat("/b/binlog.000001"); err == nil {
+		t.Fatal("purged file still on disk")
+	}
+	idx := string(readFile(t, fs, "/b/binlog.index"))
+	if idx != "./binlog.000003\n" {
+		t.Fatalf("index after purge: %q", idx)
+	}
+}
