@@ -181,6 +181,14 @@ func (p *Pipeline) Err() error {
 	return p.failed
 }
 
+// EndSession forgets a session's WRITESET_SESSION history (call when the
+// client disconnects).
+func (p *Pipeline) EndSession(id uint64) {
+	p.mu.Lock()
+	delete(p.tracker.sessions, id)
+	p.mu.Unlock()
+}
+
 // NotifyLockWait tells the flusher that a transaction is waiting for a row
 // lock held by a committing transaction: the current group closes at once
 // instead of waiting out the sync delay.

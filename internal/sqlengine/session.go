@@ -197,6 +197,7 @@ func (s *Session) SessionEnd() {
 		s.tx.Rollback()
 		s.tx = nil
 	}
+	s.eng.pipe.EndSession(uint64(s.ID()))
 }
 
 // GetPreparedQuery returns a prepared statement's cached AST; executing it
