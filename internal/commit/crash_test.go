@@ -2,6 +2,7 @@ package commit
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"io"
 	"math/rand/v2"
@@ -10,6 +11,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -384,9 +386,34 @@ func TestFsyncFailureRefusesCommits(t *testing.T) {
 	s.Close()
 }
 
+// TestDiskFullRefusesCommits: a failing write (ENOSPC) is never
+// acknowledged and stops later commits, like a failing fsync.
+func TestDiskFullRefusesCommits(t *testing.T) {
+	ffs := &failFS{FS: vfs.NewMem()}
+	p, s, _ := openAt(t, ffs, newConfig(0, true, 1<<30))
+	tab := createTable(t, p, s)
+	if err := put(p, s, tab, map[int64]int64{1: 1}, nil); err != nil {
+		t.Fatal(err)
+	}
+	ffs.failWrite.Store(true)
+	err := put(p, s, tab, map[int64]int64{2: 2}, nil)
+	if err == nil || !strings.Contains(err.Error(), "no space left") {
+		t.Fatalf("commit with a failing write: %v", err)
+	}
+	if err := put(p, s, tab, map[int64]int64{3: 3}, nil); !errors.Is(err, ErrStopped) {
+		t.Fatalf("commit after a failed write: %v", err)
+	}
+	if got := readAllRows(t, s, tab); len(got) != 1 {
+		t.Fatalf("rows visible after the failure: %v", got)
+	}
+	p.Close()
+	s.Close()
+}
+
 type failFS struct {
 	vfs.FS
-	failSync atomic.Bool
+	failSync  atomic.Bool
+	failWrite atomic.Bool
 }
 
 func (f *failFS) Create(name string, c vfs.DiskWriteCategory) (vfs.File, error) {
@@ -415,3 +442,10 @@ func (f *failFile) Sync() error {
 func runtimeYield() { time.Sleep(100 * time.Microsecond) }
 
 func (f *failFile) SyncData() error { return f.Sync() }
+
+func (f *failFile) Write(p []byte) (int, error) {
+	if f.fs.failWrite.Load() {
+		return 0, syscall.ENOSPC
+	}
+	return f.File.Write(p)
+}

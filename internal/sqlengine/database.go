@@ -279,3 +279,21 @@ func (d *Database) NeedsToReloadEvents(*sql.Context, any) (bool, error) { return
 func (d *Database) UpdateLastExecuted(*sql.Context, string, time.Time) error {
 	return nil
 }
+
+var _ sql.TableRenamer = (*Database)(nil)
+
+// RenameTable renames a table within the database (RENAME TABLE, ALTER
+// TABLE ... RENAME). It waits for open transactions on the table.
+func (d *Database) RenameTable(ctx *sql.Context, oldName, newName string) error {
+	t, ok := d.e.store.Table(d.name, oldName)
+	if !ok {
+		return sql.ErrTableNotFound.New(oldName)
+	}
+	if _, exists := d.e.store.Table(d.name, newName); exists {
+		return sql.ErrTableAlreadyExists.New(newName)
+	}
+	nd := cloneDef(t.Def)
+	nd.Name = newName
+	stmt := fmt.Sprintf("RENAME TABLE %s TO %s", quoteIdent(t.Def.Name), quoteIdent(newName))
+	return d.e.ddl(ctx, d.name, stmt, &storage.CatalogChange{Op: "rename_table", TableID: nd.ID, Table: nd}, []uint64{nd.ID})
+}

@@ -898,3 +898,20 @@ func cloneDef(d *storage.TableDef) *storage.TableDef {
 }
 
 func jsonUnmarshal(b []byte, v any) error { return json.Unmarshal(b, v) }
+
+// Column changes need a table rewrite that replay can redo exactly; until
+// that exists they are refused clearly (1235) instead of GMS's generic
+// "table cannot be altered".
+var _ sql.AlterableTable = (*Table)(nil)
+
+func (t *Table) AddColumn(*sql.Context, *sql.Column, *sql.ColumnOrder) error {
+	return errNotSupported("ALTER TABLE ... ADD COLUMN")
+}
+
+func (t *Table) DropColumn(*sql.Context, string) error {
+	return errNotSupported("ALTER TABLE ... DROP COLUMN")
+}
+
+func (t *Table) ModifyColumn(*sql.Context, string, *sql.Column, *sql.ColumnOrder) error {
+	return errNotSupported("ALTER TABLE ... MODIFY/CHANGE/RENAME COLUMN")
+}
