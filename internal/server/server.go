@@ -219,6 +219,7 @@ func (s *Server) registerVariables() error {
 		"binlog_checksum":          "CRC32",
 		"gtid_mode":                "ON",
 		"max_binlog_size":          uint64(s.cfg.MaxBinlogSize),
+		"version":                  binlog.ServerVersion,
 		"port":                     int64(s.cfg.Port),
 		"datadir":                  s.cfg.DataDir,
 		"innodb_lock_wait_timeout": s.cfg.LockWaitTimeoutSeconds,
