@@ -208,6 +208,7 @@ func (s *Server) registerVariables() error {
 		},
 	}
 	sql.SystemVariables.AddSystemVariables(vars)
+	sqlengine.RegisterComputedVariable("gtid_executed")
 	// Start-up values, read-only ones included (as mysqld's options).
 	return sql.SystemVariables.AssignValues(map[string]any{
 		"server_id":                s.cfg.ServerID,

@@ -3,6 +3,7 @@ package sqlengine
 import (
 	"errors"
 	"fmt"
+	"strconv"
 	"time"
 
 	"github.com/dolthub/go-mysql-server/sql"
@@ -212,7 +213,7 @@ func (e *Engine) ddl(ctx *sql.Context, db, stmt string, c *storage.CatalogChange
 
 // mdlKey is the lock-table key of a table's metadata lock (row keys start
 // with 0x01, so the spaces cannot meet).
-func mdlKey(id uint64) string { return fmt.Sprintf("mdl:%d", id) }
+func mdlKey(id uint64) string { return "mdl:" + strconv.FormatUint(id, 10) }
 
 // Views are not stored yet: lookups find none and CREATE VIEW says so.
 var _ sql.ViewDatabase = (*Database)(nil)

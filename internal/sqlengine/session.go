@@ -405,12 +405,20 @@ func syntaxError(err error) error {
 		"You have an error in your SQL syntax; %s", err.Error())
 }
 
-// GetSessionVariable reads variables computed on demand (such as
-// gtid_executed) from their global value function; the base session holds a
-// copy taken when the session started.
+// computedVariables are the (lower-case) names of variables whose value is
+// computed on demand by a global value function. Set before serving.
+var computedVariables = map[string]bool{}
+
+// RegisterComputedVariable marks a variable whose global value function
+// sessions must read instead of their start-time copy. Call before serving.
+func RegisterComputedVariable(name string) { computedVariables[strings.ToLower(name)] = true }
+
+// GetSessionVariable reads computed variables (such as gtid_executed) from
+// their global value function; the base session holds a copy taken when the
+// session started.
 func (s *Session) GetSessionVariable(ctx *sql.Context, name string) (any, error) {
-	if v, val, ok := sql.SystemVariables.GetGlobal(name); ok {
-		if mv, ok := v.(*sql.MysqlSystemVariable); ok && mv.ValueFunction != nil {
+	if computedVariables[name] || computedVariables[strings.ToLower(name)] {
+		if _, val, ok := sql.SystemVariables.GetGlobal(name); ok {
 			return val, nil
 		}
 	}

@@ -24,6 +24,7 @@ type Table struct {
 	db     *Database
 	st     *storage.Table
 	sch    sql.PrimaryKeySchema
+	mdl    []byte           // the table's metadata lock key
 	lookup *sql.IndexLookup // set for IndexedAccess
 }
 
@@ -68,7 +69,7 @@ func (e *Engine) sqlTable(ctx *sql.Context, d *Database, st *storage.Table) (*Ta
 		e.schemas.m[st] = sch
 		e.schemas.mu.Unlock()
 	}
-	return &Table{e: e, db: d, st: st, sch: sch}, nil
+	return &Table{e: e, db: d, st: st, sch: sch, mdl: []byte(mdlKey(st.Def.ID))}, nil
 }
 
 func (t *Table) Name() string                                       { return t.st.Def.Name }
@@ -94,7 +95,7 @@ func (t *Table) begin(ctx *sql.Context) (*Session, *txn.Txn, error) {
 		return nil, nil, fmt.Errorf("lockstep: not a Lockstep session")
 	}
 	tx := s.txn(ctx)
-	if err := tx.Lock([]byte(mdlKey(t.st.Def.ID)), lock.Shared); err != nil {
+	if err := tx.Lock(t.mdl, lock.Shared); err != nil {
 		return nil, nil, s.afterError(err)
 	}
 	if cur, ok := t.e.store.TableByID(t.st.Def.ID); !ok || cur != t.st {

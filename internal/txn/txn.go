@@ -90,19 +90,27 @@ type mark struct {
 
 // Txn is one transaction. Not safe for concurrent use.
 type Txn struct {
-	m           *Manager
-	owner       *lock.Owner
-	iso         Isolation
-	snap        *pebble.Snapshot
-	buf         *btree.BTreeG[*item]
-	undo        []undoRec
-	events      binlog.TrxEvents
-	ws          []uint64
-	savepoints  map[string]mark
-	stmt        mark
-	inStmt      bool
-	session     uint64
-	ended       bool
+	m          *Manager
+	owner      *lock.Owner
+	iso        Isolation
+	snap       *pebble.Snapshot
+	buf        *btree.BTreeG[*item]
+	undo       []undoRec
+	events     binlog.TrxEvents
+	ws         []uint64
+	savepoints map[string]mark
+	stmt       mark
+	inStmt     bool
+	session    uint64
+	ended      bool
+	// locked remembers the last row image read from storage under an
+	// exclusive lock this transaction holds: no other transaction can change
+	// the row until we end, so an UPDATE's second read of it is served from
+	// here (the write buffer, checked first, has our own changes).
+	locked struct {
+		key string
+		img []byte
+	}
 	LockTimeout time.Duration
 	// Ctx ends lock waits (KILL QUERY, client gone).
 	Ctx context.Context
@@ -263,6 +271,9 @@ func (t *Txn) latest(key []byte) ([]byte, bool, error) {
 	if it, ok := t.bufGet(key); ok {
 		return it.val, !it.del, nil
 	}
+	if t.locked.img != nil && t.locked.key == string(key) && t.owner.Holds(t.locked.key, lock.Exclusive) {
+		return t.locked.img, true, nil
+	}
 	return storage.Get(t.m.Engine.DB(), key)
 }
 
@@ -280,7 +291,13 @@ func (t *Txn) GetLocked(key []byte, mode lock.Mode) ([]byte, bool, error) {
 	if err := t.Lock(key, mode); err != nil {
 		return nil, false, err
 	}
-	return t.latest(key)
+	v, ok, err := t.latest(key)
+	if err == nil && ok && mode == lock.Exclusive {
+		if _, inBuf := t.bufGet(key); !inBuf {
+			t.locked.key, t.locked.img = string(key), v
+		}
+	}
+	return v, ok, err
 }
 
 // KV is one key/value from an iterator.
@@ -657,4 +674,5 @@ func (t *Txn) end() {
 	}
 	t.buf.Clear(false)
 	t.undo = nil
+	t.locked.key, t.locked.img = "", nil
 }
