@@ -13,6 +13,7 @@ import (
 
 	"github.com/cockroachdb/errors/oserror"
 	"github.com/cockroachdb/pebble/v2/vfs"
+	"github.com/lockstepdb/lockstep/internal/atomicfile"
 )
 
 // Log is the set of binlog files in a directory plus the file being
@@ -203,43 +204,11 @@ func (l *Log) writeIndex() error {
 	for _, f := range l.files {
 		fmt.Fprintf(&b, "./%s\n", f.Name)
 	}
-	return writeFileAtomic(l.opts.FS, l.opts.Dir, l.opts.indexPath(), b.Bytes())
-}
-
-func writeFileAtomic(fs vfs.FS, dir, path string, data []byte) error {
-	tmp := path + ".tmp"
-	f, err := fs.Create(tmp, vfs.WriteCategoryUnspecified)
-	if err != nil {
-		return err
-	}
-	if _, err := f.Write(data); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Sync(); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Close(); err != nil {
-		return err
-	}
-	if err := fs.Rename(tmp, path); err != nil {
-		return err
-	}
-	return syncDir(fs, dir)
-}
-
-func syncDir(fs vfs.FS, dir string) error {
-	d, err := fs.OpenDir(dir)
-	if err != nil {
-		return err
-	}
-	defer d.Close()
-	return d.Sync()
+	return atomicfile.Write(l.opts.FS, l.opts.indexPath(), b.Bytes())
 }
 
 func (l *Log) truncate(name string, valid []byte) error {
-	return writeFileAtomic(l.opts.FS, l.opts.Dir, filepath.Join(l.opts.Dir, name), valid)
+	return atomicfile.Write(l.opts.FS, filepath.Join(l.opts.Dir, name), valid)
 }
 
 // HeaderLen is the size of a new file's header for a Previous_gtids set g.
@@ -275,7 +244,7 @@ func (l *Log) startFile(num int, now time.Time, prev GTIDSet) error {
 	if err != nil {
 		return err
 	}
-	return syncDir(l.opts.FS, l.opts.Dir)
+	return atomicfile.SyncDir(l.opts.FS, l.opts.Dir)
 }
 
 // Current is the position the next Append writes at.

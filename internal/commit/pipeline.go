@@ -244,13 +244,9 @@ func (p *Pipeline) commit(t *Trx) error {
 
 	// 1. reserve
 	p.mu.Lock()
-	if p.failed != nil || p.closed {
-		err := p.failed
+	if err := p.stoppedLocked(); err != nil {
 		p.mu.Unlock()
-		if err == nil {
-			err = ErrStopped
-		}
-		return fmt.Errorf("%w: %v", ErrStopped, err)
+		return err
 	}
 	if p.pos.Pos >= p.cfg.MaxBinlogSize.Load() {
 		// Rotate before this transaction: the Rotate event ends the current
@@ -287,6 +283,19 @@ func (p *Pipeline) commit(t *Trx) error {
 	return t.err
 }
 
+// stoppedLocked returns the error for a pipeline that failed or closed.
+// Called with mu held.
+func (p *Pipeline) stoppedLocked() error {
+	if p.failed == nil && !p.closed {
+		return nil
+	}
+	err := p.failed
+	if err == nil {
+		err = ErrStopped
+	}
+	return fmt.Errorf("%w: %v", ErrStopped, err)
+}
+
 // Rotate closes the current binlog file and starts the next (FLUSH BINARY
 // LOGS). The rotation is ordered with commits like a transaction, so it
 // neither waits for them nor holds them up beyond its turn.
@@ -294,13 +303,9 @@ func (p *Pipeline) Rotate() error {
 	t := &Trx{rotateOnly: true, selfEncode: true, done: make(chan struct{})}
 	t.encoded.Store(true)
 	p.mu.Lock()
-	if p.failed != nil || p.closed {
-		err := p.failed
+	if err := p.stoppedLocked(); err != nil {
 		p.mu.Unlock()
-		if err == nil {
-			err = ErrStopped
-		}
-		return fmt.Errorf("%w: %v", ErrStopped, err)
+		return err
 	}
 	t.rotateBefore = true
 	t.prevGTIDs = p.gtids.Clone()

@@ -19,6 +19,7 @@ import (
 	"github.com/dolthub/go-mysql-server/sql"
 	"github.com/dolthub/go-mysql-server/sql/types"
 	"github.com/google/uuid"
+	"github.com/lockstepdb/lockstep/internal/atomicfile"
 	"github.com/lockstepdb/lockstep/internal/binlog"
 	"github.com/lockstepdb/lockstep/internal/commit"
 	"github.com/lockstepdb/lockstep/internal/lock"
@@ -137,19 +138,7 @@ func serverUUID(dir string) (binlog.UUID, error) {
 	u := uuid.New()
 	id, _ := binlog.ParseUUID(u.String())
 	content := fmt.Sprintf("[auto]\nserver-uuid=%s\n", u.String())
-	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, []byte(content), 0o644); err != nil {
-		return id, err
-	}
-	f, err := os.Open(tmp)
-	if err == nil {
-		err = f.Sync()
-		f.Close()
-	}
-	if err != nil {
-		return id, err
-	}
-	return id, os.Rename(tmp, path)
+	return id, atomicfile.Write(vfs.Default, path, []byte(content))
 }
 
 // registerVariables publishes the server's settings as MySQL system

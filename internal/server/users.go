@@ -5,7 +5,9 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/cockroachdb/pebble/v2/vfs"
 	"github.com/dolthub/go-mysql-server/sql"
+	"github.com/lockstepdb/lockstep/internal/atomicfile"
 )
 
 // userStore keeps accounts and grants (GMS's mysql database) in
@@ -13,31 +15,7 @@ import (
 type userStore struct{ path string }
 
 func (u userStore) Persist(_ *sql.Context, data []byte) error {
-	tmp := u.path + ".tmp"
-	f, err := os.Create(tmp)
-	if err != nil {
-		return err
-	}
-	if _, err := f.Write(data); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Sync(); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Close(); err != nil {
-		return err
-	}
-	if err := os.Rename(tmp, u.path); err != nil {
-		return err
-	}
-	d, err := os.Open(filepath.Dir(u.path))
-	if err != nil {
-		return err
-	}
-	defer d.Close()
-	return d.Sync()
+	return atomicfile.Write(vfs.Default, u.path, data)
 }
 
 // loadUsers installs the persister and loads saved accounts, if any.
