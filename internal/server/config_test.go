@@ -1,0 +1,85 @@
+package server
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/dolthub/vitess/go/mysql"
+	"github.com/lockstepdb/lockstep/internal/commit"
+	"github.com/spf13/pflag"
+)
+
+func parse(t *testing.T, args ...string) (Config, error) {
+	t.Helper()
+	fs := pflag.NewFlagSet("serve", pflag.ContinueOnError)
+	RegisterFlags(fs)
+	if err := fs.Parse(args); err != nil {
+		return Config{}, err
+	}
+	return FromFlags(fs)
+}
+
+func TestConfigPrecedenceAndSpellings(t *testing.T) {
+	cnf := filepath.Join(t.TempDir(), "my.cnf")
+	os.WriteFile(cnf, []byte(`
+# comments and other programs' sections are ignored
+[client]
+port = 1
+[mysqld]
+port = 3307
+sync_binlog = 0
+max-binlog-size = 64M
+loose-innodb-buffer-pool-size = 1G
+skip-name-resolve
+binlog_transaction_dependency_tracking = commit_order
+[lockstep]
+binlog_parallel_flush = ON
+`), 0o644)
+	c, err := parse(t, "--defaults-file", cnf, "--sync_binlog=5", "--binlog-group-commit-sync-delay", "250")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Port != 3307 || c.SyncBinlog != 5 || c.MaxBinlogSize != 64<<20 || c.SyncDelayMicros != 250 ||
+		!c.ParallelFlush || c.DependencyTracking != commit.CommitOrder {
+		t.Fatalf("config %+v", c)
+	}
+	d := Defaults()
+	if d.Port != 3306 || d.BindAddress != "127.0.0.1" || d.DataDir != "./lockstep-data" || d.SyncBinlog != 1 || d.DependencyTracking != commit.WriteSet {
+		t.Fatalf("defaults %+v", d)
+	}
+}
+
+func TestConfigRejectsBadValues(t *testing.T) {
+	for _, args := range [][]string{
+		{"--port", "70000"},
+		{"--max-binlog-size", "12x"},
+		{"--binlog-parallel-flush", "maybe"},
+		{"--innodb-flush-log-at-trx-commit", "-1"},
+		{"--datadir", ""},
+	} {
+		if _, err := parse(t, args...); err == nil || !strings.Contains(err.Error(), strings.TrimLeft(args[0], "-")) {
+			t.Fatalf("%v: %v", args, err)
+		}
+	}
+	if _, err := parse(t, "--defaults-file", "/nonexistent/my.cnf"); err == nil {
+		t.Fatal("missing defaults file accepted")
+	}
+}
+
+func TestRestoreError(t *testing.T) {
+	err := restoreError(errFromText("You have an error in your SQL syntax; near 'x' (errno 1064) (sqlstate 42000)"))
+	if !strings.Contains(err.Error(), "1064") || strings.Contains(err.Error(), "1105") {
+		t.Fatalf("restored %v", err)
+	}
+	plain := errFromText("something else")
+	if restoreError(plain) != plain {
+		t.Fatal("an ordinary 1105 was changed")
+	}
+}
+
+// errFromText is a generic 1105 error carrying msg.
+func errFromText(msg string) error {
+	return mysql.NewSQLError(mysql.ERUnknownError, "HY000", "%s", msg)
+}
