@@ -12,6 +12,19 @@ import (
 
 var bg = context.Background()
 
+// waitForWaiters blocks until n lock requests are waiting (instead of
+// sleeping and hoping the other goroutine got there).
+func waitForWaiters(t *testing.T, m *Manager, n int64) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for m.Stats.Current.Load() < n {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d waiters never appeared", n)
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
 func TestSharedCompatibleExclusiveBlocks(t *testing.T) {
 	m := New()
 	a, b, c := m.NewOwner(), m.NewOwner(), m.NewOwner()
@@ -42,7 +55,7 @@ func TestWaiterGrantedOnRelease(t *testing.T) {
 	}
 	got := make(chan error)
 	go func() { got <- m.Lock(bg, b, "k", Exclusive, 5*time.Second) }()
-	time.Sleep(10 * time.Millisecond)
+	waitForWaiters(t, m, 1)
 	m.ReleaseAll(a)
 	if err := <-got; err != nil {
 		t.Fatal(err)
@@ -59,7 +72,7 @@ func TestDeadlockDetected(t *testing.T) {
 	m.Lock(bg, b, "y", Exclusive, time.Second)
 	got := make(chan error)
 	go func() { got <- m.Lock(bg, a, "y", Exclusive, 5*time.Second) }()
-	time.Sleep(10 * time.Millisecond)
+	waitForWaiters(t, m, 1)
 	start := time.Now()
 	if err := m.Lock(bg, b, "x", Exclusive, 5*time.Second); !errors.Is(err, ErrDeadlock) {
 		t.Fatalf("b: %v", err)
@@ -83,7 +96,7 @@ func TestUpgradeDeadlock(t *testing.T) {
 	m.Lock(bg, b, "k", Shared, time.Second)
 	got := make(chan error)
 	go func() { got <- m.Lock(bg, a, "k", Exclusive, 5*time.Second) }()
-	time.Sleep(10 * time.Millisecond)
+	waitForWaiters(t, m, 1)
 	if err := m.Lock(bg, b, "k", Exclusive, 5*time.Second); !errors.Is(err, ErrDeadlock) {
 		t.Fatalf("second upgrade: %v", err)
 	}
@@ -113,7 +126,7 @@ func TestFIFONoWriterStarvation(t *testing.T) {
 	r1, w, r2 := m.NewOwner(), m.NewOwner(), m.NewOwner()
 	m.Lock(bg, r1, "k", Shared, time.Second)
 	go m.Lock(bg, w, "k", Exclusive, 5*time.Second)
-	time.Sleep(10 * time.Millisecond)
+	waitForWaiters(t, m, 1)
 	// A new reader queues behind the waiting writer.
 	if err := m.Lock(bg, r2, "k", Shared, 20*time.Millisecond); !errors.Is(err, ErrLockWaitTimeout) {
 		t.Fatalf("reader jumped the queue: %v", err)

@@ -112,7 +112,12 @@ func TestLockWaitTimeoutAndDeadlock(t *testing.T) {
 		_, err := a.query("UPDATE t SET v = 11 WHERE id = 2")
 		done <- err
 	}()
-	time.Sleep(100 * time.Millisecond)
+	// Wait until a is really waiting, so b is the one that closes the cycle.
+	for deadline := time.Now().Add(10 * time.Second); h.e.locks.Stats.Current.Load() < 1; time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("a never started waiting")
+		}
+	}
 	_, err = b.query("UPDATE t SET v = 21 WHERE id = 1")
 	if errno(err) != mysql.ERLockDeadlock {
 		t.Fatalf("expected 1213, got %v", err)

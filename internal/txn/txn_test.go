@@ -225,7 +225,11 @@ func TestDeadlockVictimRollsBack(t *testing.T) {
 	}
 	done := make(chan error)
 	go func() { done <- a.Update(tab, vals(2, 0, nil), vals(2, 2, nil)) }()
-	time.Sleep(20 * time.Millisecond)
+	for deadline := time.Now().Add(10 * time.Second); m.Locks.Stats.Current.Load() < 1; time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("a never started waiting")
+		}
+	}
 	if err := b.Update(tab, vals(1, 0, nil), vals(1, 2, nil)); !errors.Is(err, lock.ErrDeadlock) {
 		t.Fatalf("expected deadlock, got %v", err)
 	}
