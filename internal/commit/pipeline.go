@@ -91,6 +91,15 @@ type Config struct {
 	MaxBinlogSize       atomic.Int64
 	Tracking            atomic.Int32 // a Tracking value
 	HistorySize         atomic.Int64
+	// Observer, if set before New, is told of every group and fsync (for
+	// histograms); it must be cheap and must not block.
+	Observer Observer
+}
+
+// Observer receives per-group measurements.
+type Observer interface {
+	GroupCommitted(size int)
+	Fsynced(d time.Duration)
 }
 
 // Stats are the pipeline's counters (MySQL/MariaDB status names in
@@ -388,6 +397,9 @@ func (p *Pipeline) flusher() {
 			dirty = false
 		}
 		p.Stats.Groups.Add(1)
+		if p.cfg.Observer != nil {
+			p.cfg.Observer.GroupCommitted(len(group))
+		}
 		p.groups <- group
 		// More may have queued while we wrote and synced.
 		p.qmu.Lock()
@@ -495,8 +507,12 @@ func (p *Pipeline) write(group []*Trx) error {
 func (p *Pipeline) sync() error {
 	start := time.Now()
 	err := p.log.Sync()
+	d := time.Since(start)
 	p.Stats.Fsyncs.Add(1)
-	p.Stats.FsyncNanos.Add(uint64(time.Since(start)))
+	p.Stats.FsyncNanos.Add(uint64(d))
+	if p.cfg.Observer != nil {
+		p.cfg.Observer.Fsynced(d)
+	}
 	return err
 }
 

@@ -63,12 +63,13 @@ func freePort(t *testing.T) int {
 
 // server is a running lockstep process.
 type server struct {
-	t       *testing.T
-	dir     string
-	port    int
-	args    []string
-	cmd     *exec.Cmd
-	logPath string
+	t        *testing.T
+	dir      string
+	port     int
+	httpPort int
+	args     []string
+	cmd      *exec.Cmd
+	logPath  string
 }
 
 func startServer(t *testing.T, dir string, args ...string) *server {
@@ -82,12 +83,14 @@ func startServer(t *testing.T, dir string, args ...string) *server {
 func (s *server) start() {
 	s.t.Helper()
 	s.port = freePort(s.t)
+	s.httpPort = freePort(s.t)
 	s.logPath = filepath.Join(s.dir, fmt.Sprintf("server-%d.log", time.Now().UnixNano()))
 	logf, err := os.Create(s.logPath)
 	if err != nil {
 		s.t.Fatal(err)
 	}
-	args := append([]string{"serve", "--bind-address", "127.0.0.1", "--port", fmt.Sprint(s.port), "--datadir", filepath.Join(s.dir, "data")}, s.args...)
+	args := append([]string{"serve", "--bind-address", "127.0.0.1", "--port", fmt.Sprint(s.port),
+		"--http-port", fmt.Sprint(s.httpPort), "--datadir", filepath.Join(s.dir, "data")}, s.args...)
 	s.cmd = exec.Command(binary, args...)
 	s.cmd.Stdout, s.cmd.Stderr = logf, logf
 	if err := s.cmd.Start(); err != nil {

@@ -29,6 +29,8 @@ type Config struct {
 	ParallelFlush          bool
 	LockWaitTimeoutSeconds int64
 	CacheSizeBytes         int64
+	// HTTPPort serves /metrics on BindAddress (0 = off).
+	HTTPPort int
 }
 
 // Defaults are the values with no options.
@@ -46,6 +48,7 @@ func Defaults() Config {
 		DependencyHistorySize:  25000,
 		LockWaitTimeoutSeconds: 50,
 		CacheSizeBytes:         512 << 20,
+		HTTPPort:               8080,
 	}
 }
 
@@ -110,6 +113,16 @@ var options = []option{
 				return fmt.Errorf("invalid value %q for --port", v)
 			}
 			c.Port = n
+			return nil
+		}},
+	{name: "http-port", help: "port for the HTTP endpoint (/metrics), on --bind-address; 0 turns it off",
+		def: func(c *Config) string { return strconv.Itoa(c.HTTPPort) },
+		apply: func(c *Config, v string) error {
+			n, err := strconv.Atoi(v)
+			if err != nil || n < 0 || n > 65535 {
+				return fmt.Errorf("invalid value %q for --http-port", v)
+			}
+			c.HTTPPort = n
 			return nil
 		}},
 	{name: "bind-address", help: "address to listen on",

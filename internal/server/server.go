@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -23,6 +24,7 @@ import (
 	"github.com/lockstepdb/lockstep/internal/binlog"
 	"github.com/lockstepdb/lockstep/internal/commit"
 	"github.com/lockstepdb/lockstep/internal/lock"
+	"github.com/lockstepdb/lockstep/internal/metrics"
 	"github.com/lockstepdb/lockstep/internal/sqlengine"
 	"github.com/lockstepdb/lockstep/internal/storage"
 )
@@ -39,6 +41,8 @@ type Server struct {
 	addr     string
 	log      *slog.Logger
 	stop     chan struct{}
+	http     *http.Server
+	httpAddr string
 }
 
 // Start opens the data directory (recovering it if needed) and starts
@@ -53,6 +57,8 @@ func Start(cfg Config, log *slog.Logger) (*Server, error) {
 	}
 	pc := cfg.PipelineConfig()
 	pc.ServerUUID = id
+	obs := metrics.NewObserver()
+	pc.Observer = obs
 	pipe, store, blog, rec, err := commit.Open(commit.OpenOptions{
 		FS: vfs.Default, Dir: cfg.DataDir, Collator: sqlengine.Collator{}, Config: pc, CacheSize: cfg.CacheSizeBytes,
 	})
@@ -68,7 +74,8 @@ func Start(cfg Config, log *slog.Logger) (*Server, error) {
 	s := &Server{cfg: cfg, uuid: id, pipe: pipe, store: store, blog: blog, log: log}
 	locks := lock.New()
 	s.sql = sqlengine.New(store, pipe, locks)
-	installStatus(pipe, locks, time.Now())
+	started := time.Now()
+	installStatus(pipe, locks, started)
 	if err := s.registerVariables(); err != nil {
 		s.shutdownStorage()
 		return nil, err
@@ -92,6 +99,22 @@ func Start(cfg Config, log *slog.Logger) (*Server, error) {
 	}
 	s.listener = lst
 	s.addr = lst.Listener.Addr().String()
+	if cfg.HTTPPort != 0 {
+		haddr := net.JoinHostPort(cfg.BindAddress, strconv.Itoa(cfg.HTTPPort))
+		hl, err := net.Listen("tcp", haddr)
+		if err != nil {
+			lst.Close()
+			s.shutdownStorage()
+			return nil, fmt.Errorf("HTTP endpoint on %s (--http-port): %w", haddr, err)
+		}
+		s.http = &http.Server{Handler: metrics.Handler(metrics.Registry(obs, pipe, locks, started)), ReadHeaderTimeout: 10 * time.Second}
+		s.httpAddr = hl.Addr().String()
+		go func() {
+			if err := s.http.Serve(hl); err != nil && !errors.Is(err, http.ErrServerClosed) {
+				log.Error("HTTP endpoint stopped", "err", err)
+			}
+		}()
+	}
 	go func() {
 		if err := lst.Start(); err != nil && !errors.Is(err, net.ErrClosed) {
 			log.Error("listener stopped", "err", err)
@@ -107,6 +130,9 @@ func (s *Server) Addr() string { return s.addr }
 // closes the binlog.
 func (s *Server) Close() error {
 	close(s.stop)
+	if s.http != nil {
+		s.http.Close()
+	}
 	err := s.listener.Close()
 	if e := s.shutdownStorage(); err == nil {
 		err = e
@@ -246,7 +272,7 @@ func Run(ctx context.Context, cfg Config, log *slog.Logger) error {
 		return err
 	}
 	log.Info("lockstep is ready for connections",
-		"address", s.Addr(), "datadir", cfg.DataDir, "server_uuid", s.uuid.String(),
+		"address", s.Addr(), "metrics", s.httpAddr, "datadir", cfg.DataDir, "server_uuid", s.uuid.String(),
 		"note", "user root may log in without a password; keep --bind-address on loopback")
 	<-ctx.Done()
 	log.Info("shutting down")
