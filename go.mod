@@ -3,6 +3,7 @@ module github.com/lockstepdb/lockstep
 go 1.26.2
 
 require (
+	github.com/cockroachdb/datadriven v1.0.3-0.20250407164829-2945557346d5
 	github.com/cockroachdb/errors v1.11.3
 	github.com/cockroachdb/pebble/v2 v2.1.7
 	github.com/dolthub/go-mysql-server v0.20.1-0.20260423223733-f292357ffe4c
