@@ -13,6 +13,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -353,5 +354,74 @@ print(cur.fetchall())
 	out, err := exec.Command(py, "-c", script).CombinedOutput()
 	if err != nil || strings.TrimSpace(string(out)) != "((1, 'ann', 1.5), (2, 'bob', 2.5))" {
 		t.Fatalf("PyMySQL: %v\n%s", err, out)
+	}
+}
+
+// TestPreparedLockingReads checks SELECT ... FOR UPDATE through server-side
+// prepared statements (COM_STMT_EXECUTE, where GMS reuses the cached AST):
+// a second transaction's locking read of the same row waits for the first,
+// and concurrent read-modify-write loses nothing.
+func TestPreparedLockingReads(t *testing.T) {
+	s := startServer(t, t.TempDir())
+	db := s.db("")
+	mustExec(t, db, "CREATE DATABASE p")
+	p := s.db("p")
+	mustExec(t, p, "CREATE TABLE c (id INT PRIMARY KEY, v INT NOT NULL)")
+	mustExec(t, p, "INSERT INTO c VALUES (1, 0)")
+
+	tx1, _ := p.Begin()
+	var v int
+	if err := tx1.QueryRow("SELECT v FROM c WHERE id = ? FOR UPDATE", 1).Scan(&v); err != nil {
+		t.Fatal(err)
+	}
+	got := make(chan time.Duration, 1)
+	go func() {
+		start := time.Now()
+		tx2, _ := p.Begin()
+		var w int
+		if err := tx2.QueryRow("SELECT v FROM c WHERE id = ? FOR UPDATE", 1).Scan(&w); err != nil {
+			t.Error(err)
+		}
+		tx2.Commit()
+		got <- time.Since(start)
+	}()
+	time.Sleep(300 * time.Millisecond)
+	tx1.Commit()
+	if d := <-got; d < 250*time.Millisecond {
+		t.Fatalf("the second prepared FOR UPDATE did not wait for the first (%v)", d)
+	}
+
+	var wg sync.WaitGroup
+	for range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for range 25 {
+				tx, err := p.Begin()
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				var cur int
+				if err := tx.QueryRow("SELECT v FROM c WHERE id = ? FOR UPDATE", 1).Scan(&cur); err != nil {
+					t.Error(err)
+					tx.Rollback()
+					return
+				}
+				if _, err := tx.Exec("UPDATE c SET v = ? WHERE id = ?", cur+1, 1); err != nil {
+					t.Error(err)
+					tx.Rollback()
+					return
+				}
+				if err := tx.Commit(); err != nil {
+					t.Error(err)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	if err := p.QueryRow("SELECT v FROM c WHERE id = 1").Scan(&v); err != nil || v != 100 {
+		t.Fatalf("after 4x25 prepared read-modify-writes v = %d (%v), want 100", v, err)
 	}
 }
