@@ -6,6 +6,7 @@ package integration
 
 import (
 	"bufio"
+	"context"
 	"database/sql"
 	"fmt"
 	"net"
@@ -423,5 +424,54 @@ func TestPreparedLockingReads(t *testing.T) {
 	wg.Wait()
 	if err := p.QueryRow("SELECT v FROM c WHERE id = 1").Scan(&v); err != nil || v != 100 {
 		t.Fatalf("after 4x25 prepared read-modify-writes v = %d (%v), want 100", v, err)
+	}
+}
+
+// TestKillQueryEndsLockWait: KILL QUERY interrupts a statement waiting for
+// a row lock at once with 1317, not after innodb_lock_wait_timeout.
+func TestKillQueryEndsLockWait(t *testing.T) {
+	s := startServer(t, t.TempDir())
+	db := s.db("")
+	mustExec(t, db, "CREATE DATABASE kq")
+	k := s.db("kq")
+	mustExec(t, k, "CREATE TABLE t (id INT PRIMARY KEY, v INT)")
+	mustExec(t, k, "INSERT INTO t VALUES (1, 0)")
+	ctx := context.Background()
+	holder, _ := k.Conn(ctx)
+	defer holder.Close()
+	waiter, _ := k.Conn(ctx)
+	defer waiter.Close()
+	mustConn := func(c *sql.Conn, q string) {
+		if _, err := c.ExecContext(ctx, q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	mustConn(holder, "BEGIN")
+	mustConn(holder, "UPDATE t SET v = 1 WHERE id = 1")
+	var id int
+	waiter.QueryRowContext(ctx, "SELECT CONNECTION_ID()").Scan(&id)
+	done := make(chan error, 1)
+	start := time.Now()
+	go func() {
+		_, err := waiter.ExecContext(ctx, "UPDATE t SET v = 2 WHERE id = 1")
+		done <- err
+	}()
+	time.Sleep(300 * time.Millisecond)
+	mustExec(t, db, fmt.Sprintf("KILL QUERY %d", id))
+	select {
+	case err := <-done:
+		if err == nil || !strings.Contains(err.Error(), "1317") {
+			t.Fatalf("killed lock wait returned %v", err)
+		}
+		if d := time.Since(start); d > 10*time.Second {
+			t.Fatalf("kill took %v", d)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("KILL QUERY did not end the lock wait")
+	}
+	mustConn(holder, "COMMIT")
+	// The killed session is still usable.
+	if _, err := waiter.ExecContext(ctx, "UPDATE t SET v = 3 WHERE id = 1"); err != nil {
+		t.Fatalf("session after KILL QUERY: %v", err)
 	}
 }

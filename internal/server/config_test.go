@@ -73,6 +73,9 @@ func TestRestoreError(t *testing.T) {
 	if !strings.Contains(err.Error(), "1064") || strings.Contains(err.Error(), "1105") {
 		t.Fatalf("restored %v", err)
 	}
+	if err := restoreError(errFromText("context canceled")); !strings.Contains(err.Error(), "1317") {
+		t.Fatalf("cancelled statement: %v", err)
+	}
 	plain := errFromText("something else")
 	if restoreError(plain) != plain {
 		t.Fatal("an ordinary 1105 was changed")

@@ -25,13 +25,25 @@ type handler struct {
 
 func (s *Server) wrapHandler(h mysql.Handler) (mysql.Handler, error) { return handler{h, s}, nil }
 
+var errInterrupted = mysql.NewSQLError(mysql.ERQueryInterrupted, "70100", "Query execution was interrupted")
+
 var embedded = regexp.MustCompile(`^(?s)(.*) \(errno (\d+)\) \(sqlstate ([0-9A-Z]{5})\)$`)
 
-// restoreError returns the MySQL error embedded in a generic one.
+// restoreError returns the MySQL error embedded in a generic one, and
+// reports a cancelled statement (KILL QUERY) as MySQL's 1317.
 func restoreError(err error) error {
+	if err == nil {
+		return nil
+	}
+	if errors.Is(err, context.Canceled) {
+		return errInterrupted
+	}
 	var se *mysql.SQLError
-	if err == nil || !errors.As(err, &se) || se.Num != mysql.ERUnknownError {
+	if !errors.As(err, &se) || se.Num != mysql.ERUnknownError {
 		return err
+	}
+	if se.Message == context.Canceled.Error() {
+		return errInterrupted
 	}
 	m := embedded.FindStringSubmatch(se.Message)
 	if m == nil {
