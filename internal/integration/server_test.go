@@ -475,3 +475,37 @@ func TestKillQueryEndsLockWait(t *testing.T) {
 		t.Fatalf("session after KILL QUERY: %v", err)
 	}
 }
+
+// TestDisconnectRollsBack: a client that goes away mid-transaction loses
+// its changes and its locks at once.
+func TestDisconnectRollsBack(t *testing.T) {
+	s := startServer(t, t.TempDir())
+	db := s.db("")
+	mustExec(t, db, "CREATE DATABASE dc")
+	d := s.db("dc")
+	mustExec(t, d, "CREATE TABLE t (id INT PRIMARY KEY, v INT)")
+	mustExec(t, d, "INSERT INTO t VALUES (1, 0)")
+	ctx := context.Background()
+	c, _ := d.Conn(ctx)
+	if _, err := c.ExecContext(ctx, "BEGIN"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.ExecContext(ctx, "UPDATE t SET v = 99 WHERE id = 1"); err != nil {
+		t.Fatal(err)
+	}
+	c.Raw(func(dc any) error { return dc.(interface{ Close() error }).Close() }) // drop the TCP connection
+	c.Close()
+	mustExec(t, d, "SET SESSION innodb_lock_wait_timeout = 5")
+	start := time.Now()
+	if _, err := d.Exec("UPDATE t SET v = v + 1 WHERE id = 1"); err != nil {
+		t.Fatalf("row still locked after the client left: %v", err)
+	}
+	if time.Since(start) > 3*time.Second {
+		t.Fatal("the departed client's lock was held until a timeout")
+	}
+	var v int
+	d.QueryRow("SELECT v FROM t WHERE id = 1").Scan(&v)
+	if v != 1 {
+		t.Fatalf("v = %d: the departed client's uncommitted update survived", v)
+	}
+}

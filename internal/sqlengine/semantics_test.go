@@ -402,3 +402,23 @@ func TestReplayRebuildsEverything(t *testing.T) {
 		t.Fatalf("unique index not rebuilt by replay: %v", err)
 	}
 }
+
+// TestDeleteAllIsTransactional: DELETE without WHERE (which GMS may route
+// to Truncate) deletes row by row inside the transaction, so ROLLBACK
+// brings the rows back; TRUNCATE TABLE is DDL.
+func TestDeleteAllIsTransactional(t *testing.T) {
+	_, c := setupKV(t)
+	c.exec("BEGIN")
+	c.exec("DELETE FROM t")
+	if got := c.rows("SELECT COUNT(*) FROM t"); got != "0" {
+		t.Fatalf("inside the transaction: %s rows", got)
+	}
+	c.exec("ROLLBACK")
+	if got := c.rows("SELECT COUNT(*) FROM t"); got != "3" {
+		t.Fatalf("after ROLLBACK: %s rows", got)
+	}
+	c.exec("DELETE FROM t")
+	if got := c.rows("SELECT COUNT(*) FROM t"); got != "0" {
+		t.Fatalf("after DELETE: %s rows", got)
+	}
+}
