@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"path/filepath"
 
+	"github.com/cockroachdb/pebble/v2"
 	"github.com/cockroachdb/pebble/v2/vfs"
 	"github.com/lockstepdb/lockstep/internal/binlog"
 	"github.com/lockstepdb/lockstep/internal/row"
@@ -18,6 +19,8 @@ type OpenOptions struct {
 	Config   *Config
 	// CacheSize is the store's block cache size.
 	CacheSize int64
+	// Logger receives the store's (Pebble's) messages; nil is quiet.
+	Logger pebble.Logger
 }
 
 // Recovery reports what Open did.
@@ -33,7 +36,7 @@ type Recovery struct {
 // the pipeline.
 func Open(o OpenOptions) (*Pipeline, *storage.Engine, *binlog.Log, Recovery, error) {
 	var rec Recovery
-	store, err := storage.Open(storage.Options{FS: o.FS, Dir: filepath.Join(o.Dir, "store"), Collator: o.Collator, CacheSize: o.CacheSize})
+	store, err := storage.Open(storage.Options{FS: o.FS, Dir: filepath.Join(o.Dir, "store"), Collator: o.Collator, CacheSize: o.CacheSize, Logger: o.Logger})
 	if err != nil {
 		return nil, nil, nil, rec, fmt.Errorf("opening the store: %w", err)
 	}

@@ -61,6 +61,7 @@ func Start(cfg Config, log *slog.Logger) (*Server, error) {
 	pc.Observer = obs
 	pipe, store, blog, rec, err := commit.Open(commit.OpenOptions{
 		FS: vfs.Default, Dir: cfg.DataDir, Collator: sqlengine.Collator{}, Config: pc, CacheSize: cfg.CacheSizeBytes,
+		Logger: storeLogger{log.With("component", "store")},
 	})
 	if err != nil {
 		return nil, err
@@ -146,6 +147,20 @@ func (s *Server) shutdownStorage() error {
 		err = e
 	}
 	return err
+}
+
+// storeLogger passes the store's errors to the server log (its routine
+// messages are dropped) and stops the process on a fatal one, as Pebble
+// requires.
+type storeLogger struct{ log *slog.Logger }
+
+func (l storeLogger) Infof(string, ...any) {}
+func (l storeLogger) Errorf(format string, args ...any) {
+	l.log.Error(fmt.Sprintf(format, args...))
+}
+func (l storeLogger) Fatalf(format string, args ...any) {
+	l.log.Error("fatal store error: " + fmt.Sprintf(format, args...))
+	os.Exit(2)
 }
 
 // serverUUID reads or creates <datadir>/auto.cnf, as mysqld does.

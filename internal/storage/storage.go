@@ -111,6 +111,9 @@ type Options struct {
 	Collator row.Collator
 	// CacheSize is Pebble's block cache size in bytes.
 	CacheSize int64
+	// Logger receives Pebble's messages (quiet if nil). Pebble's Fatalf
+	// must not return.
+	Logger pebble.Logger
 }
 
 // Open opens or creates the store.
@@ -122,7 +125,10 @@ func Open(o Options) (*Engine, error) {
 		FS:           o.FS,
 		DisableWAL:   true,
 		MemTableSize: 64 << 20,
-		Logger:       quietLogger{},
+		Logger:       o.Logger,
+	}
+	if popts.Logger == nil {
+		popts.Logger = quietLogger{}
 	}
 	if o.CacheSize > 0 {
 		c := pebble.NewCache(o.CacheSize)
