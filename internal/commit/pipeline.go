@@ -105,16 +105,15 @@ type Observer interface {
 // Stats are the pipeline's counters (MySQL/MariaDB status names in
 // comments).
 type Stats struct {
-	Commits          atomic.Uint64 // Binlog_commits
-	Groups           atomic.Uint64 // Binlog_group_commits
-	TriggerCount     atomic.Uint64 // Binlog_group_commit_trigger_count
-	TriggerTimeout   atomic.Uint64 // Binlog_group_commit_trigger_timeout
-	TriggerLockWait  atomic.Uint64 // Binlog_group_commit_trigger_lock_wait
-	BytesWritten     atomic.Uint64 // Binlog_bytes_written
-	Fsyncs           atomic.Uint64
-	FsyncNanos       atomic.Uint64
-	RotateCount      atomic.Uint64
-	LastCommittedSeq atomic.Int64
+	Commits         atomic.Uint64 // Binlog_commits
+	Groups          atomic.Uint64 // Binlog_group_commits
+	TriggerCount    atomic.Uint64 // Binlog_group_commit_trigger_count
+	TriggerTimeout  atomic.Uint64 // Binlog_group_commit_trigger_timeout
+	TriggerLockWait atomic.Uint64 // Binlog_group_commit_trigger_lock_wait
+	BytesWritten    atomic.Uint64 // Binlog_bytes_written
+	Fsyncs          atomic.Uint64
+	FsyncNanos      atomic.Uint64
+	RotateCount     atomic.Uint64
 }
 
 // ErrStopped is returned once the pipeline has failed or closed.
@@ -561,7 +560,6 @@ func (p *Pipeline) committer() {
 			p.mu.Unlock()
 		} else {
 			p.committed.Store(last.GTID.SequenceNumber)
-			p.Stats.LastCommittedSeq.Store(last.GTID.SequenceNumber)
 		}
 		for _, t := range group {
 			if !t.rotateOnly {

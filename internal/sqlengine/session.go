@@ -133,21 +133,20 @@ func explicitTransaction(ctx *sql.Context) bool {
 		return true
 	}
 	ac, err := ctx.GetSessionVariable(ctx, "autocommit")
-	return err == nil && toInt(ac) == 0
+	return err == nil && !isOn(ac)
 }
 
-func toInt(v any) int64 {
+// isOn reads a boolean system variable's value (GMS keeps them as int8).
+func isOn(v any) bool {
 	switch x := v.(type) {
 	case int8:
-		return int64(x)
+		return x != 0
 	case int64:
-		return x
+		return x != 0
 	case bool:
-		if x {
-			return 1
-		}
+		return x
 	}
-	return 1
+	return true
 }
 
 // Rollback implements sql.TransactionSession.

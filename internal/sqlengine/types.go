@@ -2,6 +2,7 @@ package sqlengine
 
 import (
 	"fmt"
+	"reflect"
 	"time"
 
 	"github.com/dolthub/go-mysql-server/sql"
@@ -206,7 +207,7 @@ func toStorage(ctx *sql.Context, c *row.Column, t sql.Type, v any) (row.Value, e
 		if err != nil {
 			return nil, err
 		}
-		if fmt.Sprintf("%T", cv) != fmt.Sprintf("%T", v) {
+		if reflect.TypeOf(cv) != reflect.TypeOf(v) {
 			return toStorage(ctx, c, nil, cv)
 		}
 	}

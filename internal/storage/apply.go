@@ -314,8 +314,8 @@ func (e *Engine) deleteRow(b *Batch, t *Table, vals []row.Value) error {
 	return nil
 }
 
-// Replay applies one logged transaction (recovery). It returns the catalog
-// change it applied, if any.
+// Replay applies one logged transaction (recovery), redoing any catalog
+// change it carries.
 func (e *Engine) Replay(trx *binlog.Transaction, end binlog.Position) error {
 	b := e.NewBatch()
 	var changes []*CatalogChange

@@ -30,7 +30,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"sort"
 	"strings"
 	"sync"
@@ -452,5 +451,3 @@ func Get(r pebble.Reader, k []byte) ([]byte, bool, error) {
 	out := append([]byte(nil), v...)
 	return out, true, c.Close()
 }
-
-var _ io.Closer = (*pebble.DB)(nil)
