@@ -43,6 +43,14 @@ type Log struct {
 
 	listMu sync.Mutex
 	files  []FileInfo // in order; the last one is the current file
+
+	// The published end: readers (dump threads) may read up to it. The
+	// flusher publishes after each group's write (and sync, when the group
+	// is synced), always at a transaction boundary.
+	pubMu  sync.Mutex
+	pub    Position
+	pubCh  chan struct{} // closed (and replaced) at every Publish
+	closed bool
 }
 
 // Options configure a Log.
@@ -156,6 +164,7 @@ func Open(opts Options, extra GTIDSet, durable Position) (*Log, Recovered, error
 	if rec.End.File == 0 {
 		rec.End = Position{File: next, Pos: l.curSize}
 	}
+	l.pub, l.pubCh = l.Current(), make(chan struct{})
 	return l, rec, nil
 }
 
@@ -287,8 +296,50 @@ func (l *Log) Rotate(now time.Time, prev GTIDSet) error {
 // RotateEventSize is the size of the Rotate event that ends the current file.
 func (l *Log) RotateEventSize() int64 { return int64(RotateSize(l.opts.FileName(l.curNum + 1))) }
 
-// Close closes the current file.
+// Publish makes everything appended so far readable by Published's
+// callers. Called by the appending goroutine at transaction boundaries.
+func (l *Log) Publish() {
+	l.pubMu.Lock()
+	if l.pub != l.Current() && !l.closed {
+		l.pub = l.Current()
+		close(l.pubCh)
+		l.pubCh = make(chan struct{})
+	}
+	l.pubMu.Unlock()
+}
+
+// Published returns the published end, a channel closed when it next
+// moves (or the log closes), and whether the log is closed. Safe from any
+// goroutine; never waits for the appending side.
+func (l *Log) Published() (Position, <-chan struct{}, bool) {
+	l.pubMu.Lock()
+	defer l.pubMu.Unlock()
+	return l.pub, l.pubCh, l.closed
+}
+
+// Num returns the number of the listed file called name.
+func (l *Log) Num(name string) (int, bool) {
+	l.listMu.Lock()
+	defer l.listMu.Unlock()
+	for _, f := range l.files {
+		if f.Name == name {
+			return f.Num, true
+		}
+	}
+	return 0, false
+}
+
+// OpenFile opens binlog file number n for reading.
+func (l *Log) OpenFile(n int) (vfs.File, error) { return l.opts.FS.Open(l.Path(n)) }
+
+// Close closes the current file and wakes Published's waiters.
 func (l *Log) Close() error {
+	l.pubMu.Lock()
+	if !l.closed && l.pubCh != nil {
+		l.closed = true
+		close(l.pubCh)
+	}
+	l.pubMu.Unlock()
 	if l.cur == nil {
 		return nil
 	}
@@ -339,3 +390,36 @@ func (l *Log) ReadFile(n int) ([]byte, error) { return readAll(l.opts.FS, l.Path
 
 // Name is the name of file number n.
 func (l *Log) Name(n int) string { return l.opts.FileName(n) }
+
+// PreviousGTIDs reads the Previous_gtids event at the start of file n.
+func (l *Log) PreviousGTIDs(n int) (GTIDSet, error) {
+	f, err := l.OpenFile(n)
+	if err != nil {
+		return GTIDSet{}, err
+	}
+	defer f.Close()
+	pos := int64(FileHeaderSize)
+	for range 3 {
+		var hdr [HeaderSize]byte
+		if _, err := f.ReadAt(hdr[:], pos); err != nil {
+			return GTIDSet{}, err
+		}
+		h := ParseHeader(hdr[:])
+		if h.Size < HeaderSize+ChecksumSize || h.Size > 1<<30 {
+			return GTIDSet{}, fmt.Errorf("binlog file %s: bad event size %d at %d", l.Name(n), h.Size, pos)
+		}
+		if h.Type == PreviousGTIDsEvent {
+			data := make([]byte, h.Size)
+			if _, err := f.ReadAt(data, pos); err != nil {
+				return GTIDSet{}, err
+			}
+			ev, err := NextEvent(data)
+			if err != nil {
+				return GTIDSet{}, fmt.Errorf("binlog file %s: %w", l.Name(n), err)
+			}
+			return ParsePreviousGTIDs(ev.Body())
+		}
+		pos += int64(h.Size)
+	}
+	return GTIDSet{}, fmt.Errorf("binlog file %s has no Previous_gtids event", l.Name(n))
+}

@@ -21,9 +21,14 @@
 //     (binlog_group_commit_sync_delay) expires, when no_delay_count
 //     transactions are queued, or when a transaction waits for a row lock
 //     held by one in the queue; then fsync per the durability policy.
+//     The flusher then publishes the new end of the binlog: dump threads
+//     may send the group to replicas.
 //  5. apply (committer goroutine): the group's batches are applied to
 //     storage in order with the binlog position they reach, and become
-//     visible.
+//     visible. With semi-sync AFTER_SYNC the committer first waits for
+//     replicas to acknowledge the group's end position; with AFTER_COMMIT
+//     it waits after applying. Only this goroutine waits, once per group,
+//     while the flusher goes on writing and syncing later groups.
 //  6. release: each transaction's Commit returns; its caller releases locks
 //     and answers the client.
 //
@@ -94,6 +99,21 @@ type Config struct {
 	// Observer, if set before New, is told of every group and fsync (for
 	// histograms); it must be cheap and must not block.
 	Observer Observer
+	// Acks, if set before New, holds each group back until replicas have
+	// acknowledged it (semi-synchronous replication).
+	Acks AckWaiter
+}
+
+// AckWaiter is semi-synchronous replication as the pipeline sees it.
+type AckWaiter interface {
+	// WaitPoint reports whether groups wait at all and, if so, whether they
+	// wait before they are applied (AFTER_SYNC: nobody sees a transaction
+	// that no replica has) or after (AFTER_COMMIT).
+	WaitPoint() (wait, afterSync bool)
+	// WaitAck returns when replicas have acknowledged the binlog up to end,
+	// or when it gives up (timeout, no replicas, shutdown). trxs is the
+	// number of transactions waiting.
+	WaitAck(end binlog.Position, trxs int)
 }
 
 // Observer receives per-group measurements.
@@ -395,6 +415,9 @@ func (p *Pipeline) flusher() {
 			}
 			dirty = false
 		}
+		// Replicas may read the group now: under AFTER_SYNC semi-sync the
+		// committer waits for their acknowledgement before applying it.
+		p.log.Publish()
 		p.Stats.Groups.Add(1)
 		if p.cfg.Observer != nil {
 			p.cfg.Observer.GroupCommitted(len(group))
@@ -547,6 +570,19 @@ func (p *Pipeline) committer() {
 			batches = append(batches, t.Batch)
 		}
 		last := group[len(group)-1]
+		trxs := 0
+		for _, t := range group {
+			if !t.rotateOnly {
+				trxs++
+			}
+		}
+		wait, afterSync := false, false
+		if p.cfg.Acks != nil && trxs > 0 {
+			wait, afterSync = p.cfg.Acks.WaitPoint()
+		}
+		if wait && afterSync {
+			p.cfg.Acks.WaitAck(last.End, trxs)
+		}
 		err := p.store.Apply(batches, last.End)
 		for _, t := range group {
 			if err == nil && t.Catalog != nil {
@@ -561,10 +597,9 @@ func (p *Pipeline) committer() {
 		} else {
 			p.committed.Store(last.GTID.SequenceNumber)
 		}
-		for _, t := range group {
-			if !t.rotateOnly {
-				p.Stats.Commits.Add(1)
-			}
+		p.Stats.Commits.Add(uint64(trxs))
+		if wait && !afterSync && err == nil {
+			p.cfg.Acks.WaitAck(last.End, trxs)
 		}
 		for _, t := range group {
 			t.err = err

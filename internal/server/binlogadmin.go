@@ -9,26 +9,24 @@ import (
 	"github.com/dolthub/go-mysql-server/sql"
 	"github.com/dolthub/go-mysql-server/sql/binlogreplication"
 	"github.com/dolthub/vitess/go/mysql"
+	"github.com/dolthub/vitess/go/sqltypes"
 )
 
 // primary answers the binlog SHOW statements from the binlog's file list,
-// which has its own lock: they never wait for commits. Serving replicas
-// (COM_BINLOG_DUMP*) is not built yet.
+// which has its own lock: they never wait for commits. Replicas are served
+// by the handler (replication.go), which receives COM_REGISTER_SLAVE and
+// the dump commands before go-mysql-server would pass them here.
 type primary struct{ s *Server }
 
 var _ binlogreplication.BinlogPrimaryController = primary{}
 
-func errNoReplication() error {
-	return mysql.NewSQLError(mysql.ERNotSupportedYet, "42000", "This version of Lockstep doesn't yet support serving replicas")
+func errNotHere() error {
+	return mysql.NewSQLError(mysql.ERUnknownComError, mysql.SSUnknownComError, "replication commands are served by the connection handler")
 }
 
-func (p primary) RegisterReplica(*sql.Context, *mysql.Conn, string, uint16) error {
-	return errNoReplication()
-}
+func (p primary) RegisterReplica(*sql.Context, *mysql.Conn, string, uint16) error { return errNotHere() }
 
-func (p primary) BinlogDumpGtid(*sql.Context, *mysql.Conn, mysql.GTIDSet) error {
-	return errNoReplication()
-}
+func (p primary) BinlogDumpGtid(*sql.Context, *mysql.Conn, mysql.GTIDSet) error { return errNotHere() }
 
 func (p primary) ListReplicas(*sql.Context) error { return nil }
 
@@ -56,11 +54,37 @@ var (
 	flushLogs = regexp.MustCompile(`(?is)^\s*flush\s+(no_write_to_binlog\s+|local\s+)?binary\s+logs\s*;?\s*$`)
 	purgeTo   = regexp.MustCompile(`(?is)^\s*purge\s+(binary|master)\s+logs\s+to\s+'([^']+)'\s*;?\s*$`)
 	purgeBef  = regexp.MustCompile(`(?is)^\s*purge\s+(binary|master)\s+logs\s+before\s+(?:timestamp\s*)?'([^']+)'\s*;?\s*$`)
+	showRepl  = regexp.MustCompile(`(?is)^\s*show\s+(replicas|slave\s+hosts)\s*;?\s*$`)
 )
 
 // adminStatement runs query if it is one of the binlog administration
 // statements; handled reports whether it was.
-func (s *Server) adminStatement(query string) (handled bool, err error) {
+func (s *Server) adminStatement(query string) (res *sqltypes.Result, handled bool, err error) {
+	if len(query) > 256 || !adminPrefix(query) {
+		return nil, false, nil
+	}
+	if m := showRepl.FindStringSubmatch(query); m != nil {
+		return s.showReplicas(!strings.EqualFold(m[1], "replicas")), true, nil
+	}
+	ok, err := s.binlogAdmin(query)
+	if ok {
+		return &sqltypes.Result{}, true, err
+	}
+	return nil, false, nil
+}
+
+// adminPrefix is a cheap filter: the admin statements start with FLUSH,
+// PURGE or SHOW.
+func adminPrefix(q string) bool {
+	q = strings.TrimLeft(q, " \t\r\n")
+	if len(q) < 5 {
+		return false
+	}
+	p := strings.ToLower(q[:5])
+	return p == "flush" || p == "purge" || strings.HasPrefix(p, "show")
+}
+
+func (s *Server) binlogAdmin(query string) (handled bool, err error) {
 	switch {
 	case flushLogs.MatchString(query):
 		return true, s.pipe.Rotate()

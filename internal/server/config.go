@@ -31,6 +31,16 @@ type Config struct {
 	CacheSizeBytes         int64
 	// HTTPPort serves /metrics on BindAddress (0 = off).
 	HTTPPort int
+
+	// Semi-synchronous replication, source side.
+	SemiSyncEnabled       bool
+	SemiSyncTimeoutMillis int64
+	SemiSyncAfterCommit   bool // wait point AFTER_COMMIT (default AFTER_SYNC)
+	SemiSyncWaitCount     int64
+	SemiSyncWaitNoReplica bool
+	// GTIDDomainID is the MariaDB GTID domain of our transactions on
+	// MariaDB-flavour replication connections.
+	GTIDDomainID int64
 }
 
 // Defaults are the values with no options.
@@ -49,6 +59,9 @@ func Defaults() Config {
 		LockWaitTimeoutSeconds: 50,
 		CacheSizeBytes:         512 << 20,
 		HTTPPort:               8080,
+		SemiSyncTimeoutMillis:  10000,
+		SemiSyncWaitCount:      1,
+		SemiSyncWaitNoReplica:  true,
 	}
 }
 
@@ -59,6 +72,8 @@ type option struct {
 	help  string
 	def   func(*Config) string
 	apply func(*Config, string) error
+	// boolean options may be given without a value (--name means ON).
+	boolean bool
 }
 
 func intOpt(name, help string, get func(*Config) *int64, lo, hi int64) option {
@@ -92,6 +107,23 @@ func parseSize(v string) (int64, error) {
 	}
 	n, err := strconv.ParseInt(v, 10, 64)
 	return n * mult, err
+}
+
+func boolOpt(name, help string, get func(*Config) *bool) option {
+	return option{
+		name: name, help: help, boolean: true,
+		def: func(c *Config) string {
+			if *get(c) {
+				return "ON"
+			}
+			return "OFF"
+		},
+		apply: func(c *Config, v string) error {
+			b, err := parseBool(name, v)
+			*get(c) = b
+			return err
+		},
+	}
 }
 
 func parseBool(name, v string) (bool, error) {
@@ -187,11 +219,51 @@ var options = []option{
 		func(c *Config) *int64 { return &c.LockWaitTimeoutSeconds }, 1, 1<<30),
 	intOpt("lockstep-cache-size", "bytes of block cache for the store",
 		func(c *Config) *int64 { return &c.CacheSizeBytes }, 8<<20, 1<<40),
+	boolOpt("rpl-semi-sync-source-enabled", "semi-synchronous replication: commits wait for a replica's acknowledgement",
+		func(c *Config) *bool { return &c.SemiSyncEnabled }),
+	intOpt("rpl-semi-sync-source-timeout", "milliseconds a commit waits for an acknowledgement before the source falls back to async",
+		func(c *Config) *int64 { return &c.SemiSyncTimeoutMillis }, 0, 1<<32-1),
+	{name: "rpl-semi-sync-source-wait-point", help: "AFTER_SYNC (wait before the commit is visible) or AFTER_COMMIT",
+		def: func(c *Config) string {
+			if c.SemiSyncAfterCommit {
+				return "AFTER_COMMIT"
+			}
+			return "AFTER_SYNC"
+		},
+		apply: func(c *Config, v string) error {
+			switch strings.ToUpper(strings.TrimSpace(v)) {
+			case "AFTER_SYNC":
+				c.SemiSyncAfterCommit = false
+			case "AFTER_COMMIT":
+				c.SemiSyncAfterCommit = true
+			default:
+				return fmt.Errorf("invalid value %q for --rpl-semi-sync-source-wait-point (expected AFTER_SYNC or AFTER_COMMIT)", v)
+			}
+			return nil
+		}},
+	intOpt("rpl-semi-sync-source-wait-for-replica-count", "acknowledgements a commit waits for",
+		func(c *Config) *int64 { return &c.SemiSyncWaitCount }, 1, 65535),
+	boolOpt("rpl-semi-sync-source-wait-no-replica", "keep waiting (until the timeout) when fewer semi-sync replicas are connected than the count",
+		func(c *Config) *bool { return &c.SemiSyncWaitNoReplica }),
+	intOpt("gtid-domain-id", "MariaDB GTID domain of this server's transactions (MariaDB replicas)",
+		func(c *Config) *int64 { return &c.GTIDDomainID }, 0, 1<<32-1),
+}
+
+// optionAliases are the older (and MariaDB) names of options.
+var optionAliases = map[string]string{
+	"rpl-semi-sync-master-enabled":              "rpl-semi-sync-source-enabled",
+	"rpl-semi-sync-master-timeout":              "rpl-semi-sync-source-timeout",
+	"rpl-semi-sync-master-wait-point":           "rpl-semi-sync-source-wait-point",
+	"rpl-semi-sync-master-wait-for-slave-count": "rpl-semi-sync-source-wait-for-replica-count",
+	"rpl-semi-sync-master-wait-no-slave":        "rpl-semi-sync-source-wait-no-replica",
 }
 
 func lookupOption(name string) (*option, bool) {
 	name = strings.ReplaceAll(strings.ToLower(strings.TrimSpace(name)), "_", "-")
 	name = strings.TrimPrefix(name, "loose-")
+	if a, ok := optionAliases[name]; ok {
+		name = a
+	}
 	for i := range options {
 		if options[i].name == name {
 			return &options[i], true
@@ -220,6 +292,16 @@ func RegisterFlags(fs *pflag.FlagSet) {
 	d := Defaults()
 	for _, o := range options {
 		fs.String(o.name, o.def(&d), o.help)
+		if o.boolean {
+			fs.Lookup(o.name).NoOptDefVal = "ON"
+		}
+	}
+	for alias, name := range optionAliases {
+		fs.String(alias, "", "alias of --"+name)
+		_ = fs.MarkHidden(alias)
+		if o, _ := lookupOption(name); o.boolean {
+			fs.Lookup(alias).NoOptDefVal = "ON"
+		}
 	}
 	fs.String("defaults-file", "", "read options from this my.cnf-style file ([mysqld], [server] and [lockstep] sections)")
 }

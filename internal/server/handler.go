@@ -17,7 +17,9 @@ import (
 // ends with "(errno N) (sqlstate S)", so the original is rebuilt from it.
 //
 // It also answers the binlog administration statements GMS does not know
-// (FLUSH BINARY LOGS, PURGE BINARY LOGS) before GMS sees them.
+// (FLUSH BINARY LOGS, PURGE BINARY LOGS, SHOW REPLICAS) before GMS sees
+// them, serves dump commands (replication.go), and makes long statements
+// of departed clients cancellable (track).
 type handler struct {
 	mysql.Handler
 	s *Server
@@ -53,23 +55,42 @@ func restoreError(err error) error {
 	return mysql.NewSQLError(num, m[3], "%s", m[1])
 }
 
+// track makes the statement about to run cancellable by the disconnect
+// watchdog (see wireConn.closedByPeer).
+func track(ctx context.Context, c *mysql.Conn) (context.Context, func()) {
+	w, ok := c.Conn.(*wireConn)
+	if !ok {
+		return ctx, func() {}
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	w.statementStarted(cancel)
+	return ctx, func() {
+		w.statementEnded()
+		cancel()
+	}
+}
+
 func (h handler) ComQuery(ctx context.Context, c *mysql.Conn, query string, cb mysql.ResultSpoolFn) error {
-	if ok, err := h.s.adminStatement(query); ok {
+	if res, ok, err := h.s.adminStatement(query); ok {
 		if err != nil {
 			return err
 		}
-		return cb(&sqltypes.Result{}, false)
+		return cb(res, false)
 	}
+	ctx, done := track(ctx, c)
+	defer done()
 	return restoreError(h.Handler.ComQuery(ctx, c, query, cb))
 }
 
 func (h handler) ComMultiQuery(ctx context.Context, c *mysql.Conn, query string, cb mysql.ResultSpoolFn) (string, error) {
-	if ok, err := h.s.adminStatement(query); ok {
+	if res, ok, err := h.s.adminStatement(query); ok {
 		if err != nil {
 			return "", err
 		}
-		return "", cb(&sqltypes.Result{}, false)
+		return "", cb(res, false)
 	}
+	ctx, done := track(ctx, c)
+	defer done()
 	rest, err := h.Handler.ComMultiQuery(ctx, c, query, cb)
 	return rest, restoreError(err)
 }
@@ -80,6 +101,8 @@ func (h handler) ComPrepare(ctx context.Context, c *mysql.Conn, query string, p 
 }
 
 func (h handler) ComStmtExecute(ctx context.Context, c *mysql.Conn, p *mysql.PrepareData, cb func(*sqltypes.Result) error) error {
+	ctx, done := track(ctx, c)
+	defer done()
 	return restoreError(h.Handler.ComStmtExecute(ctx, c, p, cb))
 }
 

@@ -25,6 +25,7 @@ import (
 	"github.com/lockstepdb/lockstep/internal/commit"
 	"github.com/lockstepdb/lockstep/internal/lock"
 	"github.com/lockstepdb/lockstep/internal/metrics"
+	"github.com/lockstepdb/lockstep/internal/source"
 	"github.com/lockstepdb/lockstep/internal/sqlengine"
 	"github.com/lockstepdb/lockstep/internal/storage"
 )
@@ -43,6 +44,8 @@ type Server struct {
 	stop     chan struct{}
 	http     *http.Server
 	httpAddr string
+	source   *source.Source
+	wire     *wireListener
 }
 
 // Start opens the data directory (recovering it if needed) and starts
@@ -59,6 +62,19 @@ func Start(cfg Config, log *slog.Logger) (*Server, error) {
 	pc.ServerUUID = id
 	obs := metrics.NewObserver()
 	pc.Observer = obs
+	semi := source.NewSemiSync(func(on bool, reason string) {
+		if on {
+			log.Info("semi-sync replication switched on", "reason", reason)
+		} else {
+			log.Warn("semi-sync replication switched off; commits no longer wait for replicas", "reason", reason)
+		}
+	})
+	semi.SetTimeout(cfg.SemiSyncTimeoutMillis)
+	semi.SetAfterCommit(cfg.SemiSyncAfterCommit)
+	semi.SetWaitForReplicaCount(cfg.SemiSyncWaitCount)
+	semi.SetWaitNoReplica(cfg.SemiSyncWaitNoReplica)
+	semi.SetEnabled(cfg.SemiSyncEnabled)
+	pc.Acks = semi
 	pipe, store, blog, rec, err := commit.Open(commit.OpenOptions{
 		FS: vfs.Default, Dir: cfg.DataDir, Collator: sqlengine.Collator{}, Config: pc, CacheSize: cfg.CacheSizeBytes,
 		Logger: storeLogger{log.With("component", "store")},
@@ -73,10 +89,12 @@ func Start(cfg Config, log *slog.Logger) (*Server, error) {
 		log.Warn("the store holds transactions the binlog lost (relaxed sync setting and an OS crash); replicas will not receive them")
 	}
 	s := &Server{cfg: cfg, uuid: id, pipe: pipe, store: store, blog: blog, log: log}
+	s.source = source.New(blog, cfg.ServerID, id, pipe.GTIDExecuted, semi, log.With("component", "source"))
+	s.source.DomainID = uint32(cfg.GTIDDomainID)
 	locks := lock.New()
 	s.sql = sqlengine.New(store, pipe, locks)
 	started := time.Now()
-	installStatus(pipe, locks, started)
+	installStatus(pipe, locks, started, s.semiSyncStatus)
 	if err := s.registerVariables(); err != nil {
 		s.shutdownStorage()
 		return nil, err
@@ -89,15 +107,24 @@ func Start(cfg Config, log *slog.Logger) (*Server, error) {
 	s.stop = make(chan struct{})
 	go s.expireLogs(s.stop)
 	addr := net.JoinHostPort(cfg.BindAddress, strconv.Itoa(cfg.Port))
-	lst, err := gmsserver.NewServerWithHandler(gmsserver.Config{
-		Protocol: "tcp",
-		Address:  addr,
-		Version:  binlog.ServerVersion,
-	}, s.sql.GMS, sql.NewContext, s.sql.SessionBuilder(), nil, s.wrapHandler)
+	tl, err := net.Listen("tcp", addr)
 	if err != nil {
 		s.shutdownStorage()
 		return nil, fmt.Errorf("listening on %s: %w", addr, err)
 	}
+	s.wire = &wireListener{Listener: tl}
+	lst, err := gmsserver.NewServerWithHandler(gmsserver.Config{
+		Protocol: "tcp",
+		Address:  addr,
+		Listener: s.wire,
+		Version:  binlog.ServerVersion,
+	}, s.sql.GMS, sql.NewContext, s.sql.SessionBuilder(), nil, s.wrapHandler)
+	if err != nil {
+		tl.Close()
+		s.shutdownStorage()
+		return nil, fmt.Errorf("listening on %s: %w", addr, err)
+	}
+	go s.wire.watchDisconnects(s.stop, (*wireConn).cancelStatement)
 	s.listener = lst
 	s.addr = lst.Listener.Addr().String()
 	if cfg.HTTPPort != 0 {
@@ -135,6 +162,7 @@ func (s *Server) Close() error {
 		s.http.Close()
 	}
 	err := s.listener.Close()
+	s.source.Close()
 	if e := s.shutdownStorage(); err == nil {
 		err = e
 	}
@@ -205,7 +233,7 @@ func (s *Server) registerVariables() error {
 			},
 		}
 	}
-	vars := []sql.SystemVariable{
+	vars := append(s.semiSyncVariables(),
 		intVar("sync_binlog", 0, 1<<32-1, s.cfg.SyncBinlog, pc.SyncBinlog.Store),
 		intVar("innodb_flush_log_at_trx_commit", 0, 2, s.cfg.FlushLogAtTrxCommit, pc.FlushLogAtTrxCommit.Store),
 		intVar("binlog_group_commit_sync_delay", 0, 1_000_000, s.cfg.SyncDelayMicros, pc.SyncDelay.Store),
@@ -236,7 +264,7 @@ func (s *Server) registerVariables() error {
 			Type: types.NewSystemStringType("gtid_executed"), Default: "",
 			ValueFunction: func() (any, error) { return s.pipe.GTIDExecuted().String(), nil },
 		},
-	}
+	)
 	sql.SystemVariables.AddSystemVariables(vars)
 	sqlengine.RegisterComputedVariable("gtid_executed")
 	// Start-up values, read-only ones included (as mysqld's options).

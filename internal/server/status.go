@@ -14,12 +14,12 @@ import (
 // Com_* and Questions counters). It replaces sql.StatusVariables.
 type statusRegistry struct {
 	sql.StatusVariableRegistry
-	live map[string]func() uint64
+	live map[string]func() any
 }
 
-func installStatus(p *commit.Pipeline, l *lock.Manager, start time.Time) {
+func installStatus(p *commit.Pipeline, l *lock.Manager, start time.Time, extra ...func(map[string]func() any)) {
 	st, ls := &p.Stats, &l.Stats
-	live := map[string]func() uint64{
+	counters := map[string]func() uint64{
 		"Uptime":                                func() uint64 { return uint64(time.Since(start) / time.Second) },
 		"Binlog_commits":                        st.Commits.Load,
 		"Binlog_group_commits":                  st.Groups.Load,
@@ -36,6 +36,13 @@ func installStatus(p *commit.Pipeline, l *lock.Manager, start time.Time) {
 		"Innodb_deadlocks":                      ls.Deadlocks.Load,
 		"Lockstep_lock_wait_timeouts":           ls.Timeouts.Load,
 	}
+	live := map[string]func() any{}
+	for k, f := range counters {
+		live[k] = func() any { return f() }
+	}
+	for _, e := range extra {
+		e(live)
+	}
 	base := sql.StatusVariables
 	if r, ok := base.(*statusRegistry); ok {
 		base = r.StatusVariableRegistry
@@ -43,7 +50,13 @@ func installStatus(p *commit.Pipeline, l *lock.Manager, start time.Time) {
 	sql.StatusVariables = &statusRegistry{StatusVariableRegistry: base, live: live}
 }
 
-func liveValue(name string, v uint64) sql.StatusVarValue {
+func liveValue(name string, v any) sql.StatusVarValue {
+	if s, ok := v.(string); ok {
+		return &sql.ImmutableStatusVarValue{
+			Var: &sql.MySQLStatusVariable{Name: name, Scope: sql.StatusVariableScope_Global, Type: types.Text, Default: ""},
+			Val: s,
+		}
+	}
 	return &sql.ImmutableStatusVarValue{
 		Var: &sql.MySQLStatusVariable{Name: name, Scope: sql.StatusVariableScope_Global, Type: types.Uint64, Default: uint64(0)},
 		Val: v,

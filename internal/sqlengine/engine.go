@@ -11,6 +11,7 @@ package sqlengine
 
 import (
 	"context"
+	"sync"
 
 	sqle "github.com/dolthub/go-mysql-server"
 	"github.com/dolthub/go-mysql-server/server"
@@ -35,6 +36,8 @@ type Engine struct {
 
 	schemas schemaCache
 	autoinc autoincState
+
+	sessions sync.Map // connection id -> *Session
 
 	// GMS is the go-mysql-server engine.
 	GMS *sqle.Engine
@@ -84,8 +87,25 @@ func (e *Engine) SessionBuilder() server.SessionBuilder {
 		}
 		client := sql.Client{Address: host, User: user, Capabilities: conn.Capabilities}
 		base := sql.NewBaseSessionWithClientServer(addr, client, conn.ConnectionID)
-		return &Session{BaseSession: base, eng: e}, nil
+		s := &Session{BaseSession: base, eng: e}
+		e.sessions.Store(conn.ConnectionID, s)
+		return s, nil
 	}
+}
+
+// UserVariable returns user variable @name of connection connID's session
+// (nil if the session or the variable does not exist).
+func (e *Engine) UserVariable(connID uint32, name string) any {
+	v, ok := e.sessions.Load(connID)
+	if !ok {
+		return nil
+	}
+	s := v.(*Session)
+	_, val, err := s.GetUserVariable(sql.NewContext(context.Background(), sql.WithSession(s)), name)
+	if err != nil {
+		return nil
+	}
+	return val
 }
 
 // Collator orders text keys by GMS's collation weights.

@@ -197,6 +197,7 @@ func (s *Session) SessionEnd() {
 		s.tx = nil
 	}
 	s.eng.pipe.EndSession(uint64(s.ID()))
+	s.eng.sessions.Delete(s.ID())
 }
 
 // GetPreparedQuery returns a prepared statement's cached AST; executing it
@@ -410,7 +411,65 @@ var computedVariables = map[string]bool{}
 
 // RegisterComputedVariable marks a variable whose global value function
 // sessions must read instead of their start-time copy. Call before serving.
-func RegisterComputedVariable(name string) { computedVariables[strings.ToLower(name)] = true }
+func RegisterComputedVariable(name string) {
+	computedVariables[strings.ToLower(name)] = true
+	installRegistry()
+}
+
+// variableAliases pairs variables that are one setting under two names
+// (rpl_semi_sync_source_enabled and rpl_semi_sync_master_enabled, say).
+var variableAliases = map[string]string{}
+
+// RegisterVariableAlias makes SET GLOBAL of either name set both. Call
+// before serving.
+func RegisterVariableAlias(a, b string) {
+	a, b = strings.ToLower(a), strings.ToLower(b)
+	variableAliases[a], variableAliases[b] = b, a
+	installRegistry()
+}
+
+func installRegistry() {
+	if _, ok := sql.SystemVariables.(computedRegistry); !ok {
+		sql.SystemVariables = computedRegistry{sql.SystemVariables}
+	}
+}
+
+// computedRegistry makes SHOW GLOBAL VARIABLES show computed variables'
+// live values (go-mysql-server lists stored values there) and keeps
+// aliased variables equal.
+type computedRegistry struct{ sql.SystemVariableRegistry }
+
+func (r computedRegistry) SetGlobal(ctx *sql.Context, name string, val any) error {
+	if err := r.SystemVariableRegistry.SetGlobal(ctx, name, val); err != nil {
+		return err
+	}
+	if other, ok := variableAliases[strings.ToLower(name)]; ok {
+		return r.SystemVariableRegistry.SetGlobal(ctx, other, val)
+	}
+	return nil
+}
+
+func (r computedRegistry) GetAllGlobalVariables() map[string]any {
+	m := r.SystemVariableRegistry.GetAllGlobalVariables()
+	overlayComputed(m)
+	return m
+}
+
+func overlayComputed(m map[string]any) {
+	for name := range computedVariables {
+		if _, v, ok := sql.SystemVariables.GetGlobal(name); ok {
+			m[name] = v
+		}
+	}
+}
+
+// GetAllSessionVariables shows computed variables' live values (SHOW
+// VARIABLES).
+func (s *Session) GetAllSessionVariables() map[string]any {
+	m := s.BaseSession.GetAllSessionVariables()
+	overlayComputed(m)
+	return m
+}
 
 // GetSessionVariable reads computed variables (such as gtid_executed) from
 // their global value function; the base session holds a copy taken when the

@@ -1,0 +1,256 @@
+package integration
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/go-mysql-org/go-mysql/mysql"
+	"github.com/go-mysql-org/go-mysql/replication"
+)
+
+// syncer returns a go-mysql BinlogSyncer (the library behind canal and
+// many CDC tools) for s.
+func syncer(t *testing.T, s *server, serverID uint32, semi bool) *replication.BinlogSyncer {
+	t.Helper()
+	cfg := replication.BinlogSyncerConfig{
+		ServerID: serverID, Flavor: mysql.MySQLFlavor, Host: "127.0.0.1", Port: uint16(s.port), User: "root",
+		SemiSyncEnabled: semi, HeartbeatPeriod: 200 * time.Millisecond, MaxReconnectAttempts: 1,
+		UseDecimal: true,
+	}
+	cfg.Logger = nil
+	b := replication.NewBinlogSyncer(cfg)
+	t.Cleanup(b.Close)
+	return b
+}
+
+// collect reads events until want returns true or the timeout passes.
+func collect(t *testing.T, st *replication.BinlogStreamer, timeout time.Duration, want func(*replication.BinlogEvent) bool) []*replication.BinlogEvent {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	var evs []*replication.BinlogEvent
+	for {
+		e, err := st.GetEvent(ctx)
+		if err != nil {
+			t.Fatalf("after %d events: %v", len(evs), err)
+		}
+		evs = append(evs, e)
+		if want(e) {
+			return evs
+		}
+	}
+}
+
+func rowsOf(evs []*replication.BinlogEvent) [][]any {
+	var out [][]any
+	for _, e := range evs {
+		if r, ok := e.Event.(*replication.RowsEvent); ok {
+			out = append(out, r.Rows...)
+		}
+	}
+	return out
+}
+
+func gtidsOf(evs []*replication.BinlogEvent) []int64 {
+	var out []int64
+	for _, e := range evs {
+		if g, ok := e.Event.(*replication.GTIDEvent); ok {
+			out = append(out, g.GNO)
+		}
+	}
+	return out
+}
+
+func xidCount(n int) func(*replication.BinlogEvent) bool {
+	seen := 0
+	return func(e *replication.BinlogEvent) bool {
+		if _, ok := e.Event.(*replication.XIDEvent); ok {
+			seen++
+		}
+		return seen >= n
+	}
+}
+
+// TestDumpFilePositionAndGTID streams the binlog with COM_BINLOG_DUMP
+// (file/position) and COM_BINLOG_DUMP_GTID (auto-positioning) to go-mysql,
+// including transactions committed while the stream waits.
+func TestDumpFilePositionAndGTID(t *testing.T) {
+	s := startServer(t, t.TempDir())
+	db := s.db("")
+	mustExec(t, db, "CREATE DATABASE src")
+	d := s.db("src")
+	mustExec(t, d, "CREATE TABLE t (id INT PRIMARY KEY, name VARCHAR(20), amount DECIMAL(10,2))")
+	for i := 1; i <= 3; i++ {
+		mustExec(t, d, "INSERT INTO t VALUES (?, ?, ?)", i, fmt.Sprintf("row%d", i), fmt.Sprintf("%d.25", i))
+	}
+
+	// File/position from the start of the first file.
+	b := syncer(t, s, 101, false)
+	st, err := b.StartSync(mysql.Position{Name: "binlog.000001", Pos: 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	evs := collect(t, st, 10*time.Second, xidCount(3))
+	rows := rowsOf(evs)
+	if len(rows) != 3 || rows[0][1] != "row1" || fmt.Sprint(rows[2][2]) != "3.25" {
+		t.Fatalf("rows = %v", rows)
+	}
+	if _, ok := evs[0].Event.(*replication.RotateEvent); !ok {
+		t.Fatalf("stream starts with %T, want the fake Rotate", evs[0].Event)
+	}
+	// A transaction committed while the dump waits arrives.
+	mustExec(t, d, "UPDATE t SET amount = 9.5 WHERE id = 2")
+	evs = collect(t, st, 10*time.Second, xidCount(1))
+	if r := rowsOf(evs); len(r) != 2 || fmt.Sprint(r[1][2]) != "9.5" {
+		t.Fatalf("update rows = %v", r)
+	}
+	b.Close()
+
+	// GTID auto-positioning: the replica has the first two transactions
+	// (CREATE DATABASE, CREATE TABLE) and the first insert.
+	var uuid string
+	db.QueryRow("SELECT @@server_uuid").Scan(&uuid)
+	set, err := mysql.ParseMysqlGTIDSet(uuid + ":1-3")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b = syncer(t, s, 102, false)
+	st, err = b.StartSyncGTID(set)
+	if err != nil {
+		t.Fatal(err)
+	}
+	evs = collect(t, st, 10*time.Second, xidCount(3))
+	if g := gtidsOf(evs); len(g) != 3 || g[0] != 4 || g[2] != 6 {
+		t.Fatalf("GTIDs streamed = %v, want 4..6", g)
+	}
+	// SHOW REPLICAS lists the dump.
+	rowsSeen := 0
+	r, err := db.Query("SHOW REPLICAS")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for r.Next() {
+		var id, port, src uint32
+		var host, u string
+		if err := r.Scan(&id, &host, &port, &src, &u); err != nil {
+			t.Fatal(err)
+		}
+		if id == 102 {
+			rowsSeen++
+		}
+	}
+	r.Close()
+	if rowsSeen != 1 {
+		t.Fatal("SHOW REPLICAS does not list the connected replica")
+	}
+}
+
+// TestDumpErrors: what a replica asks for that cannot be served gets
+// error 1236 with MySQL's reason, and the server stays up.
+func TestDumpErrors(t *testing.T) {
+	s := startServer(t, t.TempDir())
+	db := s.db("")
+	mustExec(t, db, "CREATE DATABASE e")
+	var uuid string
+	db.QueryRow("SELECT @@server_uuid").Scan(&uuid)
+
+	b := syncer(t, s, 201, false)
+	st, err := b.StartSync(mysql.Position{Name: "binlog.000099", Pos: 4})
+	if err == nil {
+		_, err = st.GetEvent(context.Background())
+	}
+	if err == nil || !strings.Contains(err.Error(), "1236") || !strings.Contains(err.Error(), "Could not find first log file") {
+		t.Fatalf("unknown file: err = %v", err)
+	}
+
+	// The replica claims GTIDs of ours we never executed.
+	set, _ := mysql.ParseMysqlGTIDSet(uuid + ":1-1000")
+	b = syncer(t, s, 202, false)
+	st, err = b.StartSyncGTID(set)
+	if err == nil {
+		_, err = st.GetEvent(context.Background())
+	}
+	if err == nil || !strings.Contains(err.Error(), "more GTIDs than the master") {
+		t.Fatalf("replica ahead: err = %v", err)
+	}
+	var one int
+	if err := db.QueryRow("SELECT 1").Scan(&one); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func statusOf(t *testing.T, db *sql.DB, name string) string {
+	t.Helper()
+	var n, v string
+	if err := db.QueryRow("SHOW GLOBAL STATUS LIKE '" + name + "'").Scan(&n, &v); err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+	return v
+}
+
+// TestSemiSync: with a semi-sync replica commits are acknowledged;
+// without one they wait out the timeout, fall back to async, and return
+// to semi-sync when a replica catches up.
+func TestSemiSync(t *testing.T) {
+	s := startServer(t, t.TempDir(), "--rpl-semi-sync-source-enabled", "--rpl-semi-sync-source-timeout=1500")
+	db := s.db("")
+	// No replica: the first commit waits for the timeout, then the source
+	// is asynchronous.
+	start := time.Now()
+	mustExec(t, db, "CREATE DATABASE semi")
+	if w := time.Since(start); w < time.Second {
+		t.Fatalf("commit without a replica returned after %v, before the semi-sync timeout", w)
+	}
+	d := s.db("semi")
+	mustExec(t, d, "CREATE TABLE t (id INT PRIMARY KEY, v INT)")
+	if v := statusOf(t, db, "Rpl_semi_sync_source_status"); v != "OFF" {
+		t.Fatalf("status after a timeout = %s", v)
+	}
+	start = time.Now()
+	mustExec(t, d, "INSERT INTO t VALUES (2, 1)")
+	if w := time.Since(start); w > time.Second {
+		t.Fatalf("async commit took %v", w)
+	}
+
+	// A semi-sync replica connects and catches up: back to semi-sync.
+	b := syncer(t, s, 301, true)
+	st, err := b.StartSync(mysql.Position{Name: "binlog.000001", Pos: 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	go func() {
+		for {
+			if _, err := st.GetEvent(context.Background()); err != nil {
+				return
+			}
+		}
+	}()
+	deadline := time.Now().Add(10 * time.Second)
+	for statusOf(t, db, "Rpl_semi_sync_source_status") != "ON" {
+		if time.Now().After(deadline) {
+			t.Fatal("semi-sync did not switch back on after the replica caught up")
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if v := statusOf(t, db, "Rpl_semi_sync_source_clients"); v != "1" {
+		t.Fatalf("clients = %s", v)
+	}
+	yes0 := statusOf(t, db, "Rpl_semi_sync_source_yes_tx")
+	start = time.Now()
+	for i := 3; i < 23; i++ {
+		mustExec(t, d, "INSERT INTO t VALUES (?, 1)", i)
+	}
+	if w := time.Since(start); w > 5*time.Second {
+		t.Fatalf("20 acknowledged commits took %v", w)
+	}
+	if yes := statusOf(t, db, "Rpl_semi_sync_master_yes_tx"); yes == yes0 {
+		t.Fatalf("yes_tx did not move (%s)", yes)
+	}
+	if v := statusOf(t, db, "Rpl_semi_sync_source_status"); v != "ON" {
+		t.Fatalf("status = %s after acknowledged commits", v)
+	}
+}

@@ -1,0 +1,278 @@
+package server
+
+import (
+	"context"
+	"bufio"
+	"encoding/binary"
+	"errors"
+	"io"
+	"net"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/lockstepdb/lockstep/internal/binlog"
+)
+
+// The MySQL protocol listener (vitess) dispatches COM_BINLOG_DUMP_GTID to
+// its handler but not COM_BINLOG_DUMP, which MariaDB replicas,
+// mysqlbinlog and most CDC tools send; and it ends the connection without
+// calling the handler when a dump asks for BINLOG_DUMP_NON_BLOCK. Lockstep
+// wraps the listener's connections at the byte level: every dump command
+// (either kind) is parsed here, remembered on the connection, and replaced
+// by a canonical COM_BINLOG_DUMP_GTID that vitess hands to our handler,
+// which then takes over the connection (see Server.dump).
+//
+// The wrapper parses only packet boundaries: a 4-byte header (3-byte
+// length, sequence number) per packet, payloads of 0xffffff bytes
+// continuing in the next packet. Only a packet with sequence 0 (a command)
+// whose first byte is a dump command is touched. After an SSL request the
+// stream is encrypted and passed through untouched.
+//
+// Wrapping also turns off go-mysql-server's per-query socket poll (it looks
+// for a *net.TCPConn); wireConn.closedByPeer gives the server a cheaper
+// check it runs only for long statements.
+
+const (
+	comBinlogDump     = 0x12
+	comBinlogDumpGTID = 0x1e
+)
+
+type wireListener struct {
+	net.Listener
+	conns sync.Map // *wireConn -> struct{}
+}
+
+func (l *wireListener) Accept() (net.Conn, error) {
+	c, err := l.Listener.Accept()
+	if err != nil {
+		return nil, err
+	}
+	w := &wireConn{Conn: c, r: bufio.NewReaderSize(c, 16<<10), l: l}
+	l.conns.Store(w, struct{}{})
+	return w, nil
+}
+
+// dumpCommand is a parsed COM_BINLOG_DUMP or COM_BINLOG_DUMP_GTID.
+type dumpCommand struct {
+	gtidKind bool
+	flags    uint16
+	serverID uint32
+	file     string
+	pos      uint64
+	gtids    *binlog.GTIDSet
+	err      error // the command was malformed
+}
+
+type wireConn struct {
+	net.Conn
+	l *wireListener
+	r *bufio.Reader
+
+	out       []byte // bytes ready for the reader
+	remaining int    // payload bytes of the current packet still to pass
+	cont      bool   // the current packet continues in the next one
+	plain     bool   // SSL: pass everything through
+
+	dump atomic.Pointer[dumpCommand]
+	// queryStart is when the statement now running began (unix nanos), 0
+	// when idle; read by the disconnect watchdog.
+	queryStart atomic.Int64
+	cancel     atomic.Pointer[context.CancelFunc]
+	closeOnce  sync.Once
+}
+
+// statementStarted notes a running statement and how to cancel it.
+func (c *wireConn) statementStarted(cancel context.CancelFunc) {
+	c.cancel.Store(&cancel)
+	c.queryStart.Store(time.Now().UnixNano())
+}
+
+// statementEnded notes that the connection is idle again.
+func (c *wireConn) statementEnded() {
+	c.queryStart.Store(0)
+	c.cancel.Store(nil)
+}
+
+// cancelStatement cancels the running statement, if any.
+func (c *wireConn) cancelStatement() {
+	if f := c.cancel.Load(); f != nil {
+		(*f)()
+	}
+}
+
+func (c *wireConn) Close() error {
+	var err error
+	c.closeOnce.Do(func() {
+		c.l.conns.Delete(c)
+		err = c.Conn.Close()
+	})
+	return err
+}
+
+// takeDump returns (and forgets) the dump command last seen.
+func (c *wireConn) takeDump() *dumpCommand { return c.dump.Swap(nil) }
+
+func (c *wireConn) Read(p []byte) (int, error) {
+	for len(c.out) == 0 {
+		if c.plain {
+			return c.r.Read(p)
+		}
+		if c.remaining > 0 {
+			n := min(len(p), c.remaining)
+			n, err := c.r.Read(p[:n])
+			c.remaining -= n
+			return n, err
+		}
+		if err := c.nextPacket(); err != nil {
+			return 0, err
+		}
+	}
+	n := copy(p, c.out)
+	c.out = c.out[n:]
+	return n, nil
+}
+
+// nextPacket reads the next packet header (and, for a dump command, the
+// whole packet) and queues what the reader gets.
+func (c *wireConn) nextPacket() error {
+	hdr, err := c.r.Peek(4)
+	if err != nil {
+		if len(hdr) > 0 && errors.Is(err, io.EOF) {
+			err = io.ErrUnexpectedEOF
+		}
+		return err
+	}
+	size := int(hdr[0]) | int(hdr[1])<<8 | int(hdr[2])<<16
+	seq := hdr[3]
+	wasCont := c.cont
+	c.cont = size == 0xffffff
+	if !wasCont && seq == 1 && size == 32 {
+		// An SSLRequest (capabilities, max packet, charset, 23 zero bytes):
+		// TLS follows. Pass it and everything after it through.
+		c.plain = true
+	}
+	if !wasCont && seq == 0 && size > 0 && size < 0xffffff {
+		first, err := c.r.Peek(5)
+		if err == nil && (first[4] == comBinlogDump || first[4] == comBinlogDumpGTID) {
+			pkt := make([]byte, 4+size)
+			if _, err := io.ReadFull(c.r, pkt); err != nil {
+				return err
+			}
+			cmd := parseDumpCommand(pkt[4:])
+			c.dump.Store(cmd)
+			c.out = canonicalDump()
+			return nil
+		}
+	}
+	c.remaining = 4 + size
+	return nil
+}
+
+// canonicalDump is the COM_BINLOG_DUMP_GTID packet vitess sees in place of
+// any dump command: no flags, empty file name, position 4, no GTID set.
+func canonicalDump() []byte {
+	payload := []byte{comBinlogDumpGTID, 0, 0}
+	payload = binary.LittleEndian.AppendUint32(payload, 0) // server id
+	payload = binary.LittleEndian.AppendUint32(payload, 0) // name length
+	payload = binary.LittleEndian.AppendUint64(payload, 4) // position
+	pkt := []byte{byte(len(payload)), 0, 0, 0}
+	return append(pkt, payload...)
+}
+
+var errBadDump = errors.New("malformed binlog dump command")
+
+func parseDumpCommand(p []byte) *dumpCommand {
+	cmd := &dumpCommand{gtidKind: p[0] == comBinlogDumpGTID}
+	p = p[1:]
+	if !cmd.gtidKind {
+		// pos(4) flags(2) server_id(4) file(rest)
+		if len(p) < 10 {
+			cmd.err = errBadDump
+			return cmd
+		}
+		cmd.pos = uint64(binary.LittleEndian.Uint32(p))
+		cmd.flags = binary.LittleEndian.Uint16(p[4:])
+		cmd.serverID = binary.LittleEndian.Uint32(p[6:])
+		cmd.file = string(p[10:])
+		return cmd
+	}
+	// flags(2) server_id(4) name_len(4) name pos(8) [data_len(4) data]
+	if len(p) < 10 {
+		cmd.err = errBadDump
+		return cmd
+	}
+	cmd.flags = binary.LittleEndian.Uint16(p)
+	cmd.serverID = binary.LittleEndian.Uint32(p[2:])
+	nameLen := int(binary.LittleEndian.Uint32(p[6:]))
+	p = p[10:]
+	if nameLen < 0 || len(p) < nameLen+8 {
+		cmd.err = errBadDump
+		return cmd
+	}
+	cmd.file = string(p[:nameLen])
+	cmd.pos = binary.LittleEndian.Uint64(p[nameLen:])
+	p = p[nameLen+8:]
+	// MySQL reads the GTID set whatever the flags say (vitess only when
+	// BINLOG_THROUGH_GTID is set, which replicas do not send).
+	{
+		if len(p) < 4 || len(p)-4 < int(binary.LittleEndian.Uint32(p)) {
+			cmd.err = errBadDump
+			return cmd
+		}
+		set, err := binlog.ParsePreviousGTIDs(p[4 : 4+int(binary.LittleEndian.Uint32(p))])
+		if err != nil {
+			cmd.err = errBadDump
+			return cmd
+		}
+		cmd.gtids = &set
+	}
+	return cmd
+}
+
+// closedByPeer reports whether the client has closed its side: a
+// non-blocking peek at the socket returns 0 bytes at end of stream. Data
+// waiting (a pipelined command) or no data means the client is there.
+func (c *wireConn) closedByPeer() bool {
+	sc, ok := c.Conn.(syscall.Conn)
+	if !ok {
+		return false
+	}
+	raw, err := sc.SyscallConn()
+	if err != nil {
+		return false
+	}
+	closed := false
+	_ = raw.Read(func(fd uintptr) bool {
+		var b [1]byte
+		n, _, err := syscall.Recvfrom(int(fd), b[:], syscall.MSG_PEEK|syscall.MSG_DONTWAIT)
+		closed = n == 0 && err == nil
+		return true
+	})
+	return closed
+}
+
+// watchDisconnects cancels statements that have run for more than a second
+// on connections whose client has gone (go-mysql-server's poll does the
+// same when it sees a bare TCP connection). cancel is given the
+// connection; it returns once stop closes.
+func (l *wireListener) watchDisconnects(stop <-chan struct{}, cancel func(*wireConn)) {
+	tick := time.NewTicker(time.Second)
+	defer tick.Stop()
+	for {
+		select {
+		case <-stop:
+			return
+		case <-tick.C:
+		}
+		now := time.Now().UnixNano()
+		l.conns.Range(func(k, _ any) bool {
+			c := k.(*wireConn)
+			if st := c.queryStart.Load(); st != 0 && now-st > int64(time.Second) && c.closedByPeer() {
+				cancel(c)
+			}
+			return true
+		})
+	}
+}
