@@ -186,7 +186,7 @@ func TestDumpErrors(t *testing.T) {
 func statusOf(t *testing.T, db *sql.DB, name string) string {
 	t.Helper()
 	var n, v string
-	if err := db.QueryRow("SHOW GLOBAL STATUS LIKE '" + name + "'").Scan(&n, &v); err != nil {
+	if err := db.QueryRow("SHOW GLOBAL STATUS LIKE '"+name+"'").Scan(&n, &v); err != nil {
 		t.Fatalf("%s: %v", name, err)
 	}
 	return v

@@ -24,7 +24,9 @@ func errNotHere() error {
 	return mysql.NewSQLError(mysql.ERUnknownComError, mysql.SSUnknownComError, "replication commands are served by the connection handler")
 }
 
-func (p primary) RegisterReplica(*sql.Context, *mysql.Conn, string, uint16) error { return errNotHere() }
+func (p primary) RegisterReplica(*sql.Context, *mysql.Conn, string, uint16) error {
+	return errNotHere()
+}
 
 func (p primary) BinlogDumpGtid(*sql.Context, *mysql.Conn, mysql.GTIDSet) error { return errNotHere() }
 

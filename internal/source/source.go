@@ -128,7 +128,9 @@ func (s *Source) Replicas() []ReplicaInfo {
 			Started: r.started, Sent: sent, Acked: acked, SentFile: s.log.Name(sent.File),
 		})
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i].ServerID < out[j].ServerID || (out[i].ServerID == out[j].ServerID && out[i].ConnID < out[j].ConnID) })
+	sort.Slice(out, func(i, j int) bool {
+		return out[i].ServerID < out[j].ServerID || (out[i].ServerID == out[j].ServerID && out[i].ConnID < out[j].ConnID)
+	})
 	return out
 }
 
