@@ -38,6 +38,11 @@ type Config struct {
 	SemiSyncAfterCommit   bool // wait point AFTER_COMMIT (default AFTER_SYNC)
 	SemiSyncWaitCount     int64
 	SemiSyncWaitNoReplica bool
+	// MariaDBPort, if not 0, is a second MySQL-protocol port whose
+	// handshake announces a MariaDB 10.11-compatible version: MariaDB
+	// replicas use GTIDs (and get MariaDB events) only with a source whose
+	// version is 10 or later.
+	MariaDBPort int
 	// GTIDDomainID is the MariaDB GTID domain of our transactions on
 	// MariaDB-flavour replication connections.
 	GTIDDomainID int64
@@ -155,6 +160,16 @@ var options = []option{
 				return fmt.Errorf("invalid value %q for --http-port", v)
 			}
 			c.HTTPPort = n
+			return nil
+		}},
+	{name: "mariadb-port", help: "second client port announcing a MariaDB-compatible version, for MariaDB replicas using GTIDs (0 = off)",
+		def: func(c *Config) string { return strconv.Itoa(c.MariaDBPort) },
+		apply: func(c *Config, v string) error {
+			n, err := strconv.Atoi(v)
+			if err != nil || n < 0 || n > 65535 {
+				return fmt.Errorf("invalid value %q for --mariadb-port", v)
+			}
+			c.MariaDBPort = n
 			return nil
 		}},
 	{name: "bind-address", help: "address to listen on",

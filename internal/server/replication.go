@@ -97,15 +97,24 @@ func (s *Server) dumpRequest(c *mysql.Conn, cmd *dumpCommand) source.Request {
 	if v, ok := uv("replica_uuid", "slave_uuid"); ok {
 		req.UUID = v
 	}
-	if _, ok := uv("mariadb_slave_capability"); ok {
-		req.Flavor = source.FlavorMariaDB
-		if v, ok := uv("slave_connect_state"); ok && !cmd.gtidKind {
-			req.MariaDBGTID = v
-		}
-	}
+	// MariaDB events go to a replica that says where it is in MariaDB GTIDs
+	// (@slave_connect_state), and to any client announcing MariaDB's
+	// capability on the --mariadb-port listener. @mariadb_slave_capability
+	// alone does not decide on the main port: python-mysql-replication and
+	// canal set it for MySQL sources too, which ignore it.
 	if cmd.gtidKind {
-		// COM_BINLOG_DUMP_GTID is MySQL's command whatever else was said.
-		req.Flavor = source.FlavorMySQL
+		return req
+	}
+	if v, ok := uv("slave_connect_state"); ok {
+		req.Flavor = source.FlavorMariaDB
+		req.MariaDBGTID = v
+	}
+	if w, ok := c.Conn.(*wireConn); ok && w.l.mariadb {
+		if v, ok := uv("mariadb_slave_capability"); ok {
+			if n, err := strconv.Atoi(v); err == nil && n >= 4 {
+				req.Flavor = source.FlavorMariaDB
+			}
+		}
 	}
 	return req
 }

@@ -39,6 +39,7 @@ type Server struct {
 	blog     *binlog.Log
 	sql      *sqlengine.Engine
 	listener *gmsserver.Server
+	mariadb  *gmsserver.Server // --mariadb-port, or nil
 	addr     string
 	log      *slog.Logger
 	stop     chan struct{}
@@ -104,6 +105,7 @@ func Start(cfg Config, log *slog.Logger) (*Server, error) {
 		return nil, err
 	}
 	s.sql.GMS.Analyzer.Catalog.BinlogPrimaryController = primary{s}
+	s.registerFunctions()
 	s.stop = make(chan struct{})
 	go s.expireLogs(s.stop)
 	addr := net.JoinHostPort(cfg.BindAddress, strconv.Itoa(cfg.Port))
@@ -125,6 +127,13 @@ func Start(cfg Config, log *slog.Logger) (*Server, error) {
 		return nil, fmt.Errorf("listening on %s: %w", addr, err)
 	}
 	go s.wire.watchDisconnects(s.stop, (*wireConn).cancelStatement)
+	if cfg.MariaDBPort != 0 {
+		if err := s.listenMariaDB(); err != nil {
+			lst.Close()
+			s.shutdownStorage()
+			return nil, err
+		}
+	}
 	s.listener = lst
 	s.addr = lst.Listener.Addr().String()
 	if cfg.HTTPPort != 0 {
@@ -151,6 +160,38 @@ func Start(cfg Config, log *slog.Logger) (*Server, error) {
 	return s, nil
 }
 
+// mariadbVersion is what the --mariadb-port handshake announces. MariaDB
+// itself sends its version behind a "5.5.5-" prefix, which MariaDB clients
+// and replicas strip; a MariaDB replica uses GTIDs only if the version
+// after it is 10 or later.
+const mariadbVersion = "5.5.5-10.11.99-MariaDB-lockstep"
+
+// listenMariaDB starts the --mariadb-port listener: the same server, a
+// MariaDB-style version in the handshake.
+func (s *Server) listenMariaDB() error {
+	addr := net.JoinHostPort(s.cfg.BindAddress, strconv.Itoa(s.cfg.MariaDBPort))
+	tl, err := net.Listen("tcp", addr)
+	if err != nil {
+		return fmt.Errorf("listening on %s (--mariadb-port): %w", addr, err)
+	}
+	wl := &wireListener{Listener: tl, mariadb: true}
+	lst, err := gmsserver.NewServerWithHandler(gmsserver.Config{
+		Protocol: "tcp", Address: addr, Listener: wl, Version: mariadbVersion,
+	}, s.sql.GMS, sql.NewContext, s.sql.SessionBuilder(), nil, s.wrapHandler)
+	if err != nil {
+		tl.Close()
+		return fmt.Errorf("listening on %s (--mariadb-port): %w", addr, err)
+	}
+	s.mariadb = lst
+	go wl.watchDisconnects(s.stop, (*wireConn).cancelStatement)
+	go func() {
+		if err := lst.Start(); err != nil && !errors.Is(err, net.ErrClosed) {
+			s.log.Error("MariaDB-port listener stopped", "err", err)
+		}
+	}()
+	return nil
+}
+
 // Addr is the address clients connect to.
 func (s *Server) Addr() string { return s.addr }
 
@@ -162,6 +203,9 @@ func (s *Server) Close() error {
 		s.http.Close()
 	}
 	err := s.listener.Close()
+	if s.mariadb != nil {
+		s.mariadb.Close()
+	}
 	s.source.Close()
 	if e := s.shutdownStorage(); err == nil {
 		err = e

@@ -42,6 +42,8 @@ const (
 type wireListener struct {
 	net.Listener
 	conns sync.Map // *wireConn -> struct{}
+	// mariadb marks the --mariadb-port listener.
+	mariadb bool
 }
 
 func (l *wireListener) Accept() (net.Conn, error) {

@@ -2,6 +2,7 @@ package source
 
 import (
 	"encoding/binary"
+	"fmt"
 	"strconv"
 	"strings"
 
@@ -31,15 +32,18 @@ import (
 // file/position resume works on the stored file.
 
 // mariadbPostHeaderLengths is the table MariaDB 10.11 writes in its format
-// description (event types 1..171), read off a MariaDB 10.11.19 binlog.
-var mariadbPostHeaderLengths = []byte{
-	56, 13, 0, 8, 0, 18, 0, 4, 4, 4, 4, 18, 0, 0, 228, 0, 4, 26, 8, 0, 0, 0, 8, 8, 8, 2, 0, 0, 0, 10, 10, 10,
-	0, 0, 0, 0, 0, 0, 10, 10, 10, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
-	0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
-	0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
-	0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 4, 19, 4, 0,
-	13, 8, 8, 8, 10, 10, 10,
-}
+// description (event types 1..171), read off a MariaDB 10.11.19 binlog:
+// MySQL's types 1-41, nothing for 42-159, MariaDB's own from 160.
+var mariadbPostHeaderLengths = func() []byte {
+	t := make([]byte, 171)
+	copy(t, []byte{
+		56, 13, 0, 8, 0, 18, 0, 4, 4, 4, 4, 18, 0, 0, 228, 0, 4, 26, 8, 0, // 1-20
+		0, 0, 8, 8, 8, 2, 0, 0, 0, 10, 10, 10, 0, 0, 0, 0, 0, 0, 10, 10, // 21-40
+		10, // 41
+	})
+	copy(t[159:], []byte{0, 4, 19, 4, 0, 13, 8, 8, 8, 10, 10, 10}) // 160-171
+	return t
+}()
 
 // mariadbVersion is the server version in the translated format
 // description. MariaDB replicas look at it for known-bug workarounds only.
@@ -152,6 +156,9 @@ func (m *mariadbState) emit(d *dumper, ev []byte, ack bool) error {
 				return err
 			}
 		}
+		if ev2, ok := mariadbQuery(ev); ok {
+			ev = ev2
+		}
 	default:
 		if m.pending != nil {
 			m.pendingDML = true
@@ -161,6 +168,44 @@ func (m *mariadbState) emit(d *dumper, ev []byte, ack bool) error {
 		}
 	}
 	return d.send(ev, ack)
+}
+
+// mariadbCollations maps MySQL 8 collations MariaDB 10.11 does not know
+// to the nearest ones it does (same character set, UCA-based, case- and
+// accent-insensitive where the original is).
+var mariadbCollations = strings.NewReplacer(
+	"utf8mb4_0900_ai_ci", "utf8mb4_unicode_520_ci",
+	"utf8mb4_0900_as_ci", "utf8mb4_unicode_520_ci",
+	"utf8mb4_0900_as_cs", "utf8mb4_bin",
+	"utf8mb4_0900_bin", "utf8mb4_bin",
+)
+
+// mariadbQuery rewrites the statement of a Query event that names MySQL 8
+// collations; ok is false when the event needs no change.
+func mariadbQuery(ev []byte) ([]byte, bool) {
+	body := ev[binlog.HeaderSize : len(ev)-binlog.ChecksumSize]
+	// Post-header: thread id 4, exec time 4, db length 1, error 2, status
+	// vars length 2; then status vars, db, NUL, statement.
+	if len(body) < 13 {
+		return nil, false
+	}
+	dbLen := int(body[8])
+	svLen := int(binary.LittleEndian.Uint16(body[11:]))
+	qStart := 13 + svLen + dbLen + 1
+	if qStart > len(body) {
+		return nil, false
+	}
+	q := string(body[qStart:])
+	if !strings.Contains(q, "_0900_") {
+		return nil, false
+	}
+	q = mariadbCollations.Replace(q)
+	out := append([]byte(nil), ev[:binlog.HeaderSize+qStart]...)
+	out = append(out, q...)
+	out = append(out, 0, 0, 0, 0)
+	binary.LittleEndian.PutUint32(out[9:], uint32(len(out)))
+	reseal(out)
+	return out, true
 }
 
 // gtidEvent builds the MariaDB GTID event for g, flags to be completed by
@@ -238,4 +283,30 @@ func mariadbEvent(ts uint32, typ byte, serverID, logPos uint32, flags uint16, bo
 	ev = append(ev, 0, 0, 0, 0)
 	reseal(ev)
 	return ev
+}
+
+// MariaDBPosAt is the MariaDB GTID position of the binlog at file:pos
+// (BINLOG_GTID_POS): our domain's last sequence number before that point,
+// as domain-server_id-seq, or "" when nothing precedes it. ok is false when
+// file is not in the binlog or pos is not a transaction boundary in it.
+func (s *Source) MariaDBPosAt(file string, pos uint64) (string, bool) {
+	num, ok := s.log.Num(file)
+	if !ok {
+		return "", false
+	}
+	data, err := s.log.ReadFile(num)
+	if err != nil || pos > uint64(len(data)) || pos < binlog.FileHeaderSize {
+		return "", false
+	}
+	seen, err := binlog.ScanFile(data[:pos], nil)
+	if (err != nil && !binlog.IsTornTail(err)) || uint64(seen.End) != max(pos, uint64(seen.End)) {
+		return "", false
+	}
+	all := seen.Previous.Clone()
+	all.AddSet(seen.GTIDs)
+	n := all.MaxGNO(s.uuid)
+	if n == 0 {
+		return "", true
+	}
+	return fmt.Sprintf("%d-%d-%d", s.DomainID, s.serverID, n), true
 }
