@@ -3,7 +3,10 @@ package integration
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
 	"fmt"
+	"os"
+	"os/exec"
 	"strings"
 	"testing"
 	"time"
@@ -252,5 +255,67 @@ func TestSemiSync(t *testing.T) {
 	}
 	if v := statusOf(t, db, "Rpl_semi_sync_source_status"); v != "ON" {
 		t.Fatalf("status = %s after acknowledged commits", v)
+	}
+}
+
+// TestPythonMySQLReplication streams every row event with its column names
+// to python-mysql-replication, by file/position and by GTID
+// (auto_position), both non-blocking (BINLOG_DUMP_NON_BLOCK).
+func TestPythonMySQLReplication(t *testing.T) {
+	needTool(t, "python3")
+	if err := exec.Command("python3", "-c", "import pymysqlreplication").Run(); err != nil {
+		if os.Getenv("LOCKSTEP_REQUIRE_TOOLS") == "1" {
+			t.Fatal("python-mysql-replication (PyPI mysql-replication) is required")
+		}
+		t.Skip("python-mysql-replication not installed")
+	}
+	s := startServer(t, t.TempDir())
+	db := s.db("")
+	mustExec(t, db, "CREATE DATABASE py")
+	d := s.db("py")
+	mustExec(t, d, "CREATE TABLE people (id INT PRIMARY KEY, name VARCHAR(30), score DECIMAL(6,2))")
+	mustExec(t, d, "INSERT INTO people VALUES (1, 'ada', 10.5), (2, 'grace', 20.25)")
+	mustExec(t, d, "UPDATE people SET score = 99.75 WHERE id = 2")
+	mustExec(t, d, "DELETE FROM people WHERE id = 1")
+
+	type rowEvent struct {
+		Type, Schema, Table string
+		Row                 map[string]string
+	}
+	run := func(args ...string) []rowEvent {
+		t.Helper()
+		cmd := exec.Command("python3", append([]string{"testdata/pyrepl.py", fmt.Sprint(s.port)}, args...)...)
+		var stderr strings.Builder
+		cmd.Stderr = &stderr
+		out, err := cmd.Output()
+		if err != nil {
+			t.Fatalf("pyrepl %v: %v\n%s", args, err, stderr.String())
+		}
+		var evs []rowEvent
+		if err := json.Unmarshal(out, &evs); err != nil {
+			t.Fatalf("pyrepl output %q: %v", out, err)
+		}
+		return evs
+	}
+	evs := run("file")
+	want := []string{"WriteRowsEvent 1 ada 10.50", "WriteRowsEvent 2 grace 20.25", "UpdateRowsEvent 2 grace 99.75", "DeleteRowsEvent 1 ada 10.50"}
+	got := func(evs []rowEvent) []string {
+		var out []string
+		for _, e := range evs {
+			if e.Schema != "py" || e.Table != "people" {
+				t.Fatalf("event for %s.%s", e.Schema, e.Table)
+			}
+			out = append(out, fmt.Sprintf("%s %s %s %s", e.Type, e.Row["id"], e.Row["name"], e.Row["score"]))
+		}
+		return out
+	}
+	if g := got(evs); fmt.Sprint(g) != fmt.Sprint(want) {
+		t.Fatalf("file/position stream:\n got %v\nwant %v", g, want)
+	}
+	// By GTID: the replica has the DDL and the insert (GTIDs 1-3).
+	var uuid string
+	db.QueryRow("SELECT @@server_uuid").Scan(&uuid)
+	if g := got(run("gtid", uuid+":1-3")); fmt.Sprint(g) != fmt.Sprint(want[2:]) {
+		t.Fatalf("auto_position stream:\n got %v\nwant %v", g, want[2:])
 	}
 }

@@ -1,0 +1,236 @@
+package integration
+
+import (
+	"context"
+	"crypto/sha256"
+	"database/sql"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/go-mysql-org/go-mysql/mysql"
+	"github.com/go-mysql-org/go-mysql/replication"
+)
+
+// mariadbServer is a real MariaDB server (Debian's mariadbd) on a loopback
+// port, with its own data directory.
+type mariadbServer struct {
+	t    *testing.T
+	dir  string
+	port int
+	cmd  *exec.Cmd
+}
+
+func startMariaDB(t *testing.T, serverID int, extra ...string) *mariadbServer {
+	t.Helper()
+	mariadbd := needTool(t, "mariadbd")
+	install := needTool(t, "mariadb-install-db")
+	m := &mariadbServer{t: t, dir: t.TempDir(), port: freePort(t)}
+	data := filepath.Join(m.dir, "data")
+	if out, err := exec.Command(install, "--no-defaults", "--user=root", "--datadir="+data,
+		"--auth-root-authentication-method=normal", "--skip-test-db").CombinedOutput(); err != nil {
+		t.Fatalf("mariadb-install-db: %v\n%s", err, out)
+	}
+	args := append([]string{"--no-defaults", "--user=root", "--datadir=" + data, "--socket=" + m.sock(),
+		"--pid-file=" + filepath.Join(m.dir, "mariadbd.pid"), "--log-error=" + filepath.Join(m.dir, "error.log"),
+		"--port=" + strconv.Itoa(m.port), "--bind-address=127.0.0.1", "--skip-name-resolve",
+		"--server-id=" + strconv.Itoa(serverID), "--innodb-buffer-pool-size=64M", "--innodb-log-file-size=48M",
+		"--performance-schema=OFF"}, extra...)
+	m.cmd = exec.Command(mariadbd, args...)
+	if err := m.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(m.stop)
+	deadline := time.Now().Add(60 * time.Second)
+	for time.Now().Before(deadline) {
+		db := m.db()
+		if err := db.Ping(); err == nil {
+			return m
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	log, _ := os.ReadFile(filepath.Join(m.dir, "error.log"))
+	t.Fatalf("mariadbd did not start:\n%s", log)
+	return nil
+}
+
+func (m *mariadbServer) sock() string { return filepath.Join(m.dir, "mysqld.sock") }
+
+func (m *mariadbServer) db() *sql.DB {
+	db, err := sql.Open("mysql", "root@unix("+m.sock()+")/")
+	if err != nil {
+		m.t.Fatal(err)
+	}
+	db.SetMaxOpenConns(4)
+	m.t.Cleanup(func() { db.Close() })
+	return db
+}
+
+func (m *mariadbServer) stop() {
+	if m.cmd == nil || m.cmd.Process == nil {
+		return
+	}
+	m.cmd.Process.Signal(syscall.SIGTERM)
+	done := make(chan error, 1)
+	go func() { done <- m.cmd.Wait() }()
+	select {
+	case <-done:
+	case <-time.After(60 * time.Second):
+		m.cmd.Process.Kill()
+		<-done
+	}
+	m.cmd = nil
+}
+
+// tableHash hashes a table's rows in primary key order.
+func tableHash(t *testing.T, db *sql.DB, table string) (string, int) {
+	t.Helper()
+	rows, err := db.Query("SELECT id, k, c, pad FROM " + table + " ORDER BY id")
+	if err != nil {
+		t.Fatalf("%s: %v", table, err)
+	}
+	defer rows.Close()
+	h := sha256.New()
+	n := 0
+	for rows.Next() {
+		var id, k int64
+		var c, pad string
+		if err := rows.Scan(&id, &k, &c, &pad); err != nil {
+			t.Fatal(err)
+		}
+		fmt.Fprintf(h, "%d\x00%d\x00%s\x00%s\n", id, k, c, pad)
+		n++
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return fmt.Sprintf("%x", h.Sum(nil)), n
+}
+
+// TestMariaDBReplica: a real MariaDB 10.11 replica follows a Lockstep
+// primary by MariaDB GTID (through --mariadb-port) during a sysbench
+// oltp_write_only run, with conservative parallel replication, and ends
+// with identical tables.
+func TestMariaDBReplica(t *testing.T) {
+	sb := needTool(t, "sysbench")
+	mport := freePort(t)
+	s := startServer(t, t.TempDir(), "--mariadb-port", strconv.Itoa(mport))
+	mustExec(t, s.db(""), "CREATE DATABASE sbtest")
+	common := []string{"--db-driver=mysql", "--mysql-host=127.0.0.1", fmt.Sprintf("--mysql-port=%d", s.port),
+		"--mysql-user=root", "--mysql-db=sbtest", "--tables=2", "--table-size=2000"}
+	sysbench := func(args ...string) {
+		t.Helper()
+		out, err := exec.Command(sb, append(append(append([]string{}, common...), args[:len(args)-1]...), "oltp_write_only", args[len(args)-1])...).CombinedOutput()
+		if err != nil || strings.Contains(string(out), "FATAL") {
+			t.Fatalf("sysbench %v: %v\n%s", args, err, out)
+		}
+	}
+	sysbench("prepare")
+
+	m := startMariaDB(t, 2)
+	mdb := m.db()
+	for _, q := range []string{
+		"SET GLOBAL slave_parallel_threads = 4",
+		"SET GLOBAL slave_parallel_mode = 'conservative'",
+		fmt.Sprintf("CHANGE MASTER TO master_host='127.0.0.1', master_port=%d, master_user='root', master_use_gtid=slave_pos", mport),
+		"START SLAVE",
+	} {
+		if _, err := mdb.Exec(q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	sysbench("--threads=8", "--time=6", "--mysql-ignore-errors=1213,1205", "run")
+
+	// Wait for the replica to reach the primary's last GTID.
+	var executed string
+	s.db("").QueryRow("SELECT @@global.gtid_executed").Scan(&executed)
+	last := executed[strings.LastIndex(executed, "-")+1:]
+	want := "0-1-" + last
+	deadline := time.Now().Add(90 * time.Second)
+	for {
+		var pos string
+		mdb.QueryRow("SELECT @@gtid_slave_pos").Scan(&pos)
+		if pos == want {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("replica at %q, want %q; SHOW SLAVE STATUS errors: %s", pos, want, slaveErrors(mdb))
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	for _, tbl := range []string{"sbtest.sbtest1", "sbtest.sbtest2"} {
+		hp, np := tableHash(t, s.db(""), tbl)
+		hr, nr := tableHash(t, mdb, tbl)
+		if hp != hr || np != nr {
+			t.Fatalf("%s differs: primary %d rows %s, replica %d rows %s", tbl, np, hp[:12], nr, hr[:12])
+		}
+		t.Logf("%s: %d rows identical", tbl, np)
+	}
+
+	// The stream the replica read groups independent transactions under
+	// one commit_id, which is what conservative mode applies in parallel.
+	cfg := replication.BinlogSyncerConfig{ServerID: 99, Flavor: mysql.MariaDBFlavor, Host: "127.0.0.1", Port: uint16(mport), User: "root"}
+	b := replication.NewBinlogSyncer(cfg)
+	defer b.Close()
+	set, _ := mysql.ParseMariadbGTIDSet("")
+	st, err := b.StartSyncGTID(set)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+	defer cancel()
+	groups, trx := map[uint64]int{}, 0
+	for {
+		e, err := st.GetEvent(ctx)
+		if err != nil {
+			break
+		}
+		if g, ok := e.Event.(*replication.MariadbGTIDEvent); ok && g.IsGroupCommit() {
+			groups[g.CommitID]++
+			trx++
+		}
+	}
+	shared := 0
+	for _, n := range groups {
+		if n > 1 {
+			shared += n
+		}
+	}
+	t.Logf("%d transactions in %d commit groups; %d share their group with another", trx, len(groups), shared)
+	if trx == 0 || shared*5 < trx {
+		t.Fatalf("too little parallelism in the MariaDB stream: %d of %d transactions share a commit_id", shared, trx)
+	}
+}
+
+// slaveErrors returns the replica's Last_IO_Error and Last_SQL_Error.
+func slaveErrors(db *sql.DB) string {
+	rows, err := db.Query("SHOW SLAVE STATUS")
+	if err != nil {
+		return err.Error()
+	}
+	defer rows.Close()
+	cols, _ := rows.Columns()
+	vals := make([]sql.RawBytes, len(cols))
+	ptrs := make([]any, len(cols))
+	for i := range vals {
+		ptrs[i] = &vals[i]
+	}
+	var out []string
+	for rows.Next() {
+		if err := rows.Scan(ptrs...); err != nil {
+			return err.Error()
+		}
+		for i, c := range cols {
+			if c == "Last_IO_Error" || c == "Last_SQL_Error" {
+				out = append(out, fmt.Sprintf("%s=%q", c, vals[i]))
+			}
+		}
+	}
+	return strings.Join(out, " ")
+}
