@@ -51,10 +51,12 @@ func (l *wireListener) Accept() (net.Conn, error) {
 	if err != nil {
 		return nil, err
 	}
-	w := &wireConn{Conn: c, r: bufio.NewReaderSize(c, 16<<10), l: l}
+	w := &wireConn{Conn: c, r: newReader(c), l: l}
 	l.conns.Store(w, struct{}{})
 	return w, nil
 }
+
+func newReader(c net.Conn) *bufio.Reader { return bufio.NewReaderSize(c, 16<<10) }
 
 // dumpCommand is a parsed COM_BINLOG_DUMP or COM_BINLOG_DUMP_GTID.
 type dumpCommand struct {
