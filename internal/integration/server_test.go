@@ -71,6 +71,7 @@ type server struct {
 	httpPort int
 	args     []string
 	cmd      *exec.Cmd
+	exited   chan struct{} // closed when cmd has been waited for
 	logPath  string
 }
 
@@ -98,15 +99,18 @@ func (s *server) start() {
 	if err := s.cmd.Start(); err != nil {
 		s.t.Fatal(err)
 	}
-	go func(c *exec.Cmd, f *os.File) { c.Wait(); f.Close() }(s.cmd, logf)
+	s.exited = make(chan struct{})
+	go func(c *exec.Cmd, f *os.File, exited chan struct{}) { c.Wait(); f.Close(); close(exited) }(s.cmd, logf, s.exited)
 	deadline := time.Now().Add(20 * time.Second)
 	for time.Now().Before(deadline) {
 		if c, err := net.DialTimeout("tcp", fmt.Sprintf("127.0.0.1:%d", s.port), 200*time.Millisecond); err == nil {
 			c.Close()
 			return
 		}
-		if s.cmd.ProcessState != nil {
-			break
+		select {
+		case <-s.exited:
+			deadline = time.Now()
+		default:
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
@@ -120,17 +124,11 @@ func (s *server) stop() {
 		return
 	}
 	s.cmd.Process.Signal(syscall.SIGTERM)
-	done := make(chan struct{})
-	go func() {
-		for s.cmd.ProcessState == nil {
-			time.Sleep(20 * time.Millisecond)
-		}
-		close(done)
-	}()
 	select {
-	case <-done:
+	case <-s.exited:
 	case <-time.After(30 * time.Second):
 		s.cmd.Process.Kill()
+		<-s.exited
 	}
 	s.cmd = nil
 }
@@ -138,9 +136,7 @@ func (s *server) stop() {
 // kill stops the server with SIGKILL, as a crash would.
 func (s *server) kill() {
 	s.cmd.Process.Kill()
-	for s.cmd.ProcessState == nil {
-		time.Sleep(10 * time.Millisecond)
-	}
+	<-s.exited
 	s.cmd = nil
 }
 

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -317,5 +318,92 @@ func TestPythonMySQLReplication(t *testing.T) {
 	db.QueryRow("SELECT @@server_uuid").Scan(&uuid)
 	if g := got(run("gtid", uuid+":1-3")); fmt.Sprint(g) != fmt.Sprint(want[2:]) {
 		t.Fatalf("auto_position stream:\n got %v\nwant %v", g, want[2:])
+	}
+}
+
+// gatedReplica is a semi-sync replica (go-mysql) that holds its ACK for
+// transaction ends while the gate is closed: go-mysql acknowledges an event
+// after its SynchronousEventHandler returns.
+type gatedReplica struct {
+	gate chan struct{} // receive to let one XID through
+	open atomic.Bool
+}
+
+func (g *gatedReplica) HandleEvent(e *replication.BinlogEvent) error {
+	if _, ok := e.Event.(*replication.XIDEvent); ok && !g.open.Load() {
+		<-g.gate
+	}
+	return nil
+}
+
+// TestSemiSyncWaitPoints: under AFTER_SYNC nobody sees a transaction before
+// a replica acknowledged it; under AFTER_COMMIT others see it while its own
+// client still waits.
+func TestSemiSyncWaitPoints(t *testing.T) {
+	s := startServer(t, t.TempDir())
+	db := s.db("")
+	mustExec(t, db, "CREATE DATABASE wp")
+	d := s.db("wp")
+	mustExec(t, d, "CREATE TABLE t (id INT PRIMARY KEY)")
+	mustExec(t, db, "SET GLOBAL rpl_semi_sync_source_enabled = ON")
+	mustExec(t, db, "SET GLOBAL rpl_semi_sync_source_timeout = 30000")
+
+	g := &gatedReplica{gate: make(chan struct{})}
+	g.open.Store(true)
+	cfg := replication.BinlogSyncerConfig{ServerID: 501, Flavor: mysql.MySQLFlavor, Host: "127.0.0.1", Port: uint16(s.port),
+		User: "root", SemiSyncEnabled: true, SynchronousEventHandler: g}
+	b := replication.NewBinlogSyncer(cfg)
+	t.Cleanup(b.Close)
+	if _, err := b.StartSync(mysql.Position{Name: "binlog.000001", Pos: 4}); err != nil {
+		t.Fatal(err)
+	}
+	for statusOf(t, db, "Rpl_semi_sync_source_clients") != "1" {
+		time.Sleep(10 * time.Millisecond)
+	}
+	mustExec(t, d, "INSERT INTO t VALUES (0)") // acknowledged at once (gate open)
+	g.open.Store(false)
+
+	count := func() int {
+		var n int
+		if err := d.QueryRow("SELECT COUNT(*) FROM t").Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	for i, point := range []string{"AFTER_SYNC", "AFTER_COMMIT"} {
+		mustExec(t, db, "SET GLOBAL rpl_semi_sync_source_wait_point = "+point)
+		done := make(chan error, 1)
+		go func() {
+			_, err := d.Exec("INSERT INTO t VALUES (?)", i+1)
+			done <- err
+		}()
+		time.Sleep(300 * time.Millisecond)
+		select {
+		case err := <-done:
+			t.Fatalf("%s: commit returned before the ACK (err %v)", point, err)
+		default:
+		}
+		visible := count() == i+2
+		if point == "AFTER_SYNC" && visible {
+			t.Fatal("AFTER_SYNC: another session sees a transaction no replica has acknowledged")
+		}
+		if point == "AFTER_COMMIT" && !visible {
+			t.Fatal("AFTER_COMMIT: the transaction is not visible while its client waits")
+		}
+		if w := statusOf(t, db, "Rpl_semi_sync_source_wait_sessions"); w != "1" {
+			t.Fatalf("%s: wait_sessions = %s during the wait", point, w)
+		}
+		g.gate <- struct{}{} // the replica acknowledges
+		if err := <-done; err != nil {
+			t.Fatal(err)
+		}
+		if count() != i+2 {
+			t.Fatalf("%s: row missing after the ACK", point)
+		}
+	}
+	g.open.Store(true)
+	close(g.gate)
+	if v := statusOf(t, db, "Rpl_semi_sync_source_no_tx"); v != "0" {
+		t.Fatalf("no_tx = %s: a wait fell back to async", v)
 	}
 }
