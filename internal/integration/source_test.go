@@ -407,3 +407,48 @@ func TestSemiSyncWaitPoints(t *testing.T) {
 		t.Fatalf("no_tx = %s: a wait fell back to async", v)
 	}
 }
+
+// TestConsumerStartupStatements runs what binlog consumers (Debezium,
+// python-mysql-replication, go-mysql canal, Maxwell) and replicas ask a
+// source before they stream.
+func TestConsumerStartupStatements(t *testing.T) {
+	s := startServer(t, t.TempDir())
+	db := s.db("")
+	mustExec(t, db, "CREATE DATABASE cdc")
+	mustExec(t, db, "CREATE TABLE cdc.t (id INT PRIMARY KEY, v VARCHAR(10), KEY kv (v))")
+	var uuid string
+	db.QueryRow("SELECT @@server_uuid").Scan(&uuid)
+	for _, q := range []string{
+		"SHOW GLOBAL VARIABLES LIKE 'binlog_format'", "SHOW GLOBAL VARIABLES LIKE 'binlog_row_image'",
+		"SHOW GLOBAL VARIABLES LIKE 'binlog_checksum'", "SHOW GLOBAL VARIABLES LIKE 'GTID_MODE'",
+		"SHOW VARIABLES WHERE Variable_name IN ('rpl_semi_sync_master_enabled', 'rpl_semi_sync_source_enabled')",
+		"SHOW GLOBAL VARIABLES LIKE 'binlog_row_metadata'", "SELECT @@global.binlog_row_value_options",
+		"SHOW MASTER STATUS", "SHOW BINARY LOG STATUS", "SHOW BINARY LOGS", "SHOW REPLICAS", "SHOW SLAVE HOSTS",
+		"SHOW GRANTS FOR CURRENT_USER", "SHOW GRANTS FOR CURRENT_USER()",
+		"SELECT @@server_id, @@server_uuid, @@global.gtid_executed, @@global.gtid_purged",
+		"SELECT GTID_SUBTRACT('" + uuid + ":1-5', '" + uuid + ":1-2')", "SELECT UNIX_TIMESTAMP()",
+		"SELECT @@GLOBAL.gtid_domain_id", "SELECT @@GLOBAL.COLLATION_SERVER", "SELECT @@GLOBAL.TIME_ZONE",
+		"SET @master_heartbeat_period = 1000000000", "SET @master_binlog_checksum = @@global.binlog_checksum",
+		"SELECT @master_binlog_checksum", "SET @mariadb_slave_capability = 4", "SELECT BINLOG_GTID_POS('binlog.000001', 4)",
+		"FLUSH TABLES WITH READ LOCK", "UNLOCK TABLES",
+		"SHOW CREATE TABLE cdc.t", "SHOW FULL TABLES FROM cdc WHERE Table_Type = 'BASE TABLE'",
+		"SHOW FULL COLUMNS FROM t FROM cdc", "SHOW INDEX FROM cdc.t", "SHOW TABLE STATUS FROM cdc",
+	} {
+		rows, err := db.Query(q)
+		if err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+		rows.Close()
+	}
+	var sub, mode, meta string
+	db.QueryRow("SELECT GTID_SUBTRACT('" + uuid + ":1-5', '" + uuid + ":1-2')").Scan(&sub)
+	if sub != uuid+":3-5" {
+		t.Fatalf("GTID_SUBTRACT = %q", sub)
+	}
+	var name string
+	db.QueryRow("SHOW GLOBAL VARIABLES LIKE 'gtid_mode'").Scan(&name, &mode)
+	db.QueryRow("SHOW GLOBAL VARIABLES LIKE 'binlog_row_metadata'").Scan(&name, &meta)
+	if mode != "ON" || meta != "FULL" {
+		t.Fatalf("gtid_mode %q binlog_row_metadata %q", mode, meta)
+	}
+}

@@ -190,6 +190,10 @@ func (s *Server) semiSyncVariables() []sql.SystemVariable {
 		Type: types.NewSystemBoolType("gtid_strict_mode"), Default: int8(0),
 	})
 	add(&sql.MysqlSystemVariable{
+		Name: "binlog_row_value_options", Scope: global, Dynamic: false,
+		Type: types.NewSystemStringType("binlog_row_value_options"), Default: "",
+	})
+	add(&sql.MysqlSystemVariable{
 		Name: "gtid_purged", Scope: global, Dynamic: false,
 		Type: types.NewSystemStringType("gtid_purged"), Default: "",
 		ValueFunction: func() (any, error) { return s.gtidPurged(), nil },

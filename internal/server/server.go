@@ -321,6 +321,7 @@ func (s *Server) registerVariables() error {
 		"binlog_row_metadata":      "FULL",
 		"binlog_checksum":          "CRC32",
 		"gtid_mode":                "ON",
+		"enforce_gtid_consistency": "ON",
 		"max_binlog_size":          uint64(s.cfg.MaxBinlogSize),
 		"version":                  binlog.ServerVersion,
 		"port":                     int64(s.cfg.Port),

@@ -75,7 +75,7 @@ func registerVariables() {
 		},
 	})
 	// MySQL 8's default collation (GMS's own default is utf8mb4_0900_bin).
-	_ = sql.SystemVariables.AssignValues(map[string]any{"collation_server": "utf8mb4_0900_ai_ci"})
+	_ = sql.SystemVariables.AssignValues(map[string]any{"collation_server": "utf8mb4_0900_ai_ci", "collation_database": "utf8mb4_0900_ai_ci"})
 }
 
 // SessionBuilder makes a Lockstep session per connection.
