@@ -257,6 +257,15 @@ func TestSemiSync(t *testing.T) {
 	if v := statusOf(t, db, "Rpl_semi_sync_source_status"); v != "ON" {
 		t.Fatalf("status = %s after acknowledged commits", v)
 	}
+	// The same as Prometheus metrics, with the replica's positions.
+	m := scrape(t, s)
+	if value(m, "lockstep_semisync_acknowledged_transactions_total", "") < 20 || value(m, "lockstep_semisync_status", "") != 1 ||
+		value(m, "lockstep_semisync_wait_seconds", "") < 1 || value(m, "lockstep_semisync_clients", "") != 1 {
+		t.Fatal("semi-sync metrics do not match the status variables")
+	}
+	if value(m, "lockstep_replica_acknowledged_position", "301") <= 0 || value(m, "lockstep_replica_behind_bytes", "301") != 0 {
+		t.Fatal("per-replica metrics missing or wrong")
+	}
 }
 
 // TestPythonMySQLReplication streams every row event with its column names

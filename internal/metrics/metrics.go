@@ -1,16 +1,19 @@
 // Package metrics exposes the server's counters in Prometheus format. Most
 // metrics read the same atomics SHOW STATUS reads, at scrape time, so they
-// cost nothing on the commit path; group sizes and fsync latencies are
-// histograms fed by the pipeline's Observer.
+// cost nothing on the commit path; group sizes, fsync latencies and
+// semi-sync waits are histograms fed by the pipeline's Observer and the
+// source's OnWait hook. Connected replicas are listed at scrape time.
 package metrics
 
 import (
 	"net/http"
+	"strconv"
 	"time"
 
 	"github.com/dolthub/go-mysql-server/sql"
 	"github.com/lockstepdb/lockstep/internal/commit"
 	"github.com/lockstepdb/lockstep/internal/lock"
+	"github.com/lockstepdb/lockstep/internal/source"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
@@ -20,6 +23,7 @@ import (
 type Observer struct {
 	groupSize prometheus.Histogram
 	fsync     prometheus.Histogram
+	semiWait  prometheus.Histogram
 }
 
 // NewObserver makes the histograms the pipeline feeds.
@@ -35,6 +39,11 @@ func NewObserver() *Observer {
 			Help:    "Latency of binlog fsyncs.",
 			Buckets: prometheus.ExponentialBuckets(50e-6, 2, 14),
 		}),
+		semiWait: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Name:    "lockstep_semisync_wait_seconds",
+			Help:    "How long commit groups waited for a replica's acknowledgement (acknowledged waits only).",
+			Buckets: prometheus.ExponentialBuckets(25e-6, 2, 16),
+		}),
 	}
 }
 
@@ -45,10 +54,19 @@ func (o *Observer) GroupCommitted(n int) { o.groupSize.Observe(float64(n)) }
 func (o *Observer) Fsynced(d time.Duration) { o.fsync.Observe(d.Seconds()) }
 
 // Registry builds the registry of every metric.
-func Registry(o *Observer, p *commit.Pipeline, l *lock.Manager, start time.Time) *prometheus.Registry {
+func Registry(o *Observer, p *commit.Pipeline, l *lock.Manager, src *source.Source, start time.Time) *prometheus.Registry {
 	r := prometheus.NewRegistry()
 	r.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	r.MustRegister(o.groupSize, o.fsync)
+	r.MustRegister(o.groupSize, o.fsync, o.semiWait)
+	src.Semi.OnWait = func(d time.Duration) { o.semiWait.Observe(d.Seconds()) }
+	r.MustRegister(replicaCollector{src})
+	semi := &src.Semi.Stats
+	b2f := func(b bool) float64 {
+		if b {
+			return 1
+		}
+		return 0
+	}
 	counter := func(name, help string, f func() uint64) {
 		r.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{Name: name, Help: help}, func() float64 { return float64(f()) }))
 	}
@@ -73,6 +91,14 @@ func Registry(o *Observer, p *commit.Pipeline, l *lock.Manager, start time.Time)
 	counter("lockstep_lock_wait_timeouts_total", "Lock waits that ended with error 1205.", ls.Timeouts.Load)
 	gauge("lockstep_row_lock_current_waits", "Row lock requests waiting now.", func() float64 { return float64(max(ls.Current.Load(), 0)) })
 	gauge("lockstep_uptime_seconds", "Seconds since the server started.", func() float64 { return time.Since(start).Seconds() })
+	gauge("lockstep_semisync_enabled", "1 if rpl_semi_sync_source_enabled is ON.", func() float64 { return b2f(src.Semi.Enabled()) })
+	gauge("lockstep_semisync_status", "1 while commits wait for replicas (Rpl_semi_sync_source_status), 0 after a fallback to async.", func() float64 { return b2f(src.Semi.Status()) })
+	gauge("lockstep_semisync_clients", "Connected semi-sync replicas.", func() float64 { return float64(src.Semi.Clients()) })
+	gauge("lockstep_semisync_waiting_transactions", "Transactions waiting for an acknowledgement now.", func() float64 { return float64(max(semi.WaitSessions.Load(), 0)) })
+	counter("lockstep_semisync_acknowledged_transactions_total", "Transactions a replica acknowledged (Rpl_semi_sync_source_yes_tx).", semi.YesTx.Load)
+	counter("lockstep_semisync_unacknowledged_transactions_total", "Transactions committed without an acknowledgement (Rpl_semi_sync_source_no_tx).", semi.NoTx.Load)
+	counter("lockstep_semisync_timeouts_total", "Waits that ran out of rpl_semi_sync_source_timeout.", semi.Timeouts.Load)
+	counter("lockstep_semisync_acks_total", "Acknowledgement packets received from replicas.", semi.Acks.Load)
 	for _, stmt := range []string{"select", "insert", "update", "delete", "commit", "rollback"} {
 		name := "Com_" + stmt
 		r.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{
@@ -91,6 +117,48 @@ func Registry(o *Observer, p *commit.Pipeline, l *lock.Manager, start time.Time)
 		}))
 	}
 	return r
+}
+
+// replicaCollector reports each connected replica (dump connection).
+type replicaCollector struct{ src *source.Source }
+
+var (
+	replicaLabels   = []string{"server_id", "flavor", "semi_sync"}
+	replicaSentDesc = prometheus.NewDesc("lockstep_replica_sent_position",
+		"Binlog offset, in file lockstep_replica_sent_file, up to which events were sent to the replica.", replicaLabels, nil)
+	replicaFileDesc = prometheus.NewDesc("lockstep_replica_sent_file",
+		"Number of the binlog file the replica is reading.", replicaLabels, nil)
+	replicaAckDesc = prometheus.NewDesc("lockstep_replica_acknowledged_position",
+		"Binlog offset the semi-sync replica acknowledged last, in file lockstep_replica_acknowledged_file.", replicaLabels, nil)
+	replicaAckFileDesc = prometheus.NewDesc("lockstep_replica_acknowledged_file",
+		"Binlog file number of the replica's last acknowledgement.", replicaLabels, nil)
+	replicaBehindDesc = prometheus.NewDesc("lockstep_replica_behind_bytes",
+		"Binlog bytes published but not yet sent to the replica.", replicaLabels, nil)
+	replicaUpDesc = prometheus.NewDesc("lockstep_replica_connected_seconds",
+		"Seconds the replica's dump connection has been open.", replicaLabels, nil)
+)
+
+func (c replicaCollector) Describe(ch chan<- *prometheus.Desc) {
+	for _, d := range []*prometheus.Desc{replicaSentDesc, replicaFileDesc, replicaAckDesc, replicaAckFileDesc, replicaBehindDesc, replicaUpDesc} {
+		ch <- d
+	}
+}
+
+func (c replicaCollector) Collect(ch chan<- prometheus.Metric) {
+	for _, r := range c.src.Replicas() {
+		labels := []string{strconv.FormatUint(uint64(r.ServerID), 10), r.Flavor.String(), strconv.FormatBool(r.SemiSync)}
+		g := func(d *prometheus.Desc, v float64) {
+			ch <- prometheus.MustNewConstMetric(d, prometheus.GaugeValue, v, labels...)
+		}
+		g(replicaSentDesc, float64(r.Sent.Pos))
+		g(replicaFileDesc, float64(r.Sent.File))
+		g(replicaBehindDesc, float64(c.src.BytesBehind(r.Sent)))
+		g(replicaUpDesc, time.Since(r.Started).Seconds())
+		if r.SemiSync {
+			g(replicaAckDesc, float64(r.Acked.Pos))
+			g(replicaAckFileDesc, float64(r.Acked.File))
+		}
+	}
 }
 
 // Handler serves the registry at /metrics.

@@ -144,7 +144,7 @@ func Start(cfg Config, log *slog.Logger) (*Server, error) {
 			s.shutdownStorage()
 			return nil, fmt.Errorf("HTTP endpoint on %s (--http-port): %w", haddr, err)
 		}
-		s.http = &http.Server{Handler: metrics.Handler(metrics.Registry(obs, pipe, locks, started)), ReadHeaderTimeout: 10 * time.Second}
+		s.http = &http.Server{Handler: metrics.Handler(metrics.Registry(obs, pipe, locks, s.source, started)), ReadHeaderTimeout: 10 * time.Second}
 		s.httpAddr = hl.Addr().String()
 		go func() {
 			if err := s.http.Serve(hl); err != nil && !errors.Is(err, http.ErrServerClosed) {

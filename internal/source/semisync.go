@@ -45,6 +45,10 @@ type SemiSync struct {
 	latest  binlog.Position
 	closed  bool
 	onOff   func(on bool, reason string)
+
+	// OnWait, if set before use, is told how long each acknowledged group
+	// waited (for histograms); it must not block.
+	OnWait func(time.Duration)
 }
 
 // SemiSyncStats are the counters behind Rpl_semi_sync_source_*.
@@ -159,9 +163,13 @@ func (s *SemiSync) WaitAck(end binlog.Position, trxs int) {
 	var timer *time.Timer
 	for {
 		if s.ackedLocked(end) {
+			d := time.Since(start)
 			s.Stats.YesTx.Add(uint64(trxs))
 			s.Stats.Waits.Add(1)
-			s.Stats.WaitNanos.Add(uint64(time.Since(start)))
+			s.Stats.WaitNanos.Add(uint64(d))
+			if s.OnWait != nil {
+				s.OnWait(d)
+			}
 			if timer != nil {
 				timer.Stop()
 			}

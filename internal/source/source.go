@@ -134,6 +134,30 @@ func (s *Source) Replicas() []ReplicaInfo {
 	return out
 }
 
+// BytesBehind is how many binlog bytes lie between p and the published
+// end (0 when p is at or past it).
+func (s *Source) BytesBehind(p binlog.Position) int64 {
+	end, _, _ := s.log.Published()
+	if !p.Less(end) {
+		return 0
+	}
+	if p.File == end.File {
+		return end.Pos - p.Pos
+	}
+	var n int64
+	for _, f := range s.log.Files() {
+		switch {
+		case f.Num == p.File:
+			n += max(f.Size-p.Pos, 0)
+		case f.Num > p.File && f.Num < end.File:
+			n += f.Size
+		case f.Num == end.File:
+			n += end.Pos
+		}
+	}
+	return n
+}
+
 // Close ends every dump and every semi-sync wait.
 func (s *Source) Close() {
 	s.mu.Lock()
