@@ -32,23 +32,7 @@ LPORT=23406; LDIR=$BASE/lockstep
 trap 'istop $N; lstop' EXIT
 
 # ---- Lockstep instance
-lq() { mariadb --no-defaults -h127.0.0.1 -P$LPORT -uroot --skip-ssl -N -B -e "$*"; }
-lpid() { [ -s "$LDIR/lockstep.pid" ] && cat "$LDIR/lockstep.pid"; }
-lstop() {
-  local p; p=$(lpid || true)
-  [ -n "$p" ] && kill -TERM "$p" 2>/dev/null && for _ in $(seq 1 300); do [ -d /proc/$p ] || break; sleep 0.1; done
-  rm -f "$LDIR/lockstep.pid"
-}
-lstart() {
-  lstop; rm -rf "$LDIR/data"; mkdir -p "$LDIR"
-  (cd "$ROOT" && go build -o "$LDIR/lockstep" ./cmd/lockstep)
-  setsid "$LDIR/lockstep" serve --port $LPORT --datadir "$LDIR/data" --lockstep-cache-size 512M \
-    > "$LDIR/server.log" 2>&1 < /dev/null &
-  echo $! > "$LDIR/lockstep.pid"
-  for _ in $(seq 1 200); do lq "SELECT 1" >/dev/null 2>&1 && break; sleep 0.1; done
-  lq "CREATE USER IF NOT EXISTS sbtest@'127.0.0.1' IDENTIFIED BY 'sbtest'; GRANT ALL ON *.* TO sbtest@'127.0.0.1'; CREATE DATABASE IF NOT EXISTS sbtest"
-}
-lsnap() { lq "SHOW GLOBAL STATUS" | awk '{print toupper($1) "\t" $2}' > "$1"; }
+source "$ROOT/bench/lockstep-lib.sh"
 
 # ---- MariaDB instance (as in exp1)
 write_cnf $N $PORT 1 "log-bin=$(idir $N)/binlog

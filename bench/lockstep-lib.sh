@@ -1,0 +1,30 @@
+# lockstep-lib.sh - helpers to run a Lockstep server next to the shared
+# MariaDB helpers (source ../shared/bench/mariadb/lib.sh first; source this,
+# do not run it). Set ROOT (the repo), LPORT and LDIR before calling.
+#
+#   lstart [extra serve flags]   build, start on 127.0.0.1:$LPORT with an empty
+#                                datadir, create sbtest/repl users, sbtest db
+#   lstop                        SIGTERM, wait
+#   lq SQL                       run SQL (tab-separated, no headers)
+#   lpid                         pid of the server
+#   lsnap FILE                   SHOW GLOBAL STATUS as NAME<TAB>VALUE (upper case)
+
+lq() { mariadb --no-defaults -h127.0.0.1 -P"$LPORT" -uroot --skip-ssl -N -B -e "$*"; }
+lpid() { [ -s "$LDIR/lockstep.pid" ] && cat "$LDIR/lockstep.pid"; }
+lstop() {
+  local p; p=$(lpid || true)
+  [ -n "$p" ] && kill -TERM "$p" 2>/dev/null && for _ in $(seq 1 300); do [ -d /proc/$p ] || break; sleep 0.1; done
+  rm -f "$LDIR/lockstep.pid"
+}
+lstart() {
+  lstop; rm -rf "$LDIR/data"; mkdir -p "$LDIR"
+  (cd "$ROOT" && go build -o "$LDIR/lockstep" ./cmd/lockstep)
+  setsid "$LDIR/lockstep" serve --port "$LPORT" --datadir "$LDIR/data" --lockstep-cache-size 512M --http-port 0 "$@" \
+    > "$LDIR/server.log" 2>&1 < /dev/null &
+  echo $! > "$LDIR/lockstep.pid"
+  for _ in $(seq 1 200); do lq "SELECT 1" >/dev/null 2>&1 && break; sleep 0.1; done
+  lq "CREATE USER IF NOT EXISTS sbtest@'127.0.0.1' IDENTIFIED BY 'sbtest'; GRANT ALL ON *.* TO sbtest@'127.0.0.1';
+      CREATE USER IF NOT EXISTS repl@'127.0.0.1' IDENTIFIED BY 'repl'; GRANT REPLICATION SLAVE ON *.* TO repl@'127.0.0.1';
+      CREATE DATABASE IF NOT EXISTS sbtest"
+}
+lsnap() { lq "SHOW GLOBAL STATUS" | awk '{print toupper($1) "\t" $2}' > "$1"; }
