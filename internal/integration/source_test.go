@@ -461,3 +461,41 @@ func TestConsumerStartupStatements(t *testing.T) {
 		t.Fatalf("gtid_mode %q binlog_row_metadata %q", mode, meta)
 	}
 }
+
+type stuckReplica struct{ release chan struct{} }
+
+func (s stuckReplica) HandleEvent(*replication.BinlogEvent) error { <-s.release; return nil }
+
+// TestStuckReplicaDoesNotSlowCommits: an asynchronous replica that stops
+// reading (its socket buffers fill) holds nothing the commit path needs.
+func TestStuckReplicaDoesNotSlowCommits(t *testing.T) {
+	s := startServer(t, t.TempDir())
+	db := s.db("")
+	mustExec(t, db, "CREATE DATABASE stuck")
+	d := s.db("stuck")
+	mustExec(t, d, "CREATE TABLE t (id INT PRIMARY KEY, pad VARCHAR(8000))")
+	stuck := stuckReplica{release: make(chan struct{})}
+	defer close(stuck.release)
+	cfg := replication.BinlogSyncerConfig{ServerID: 601, Flavor: mysql.MySQLFlavor, Host: "127.0.0.1", Port: uint16(s.port),
+		User: "root", SynchronousEventHandler: stuck}
+	b := replication.NewBinlogSyncer(cfg)
+	t.Cleanup(b.Close)
+	if _, err := b.StartSync(mysql.Position{Name: "binlog.000001", Pos: 4}); err != nil {
+		t.Fatal(err)
+	}
+	pad := strings.Repeat("x", 8000)
+	start := time.Now()
+	for i := range 2500 { // ~40 MB of binlog: far more than socket buffers hold
+		mustExec(t, d, "INSERT INTO t VALUES (?, ?)", i, pad)
+	}
+	elapsed := time.Since(start)
+	m := scrape(t, s)
+	behind := value(m, "lockstep_replica_behind_bytes", "601")
+	t.Logf("2500 commits in %v with a stuck replica %v bytes behind", elapsed, behind)
+	if behind < 1e6 {
+		t.Fatalf("the replica is only %v bytes behind: it was not stuck", behind)
+	}
+	if elapsed > 60*time.Second {
+		t.Fatalf("commits took %v next to a stuck replica", elapsed)
+	}
+}
