@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -251,8 +252,8 @@ func TestSemiSync(t *testing.T) {
 	if w := time.Since(start); w > 5*time.Second {
 		t.Fatalf("20 acknowledged commits took %v", w)
 	}
-	if yes := statusOf(t, db, "Rpl_semi_sync_master_yes_tx"); yes == yes0 {
-		t.Fatalf("yes_tx did not move (%s)", yes)
+	if yes := statusOf(t, db, "Rpl_semi_sync_master_yes_tx"); atoi(t, yes)-atoi(t, yes0) != 20 {
+		t.Fatalf("yes_tx went from %s to %s over 20 acknowledged commits", yes0, yes)
 	}
 	if v := statusOf(t, db, "Rpl_semi_sync_source_status"); v != "ON" {
 		t.Fatalf("status = %s after acknowledged commits", v)
@@ -266,6 +267,176 @@ func TestSemiSync(t *testing.T) {
 	if value(m, "lockstep_replica_acknowledged_position", "301") <= 0 || value(m, "lockstep_replica_behind_bytes", "301") != 0 {
 		t.Fatal("per-replica metrics missing or wrong")
 	}
+
+	// The replica stops: the next commit waits out the timeout, and the
+	// source falls back to async.
+	b.Close()
+	for statusOf(t, db, "Rpl_semi_sync_source_clients") != "0" {
+		time.Sleep(10 * time.Millisecond)
+	}
+	no0 := atoi(t, statusOf(t, db, "Rpl_semi_sync_source_no_tx"))
+	start = time.Now()
+	mustExec(t, d, "INSERT INTO t VALUES (100, 1)")
+	if w := time.Since(start); w < time.Second {
+		t.Fatalf("with the replica gone the commit returned after %v, before the timeout", w)
+	}
+	if statusOf(t, db, "Rpl_semi_sync_source_status") != "OFF" || atoi(t, statusOf(t, db, "Rpl_semi_sync_source_no_tx")) != no0+1 {
+		t.Fatal("no fallback to async after the timeout")
+	}
+	// It comes back (from where it stopped) and semi-sync resumes.
+	var file string
+	var pos uint32
+	var x1, x2, x3 string
+	db.QueryRow("SHOW MASTER STATUS").Scan(&file, &pos, &x1, &x2, &x3)
+	b = syncer(t, s, 301, true)
+	st, err = b.StartSync(mysql.Position{Name: file, Pos: pos})
+	if err != nil {
+		t.Fatal(err)
+	}
+	go func() {
+		for {
+			if _, err := st.GetEvent(context.Background()); err != nil {
+				return
+			}
+		}
+	}()
+	mustExec(t, d, "INSERT INTO t VALUES (101, 1)") // async; the replica's ACK of it switches semi-sync on
+	deadline = time.Now().Add(10 * time.Second)
+	for statusOf(t, db, "Rpl_semi_sync_source_status") != "ON" {
+		if time.Now().After(deadline) {
+			t.Fatal("semi-sync did not resume when the replica returned")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	yes1 := atoi(t, statusOf(t, db, "Rpl_semi_sync_source_yes_tx"))
+	mustExec(t, d, "INSERT INTO t VALUES (102, 1)")
+	if atoi(t, statusOf(t, db, "Rpl_semi_sync_source_yes_tx")) != yes1+1 {
+		t.Fatal("the commit after the replica's return was not acknowledged")
+	}
+}
+
+func atoi(t *testing.T, s string) int {
+	t.Helper()
+	n, err := strconv.Atoi(s)
+	if err != nil {
+		t.Fatalf("%q: %v", s, err)
+	}
+	return n
+}
+
+// TestReplicaResumesByGTID: a replica killed mid-stream reconnects with
+// the GTID set of the transactions it received whole and ends with every
+// transaction exactly once.
+func TestReplicaResumesByGTID(t *testing.T) {
+	s := startServer(t, t.TempDir())
+	db := s.db("")
+	mustExec(t, db, "CREATE DATABASE rs")
+	d := s.db("rs")
+	mustExec(t, d, "CREATE TABLE t (id INT PRIMARY KEY)")
+	var uuid string
+	db.QueryRow("SELECT @@server_uuid").Scan(&uuid)
+
+	// Load runs throughout.
+	stop := make(chan struct{})
+	loadDone := make(chan int)
+	go func() {
+		n := 0
+		for {
+			select {
+			case <-stop:
+				loadDone <- n
+				return
+			default:
+			}
+			if _, err := d.Exec("INSERT INTO t VALUES (?)", n); err != nil {
+				t.Error(err)
+			}
+			n++
+		}
+	}()
+	seen := map[int64]int{} // GNO -> times received whole
+	var have mysql.GTIDSet
+	have, _ = mysql.ParseMysqlGTIDSet("")
+	for round := range 4 {
+		b := syncer(t, s, 701, false)
+		st, err := b.StartSyncGTID(have.Clone())
+		if err != nil {
+			t.Fatal(err)
+		}
+		// Read some transactions, then die in the middle of one.
+		var cur int64
+		whole := 0
+		for whole < 50+round*30 {
+			e, err := st.GetEvent(context.Background())
+			if err != nil {
+				t.Fatal(err)
+			}
+			switch ev := e.Event.(type) {
+			case *replication.GTIDEvent:
+				cur = ev.GNO
+			case *replication.XIDEvent, *replication.QueryEvent:
+				if q, ok := ev.(*replication.QueryEvent); ok && string(q.Query) == "BEGIN" {
+					continue
+				}
+				if cur != 0 {
+					seen[cur]++
+					have.Update(fmt.Sprintf("%s:%d", uuid, cur))
+					cur = 0
+					whole++
+				}
+			}
+		}
+		// ... and die right after the next transaction's GTID event, with
+		// the transaction half received.
+		for {
+			e, err := st.GetEvent(context.Background())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, ok := e.Event.(*replication.GTIDEvent); ok {
+				break
+			}
+		}
+		b.Close()
+	}
+	close(stop)
+	<-loadDone
+	// Catch up to the end, then check every GTID 1..N arrived exactly once.
+	var executed string
+	db.QueryRow("SELECT @@global.gtid_executed").Scan(&executed)
+	last, _ := strconv.ParseInt(executed[strings.LastIndex(executed, "-")+1:], 10, 64)
+	b := syncer(t, s, 701, false)
+	st, err := b.StartSyncGTID(have.Clone())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cur int64
+	for int64(len(seen)) < last {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		e, err := st.GetEvent(ctx)
+		cancel()
+		if err != nil {
+			t.Fatalf("catching up: %v (have %d of %d)", err, len(seen), last)
+		}
+		switch ev := e.Event.(type) {
+		case *replication.GTIDEvent:
+			cur = ev.GNO
+		case *replication.XIDEvent, *replication.QueryEvent:
+			if q, ok := ev.(*replication.QueryEvent); ok && string(q.Query) == "BEGIN" {
+				continue
+			}
+			if cur != 0 {
+				seen[cur]++
+				cur = 0
+			}
+		}
+	}
+	for g := int64(1); g <= last; g++ {
+		if seen[g] != 1 {
+			t.Fatalf("GTID %d received %d times", g, seen[g])
+		}
+	}
+	t.Logf("%d transactions, each received once across 5 connections", last)
 }
 
 // TestPythonMySQLReplication streams every row event with its column names
