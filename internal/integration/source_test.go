@@ -324,6 +324,26 @@ func atoi(t *testing.T, s string) int {
 	return n
 }
 
+// trxTracker follows a stream's transactions: ended reports the GNO of the
+// transaction an event completes (an XID, or the statement of a DDL).
+type trxTracker struct{ cur int64 }
+
+func (t *trxTracker) ended(e *replication.BinlogEvent) (int64, bool) {
+	switch ev := e.Event.(type) {
+	case *replication.GTIDEvent:
+		t.cur = ev.GNO
+	case *replication.XIDEvent, *replication.QueryEvent:
+		if q, ok := ev.(*replication.QueryEvent); ok && string(q.Query) == "BEGIN" {
+			return 0, false
+		}
+		if g := t.cur; g != 0 {
+			t.cur = 0
+			return g, true
+		}
+	}
+	return 0, false
+}
+
 // TestReplicaResumesByGTID: a replica killed mid-stream reconnects with
 // the GTID set of the transactions it received whole and ends with every
 // transaction exactly once.
@@ -364,26 +384,17 @@ func TestReplicaResumesByGTID(t *testing.T) {
 			t.Fatal(err)
 		}
 		// Read some transactions, then die in the middle of one.
-		var cur int64
+		var tr trxTracker
 		whole := 0
 		for whole < 50+round*30 {
 			e, err := st.GetEvent(context.Background())
 			if err != nil {
 				t.Fatal(err)
 			}
-			switch ev := e.Event.(type) {
-			case *replication.GTIDEvent:
-				cur = ev.GNO
-			case *replication.XIDEvent, *replication.QueryEvent:
-				if q, ok := ev.(*replication.QueryEvent); ok && string(q.Query) == "BEGIN" {
-					continue
-				}
-				if cur != 0 {
-					seen[cur]++
-					have.Update(fmt.Sprintf("%s:%d", uuid, cur))
-					cur = 0
-					whole++
-				}
+			if gno, ok := tr.ended(e); ok {
+				seen[gno]++
+				have.Update(fmt.Sprintf("%s:%d", uuid, gno))
+				whole++
 			}
 		}
 		// ... and die right after the next transaction's GTID event, with
@@ -410,7 +421,7 @@ func TestReplicaResumesByGTID(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var cur int64
+	var tr trxTracker
 	for int64(len(seen)) < last {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		e, err := st.GetEvent(ctx)
@@ -418,17 +429,8 @@ func TestReplicaResumesByGTID(t *testing.T) {
 		if err != nil {
 			t.Fatalf("catching up: %v (have %d of %d)", err, len(seen), last)
 		}
-		switch ev := e.Event.(type) {
-		case *replication.GTIDEvent:
-			cur = ev.GNO
-		case *replication.XIDEvent, *replication.QueryEvent:
-			if q, ok := ev.(*replication.QueryEvent); ok && string(q.Query) == "BEGIN" {
-				continue
-			}
-			if cur != 0 {
-				seen[cur]++
-				cur = 0
-			}
+		if gno, ok := tr.ended(e); ok {
+			seen[gno]++
 		}
 	}
 	for g := int64(1); g <= last; g++ {
