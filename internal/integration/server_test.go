@@ -15,11 +15,12 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
 
-	_ "github.com/go-sql-driver/mysql"
+	mysqldrv "github.com/go-sql-driver/mysql"
 )
 
 var binary string
@@ -503,5 +504,57 @@ func TestDisconnectRollsBack(t *testing.T) {
 	d.QueryRow("SELECT v FROM t WHERE id = 1").Scan(&v)
 	if v != 1 {
 		t.Fatalf("v = %d: the departed client's uncommitted update survived", v)
+	}
+}
+
+// TestDepartedClientsStatementIsCancelled: a statement still running (here,
+// waiting for a row lock) when its client disconnects is cancelled within
+// a few seconds, so it does not take effect later for nobody.
+func TestDepartedClientsStatementIsCancelled(t *testing.T) {
+	s := startServer(t, t.TempDir())
+	db := s.db("")
+	mustExec(t, db, "CREATE DATABASE gone")
+	d := s.db("gone")
+	mustExec(t, d, "CREATE TABLE t (id INT PRIMARY KEY, v INT)")
+	mustExec(t, d, "INSERT INTO t VALUES (1, 0)")
+	ctx := context.Background()
+	holder, _ := d.Conn(ctx)
+	defer holder.Close()
+	if _, err := holder.ExecContext(ctx, "BEGIN"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := holder.ExecContext(ctx, "UPDATE t SET v = 1 WHERE id = 1"); err != nil {
+		t.Fatal(err)
+	}
+	// Another client sends an UPDATE that waits for the lock, then its
+	// socket is closed under it.
+	var sock atomic.Pointer[net.Conn]
+	mysqldrv.RegisterDialContext("departing", func(ctx context.Context, addr string) (net.Conn, error) {
+		c, err := (&net.Dialer{}).DialContext(ctx, "tcp", addr)
+		if err == nil {
+			sock.Store(&c)
+		}
+		return c, err
+	})
+	waiter, _ := sql.Open("mysql", fmt.Sprintf("root@departing(127.0.0.1:%d)/gone", s.port))
+	defer waiter.Close()
+	waiter.SetMaxOpenConns(1)
+	done := make(chan error, 1)
+	go func() {
+		_, err := waiter.ExecContext(ctx, "UPDATE t SET v = v + 100 WHERE id = 1")
+		done <- err
+	}()
+	time.Sleep(300 * time.Millisecond)
+	(*sock.Load()).Close()
+	<-done
+	time.Sleep(3 * time.Second) // the watchdog looks every second at statements older than a second
+	if _, err := holder.ExecContext(ctx, "COMMIT"); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(500 * time.Millisecond)
+	var v int
+	d.QueryRow("SELECT v FROM t WHERE id = 1").Scan(&v)
+	if v != 1 {
+		t.Fatalf("v = %d: the departed client's UPDATE ran after it left", v)
 	}
 }

@@ -251,7 +251,7 @@ func (c *wireConn) closedByPeer() bool {
 	_ = raw.Read(func(fd uintptr) bool {
 		var b [1]byte
 		n, _, err := syscall.Recvfrom(int(fd), b[:], syscall.MSG_PEEK|syscall.MSG_DONTWAIT)
-		closed = n == 0 && err == nil
+		closed = (n == 0 && err == nil) || err == syscall.ECONNRESET
 		return true
 	})
 	return closed
