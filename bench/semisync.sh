@@ -13,8 +13,11 @@
 # The load is sysbench oltp_update_non_index on the primary; each replica
 # is caught up (untimed) before every run, and the two primaries alternate.
 #
-#   bench/semisync.sh                           # 16 threads, 20 s per run
-#   SECS=10 THREADS="4 16" bench/semisync.sh
+#   bench/semisync.sh                           # 16 threads, 20 s per run, REPS=2
+#   SECS=10 THREADS="4 16" REPS=1 bench/semisync.sh
+#
+# The table lists every run; the summary at the end gives each primary's
+# mean TPS per mode and the share of its async TPS kept.
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 SHARED=${SHARED:-$ROOT/../shared/bench/mariadb}
@@ -22,6 +25,7 @@ source "$SHARED/lib.sh"
 SECS=${SECS:-20}
 THREADS=${THREADS:-16}
 MODES=${MODES:-"async after_sync after_commit"}
+REPS=${REPS:-2}   # modes run forward then backward (ABC CBA ...) to cancel drift
 WL=${WL:-oltp_update_non_index}
 OUT=${OUT:-$ROOT/bench/results/semisync-$(date -u +%Y%m%dT%H%M%SZ).md}
 mkdir -p "$(dirname "$OUT")"
@@ -105,16 +109,31 @@ measure() {
   echo "|---|---|---|---|---|---|---|---|---|---|"
 } > "$OUT"
 i=0
+rows=$RAW/semisync_rows.txt; : > "$rows"
 for th in $THREADS; do
-  for mode in $MODES; do
-    order="mariadb lockstep"; [ $((i % 2)) = 1 ] && order="lockstep mariadb"; i=$((i + 1))
-    for who in $order; do
-      set_mode "$who" "$mode"
-      catch_up
-      log "$who $mode $th threads"
-      measure "$who" "$mode" "$th" "semisync_${who}_${mode}_t${th}" | tee -a "$OUT"
+  for rep in $(seq 1 "$REPS"); do
+    modes=$MODES; [ $((rep % 2)) = 0 ] && modes=$(echo $MODES | tr ' ' '\n' | tac | tr '\n' ' ')
+    for mode in $modes; do
+      order="mariadb lockstep"; [ $((i % 2)) = 1 ] && order="lockstep mariadb"; i=$((i + 1))
+      for who in $order; do
+        set_mode "$who" "$mode"
+        catch_up
+        log "$who $mode $th threads (rep $rep)"
+        measure "$who" "$mode" "$th" "semisync_${who}_${mode}_t${th}_r${rep}" | tee -a "$OUT" | tee -a "$rows"
+      done
     done
   done
 done
+{
+  echo
+  echo "Mean TPS over $REPS repetitions, and the share of the same primary's async TPS:"
+  echo
+  echo "| threads | primary | async | AFTER_SYNC | AFTER_COMMIT |"
+  echo "|---|---|---|---|---|"
+  awk -F'|' '{gsub(/ /,""); th=$2; who=$3; mode=$4; s[th" "who" "mode]+=$5; n[th" "who" "mode]++; ths[th]=1; whos[who]=1}
+    END { for (th in ths) for (who in whos) { a=s[th" "who" async"]/n[th" "who" async"]
+            as=s[th" "who" after_sync"]/n[th" "who" after_sync"]; ac=s[th" "who" after_commit"]/n[th" "who" after_commit"]
+            printf "| %s | %s | %.0f | %.0f (%.1f%%) | %.0f (%.1f%%) |\n", th, who, a, as, 100*as/a, ac, 100*ac/a } }' "$rows" | sort -n -t'|' -k2
+} >> "$OUT"
 q $M "SET GLOBAL rpl_semi_sync_master_enabled=OFF"; lq "SET GLOBAL rpl_semi_sync_master_enabled=OFF"
 log "results in $OUT"
