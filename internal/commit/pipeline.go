@@ -417,12 +417,20 @@ func (p *Pipeline) flusher() {
 		}
 		// Replicas may read the group now: under AFTER_SYNC semi-sync the
 		// committer waits for their acknowledgement before applying it.
-		p.log.Publish()
+		// The goroutine woken last runs next on this thread, so when the
+		// committer will only wait for a replica, the dump that serves the
+		// replica is woken last; otherwise the committer is.
 		p.Stats.Groups.Add(1)
 		if p.cfg.Observer != nil {
 			p.cfg.Observer.GroupCommitted(len(group))
 		}
-		p.groups <- group
+		if wait, afterSync := p.ackWaitPoint(); wait && afterSync {
+			p.groups <- group
+			p.log.Publish()
+		} else {
+			p.log.Publish()
+			p.groups <- group
+		}
 		// More may have queued while we wrote and synced.
 		p.qmu.Lock()
 		more := len(p.queue) > 0
@@ -555,6 +563,13 @@ func (p *Pipeline) fail(err error, group []*Trx) {
 		}
 		close(t.done)
 	}
+}
+
+func (p *Pipeline) ackWaitPoint() (wait, afterSync bool) {
+	if p.cfg.Acks == nil {
+		return false, false
+	}
+	return p.cfg.Acks.WaitPoint()
 }
 
 // committer runs stage 5: apply in order, make visible, release.
