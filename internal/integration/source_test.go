@@ -188,6 +188,37 @@ func TestDumpErrors(t *testing.T) {
 	}
 }
 
+// follow connects a semi-sync go-mysql replica at pos that reads (and
+// acknowledges) everything in the background.
+func follow(t *testing.T, s *server, serverID uint32, pos mysql.Position) *replication.BinlogSyncer {
+	t.Helper()
+	b := syncer(t, s, serverID, true)
+	st, err := b.StartSync(pos)
+	if err != nil {
+		t.Fatal(err)
+	}
+	go func() {
+		for {
+			if _, err := st.GetEvent(context.Background()); err != nil {
+				return
+			}
+		}
+	}()
+	return b
+}
+
+// waitStatus waits up to 10 s for a status variable to read want.
+func waitStatus(t *testing.T, db *sql.DB, name, want, failure string) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for statusOf(t, db, name) != want {
+		if time.Now().After(deadline) {
+			t.Fatal(failure)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
 func statusOf(t *testing.T, db *sql.DB, name string) string {
 	t.Helper()
 	var n, v string
@@ -222,25 +253,8 @@ func TestSemiSync(t *testing.T) {
 	}
 
 	// A semi-sync replica connects and catches up: back to semi-sync.
-	b := syncer(t, s, 301, true)
-	st, err := b.StartSync(mysql.Position{Name: "binlog.000001", Pos: 4})
-	if err != nil {
-		t.Fatal(err)
-	}
-	go func() {
-		for {
-			if _, err := st.GetEvent(context.Background()); err != nil {
-				return
-			}
-		}
-	}()
-	deadline := time.Now().Add(10 * time.Second)
-	for statusOf(t, db, "Rpl_semi_sync_source_status") != "ON" {
-		if time.Now().After(deadline) {
-			t.Fatal("semi-sync did not switch back on after the replica caught up")
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	b := follow(t, s, 301, mysql.Position{Name: "binlog.000001", Pos: 4})
+	waitStatus(t, db, "Rpl_semi_sync_source_status", "ON", "semi-sync did not switch back on after the replica caught up")
 	if v := statusOf(t, db, "Rpl_semi_sync_source_clients"); v != "1" {
 		t.Fatalf("clients = %s", v)
 	}
@@ -271,9 +285,7 @@ func TestSemiSync(t *testing.T) {
 	// The replica stops: the next commit waits out the timeout, and the
 	// source falls back to async.
 	b.Close()
-	for statusOf(t, db, "Rpl_semi_sync_source_clients") != "0" {
-		time.Sleep(10 * time.Millisecond)
-	}
+	waitStatus(t, db, "Rpl_semi_sync_source_clients", "0", "the stopped replica is still counted")
 	no0 := atoi(t, statusOf(t, db, "Rpl_semi_sync_source_no_tx"))
 	start = time.Now()
 	mustExec(t, d, "INSERT INTO t VALUES (100, 1)")
@@ -288,26 +300,9 @@ func TestSemiSync(t *testing.T) {
 	var pos uint32
 	var x1, x2, x3 string
 	db.QueryRow("SHOW MASTER STATUS").Scan(&file, &pos, &x1, &x2, &x3)
-	b = syncer(t, s, 301, true)
-	st, err = b.StartSync(mysql.Position{Name: file, Pos: pos})
-	if err != nil {
-		t.Fatal(err)
-	}
-	go func() {
-		for {
-			if _, err := st.GetEvent(context.Background()); err != nil {
-				return
-			}
-		}
-	}()
+	follow(t, s, 301, mysql.Position{Name: file, Pos: pos})
 	mustExec(t, d, "INSERT INTO t VALUES (101, 1)") // async; the replica's ACK of it switches semi-sync on
-	deadline = time.Now().Add(10 * time.Second)
-	for statusOf(t, db, "Rpl_semi_sync_source_status") != "ON" {
-		if time.Now().After(deadline) {
-			t.Fatal("semi-sync did not resume when the replica returned")
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	waitStatus(t, db, "Rpl_semi_sync_source_status", "ON", "semi-sync did not resume when the replica returned")
 	yes1 := atoi(t, statusOf(t, db, "Rpl_semi_sync_source_yes_tx"))
 	mustExec(t, d, "INSERT INTO t VALUES (102, 1)")
 	if atoi(t, statusOf(t, db, "Rpl_semi_sync_source_yes_tx")) != yes1+1 {
@@ -539,9 +534,7 @@ func TestSemiSyncWaitPoints(t *testing.T) {
 	if _, err := b.StartSync(mysql.Position{Name: "binlog.000001", Pos: 4}); err != nil {
 		t.Fatal(err)
 	}
-	for statusOf(t, db, "Rpl_semi_sync_source_clients") != "1" {
-		time.Sleep(10 * time.Millisecond)
-	}
+	waitStatus(t, db, "Rpl_semi_sync_source_clients", "1", "the semi-sync replica did not register")
 	mustExec(t, d, "INSERT INTO t VALUES (0)") // acknowledged at once (gate open)
 	g.open.Store(false)
 
