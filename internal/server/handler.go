@@ -106,6 +106,12 @@ func (h handler) ComStmtExecute(ctx context.Context, c *mysql.Conn, p *mysql.Pre
 	return restoreError(h.Handler.ComStmtExecute(ctx, c, p, cb))
 }
 
+// ConnectionClosed forgets the connection's COM_REGISTER_SLAVE, if any.
+func (h handler) ConnectionClosed(c *mysql.Conn) {
+	h.s.source.Forget(c.ConnectionID)
+	h.Handler.ConnectionClosed(c)
+}
+
 // NewConnection advertises autocommit in the handshake: sessions start with
 // autocommit on, but GMS sets the status flags only after a query, and
 // clients such as PyMySQL trust the handshake's flags (with them clear, it

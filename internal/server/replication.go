@@ -20,8 +20,8 @@ import (
 // the semi-sync variables, and SHOW REPLICAS.
 
 // ComRegisterReplica implements mysql.BinlogReplicaHandler.
-func (h handler) ComRegisterReplica(c *mysql.Conn, host string, port uint16, user, _ string) error {
-	h.s.source.Register(c.ConnectionID, source.Registration{Host: host, Port: port, User: user})
+func (h handler) ComRegisterReplica(c *mysql.Conn, host string, port uint16, _, _ string) error {
+	h.s.source.Register(c.ConnectionID, source.Registration{Host: host, Port: port})
 	return nil
 }
 
@@ -76,7 +76,7 @@ func (s *Server) dumpRequest(c *mysql.Conn, cmd *dumpCommand) source.Request {
 		return "", false
 	}
 	req := source.Request{
-		ConnID: c.ConnectionID, User: c.User, ServerID: cmd.serverID, Flags: cmd.flags,
+		ConnID: c.ConnectionID, ServerID: cmd.serverID, Flags: cmd.flags,
 		File: cmd.file, Pos: cmd.pos, GTIDs: cmd.gtids,
 	}
 	if v, ok := uv("source_heartbeat_period", "master_heartbeat_period"); ok {

@@ -51,7 +51,6 @@ const DumpNonBlock = 0x01
 // Request is a dump request with the replica's session settings resolved.
 type Request struct {
 	ConnID   uint32
-	User     string
 	ServerID uint32
 	Flags    uint16
 	// File and Pos start a file/position dump. An empty File means the
@@ -270,14 +269,14 @@ func (d *dumper) openFile() error {
 
 // readEvent reads the whole event at off of the current file.
 func (d *dumper) readEvent(off int64) ([]byte, error) {
-	ev, err := readEventAt(d.f, off, nil)
+	ev, err := readEventAt(d.f, off)
 	if err != nil {
 		return nil, fatal("reading %s at %d: %v", d.s.log.Name(d.file), off, err)
 	}
 	return ev, nil
 }
 
-func readEventAt(f vfs.File, off int64, buf []byte) ([]byte, error) {
+func readEventAt(f vfs.File, off int64) ([]byte, error) {
 	var hdr [binlog.HeaderSize]byte
 	if _, err := f.ReadAt(hdr[:], off); err != nil {
 		return nil, err
@@ -286,7 +285,7 @@ func readEventAt(f vfs.File, off int64, buf []byte) ([]byte, error) {
 	if size < binlog.HeaderSize+binlog.ChecksumSize || size > 1<<30 {
 		return nil, fmt.Errorf("bogus data in log event (size %d)", size)
 	}
-	ev := append(buf[:0], make([]byte, size)...)
+	ev := make([]byte, size)
 	if _, err := f.ReadAt(ev, off); err != nil {
 		return nil, err
 	}

@@ -45,7 +45,6 @@ type Source struct {
 type Registration struct {
 	Host string
 	Port uint16
-	User string
 }
 
 // New returns a Source for log. executed returns the server's executed
@@ -95,15 +94,12 @@ type ReplicaInfo struct {
 	ServerID uint32
 	Host     string
 	Port     uint16
-	User     string
 	UUID     string
 	Flavor   Flavor
 	SemiSync bool
-	GTIDMode bool
 	Started  time.Time
 	Sent     binlog.Position
 	Acked    binlog.Position
-	SentFile string
 }
 
 // Replicas lists the dump connections, by server id.
@@ -123,9 +119,9 @@ func (s *Source) Replicas() []ReplicaInfo {
 		acked := r.acked
 		s.Semi.mu.Unlock()
 		out = append(out, ReplicaInfo{
-			ConnID: r.req.ConnID, ServerID: r.req.ServerID, Host: r.reg.Host, Port: r.reg.Port, User: r.req.User,
-			UUID: r.req.UUID, Flavor: r.req.Flavor, SemiSync: r.req.SemiSync, GTIDMode: r.req.GTIDs != nil || r.req.MariaDBGTID != "",
-			Started: r.started, Sent: sent, Acked: acked, SentFile: s.log.Name(sent.File),
+			ConnID: r.req.ConnID, ServerID: r.req.ServerID, Host: r.reg.Host, Port: r.reg.Port,
+			UUID: r.req.UUID, Flavor: r.req.Flavor, SemiSync: r.req.SemiSync,
+			Started: r.started, Sent: sent, Acked: acked,
 		})
 	}
 	sort.Slice(out, func(i, j int) bool {
