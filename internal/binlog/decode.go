@@ -1,10 +1,12 @@
 package binlog
 
 import (
+	"bytes"
 	"encoding/binary"
 	"errors"
 	"fmt"
 	"hash/crc32"
+	"strings"
 )
 
 // Header is a decoded common event header.
@@ -156,23 +158,46 @@ type Rows struct {
 	Data    []byte
 }
 
-// ParseRows decodes the header of a *_rows v2 event body. Only full row
-// images (every column present) are accepted, which is what Lockstep and
-// binlog_row_image=FULL sources write.
+// RowsKind maps a *_rows event type, v1 (MariaDB) or v2, to its v2 type;
+// ok is false for any other event.
+func RowsKind(typ byte) (v2 byte, ok bool) {
+	switch typ {
+	case WriteRowsEventV2, UpdateRowsEventV2, DeleteRowsEventV2:
+		return typ, true
+	case WriteRowsEventV1, UpdateRowsEventV1, DeleteRowsEventV1:
+		return typ - WriteRowsEventV1 + WriteRowsEventV2, true
+	}
+	return 0, false
+}
+
+// ParseRows decodes the header of a *_rows event body (v2, or v1 as MariaDB
+// writes it). Only full row images (every column present) are accepted,
+// which is what Lockstep and binlog_row_image=FULL sources write.
 func ParseRows(typ byte, body []byte) (Rows, error) {
 	var r Rows
-	if len(body) < 10 {
+	if len(body) < 8 {
 		return r, errShort
 	}
 	for i := range 6 {
 		r.TableID |= uint64(body[i]) << (8 * i)
 	}
 	r.Flags = binary.LittleEndian.Uint16(body[6:])
-	extra := int(binary.LittleEndian.Uint16(body[8:]))
-	if extra < 2 || len(body) < 8+extra {
-		return r, errShort
+	p := body[8:]
+	v2, ok := RowsKind(typ)
+	if !ok {
+		return r, fmt.Errorf("binlog: event type %d is not a rows event", typ)
 	}
-	p := body[8+extra:]
+	if typ == v2 {
+		if len(body) < 10 {
+			return r, errShort
+		}
+		extra := int(binary.LittleEndian.Uint16(body[8:]))
+		if extra < 2 || len(body) < 8+extra {
+			return r, errShort
+		}
+		p = body[8+extra:]
+	}
+	typ = v2
 	n, k, err := ReadPackedInt(p)
 	if err != nil {
 		return r, err
@@ -226,4 +251,113 @@ func ReadPackedInt(b []byte) (uint64, int, error) {
 		return 0, 0, fmt.Errorf("binlog: invalid packed integer prefix %#x", b[0])
 	}
 	return uint64(b[0]), 1, nil
+}
+
+// TableMap is a decoded Table_map event (the parts a replica checks).
+type TableMap struct {
+	TableID uint64
+	DB      string
+	Table   string
+	Types   []byte // one column type per column
+	Meta    []byte // the concatenated per-column metadata
+}
+
+// ParseTableMap decodes a Table_map event body.
+func ParseTableMap(body []byte) (TableMap, error) {
+	var m TableMap
+	if len(body) < 10 {
+		return m, errShort
+	}
+	for i := range 6 {
+		m.TableID |= uint64(body[i]) << (8 * i)
+	}
+	p := body[8:]
+	str := func() (string, error) {
+		if len(p) < 1 || len(p) < 2+int(p[0]) {
+			return "", errShort
+		}
+		n := int(p[0])
+		s := string(p[1 : 1+n])
+		p = p[2+n:]
+		return s, nil
+	}
+	var err error
+	if m.DB, err = str(); err != nil {
+		return m, err
+	}
+	if m.Table, err = str(); err != nil {
+		return m, err
+	}
+	n, k, err := ReadPackedInt(p)
+	if err != nil {
+		return m, err
+	}
+	p = p[k:]
+	if n > 4096 || uint64(len(p)) < n {
+		return m, fmt.Errorf("binlog: table map with %d columns", n)
+	}
+	m.Types = p[:n]
+	p = p[n:]
+	ml, k, err := ReadPackedInt(p)
+	if err != nil {
+		return m, err
+	}
+	p = p[k:]
+	if uint64(len(p)) < ml {
+		return m, errShort
+	}
+	m.Meta = p[:ml]
+	return m, nil
+}
+
+// MariaGTID is a decoded MariaDB GTID event (the server id is the event
+// header's).
+type MariaGTID struct {
+	Seq      uint64
+	Domain   uint32
+	Flags    byte
+	CommitID uint64 // 0 when absent
+	// Standalone marks a transaction without BEGIN (DDL): it ends with its
+	// one Query event.
+	Standalone bool
+}
+
+// ParseMariaGTID decodes a MariaDB GTID event body.
+func ParseMariaGTID(body []byte) (MariaGTID, error) {
+	var g MariaGTID
+	if len(body) < 13 {
+		return g, errShort
+	}
+	g.Seq = binary.LittleEndian.Uint64(body)
+	g.Domain = binary.LittleEndian.Uint32(body[8:])
+	g.Flags = body[12]
+	g.Standalone = g.Flags&0x01 != 0
+	if g.Flags&0x02 != 0 && len(body) >= 21 {
+		g.CommitID = binary.LittleEndian.Uint64(body[13:])
+	}
+	return g, nil
+}
+
+// FormatChecksum reports the checksum algorithm a format description event
+// (whole event) declares: 0 none, 1 CRC32. Events written before checksums
+// existed declare nothing; they report 0.
+func FormatChecksum(ev []byte) (byte, error) {
+	// header, binlog version (2), server version (50), timestamp (4),
+	// header length (1), post-header lengths..., then alg (1) and CRC (4).
+	if len(ev) < HeaderSize+2+50+4+1+5 {
+		return 0, errShort
+	}
+	ver := string(bytes.TrimRight(ev[HeaderSize+2:HeaderSize+52], "\x00"))
+	if !checksumCapable(ver) {
+		return 0, nil
+	}
+	return ev[len(ev)-5], nil
+}
+
+// checksumCapable reports whether a server version writes the checksum
+// algorithm in its format description (MySQL 5.6.1 and later, MariaDB 5.3+).
+func checksumCapable(v string) bool {
+	var a, b, c int
+	fmt.Sscanf(v, "%d.%d.%d", &a, &b, &c)
+	return a > 5 || (a == 5 && (b > 6 || (b == 6 && c >= 1))) || strings.Contains(v, "MariaDB") && a >= 10
 }

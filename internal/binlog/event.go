@@ -29,12 +29,21 @@ const (
 	TableMapEvent          byte = 19
 	HeartbeatEvent         byte = 27
 	RowsQueryEvent         byte = 29
+	WriteRowsEventV1       byte = 23 // MariaDB writes v1 rows events
+	UpdateRowsEventV1      byte = 24
+	DeleteRowsEventV1      byte = 25
 	WriteRowsEventV2       byte = 30
 	UpdateRowsEventV2      byte = 31
 	DeleteRowsEventV2      byte = 32
 	GTIDEvent              byte = 33
 	AnonymousGTIDEvent     byte = 34
 	PreviousGTIDsEvent     byte = 35
+	// MariaDB's own events.
+	MariaAnnotateRowsEvent     byte = 160
+	MariaBinlogCheckpointEvent byte = 161
+	MariaGTIDEvent             byte = 162
+	MariaGTIDListEvent         byte = 163
+	MariaStartEncryptionEvent  byte = 164
 )
 
 // Sizes and flags.

@@ -262,3 +262,10 @@ func decodeGTIDSet(b []byte) (GTIDSet, error) {
 	}
 	return g, nil
 }
+
+// UUIDs returns the set's UUIDs in order.
+func (g GTIDSet) UUIDs() []UUID { return g.sortedUUIDs() }
+
+// Encode returns the set in the binary form of Previous_gtids events and
+// COM_BINLOG_DUMP_GTID.
+func (g GTIDSet) Encode() []byte { return g.appendEncoded(nil) }

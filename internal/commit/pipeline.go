@@ -63,6 +63,10 @@ type Trx struct {
 	// ForceSync makes the group durable whatever the sync policy (DDL is
 	// always durable, as MySQL 8's atomic DDL is).
 	ForceSync bool
+	// KeepGTID commits under the GTID already in GTID.SID/GNO instead of
+	// assigning one (a replica applying its source's transactions, or
+	// gtid_next). GTID.OriginalCommitUS, when set, is kept in any case.
+	KeepGTID bool
 
 	// Results.
 	GTID binlog.GTIDInfo
@@ -76,6 +80,7 @@ type Trx struct {
 	rotateOnly   bool // FLUSH BINARY LOGS marker: no events, no GTID
 	encoded      atomic.Bool
 	selfEncode   bool // encoded by its own goroutine (parallel flush)
+	async        bool // submitted with Submit: the committer releases commitMu
 	err          error
 	done         chan struct{}
 }
@@ -138,6 +143,10 @@ type Stats struct {
 
 // ErrStopped is returned once the pipeline has failed or closed.
 var ErrStopped = errors.New("binlog is not accepting commits")
+
+// ErrGTIDExecuted is returned for a KeepGTID transaction whose GTID is
+// already in the executed set.
+var ErrGTIDExecuted = errors.New("GTID already executed")
 
 // Pipeline commits transactions. Create with New, stop with Close.
 type Pipeline struct {
@@ -242,6 +251,31 @@ func (p *Pipeline) Commit(t *Trx) error {
 	return p.commit(t)
 }
 
+// Submit puts t in the pipeline and returns once its place in the commit
+// order is reserved, without waiting for it to be durable and visible; Wait
+// does that. Transactions submitted one after another commit in that order,
+// so a single goroutine can keep many in flight (a replica's applier). An
+// error means t was not submitted.
+func (p *Pipeline) Submit(t *Trx) error {
+	p.commitMu.RLock()
+	t.async = true
+	if err := p.reserve(t); err != nil {
+		p.commitMu.RUnlock()
+		return err
+	}
+	return nil
+}
+
+// Wait returns when a submitted t is durable (per policy) and visible, or
+// with the error that stopped it.
+func (t *Trx) Wait() error {
+	<-t.done
+	return t.err
+}
+
+// Done is closed when a submitted t has committed or failed.
+func (t *Trx) Done() <-chan struct{} { return t.done }
+
 // CommitExclusive commits a DDL statement while no other transaction is in
 // the pipeline: it waits for commits in flight, holds new ones back, and
 // only then calls build, so the statement's storage effects (an index
@@ -259,6 +293,14 @@ func (p *Pipeline) CommitExclusive(build func() (*Trx, error)) error {
 }
 
 func (p *Pipeline) commit(t *Trx) error {
+	if err := p.reserve(t); err != nil {
+		return err
+	}
+	return t.Wait()
+}
+
+// reserve runs stage 1 for t, starts its encoding and queues it.
+func (p *Pipeline) reserve(t *Trx) error {
 	t.Events.Close()
 	t.done = make(chan struct{})
 	parent := p.committed.Load()
@@ -286,9 +328,19 @@ func (p *Pipeline) commit(t *Trx) error {
 		p.tracker.reset(0)
 		parent = 0
 	}
-	t.GTID.SID = p.cfg.ServerUUID
-	t.GTID.GNO = p.nextGNO
-	p.nextGNO++
+	if t.KeepGTID {
+		if p.gtids.Contains(t.GTID.SID, t.GTID.GNO) {
+			p.mu.Unlock()
+			return fmt.Errorf("%w: %s:%d", ErrGTIDExecuted, t.GTID.SID, t.GTID.GNO)
+		}
+		if t.GTID.SID == p.cfg.ServerUUID {
+			p.nextGNO = max(p.nextGNO, t.GTID.GNO+1)
+		}
+	} else {
+		t.GTID.SID = p.cfg.ServerUUID
+		t.GTID.GNO = p.nextGNO
+		p.nextGNO++
+	}
 	t.GTID.SequenceNumber = p.nextSeq
 	p.nextSeq++
 	t.GTID.LastCommitted = p.tracker.lastCommitted(Tracking(p.cfg.Tracking.Load()), int(p.cfg.HistorySize.Load()), t.WriteSet, t.GTID.SequenceNumber, min(parent, t.GTID.SequenceNumber-1), t.Session)
@@ -307,8 +359,7 @@ func (p *Pipeline) commit(t *Trx) error {
 		p.encode(t)
 	}
 	p.kickFlusher()
-	<-t.done
-	return t.err
+	return nil
 }
 
 // stoppedLocked returns the error for a pipeline that failed or closed.
@@ -346,8 +397,7 @@ func (p *Pipeline) Rotate() error {
 	p.qmu.Unlock()
 	p.mu.Unlock()
 	p.kickFlusher()
-	<-t.done
-	return t.err
+	return nil
 }
 
 func (p *Pipeline) encode(t *Trx) {
@@ -557,11 +607,20 @@ func (p *Pipeline) fail(err error, group []*Trx) {
 	p.qmu.Unlock()
 	p.mu.Unlock()
 	for _, t := range append(group, rest...) {
-		t.err = err
 		if t.Batch != nil {
 			t.Batch.Close()
 		}
-		close(t.done)
+		p.finish(t, err)
+	}
+}
+
+// finish releases t's committer with err.
+func (p *Pipeline) finish(t *Trx, err error) {
+	t.err = err
+	async := t.async
+	close(t.done)
+	if async {
+		p.commitMu.RUnlock()
 	}
 }
 
@@ -617,8 +676,7 @@ func (p *Pipeline) committer() {
 			p.cfg.Acks.WaitAck(last.End, trxs)
 		}
 		for _, t := range group {
-			t.err = err
-			close(t.done)
+			p.finish(t, err)
 		}
 	}
 }

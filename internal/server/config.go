@@ -46,6 +46,18 @@ type Config struct {
 	// GTIDDomainID is the MariaDB GTID domain of our transactions on
 	// MariaDB-flavour replication connections.
 	GTIDDomainID int64
+
+	// Replica side. SourceHost set makes the server a replica of it at
+	// start (CHANGE REPLICATION SOURCE TO, then START REPLICA unless
+	// SkipReplicaStart); the stored configuration is used otherwise.
+	SourceHost, SourceUser, SourcePassword string
+	SourcePort                             int64
+	SourceAutoPosition                     bool
+	SkipReplicaStart                       bool
+	ReplicaParallelWorkers                 int64
+	ReplicaParallelType                    string
+	ReplicaSkipErrors                      string
+	SemiSyncReplicaEnabled                 bool
 }
 
 // Defaults are the values with no options.
@@ -67,6 +79,19 @@ func Defaults() Config {
 		SemiSyncTimeoutMillis:  10000,
 		SemiSyncWaitCount:      1,
 		SemiSyncWaitNoReplica:  true,
+		SourcePort:             3306,
+		SourceAutoPosition:     true,
+		ReplicaParallelWorkers: 4,
+		ReplicaParallelType:    "LOGICAL_CLOCK",
+		ReplicaSkipErrors:      "OFF",
+	}
+}
+
+func strOpt(name, help string, get func(*Config) *string) option {
+	return option{
+		name: name, help: help,
+		def:   func(c *Config) string { return *get(c) },
+		apply: func(c *Config, v string) error { *get(c) = v; return nil },
 	}
 }
 
@@ -262,6 +287,31 @@ var options = []option{
 		func(c *Config) *bool { return &c.SemiSyncWaitNoReplica }),
 	intOpt("gtid-domain-id", "MariaDB GTID domain of this server's transactions (MariaDB replicas)",
 		func(c *Config) *int64 { return &c.GTIDDomainID }, 0, 1<<32-1),
+	strOpt("source-host", "replicate from this source (as CHANGE REPLICATION SOURCE TO SOURCE_HOST at start)",
+		func(c *Config) *string { return &c.SourceHost }),
+	intOpt("source-port", "the source's port", func(c *Config) *int64 { return &c.SourcePort }, 1, 65535),
+	strOpt("source-user", "user the replica connects to its source as", func(c *Config) *string { return &c.SourceUser }),
+	strOpt("source-password", "that user's password", func(c *Config) *string { return &c.SourcePassword }),
+	boolOpt("source-auto-position", "find the position on the source from the replica's GTIDs",
+		func(c *Config) *bool { return &c.SourceAutoPosition }),
+	boolOpt("skip-replica-start", "do not start replication at server start",
+		func(c *Config) *bool { return &c.SkipReplicaStart }),
+	intOpt("replica-parallel-workers", "applier worker threads (0 or 1 = apply in the coordinator)",
+		func(c *Config) *int64 { return &c.ReplicaParallelWorkers }, 0, 1024),
+	{name: "replica-parallel-type", help: "LOGICAL_CLOCK, WRITESET or DATABASE",
+		def: func(c *Config) string { return c.ReplicaParallelType },
+		apply: func(c *Config, v string) error {
+			switch u := strings.ToUpper(strings.TrimSpace(v)); u {
+			case "LOGICAL_CLOCK", "WRITESET", "DATABASE":
+				c.ReplicaParallelType = u
+				return nil
+			}
+			return fmt.Errorf("invalid value %q for --replica-parallel-type (expected LOGICAL_CLOCK, WRITESET or DATABASE)", v)
+		}},
+	strOpt("replica-skip-errors", "error numbers the applier skips (comma-separated, all, or OFF)",
+		func(c *Config) *string { return &c.ReplicaSkipErrors }),
+	boolOpt("rpl-semi-sync-replica-enabled", "acknowledge semi-synchronous sources",
+		func(c *Config) *bool { return &c.SemiSyncReplicaEnabled }),
 }
 
 // optionAliases are the older (and MariaDB) names of options.
@@ -271,6 +321,16 @@ var optionAliases = map[string]string{
 	"rpl-semi-sync-master-wait-point":           "rpl-semi-sync-source-wait-point",
 	"rpl-semi-sync-master-wait-for-slave-count": "rpl-semi-sync-source-wait-for-replica-count",
 	"rpl-semi-sync-master-wait-no-slave":        "rpl-semi-sync-source-wait-no-replica",
+	"master-host":                               "source-host",
+	"master-port":                               "source-port",
+	"master-user":                               "source-user",
+	"master-password":                           "source-password",
+	"skip-slave-start":                          "skip-replica-start",
+	"slave-parallel-workers":                    "replica-parallel-workers",
+	"slave-parallel-threads":                    "replica-parallel-workers",
+	"slave-parallel-type":                       "replica-parallel-type",
+	"slave-skip-errors":                         "replica-skip-errors",
+	"rpl-semi-sync-slave-enabled":               "rpl-semi-sync-replica-enabled",
 }
 
 func lookupOption(name string) (*option, bool) {

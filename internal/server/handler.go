@@ -71,6 +71,12 @@ func track(ctx context.Context, c *mysql.Conn) (context.Context, func()) {
 }
 
 func (h handler) ComQuery(ctx context.Context, c *mysql.Conn, query string, cb mysql.ResultSpoolFn) error {
+	if res, ok, err := h.s.replicaStatement(c, query); ok {
+		if err != nil {
+			return err
+		}
+		return cb(res, false)
+	}
 	if res, ok, err := h.s.adminStatement(query); ok {
 		if err != nil {
 			return err
@@ -83,6 +89,12 @@ func (h handler) ComQuery(ctx context.Context, c *mysql.Conn, query string, cb m
 }
 
 func (h handler) ComMultiQuery(ctx context.Context, c *mysql.Conn, query string, cb mysql.ResultSpoolFn) (string, error) {
+	if res, ok, err := h.s.replicaStatement(c, query); ok {
+		if err != nil {
+			return "", err
+		}
+		return "", cb(res, false)
+	}
 	if res, ok, err := h.s.adminStatement(query); ok {
 		if err != nil {
 			return "", err

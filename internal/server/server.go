@@ -25,6 +25,7 @@ import (
 	"github.com/lockstepdb/lockstep/internal/commit"
 	"github.com/lockstepdb/lockstep/internal/lock"
 	"github.com/lockstepdb/lockstep/internal/metrics"
+	"github.com/lockstepdb/lockstep/internal/replica"
 	"github.com/lockstepdb/lockstep/internal/source"
 	"github.com/lockstepdb/lockstep/internal/sqlengine"
 	"github.com/lockstepdb/lockstep/internal/storage"
@@ -47,6 +48,7 @@ type Server struct {
 	httpAddr string
 	source   *source.Source
 	wire     *wireListener
+	repl     *replica.Replica
 }
 
 // Start opens the data directory (recovering it if needed) and starts
@@ -94,8 +96,20 @@ func Start(cfg Config, log *slog.Logger) (*Server, error) {
 	s.source.DomainID = uint32(cfg.GTIDDomainID)
 	locks := lock.New()
 	s.sql = sqlengine.New(store, pipe, locks)
+	s.repl, err = replica.New(replica.Options{
+		Dir: cfg.DataDir, ServerID: cfg.ServerID, ServerUUID: id, Port: cfg.Port,
+		Store: store, Pipe: pipe, Exec: s.sql, Logf: func(f string, a ...any) { log.Warn(fmt.Sprintf(f, a...), "component", "replica") },
+	})
+	if err != nil {
+		s.shutdownStorage()
+		return nil, err
+	}
+	s.repl.Settings.Workers.Store(cfg.ReplicaParallelWorkers)
+	s.repl.Settings.Type.Store(cfg.ReplicaParallelType)
+	s.repl.Settings.SkipErrors.Store(cfg.ReplicaSkipErrors)
+	s.repl.Settings.SemiSync.Store(cfg.SemiSyncReplicaEnabled)
 	started := time.Now()
-	installStatus(pipe, locks, started, s.semiSyncStatus)
+	installStatus(pipe, locks, started, s.semiSyncStatus, s.replicaStatus)
 	if err := s.registerVariables(); err != nil {
 		s.shutdownStorage()
 		return nil, err
@@ -157,7 +171,34 @@ func Start(cfg Config, log *slog.Logger) (*Server, error) {
 			log.Error("listener stopped", "err", err)
 		}
 	}()
+	if err := s.startReplication(); err != nil {
+		s.Close()
+		return nil, err
+	}
 	return s, nil
+}
+
+// startReplication applies the --source-* options and starts replication
+// if a source is configured (unless --skip-replica-start).
+func (s *Server) startReplication() error {
+	if s.cfg.SourceHost != "" {
+		err := s.repl.ChangeSource(func(c *replica.SourceConfig) error {
+			c.Host, c.Port, c.User, c.Password = s.cfg.SourceHost, int(s.cfg.SourcePort), s.cfg.SourceUser, s.cfg.SourcePassword
+			c.AutoPosition = s.cfg.SourceAutoPosition
+			return nil
+		})
+		if err != nil {
+			return fmt.Errorf("--source-host: %w", err)
+		}
+	}
+	if s.repl.Configured() && !s.cfg.SkipReplicaStart {
+		if err := s.repl.Start(true, true); err != nil {
+			return fmt.Errorf("starting replication: %w", err)
+		}
+		src := s.repl.Source()
+		s.log.Info("replicating", "source", net.JoinHostPort(src.Host, strconv.Itoa(src.Port)), "workers", s.repl.Settings.Workers.Load(), "parallel_type", s.repl.Settings.Type.Load())
+	}
+	return nil
 }
 
 // mariadbVersion is what the --mariadb-port handshake announces. MariaDB
@@ -202,6 +243,7 @@ func (s *Server) Close() error {
 	if s.http != nil {
 		s.http.Close()
 	}
+	s.repl.Close()
 	err := s.listener.Close()
 	if s.mariadb != nil {
 		s.mariadb.Close()
@@ -277,7 +319,7 @@ func (s *Server) registerVariables() error {
 			},
 		}
 	}
-	vars := append(s.semiSyncVariables(),
+	vars := append(append(s.semiSyncVariables(), s.replicaVariables()...),
 		intVar("sync_binlog", 0, 1<<32-1, s.cfg.SyncBinlog, pc.SyncBinlog.Store),
 		intVar("innodb_flush_log_at_trx_commit", 0, 2, s.cfg.FlushLogAtTrxCommit, pc.FlushLogAtTrxCommit.Store),
 		intVar("binlog_group_commit_sync_delay", 0, 1_000_000, s.cfg.SyncDelayMicros, pc.SyncDelay.Store),

@@ -193,6 +193,13 @@ func (e *Engine) ddl(ctx *sql.Context, db, stmt string, c *storage.CatalogChange
 			return mysqlError(err)
 		}
 	}
+	var keep *binlog.GTIDInfo
+	if s != nil && s.replGTID != nil {
+		if s.replUsed {
+			return sql.ErrUnsupportedFeature.New("a replicated DDL statement that needs several catalog changes (CREATE TABLE with inline secondary keys); create the table on the replica by hand and skip the GTID")
+		}
+		keep, s.replUsed = s.replGTID, true
+	}
 	err := e.pipe.CommitExclusive(func() (*commit.Trx, error) {
 		var ev binlog.TrxEvents
 		ev.AddCatalog(c.Encode())
@@ -202,7 +209,11 @@ func (e *Engine) ddl(ctx *sql.Context, db, stmt string, c *storage.CatalogChange
 			b.Close()
 			return nil, err
 		}
-		return &commit.Trx{Events: &ev, Batch: b, Catalog: c}, nil
+		t := &commit.Trx{Events: &ev, Batch: b, Catalog: c}
+		if keep != nil {
+			t.KeepGTID, t.GTID = true, *keep
+		}
+		return t, nil
 	})
 	var dup *storage.DuplicateKeyError
 	if errors.As(err, &dup) {

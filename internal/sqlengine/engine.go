@@ -12,6 +12,7 @@ package sqlengine
 import (
 	"context"
 	"sync"
+	"sync/atomic"
 
 	sqle "github.com/dolthub/go-mysql-server"
 	"github.com/dolthub/go-mysql-server/server"
@@ -19,6 +20,7 @@ import (
 	"github.com/dolthub/go-mysql-server/sql/analyzer"
 	"github.com/dolthub/go-mysql-server/sql/types"
 	"github.com/dolthub/vitess/go/mysql"
+	"github.com/lockstepdb/lockstep/internal/binlog"
 	"github.com/lockstepdb/lockstep/internal/commit"
 	"github.com/lockstepdb/lockstep/internal/lock"
 	"github.com/lockstepdb/lockstep/internal/row"
@@ -128,4 +130,39 @@ func (Collator) AppendWeights(dst []byte, collation uint16, s string) []byte {
 		dst = append(dst, byte(w>>24), byte(w>>16), byte(w>>8), byte(w))
 	}
 	return dst
+}
+
+// replSessionIDs numbers the internal sessions that run replicated DDL
+// (above any connection id).
+var replSessionIDs atomic.Uint32
+
+// ExecDDL runs a DDL statement from a replication source as root on
+// database db, committing under the source's GTID g. A statement that
+// changes nothing (DROP TABLE IF EXISTS of a missing table, say) still
+// records g, as MySQL does, with the statement alone in the binlog.
+func (e *Engine) ExecDDL(db, query string, g binlog.GTIDInfo) error {
+	id := 1<<31 + replSessionIDs.Add(1)
+	base := sql.NewBaseSessionWithClientServer("", sql.Client{User: "root", Address: "localhost"}, id)
+	s := &Session{BaseSession: base, eng: e, replGTID: &g}
+	ctx := sql.NewContext(context.Background(), sql.WithSession(s))
+	ctx.SetCurrentDatabase(db)
+	_, iter, _, err := e.GMS.Query(ctx, query)
+	if err == nil {
+		_, err = sql.RowIterToRows(ctx, iter)
+	}
+	if s.tx != nil && !s.tx.Ended() {
+		if err == nil {
+			err = s.tx.Commit()
+		} else {
+			s.tx.Rollback()
+		}
+	}
+	if err != nil || s.replUsed {
+		return err
+	}
+	return e.pipe.CommitExclusive(func() (*commit.Trx, error) {
+		var ev binlog.TrxEvents
+		ev.AddQuery(db, query, binlog.QueryOptions{})
+		return &commit.Trx{Events: &ev, Batch: e.store.NewBatch(), KeepGTID: true, GTID: g}, nil
+	})
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/dolthub/go-mysql-server/sql"
 	"github.com/dolthub/vitess/go/mysql"
 	ast "github.com/dolthub/vitess/go/vt/sqlparser"
+	"github.com/lockstepdb/lockstep/internal/binlog"
 	"github.com/lockstepdb/lockstep/internal/lock"
 	"github.com/lockstepdb/lockstep/internal/txn"
 )
@@ -31,6 +32,10 @@ type Session struct {
 	stmtLocks map[string]lock.Mode
 	// truncating is set while a TRUNCATE TABLE statement runs.
 	truncating bool
+	// replGTID, when set, is the GTID the session's DDL commits under (a
+	// statement from a replication source); replUsed once it has.
+	replGTID *binlog.GTIDInfo
+	replUsed bool
 }
 
 var (

@@ -1,0 +1,881 @@
+package replica
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/lockstepdb/lockstep/internal/binlog"
+	"github.com/lockstepdb/lockstep/internal/commit"
+	"github.com/lockstepdb/lockstep/internal/row"
+	"github.com/lockstepdb/lockstep/internal/storage"
+)
+
+// The applier (the SQL thread). A coordinator goroutine reads the relay
+// log, assembles transactions, numbers them and gives each a dependency
+// (schedule.go); workers then, per transaction:
+//
+//  1. decode its row images and compute keys (in the coordinator instead
+//     under WRITESET, which needs the keys to schedule);
+//  2. wait until its dependency has reserved its commit slot, then check
+//     rows against the overlay of submitted rows and storage, building the
+//     storage batch and the replica's own binlog events;
+//  3. wait for its turn (the previous transaction submitted), publish its
+//     rows to the overlay and submit to the commit pipeline, without
+//     waiting for the commit.
+//
+// A completion goroutine waits for the commits in order, removes their rows
+// from the overlay once storage shows them, and keeps the statistics. With
+// 0 or 1 workers the coordinator does the work itself; the pipeline still
+// groups its commits, so a single-threaded applier is not fsync-bound.
+
+// job is one transaction on its way through the applier.
+type job struct {
+	idx  int64
+	trx  *relayTrx
+	dep  int64
+	skip bool // already executed: only advance the turn
+
+	decoded bool
+	changes []rowChange
+	ws      []uint64
+	dbs     []string
+	keys    []string // overlay keys it wrote
+}
+
+type rowChange struct {
+	kind          byte // *_rows v2 type
+	t             *storage.Table
+	before, after []byte
+	bvals, avals  []row.Value
+	bkey, akey    []byte
+	bents, aents  []storage.IndexEntry
+	stmtEnd       bool
+	event         string // "Write_rows" ...
+}
+
+// applyError stops the SQL thread with a MySQL error.
+type applyError struct {
+	code uint16
+	msg  string
+}
+
+func (e *applyError) Error() string { return e.msg }
+
+type inflight struct {
+	j  *job
+	ct *commit.Trx // nil for DDL and skipped transactions (already done)
+}
+
+type applier struct {
+	r       *Replica
+	relay   *relayLog
+	stop    chan struct{}
+	done    chan struct{}
+	workers int
+	mode    string
+
+	seq   sequencer
+	ov    overlay
+	jobs  chan *job
+	infl  chan inflight
+	wg    sync.WaitGroup
+	cwg   sync.WaitGroup
+	xid   atomic.Uint64
+	maps  sync.Map // *storage.Table -> binlog.TableMap of its own columns
+	busy  atomic.Int64
+	once  sync.Once
+	state atomic.Value
+}
+
+func newApplier(r *Replica, rl *relayLog) *applier {
+	mode, _ := r.Settings.Type.Load().(string)
+	a := &applier{
+		r:       r,
+		relay:   rl,
+		stop:    make(chan struct{}),
+		done:    make(chan struct{}),
+		workers: int(r.Settings.Workers.Load()),
+		mode:    mode,
+		infl:    make(chan inflight, 8192),
+	}
+	a.ov.init()
+	a.state.Store("Replica has read all relay log; waiting for more updates")
+	return a
+}
+
+func (a *applier) State() string {
+	s, _ := a.state.Load().(string)
+	return s
+}
+
+func (a *applier) close() {
+	a.once.Do(func() { close(a.stop) })
+	<-a.done
+}
+
+// fail records err as the SQL thread's error and stops the applier.
+func (a *applier) fail(err error) {
+	var ae *applyError
+	var un unsupported
+	switch {
+	case errors.As(err, &ae):
+		a.r.setSQLError(ae.code, ae.msg)
+	case errors.As(err, &un):
+		a.r.setSQLError(13146, "Replica SQL thread stopped: "+un.msg)
+	default:
+		a.r.setSQLError(13117, "Replica SQL thread stopped: "+err.Error())
+	}
+	a.r.logf("replica SQL thread stopped: %v", err)
+	a.once.Do(func() { close(a.stop) })
+}
+
+func (a *applier) stopped() bool {
+	select {
+	case <-a.stop:
+		return true
+	default:
+		return false
+	}
+}
+
+func (a *applier) run() {
+	defer close(a.done)
+	defer a.r.sqlStopped(a)
+	st := &a.r.Stats
+	from, asmState := st.resumePoint()
+	rr := a.relay.reader(from, a.stop)
+	defer rr.close()
+	asm := assembler{keep: true, sourceFile: asmState.sourceFile, gen: asmState.gen}
+	a.seq.done = 0
+
+	a.cwg.Add(1)
+	go a.complete()
+	parallel := a.workers > 1
+	if parallel {
+		a.jobs = make(chan *job, a.workers*4)
+		for w := range a.workers {
+			a.wg.Add(1)
+			go a.worker(w + 1)
+		}
+	}
+	sched := newScheduler(a.mode)
+	var idx int64
+	executed := func(t *relayTrx) bool {
+		return a.r.o.Pipe.GTIDExecuted().Contains(t.GTID.SID, t.GTID.GNO)
+	}
+loop:
+	for {
+		ev, pos, err := rr.next()
+		if err != nil {
+			if !errors.Is(err, errStopped) {
+				a.fail(err)
+			}
+			break
+		}
+		t, err := asm.add(ev)
+		if err != nil {
+			a.fail(err)
+			break
+		}
+		if t == nil {
+			continue
+		}
+		t.RelayEnd = pos
+		st.relayRead(t, asm.gen)
+		idx++
+		j := &job{idx: idx, trx: t}
+		switch {
+		case executed(t):
+			// Fetched again after a restart (file/position mode) or
+			// already applied: skip it, in order.
+			j.skip, j.dep = true, idx-1
+		case t.DDL != nil:
+			// A barrier: wait for everything before, run it, go on.
+			if !a.seq.wait(idx-1, a.stop) {
+				break loop
+			}
+			a.state.Store("Executing DDL from the source")
+			if err := a.r.o.Exec.ExecDDL(t.DDL.DB, t.DDL.Query, binlog.GTIDInfo{SID: t.GTID.SID, GNO: t.GTID.GNO, OriginalCommitUS: t.GTID.OriginalCommitUS}); err != nil && !errors.Is(err, commit.ErrGTIDExecuted) {
+				a.fail(a.describe(0, j, "Query", nil, err))
+				break loop
+			}
+			sched.barrier(idx)
+			st.pushPending(t.GTID.OriginalCommitUS)
+			a.infl <- inflight{j: j}
+			a.seq.advance(idx)
+			continue
+		default:
+			if a.mode == TypeWriteset {
+				if err := a.decode(j); err != nil {
+					a.fail(a.describe(0, j, "", nil, err))
+					break loop
+				}
+			}
+			if a.mode == TypeDatabase {
+				// DATABASE needs the databases, known from the table maps.
+				j.dbs = tableMapDBs(t)
+			}
+			j.dep = sched.dep(idx, schedInput{Gen: t.Gen, Maria: t.Maria, CommitID: t.CommitID,
+				LastCommitted: t.GTID.LastCommitted, SequenceNumber: t.GTID.SequenceNumber, WriteSet: j.ws, DBs: j.dbs})
+		}
+		st.pushPending(t.GTID.OriginalCommitUS)
+		st.depDistance(idx - j.dep)
+		if parallel {
+			select {
+			case a.jobs <- j:
+			case <-a.stop:
+				break loop
+			}
+		} else if err := a.process(0, j); err != nil {
+			if !errors.Is(err, errStopped) {
+				a.fail(err)
+			}
+			break
+		}
+	}
+	if parallel {
+		close(a.jobs)
+		a.wg.Wait()
+	}
+	close(a.infl)
+	a.cwg.Wait()
+	a.state.Store("")
+}
+
+func (a *applier) worker(id int) {
+	defer a.wg.Done()
+	for j := range a.jobs {
+		if a.stopped() {
+			continue
+		}
+		if err := a.process(id, j); err != nil {
+			if !errors.Is(err, errStopped) {
+				a.fail(err)
+			}
+		}
+	}
+}
+
+// process runs steps 1-3 for one transaction.
+func (a *applier) process(worker int, j *job) error {
+	st := &a.r.Stats
+	ws := st.worker(worker)
+	t0 := time.Now()
+	if j.skip {
+		if !a.seq.wait(j.idx-1, a.stop) {
+			return errStopped
+		}
+		a.infl <- inflight{j: j}
+		a.seq.advance(j.idx)
+		return nil
+	}
+	if !j.decoded {
+		if err := a.decode(j); err != nil {
+			return a.describe(worker, j, "", nil, err)
+		}
+	}
+	tw := time.Now()
+	if !a.seq.wait(j.dep, a.stop) {
+		return errStopped
+	}
+	waited := time.Since(tw)
+	st.concurrency(a.busy.Add(1))
+	ct, local, err := a.build(worker, j)
+	a.busy.Add(-1)
+	if err != nil {
+		return err
+	}
+	tw2 := time.Now()
+	if !a.seq.wait(j.idx-1, a.stop) {
+		ct.Batch.Close()
+		return errStopped
+	}
+	waited += time.Since(tw2)
+	j.keys = a.ov.publish(local, j.idx)
+	if err := a.r.o.Pipe.Submit(ct); err != nil {
+		ct.Batch.Close()
+		a.ov.remove(j.keys, j.idx)
+		if !errors.Is(err, commit.ErrGTIDExecuted) {
+			return err
+		}
+		ct = nil
+	}
+	a.infl <- inflight{j: j, ct: ct}
+	a.seq.advance(j.idx)
+	ws.Applied.Add(1)
+	ws.WaitNanos.Add(uint64(waited))
+	ws.BusyNanos.Add(uint64(time.Since(t0) - waited))
+	return nil
+}
+
+// complete waits for submitted transactions in order.
+func (a *applier) complete() {
+	defer a.cwg.Done()
+	st := &a.r.Stats
+	auto := a.r.Source().AutoPosition
+	lastSave := time.Now()
+	var file string
+	var pos uint32
+	relayFile := 1
+	for in := range a.infl {
+		if in.ct != nil {
+			if err := in.ct.Wait(); err != nil {
+				a.fail(err)
+			}
+			a.ov.remove(in.j.keys, in.j.idx)
+		}
+		t := in.j.trx
+		st.applied(t, in.j.skip)
+		if t.RelayEnd.File > relayFile {
+			relayFile = t.RelayEnd.File
+			a.relay.removeBefore(relayFile)
+		}
+		file, pos = t.SourceFile, t.SourceEnd
+		if !auto && time.Since(lastSave) > time.Second {
+			a.r.saveExecPosition(file, pos)
+			lastSave = time.Now()
+		}
+	}
+	if !auto {
+		a.r.saveExecPosition(file, pos)
+	}
+}
+
+func tableMapDBs(t *relayTrx) []string {
+	var dbs []string
+	for _, ev := range t.Events {
+		if ev[4] != binlog.TableMapEvent {
+			continue
+		}
+		if m, err := binlog.ParseTableMap(ev[binlog.HeaderSize : len(ev)-binlog.ChecksumSize]); err == nil {
+			db := strings.ToLower(m.DB)
+			found := false
+			for _, d := range dbs {
+				found = found || d == db
+			}
+			if !found {
+				dbs = append(dbs, db)
+			}
+		}
+	}
+	return dbs
+}
+
+func hashKey(k []byte) uint64 {
+	h := fnv.New64a()
+	h.Write(k)
+	return h.Sum64()
+}
+
+var eventNames = map[byte]string{
+	binlog.WriteRowsEventV2:  "Write_rows",
+	binlog.UpdateRowsEventV2: "Update_rows",
+	binlog.DeleteRowsEventV2: "Delete_rows",
+}
+
+// decode resolves tables and decodes every row image of j, computing keys
+// and the write set.
+func (a *applier) decode(j *job) error {
+	tables := map[uint64]*storage.Table{}
+	store := a.r.o.Store
+	for _, ev := range j.trx.Events {
+		typ := ev[4]
+		body := ev[binlog.HeaderSize : len(ev)-binlog.ChecksumSize]
+		if typ == binlog.TableMapEvent {
+			m, err := binlog.ParseTableMap(body)
+			if err != nil {
+				return err
+			}
+			t, ok := store.Table(m.DB, m.Table)
+			if !ok {
+				return &applyError{1146, fmt.Sprintf("Table '%s.%s' doesn't exist", m.DB, m.Table)}
+			}
+			if err := a.checkColumns(t, m); err != nil {
+				return err
+			}
+			tables[m.TableID] = t
+			db := strings.ToLower(t.Def.DB)
+			found := false
+			for _, d := range j.dbs {
+				found = found || d == db
+			}
+			if !found {
+				j.dbs = append(j.dbs, db)
+			}
+			continue
+		}
+		kind, ok := binlog.RowsKind(typ)
+		if !ok {
+			continue
+		}
+		rows, err := binlog.ParseRows(typ, body)
+		if err != nil {
+			return err
+		}
+		t, ok := tables[rows.TableID]
+		if !ok {
+			return fmt.Errorf("rows event for table id %d without a table map", rows.TableID)
+		}
+		if rows.NCols != len(t.Def.Columns) {
+			return &applyError{13146, fmt.Sprintf("rows event for %s.%s has %d columns, the replica's table has %d", t.Def.DB, t.Def.Name, rows.NCols, len(t.Def.Columns))}
+		}
+		data := rows.Data
+		first := len(j.changes)
+		for len(data) > 0 {
+			c := rowChange{kind: kind, t: t, event: eventNames[kind]}
+			img := func() ([]byte, []row.Value, []byte, []storage.IndexEntry, error) {
+				vals, n, err := row.DecodeImage(data, t.Def.Columns, nil)
+				if err != nil {
+					return nil, nil, nil, nil, err
+				}
+				im := data[:n]
+				data = data[n:]
+				k, err := t.RowKey(nil, vals)
+				if err != nil {
+					return nil, nil, nil, nil, err
+				}
+				ents, err := t.IndexEntries(vals, k)
+				return im, vals, k, ents, err
+			}
+			if kind != binlog.WriteRowsEventV2 {
+				if c.before, c.bvals, c.bkey, c.bents, err = img(); err != nil {
+					return err
+				}
+				j.addWS(c.bkey, c.bents)
+			}
+			if kind != binlog.DeleteRowsEventV2 {
+				if c.after, c.avals, c.akey, c.aents, err = img(); err != nil {
+					return err
+				}
+				if kind == binlog.WriteRowsEventV2 || !bytes.Equal(c.akey, c.bkey) {
+					j.addWS(c.akey, c.aents)
+				} else {
+					for _, e := range c.aents {
+						if e.UniqueKey {
+							j.ws = append(j.ws, hashKey(e.Key))
+						}
+					}
+				}
+			}
+			j.changes = append(j.changes, c)
+		}
+		if rows.Flags&binlog.RowsFlagStmtEnd != 0 && len(j.changes) > first {
+			j.changes[len(j.changes)-1].stmtEnd = true
+		}
+	}
+	if n := len(j.changes); n > 0 {
+		j.changes[n-1].stmtEnd = true
+	}
+	j.decoded = true
+	return nil
+}
+
+func (j *job) addWS(k []byte, ents []storage.IndexEntry) {
+	j.ws = append(j.ws, hashKey(k))
+	for _, e := range ents {
+		if e.UniqueKey {
+			j.ws = append(j.ws, hashKey(e.Key))
+		}
+	}
+}
+
+// checkColumns verifies that the source's column types are the replica
+// table's, byte for byte: the row images go to storage as they are.
+func (a *applier) checkColumns(t *storage.Table, m binlog.TableMap) error {
+	var own binlog.TableMap
+	if v, ok := a.maps.Load(t); ok {
+		own = v.(binlog.TableMap)
+	} else {
+		ref := t.Ref()
+		var err error
+		if own, err = binlog.ParseTableMap(ref.Map); err != nil {
+			return err
+		}
+		a.maps.Store(t, own)
+	}
+	if len(own.Types) != len(m.Types) {
+		return &applyError{13146, fmt.Sprintf("Table '%s.%s' has %d columns on the replica and %d on the source", t.Def.DB, t.Def.Name, len(own.Types), len(m.Types))}
+	}
+	if !bytes.Equal(own.Types, m.Types) || !bytes.Equal(own.Meta, m.Meta) {
+		for i := range m.Types {
+			if own.Types[i] != m.Types[i] {
+				return &applyError{13146, fmt.Sprintf("Column %d of table '%s.%s' cannot be converted from type %d to type %d (Lockstep replicas need the source's column types)", i, t.Def.DB, t.Def.Name, m.Types[i], own.Types[i])}
+			}
+		}
+		return &applyError{13146, fmt.Sprintf("Columns of table '%s.%s' differ in length or precision between source and replica (Lockstep replicas need the source's column types)", t.Def.DB, t.Def.Name)}
+	}
+	return nil
+}
+
+// lookup returns a key's current value: the transaction's own writes, then
+// the overlay of submitted transactions, then storage.
+func (a *applier) lookup(local map[string][]byte, key []byte) ([]byte, bool, error) {
+	if v, ok := local[string(key)]; ok {
+		return v, v != nil, nil
+	}
+	if v, found := a.ov.get(key); found {
+		return v, v != nil, nil
+	}
+	return storage.Get(a.r.o.Store.DB(), key)
+}
+
+// tombstone marks a deleted key in the overlay maps.
+var tombstone []byte
+
+// build checks j's rows against the current data and makes its commit.
+func (a *applier) build(worker int, j *job) (*commit.Trx, map[string][]byte, error) {
+	local := make(map[string][]byte, len(j.changes)*2)
+	b := a.r.o.Store.NewBatch()
+	ev := &binlog.TrxEvents{}
+	began := false
+	fail := func(c *rowChange, err error) (*commit.Trx, map[string][]byte, error) {
+		b.Close()
+		return nil, nil, a.describe(worker, j, c.event, c, err)
+	}
+	set := func(k, v []byte) error {
+		local[string(k)] = v
+		return b.Set(k, v)
+	}
+	del := func(k []byte) error {
+		local[string(k)] = tombstone
+		return b.Delete(k)
+	}
+	for i := range j.changes {
+		c := &j.changes[i]
+		if !began {
+			ev.AddQuery(c.t.Def.DB, "BEGIN", binlog.QueryOptions{})
+			began = true
+		}
+		var err error
+		switch c.kind {
+		case binlog.WriteRowsEventV2:
+			err = a.applyWrite(c, local, set)
+		case binlog.UpdateRowsEventV2:
+			err = a.applyUpdate(c, local, set, del)
+		case binlog.DeleteRowsEventV2:
+			err = a.applyDelete(c, local, del)
+		}
+		var ae *applyError
+		if err != nil && errors.As(err, &ae) && a.r.skipError(ae.code) {
+			a.r.Stats.SkippedErrors.Add(1)
+			err = nil
+			if c.stmtEnd {
+				ev.EndStatement()
+			}
+			continue
+		}
+		if err != nil {
+			return fail(c, err)
+		}
+		ev.AddRow(c.kind, c.t.Ref(), c.before, c.after)
+		if c.stmtEnd {
+			ev.EndStatement()
+		}
+	}
+	if !began {
+		ev.AddQuery("", "BEGIN", binlog.QueryOptions{})
+	}
+	ev.AddXID(a.xid.Add(1))
+	ct := &commit.Trx{Events: ev, Batch: b, WriteSet: j.ws, KeepGTID: true,
+		GTID: binlog.GTIDInfo{SID: j.trx.GTID.SID, GNO: j.trx.GTID.GNO, OriginalCommitUS: j.trx.GTID.OriginalCommitUS}}
+	if len(ct.WriteSet) == 0 {
+		ct.WriteSet = nil
+	}
+	return ct, local, nil
+}
+
+func (a *applier) exists(local map[string][]byte, k []byte) (bool, error) {
+	_, ok, err := a.lookup(local, k)
+	return ok, err
+}
+
+func (a *applier) applyWrite(c *rowChange, local map[string][]byte, set func(k, v []byte) error) error {
+	if ok, err := a.exists(local, c.akey); err != nil {
+		return err
+	} else if ok {
+		return dupError(c.t, -1, c.avals)
+	}
+	for _, e := range c.aents {
+		if !e.UniqueKey {
+			continue
+		}
+		if ok, err := a.exists(local, e.Key); err != nil {
+			return err
+		} else if ok {
+			return dupError(c.t, e.Index, c.avals)
+		}
+	}
+	if err := set(c.akey, c.after); err != nil {
+		return err
+	}
+	for _, e := range c.aents {
+		if err := set(e.Key, e.Value); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// current finds the row a before image names and its index entries.
+func (a *applier) current(c *rowChange, local map[string][]byte) ([]storage.IndexEntry, error) {
+	cur, ok, err := a.lookup(local, c.bkey)
+	if err != nil {
+		return nil, err
+	}
+	if !ok {
+		return nil, notFound(c.t, c.bvals)
+	}
+	if bytes.Equal(cur, c.before) {
+		return c.bents, nil
+	}
+	vals, err := c.t.Decode(cur, nil)
+	if err != nil {
+		return nil, err
+	}
+	return c.t.IndexEntries(vals, c.bkey)
+}
+
+func (a *applier) applyUpdate(c *rowChange, local map[string][]byte, set func(k, v []byte) error, del func(k []byte) error) error {
+	curEnts, err := a.current(c, local)
+	if err != nil {
+		return err
+	}
+	pkChanged := !bytes.Equal(c.bkey, c.akey)
+	if pkChanged {
+		if ok, err := a.exists(local, c.akey); err != nil {
+			return err
+		} else if ok {
+			return dupError(c.t, -1, c.avals)
+		}
+	}
+	owned := make(map[string]bool, len(curEnts))
+	for _, e := range curEnts {
+		owned[string(e.Key)] = true
+	}
+	for _, e := range c.aents {
+		if !e.UniqueKey || (owned[string(e.Key)] && !pkChanged) {
+			continue
+		}
+		if ok, err := a.exists(local, e.Key); err != nil {
+			return err
+		} else if ok && !owned[string(e.Key)] {
+			return dupError(c.t, e.Index, c.avals)
+		}
+	}
+	newSet := make(map[string]bool, len(c.aents))
+	for _, e := range c.aents {
+		newSet[string(e.Key)] = true
+	}
+	for _, e := range curEnts {
+		if !newSet[string(e.Key)] {
+			if err := del(e.Key); err != nil {
+				return err
+			}
+		}
+	}
+	if pkChanged {
+		if err := del(c.bkey); err != nil {
+			return err
+		}
+	}
+	if err := set(c.akey, c.after); err != nil {
+		return err
+	}
+	for _, e := range c.aents {
+		if !owned[string(e.Key)] || pkChanged {
+			if err := set(e.Key, e.Value); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+func (a *applier) applyDelete(c *rowChange, local map[string][]byte, del func(k []byte) error) error {
+	curEnts, err := a.current(c, local)
+	if err != nil {
+		return err
+	}
+	if err := del(c.bkey); err != nil {
+		return err
+	}
+	for _, e := range curEnts {
+		if err := del(e.Key); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func keyText(t *storage.Table, vals []row.Value, cols []int) string {
+	var parts []string
+	for _, c := range cols {
+		v := vals[c]
+		switch x := v.(type) {
+		case nil:
+			parts = append(parts, "NULL")
+		case []byte:
+			parts = append(parts, string(x))
+		default:
+			parts = append(parts, fmt.Sprint(x))
+		}
+	}
+	return strings.Join(parts, "-")
+}
+
+func dupError(t *storage.Table, index int, vals []row.Value) error {
+	name, cols := "PRIMARY", t.Def.PK
+	if index >= 0 {
+		name, cols = t.Def.Indexes[index].Name, t.Def.Indexes[index].Columns
+	}
+	return &applyError{1062, fmt.Sprintf("Duplicate entry '%s' for key '%s.%s'", keyText(t, vals, cols), t.Def.Name, name)}
+}
+
+func notFound(t *storage.Table, vals []row.Value) error {
+	var kv []string
+	for _, c := range t.Def.PK {
+		kv = append(kv, t.Def.Columns[c].Name+"="+keyText(t, vals, []int{c}))
+	}
+	return &applyError{1032, fmt.Sprintf("Can't find record in '%s' (primary key %s)", t.Def.Name, strings.Join(kv, ", "))}
+}
+
+// describe wraps an apply error as MySQL reports it: the worker, the GTID,
+// the source position, the event and table.
+func (a *applier) describe(worker int, j *job, event string, c *rowChange, err error) error {
+	var ae *applyError
+	code := uint16(13117)
+	msg := err.Error()
+	if errors.As(err, &ae) {
+		code, msg = ae.code, ae.msg
+	}
+	t := j.trx
+	where := fmt.Sprintf("Worker %d failed executing transaction '%s:%d' at source log %s, end_log_pos %d", worker, t.GTID.SID, t.GTID.GNO, t.SourceFile, t.SourceEnd)
+	if c != nil {
+		handler := ""
+		switch code {
+		case 1032:
+			handler = "; handler error HA_ERR_KEY_NOT_FOUND"
+		case 1062:
+			handler = "; handler error HA_ERR_FOUND_DUPP_KEY"
+		}
+		msg = fmt.Sprintf("Could not execute %s event on table %s.%s; %s, Error_code: %d%s", event, c.t.Def.DB, c.t.Def.Name, msg, code, handler)
+	} else if event == "Query" {
+		msg = fmt.Sprintf("Error '%s' on query. Default database: '%s'. Query: '%.200s'", msg, t.DDL.DB, t.DDL.Query)
+	}
+	return &applyError{code, where + "; " + msg}
+}
+
+// sequencer tracks the newest transaction number that has reserved its
+// commit slot; all before it have too.
+type sequencer struct {
+	mu      sync.Mutex
+	done    int64
+	waiters []seqWaiter
+}
+
+type seqWaiter struct {
+	idx int64
+	ch  chan struct{}
+}
+
+// wait returns true once transaction idx has been submitted (idx <= 0 at
+// once), false if stop closes first.
+func (s *sequencer) wait(idx int64, stop <-chan struct{}) bool {
+	s.mu.Lock()
+	if s.done >= idx {
+		s.mu.Unlock()
+		return true
+	}
+	ch := make(chan struct{})
+	s.waiters = append(s.waiters, seqWaiter{idx, ch})
+	s.mu.Unlock()
+	select {
+	case <-ch:
+		return true
+	case <-stop:
+		return false
+	}
+}
+
+func (s *sequencer) advance(idx int64) {
+	s.mu.Lock()
+	s.done = idx
+	keep := s.waiters[:0]
+	for _, w := range s.waiters {
+		if w.idx <= idx {
+			close(w.ch)
+		} else {
+			keep = append(keep, w)
+		}
+	}
+	s.waiters = keep
+	s.mu.Unlock()
+}
+
+// overlay holds the rows of transactions submitted to the pipeline but not
+// yet visible in storage: key -> newest image (tombstone for a delete),
+// tagged with the transaction number that wrote it.
+type overlay struct {
+	shards [64]ovShard
+}
+
+type ovShard struct {
+	mu sync.RWMutex
+	m  map[string]ovEntry
+}
+
+type ovEntry struct {
+	idx int64
+	v   []byte
+}
+
+func (o *overlay) init() {
+	for i := range o.shards {
+		o.shards[i].m = map[string]ovEntry{}
+	}
+}
+
+func (o *overlay) shard(k string) *ovShard {
+	h := uint32(2166136261)
+	for i := 0; i < len(k); i++ {
+		h = (h ^ uint32(k[i])) * 16777619
+	}
+	return &o.shards[h%uint32(len(o.shards))]
+}
+
+func (o *overlay) get(k []byte) ([]byte, bool) {
+	s := o.shard(string(k))
+	s.mu.RLock()
+	e, ok := s.m[string(k)]
+	s.mu.RUnlock()
+	return e.v, ok
+}
+
+func (o *overlay) publish(local map[string][]byte, idx int64) []string {
+	keys := make([]string, 0, len(local))
+	for k, v := range local {
+		s := o.shard(k)
+		s.mu.Lock()
+		s.m[k] = ovEntry{idx, v}
+		s.mu.Unlock()
+		keys = append(keys, k)
+	}
+	return keys
+}
+
+func (o *overlay) remove(keys []string, idx int64) {
+	for _, k := range keys {
+		s := o.shard(k)
+		s.mu.Lock()
+		if e, ok := s.m[k]; ok && e.idx == idx {
+			delete(s.m, k)
+		}
+		s.mu.Unlock()
+	}
+}

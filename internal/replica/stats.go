@@ -1,0 +1,184 @@
+package replica
+
+import (
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/lockstepdb/lockstep/internal/binlog"
+)
+
+// MaxWorkers bounds replica_parallel_workers.
+const MaxWorkers = 1024
+
+// ConcurrencyBuckets is the size of the histogram of transactions being
+// prepared at once: bucket i counts transactions that started with i+1
+// running (the last bucket is "that many or more").
+const ConcurrencyBuckets = 17
+
+// WorkerStats are one worker's counters (worker 0 is the coordinator
+// applying by itself).
+type WorkerStats struct {
+	Applied   atomic.Uint64
+	BusyNanos atomic.Uint64
+	WaitNanos atomic.Uint64
+}
+
+// ApplyStats are the applier's counters and what SHOW REPLICA STATUS needs.
+type ApplyStats struct {
+	Retrieved     atomic.Uint64 // transactions written to the relay log
+	Applied       atomic.Uint64 // transactions committed
+	Skipped       atomic.Uint64 // already executed, not applied again
+	SkippedErrors atomic.Uint64 // rows skipped by replica_skip_errors
+	DepDistSum    atomic.Uint64
+	DepDistN      atomic.Uint64
+	Concurrency   [ConcurrencyBuckets]atomic.Uint64
+
+	workersMu sync.Mutex
+	workers   []*WorkerStats
+
+	mu          sync.Mutex
+	pending     []uint64 // original commit times of read, unapplied transactions
+	lastGTID    string
+	lastOrigUS  uint64
+	lastApplied time.Time
+	execFile    string
+	execPos     uint32
+	relayFile   string // source file of the last transaction read
+	resume      relayPos
+	asm         asmState
+}
+
+type asmState struct {
+	sourceFile string
+	gen        int
+}
+
+func (s *ApplyStats) init() {}
+
+// resetRelay forgets relay positions (a new relay log).
+func (s *ApplyStats) resetRelay() {
+	s.mu.Lock()
+	s.pending = s.pending[:0]
+	s.resume = relayPos{File: 1, Pos: int64(len(binlog.FileMagic))}
+	s.asm = asmState{}
+	s.mu.Unlock()
+}
+
+// resumePoint is where a (re)started SQL thread reads from: just after the
+// last transaction it applied.
+func (s *ApplyStats) resumePoint() (relayPos, asmState) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.pending = s.pending[:0]
+	if s.resume.File == 0 {
+		s.resume = relayPos{File: 1, Pos: int64(len(binlog.FileMagic))}
+	}
+	return s.resume, s.asm
+}
+
+func (s *ApplyStats) relayRead(t *relayTrx, gen int) {
+	s.mu.Lock()
+	s.relayFile = t.SourceFile
+	s.mu.Unlock()
+}
+
+func (s *ApplyStats) pushPending(origUS uint64) {
+	s.mu.Lock()
+	s.pending = append(s.pending, origUS)
+	s.mu.Unlock()
+}
+
+func (s *ApplyStats) depDistance(d int64) {
+	s.DepDistSum.Add(uint64(d))
+	s.DepDistN.Add(1)
+}
+
+func (s *ApplyStats) concurrency(n int64) {
+	i := min(max(n, 1), ConcurrencyBuckets) - 1
+	s.Concurrency[i].Add(1)
+}
+
+func (s *ApplyStats) worker(id int) *WorkerStats {
+	s.workersMu.Lock()
+	defer s.workersMu.Unlock()
+	for len(s.workers) <= id {
+		s.workers = append(s.workers, &WorkerStats{})
+	}
+	return s.workers[id]
+}
+
+// Workers returns the per-worker counters (index = worker id).
+func (s *ApplyStats) Workers() []*WorkerStats {
+	s.workersMu.Lock()
+	defer s.workersMu.Unlock()
+	return append([]*WorkerStats(nil), s.workers...)
+}
+
+func (s *ApplyStats) applied(t *relayTrx, skipped bool) {
+	if skipped {
+		s.Skipped.Add(1)
+	} else {
+		s.Applied.Add(1)
+	}
+	s.mu.Lock()
+	if len(s.pending) > 0 {
+		s.pending = s.pending[1:]
+	}
+	s.lastGTID = t.GTID.SID.String() + ":" + itoa(t.GTID.GNO)
+	s.lastOrigUS = t.GTID.OriginalCommitUS
+	s.lastApplied = time.Now()
+	s.execFile, s.execPos = t.SourceFile, t.SourceEnd
+	s.resume = t.RelayEnd
+	s.asm = asmState{sourceFile: t.SourceFile, gen: t.Gen}
+	s.mu.Unlock()
+}
+
+// Lag is Seconds_Behind_Source: how long ago the oldest transaction the
+// replica has read but not applied committed on its source (0 when there
+// is none).
+func (s *ApplyStats) Lag(now time.Time) time.Duration {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if len(s.pending) == 0 || s.pending[0] == 0 {
+		return 0
+	}
+	d := now.Sub(time.UnixMicro(int64(s.pending[0])))
+	return max(d, 0)
+}
+
+// Pending is the number of transactions read from the relay log and not
+// yet applied.
+func (s *ApplyStats) Pending() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.pending)
+}
+
+// LastApplied returns the last applied GTID and its original commit time.
+func (s *ApplyStats) LastApplied() (string, time.Time) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.lastGTID, time.UnixMicro(int64(s.lastOrigUS))
+}
+
+// ExecPosition is Relay_Source_Log_File / Exec_Source_Log_Pos.
+func (s *ApplyStats) ExecPosition() (string, uint32) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.execFile, s.execPos
+}
+
+func itoa(n uint64) string {
+	var b [20]byte
+	i := len(b)
+	for {
+		i--
+		b[i] = byte('0' + n%10)
+		n /= 10
+		if n == 0 {
+			break
+		}
+	}
+	return string(b[i:])
+}

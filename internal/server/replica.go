@@ -1,0 +1,449 @@
+package server
+
+import (
+	"errors"
+	"fmt"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/dolthub/go-mysql-server/sql"
+	"github.com/dolthub/go-mysql-server/sql/types"
+	"github.com/dolthub/vitess/go/mysql"
+	"github.com/dolthub/vitess/go/sqltypes"
+	querypb "github.com/dolthub/vitess/go/vt/proto/query"
+	"github.com/lockstepdb/lockstep/internal/replica"
+	"github.com/lockstepdb/lockstep/internal/sqlengine"
+)
+
+// Replica-side statements: CHANGE REPLICATION SOURCE TO (CHANGE MASTER TO),
+// START/STOP REPLICA (SLAVE) [IO_THREAD | SQL_THREAD], RESET REPLICA [ALL],
+// SHOW REPLICA (SLAVE) STATUS. They are recognised before go-mysql-server
+// (whose SHOW REPLICA STATUS cannot report positions or lag).
+
+var (
+	changeSource = regexp.MustCompile(`(?is)^\s*change\s+(?:replication\s+source|master)\s+to\s+(.*?)\s*(?:for\s+channel\s+'([^']*)')?\s*;?\s*$`)
+	startStop    = regexp.MustCompile(`(?is)^\s*(start|stop)\s+(?:replica|slave)((?:\s*,?\s*(?:io_thread|sql_thread))*)\s*(?:for\s+channel\s+'([^']*)')?\s*;?\s*$`)
+	resetReplica = regexp.MustCompile(`(?is)^\s*reset\s+(?:replica|slave)(\s+all)?\s*;?\s*$`)
+	showReplica  = regexp.MustCompile(`(?is)^\s*show\s+(replica|slave)\s+status\s*;?\s*$`)
+)
+
+// replicaPrefix is a cheap filter for the statements above.
+func replicaPrefix(q string) bool {
+	q = strings.TrimLeft(q, " \t\r\n")
+	if len(q) < 5 {
+		return false
+	}
+	p := strings.ToLower(q[:5])
+	return p == "chang" || p == "start" || p == "stop " || p == "reset" || p == "show "
+}
+
+func (s *Server) replicaStatement(c *mysql.Conn, query string) (*sqltypes.Result, bool, error) {
+	if len(query) > 4096 || !replicaPrefix(query) {
+		return nil, false, nil
+	}
+	admin := func() error {
+		if c != nil && !s.hasPrivilege(c, sql.PrivilegeType_Super) && !s.hasPrivilege(c, sql.PrivilegeType_ReplicationClient) {
+			return mysql.NewSQLError(1227, "42000", "Access denied; you need (at least one of) the SUPER or REPLICATION_SLAVE_ADMIN privilege(s) for this operation")
+		}
+		return nil
+	}
+	if m := showReplica.FindStringSubmatch(query); m != nil {
+		return s.showReplicaStatus(strings.EqualFold(m[1], "slave")), true, nil
+	}
+	if m := changeSource.FindStringSubmatch(query); m != nil {
+		if err := admin(); err != nil {
+			return nil, true, err
+		}
+		if m[2] != "" {
+			return nil, true, mysql.NewSQLError(3077, "HY000", "Lockstep replicates from one source: replication channels are not supported")
+		}
+		opts, err := parseReplicationOptions(m[1])
+		if err != nil {
+			// MySQL's message starts with a capital.
+			msg := err.Error()
+			return nil, true, mysql.NewSQLError(1064, "42000", "%s", strings.ToUpper(msg[:1])+msg[1:])
+		}
+		return &sqltypes.Result{}, true, replicaError(s.repl.ChangeSource(func(c *replica.SourceConfig) error { return applySourceOptions(c, opts) }))
+	}
+	if m := startStop.FindStringSubmatch(query); m != nil {
+		if err := admin(); err != nil {
+			return nil, true, err
+		}
+		threads := strings.ToLower(m[2])
+		io := threads == "" || strings.Contains(threads, "io_thread")
+		sqlThread := threads == "" || strings.Contains(threads, "sql_thread")
+		if strings.EqualFold(m[1], "start") {
+			return &sqltypes.Result{}, true, replicaError(s.repl.Start(io, sqlThread))
+		}
+		s.repl.Stop(io, sqlThread)
+		return &sqltypes.Result{}, true, nil
+	}
+	if m := resetReplica.FindStringSubmatch(query); m != nil {
+		if err := admin(); err != nil {
+			return nil, true, err
+		}
+		return &sqltypes.Result{}, true, replicaError(s.repl.Reset(m[1] != ""))
+	}
+	return nil, false, nil
+}
+
+func replicaError(err error) error {
+	var re *replica.Error
+	if errors.As(err, &re) {
+		return mysql.NewSQLError(int(re.Code), "HY000", "%s", re.Msg)
+	}
+	if err != nil {
+		return mysql.NewSQLError(mysql.ERUnknownError, "HY000", "%v", err)
+	}
+	return nil
+}
+
+type replOption struct {
+	name  string
+	value string
+	num   bool // unquoted
+}
+
+// parseReplicationOptions splits "NAME = value, NAME = value" (values
+// quoted with ' or ", or bare numbers/words).
+func parseReplicationOptions(s string) ([]replOption, error) {
+	var out []replOption
+	i := 0
+	skip := func() {
+		for i < len(s) && (s[i] == ' ' || s[i] == '\t' || s[i] == '\n' || s[i] == '\r') {
+			i++
+		}
+	}
+	for {
+		skip()
+		st := i
+		for i < len(s) && (s[i] == '_' || s[i] >= 'a' && s[i] <= 'z' || s[i] >= 'A' && s[i] <= 'Z' || s[i] >= '0' && s[i] <= '9') {
+			i++
+		}
+		name := strings.ToUpper(s[st:i])
+		if name == "" {
+			return nil, fmt.Errorf("you have an error in your SQL syntax near '%.40s'", s[st:])
+		}
+		skip()
+		if i >= len(s) || s[i] != '=' {
+			return nil, fmt.Errorf("you have an error in your SQL syntax: expected '=' after %s", name)
+		}
+		i++
+		skip()
+		var val string
+		num := false
+		if i < len(s) && (s[i] == '\'' || s[i] == '"') {
+			q := s[i]
+			i++
+			var sb strings.Builder
+			for ; i < len(s) && s[i] != q; i++ {
+				if s[i] == '\\' && i+1 < len(s) {
+					i++
+				}
+				sb.WriteByte(s[i])
+			}
+			if i >= len(s) {
+				return nil, fmt.Errorf("you have an error in your SQL syntax: unterminated string for %s", name)
+			}
+			i++
+			val = sb.String()
+		} else {
+			st := i
+			for i < len(s) && s[i] != ',' && s[i] != ' ' && s[i] != '\t' && s[i] != '\n' {
+				i++
+			}
+			val, num = s[st:i], true
+			if val == "" {
+				return nil, fmt.Errorf("you have an error in your SQL syntax: no value for %s", name)
+			}
+		}
+		out = append(out, replOption{name, val, num})
+		skip()
+		if i >= len(s) {
+			return out, nil
+		}
+		if s[i] != ',' {
+			return nil, fmt.Errorf("you have an error in your SQL syntax near '%.40s'", s[i:])
+		}
+		i++
+	}
+}
+
+// applySourceOptions sets CHANGE REPLICATION SOURCE TO options (SOURCE_ or
+// MASTER_ prefixed, and MariaDB's MASTER_USE_GTID).
+func applySourceOptions(c *replica.SourceConfig, opts []replOption) error {
+	bad := func(o replOption) error {
+		return &replica.Error{Code: 1210, Msg: fmt.Sprintf("Incorrect arguments to CHANGE REPLICATION SOURCE: %s = %s", o.name, o.value)}
+	}
+	for _, o := range opts {
+		name := o.name
+		if n, ok := strings.CutPrefix(name, "SOURCE_"); ok {
+			name = n
+		} else if n, ok := strings.CutPrefix(name, "MASTER_"); ok {
+			name = n
+		}
+		num := func() (uint64, error) {
+			n, err := strconv.ParseUint(o.value, 10, 64)
+			if err != nil {
+				return 0, bad(o)
+			}
+			return n, nil
+		}
+		var err error
+		var n uint64
+		switch name {
+		case "HOST":
+			c.Host = o.value
+		case "PORT":
+			if n, err = num(); err == nil && (n == 0 || n > 65535) {
+				err = bad(o)
+			}
+			c.Port = int(n)
+		case "USER":
+			c.User = o.value
+		case "PASSWORD":
+			c.Password = o.value
+		case "AUTO_POSITION":
+			n, err = num()
+			c.AutoPosition = n != 0
+			if c.AutoPosition {
+				c.LogFile, c.LogPos = "", 0
+			}
+		case "USE_GTID":
+			switch strings.ToLower(o.value) {
+			case "slave_pos", "current_pos":
+				c.AutoPosition = true
+				c.LogFile, c.LogPos = "", 0
+			case "no":
+				c.AutoPosition = false
+			default:
+				err = bad(o)
+			}
+		case "LOG_FILE":
+			c.LogFile = o.value
+			c.AutoPosition = false
+		case "LOG_POS":
+			n, err = num()
+			c.LogPos = n
+			c.AutoPosition = false
+		case "SSL":
+			n, err = num()
+			c.SSL = n != 0
+		case "SSL_VERIFY_SERVER_CERT":
+			n, err = num()
+			c.SSLVerify = n != 0
+		case "HEARTBEAT_PERIOD":
+			f, ferr := strconv.ParseFloat(o.value, 64)
+			if ferr != nil || f < 0 || f > 4294967 {
+				err = bad(o)
+			}
+			c.HeartbeatPeriod = f
+		case "CONNECT_RETRY":
+			if n, err = num(); err == nil {
+				c.ConnectRetry = int(max(n, 1))
+			}
+		case "RETRY_COUNT":
+			if n, err = num(); err == nil {
+				c.RetryCount = max(n, 1)
+			}
+		case "GET_PUBLIC_KEY", "GET_SOURCE_PUBLIC_KEY":
+			// go-mysql's client fetches the RSA key when it needs it.
+		default:
+			return &replica.Error{Code: 1235, Msg: fmt.Sprintf("This version of Lockstep doesn't yet support CHANGE REPLICATION SOURCE option '%s'", o.name)}
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+var replicaStatusColumns = []string{
+	"Replica_IO_State", "Source_Host", "Source_User", "Source_Port", "Connect_Retry", "Source_Log_File",
+	"Read_Source_Log_Pos", "Relay_Log_File", "Relay_Log_Pos", "Relay_Source_Log_File", "Replica_IO_Running",
+	"Replica_SQL_Running", "Replicate_Do_DB", "Replicate_Ignore_DB", "Replicate_Do_Table", "Replicate_Ignore_Table",
+	"Replicate_Wild_Do_Table", "Replicate_Wild_Ignore_Table", "Last_Errno", "Last_Error", "Skip_Counter",
+	"Exec_Source_Log_Pos", "Relay_Log_Space", "Until_Condition", "Until_Log_File", "Until_Log_Pos",
+	"Source_SSL_Allowed", "Source_SSL_CA_File", "Source_SSL_CA_Path", "Source_SSL_Cert", "Source_SSL_Cipher",
+	"Source_SSL_Key", "Seconds_Behind_Source", "Source_SSL_Verify_Server_Cert", "Last_IO_Errno", "Last_IO_Error",
+	"Last_SQL_Errno", "Last_SQL_Error", "Replicate_Ignore_Server_Ids", "Source_Server_Id", "Source_UUID",
+	"Source_Info_File", "SQL_Delay", "SQL_Remaining_Delay", "Replica_SQL_Running_State", "Source_Retry_Count",
+	"Source_Bind", "Last_IO_Error_Timestamp", "Last_SQL_Error_Timestamp", "Source_SSL_Crl", "Source_SSL_Crlpath",
+	"Retrieved_Gtid_Set", "Executed_Gtid_Set", "Auto_Position", "Replicate_Rewrite_DB", "Channel_Name",
+	"Source_TLS_Version", "Source_public_key_path", "Get_Source_public_key", "Network_Namespace",
+}
+
+// legacyName is the SHOW SLAVE STATUS name of a column.
+func legacyName(n string) string {
+	if n == "Get_Source_public_key" {
+		return "Get_master_public_key"
+	}
+	return strings.NewReplacer("Source", "Master", "Replica", "Slave").Replace(n)
+}
+
+func (s *Server) showReplicaStatus(legacy bool) *sqltypes.Result {
+	res := &sqltypes.Result{}
+	st, ok := s.repl.Status(time.Now())
+	for _, n := range replicaStatusColumns {
+		if legacy {
+			n = legacyName(n)
+		}
+		res.Fields = append(res.Fields, &querypb.Field{Name: n, Type: sqltypes.VarChar, Charset: 255})
+	}
+	if !ok {
+		return res
+	}
+	str := sqltypes.NewVarChar
+	num := func(n uint64) sqltypes.Value { return sqltypes.NewVarChar(strconv.FormatUint(n, 10)) }
+	yn := func(b bool) sqltypes.Value {
+		if b {
+			return str("Yes")
+		}
+		return str("No")
+	}
+	null := sqltypes.NULL
+	lag := null
+	if st.SecondsBehind >= 0 {
+		lag = num(uint64(st.SecondsBehind))
+	}
+	ts := func(t time.Time) sqltypes.Value {
+		if t.IsZero() {
+			return str("")
+		}
+		return str(t.Format("060102 15:04:05"))
+	}
+	ioRunning := str("No")
+	switch st.IORunning {
+	case "Yes", "Connecting":
+		ioRunning = str(st.IORunning)
+	}
+	src := st.Source
+	lastErrno, lastErr := st.SQLErrno, st.SQLError
+	row := []sqltypes.Value{
+		str(st.IOState), str(src.Host), str(src.User), num(uint64(src.Port)), num(uint64(src.ConnectRetry)), str(st.SourceLogFile),
+		num(uint64(st.ReadSourceLogPos)), str(st.RelayLogFile), num(uint64(st.RelayLogPos)), str(st.ExecSourceLogFile), ioRunning,
+		yn(st.SQLRunning), str(""), str(""), str(""), str(""),
+		str(""), str(""), num(uint64(lastErrno)), str(lastErr), num(0),
+		num(uint64(st.ExecSourceLogPos)), num(uint64(st.RelayLogSpace)), str("None"), str(""), num(0),
+		yn(src.SSL), str(""), str(""), str(""), str(""),
+		str(""), lag, yn(src.SSLVerify), num(uint64(st.IOErrno)), str(st.IOError),
+		num(uint64(st.SQLErrno)), str(st.SQLError), str(""), num(uint64(st.SourceServerID)), str(st.SourceUUID),
+		str("mysql.slave_master_info"), num(0), null, str(st.SQLState), num(src.RetryCount),
+		str(""), ts(st.IOErrorTime), ts(st.SQLErrorTime), str(""), str(""),
+		str(st.RetrievedGTIDs), str(st.ExecutedGTIDs), num(boolNum(src.AutoPosition)), str(""), str(""),
+		str(""), str(""), num(0), str(""),
+	}
+	res.Rows = append(res.Rows, row)
+	return res
+}
+
+func boolNum(b bool) uint64 {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// replicaVariables are the replica's system variables (with the slave_
+// aliases MySQL keeps).
+func (s *Server) replicaVariables() []sql.SystemVariable {
+	global := sql.GetMysqlScope(sql.SystemVariableScope_Global)
+	set := &s.repl.Settings
+	var vars []sql.SystemVariable
+	add := func(v *sql.MysqlSystemVariable, aliases ...string) {
+		for _, name := range append([]string{v.Name}, aliases...) {
+			c := *v
+			c.Name = name
+			vars = append(vars, &c)
+			if name != v.Name {
+				sqlengine.RegisterVariableAlias(v.Name, name)
+			}
+		}
+	}
+	notify := func(f func(v any) error) func(*sql.Context, sql.SystemVariableScope, sql.SystemVarValue) error {
+		return func(_ *sql.Context, _ sql.SystemVariableScope, v sql.SystemVarValue) error { return f(v.Val) }
+	}
+	add(&sql.MysqlSystemVariable{
+		Name: "replica_parallel_workers", Scope: global, Dynamic: true,
+		Type: types.NewSystemIntType("replica_parallel_workers", 0, replica.MaxWorkers, false), Default: set.Workers.Load(),
+		NotifyChanged: notify(func(v any) error { set.Workers.Store(toInt64(v)); return nil }),
+	}, "slave_parallel_workers")
+	add(&sql.MysqlSystemVariable{
+		Name: "replica_parallel_type", Scope: global, Dynamic: true,
+		Type:    types.NewSystemEnumType("replica_parallel_type", replica.TypeLogicalClock, replica.TypeWriteset, replica.TypeDatabase),
+		Default: set.Type.Load().(string),
+		NotifyChanged: notify(func(v any) error {
+			set.Type.Store(strings.ToUpper(fmt.Sprint(v)))
+			return nil
+		}),
+	}, "slave_parallel_type")
+	add(&sql.MysqlSystemVariable{
+		Name: "replica_preserve_commit_order", Scope: global, Dynamic: true,
+		Type: types.NewSystemBoolType("replica_preserve_commit_order"), Default: int8(1),
+		NotifyChanged: notify(func(v any) error {
+			if toInt64(v) == 0 {
+				return mysql.NewSQLError(1231, "42000", "Variable 'replica_preserve_commit_order' can't be set to the value of 'OFF': Lockstep replicas always commit in source order")
+			}
+			return nil
+		}),
+	}, "slave_preserve_commit_order")
+	add(&sql.MysqlSystemVariable{
+		Name: "replica_skip_errors", Scope: global, Dynamic: true,
+		Type: types.NewSystemStringType("replica_skip_errors"), Default: set.SkipErrors.Load().(string),
+		NotifyChanged: notify(func(v any) error { set.SkipErrors.Store(fmt.Sprint(v)); return nil }),
+	}, "slave_skip_errors")
+	add(&sql.MysqlSystemVariable{
+		Name: "replica_net_timeout", Scope: global, Dynamic: true,
+		Type: types.NewSystemIntType("replica_net_timeout", 1, 31536000, false), Default: set.NetTimeout.Load(),
+		NotifyChanged: notify(func(v any) error { set.NetTimeout.Store(toInt64(v)); return nil }),
+	}, "slave_net_timeout")
+	add(&sql.MysqlSystemVariable{
+		Name: "rpl_semi_sync_replica_enabled", Scope: global, Dynamic: true,
+		Type: types.NewSystemBoolType("rpl_semi_sync_replica_enabled"), Default: int8(boolNum(set.SemiSync.Load())),
+		NotifyChanged: notify(func(v any) error { set.SemiSync.Store(toInt64(v) != 0); return nil }),
+	}, "rpl_semi_sync_slave_enabled")
+	add(&sql.MysqlSystemVariable{
+		Name: "max_relay_log_size", Scope: global, Dynamic: true,
+		Type: types.NewSystemIntType("max_relay_log_size", 0, 1<<30, false), Default: set.MaxRelaySize.Load(),
+		NotifyChanged: notify(func(v any) error { set.MaxRelaySize.Store(toInt64(v)); return nil }),
+	})
+	return vars
+}
+
+// replicaStatus adds the Replica_* status variables.
+func (s *Server) replicaStatus(live map[string]func() any) {
+	st := &s.repl.Stats
+	live["Replica_transactions_retrieved"] = func() any { return st.Retrieved.Load() }
+	live["Replica_transactions_applied"] = func() any { return st.Applied.Load() }
+	live["Replica_transactions_skipped"] = func() any { return st.Skipped.Load() }
+	live["Replica_rows_skipped_errors"] = func() any { return st.SkippedErrors.Load() }
+	live["Replica_apply_queue"] = func() any { return uint64(st.Pending()) }
+	live["Replica_dependency_distance_avg"] = func() any {
+		n := st.DepDistN.Load()
+		if n == 0 {
+			return "0.0000"
+		}
+		return fmt.Sprintf("%.4f", float64(st.DepDistSum.Load())/float64(n))
+	}
+	live["Replica_parallelism_avg"] = func() any {
+		var n, sum uint64
+		for i := range st.Concurrency {
+			c := st.Concurrency[i].Load()
+			n += c
+			sum += c * uint64(i+1)
+		}
+		if n == 0 {
+			return "0.0000"
+		}
+		return fmt.Sprintf("%.4f", float64(sum)/float64(n))
+	}
+	live["Replica_running"] = func() any {
+		if st, ok := s.repl.Status(time.Now()); ok && st.SQLRunning && st.IORunning == "Yes" {
+			return "ON"
+		}
+		return "OFF"
+	}
+	live["Slave_running"] = live["Replica_running"]
+}
