@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/lockstepdb/lockstep/internal/binlog"
 )
 
 // sysbench runs one sysbench command against a server on port.
@@ -67,11 +69,17 @@ func gtidExecuted(t *testing.T, db *sql.DB) string {
 // source, failing with the replica's status if it does not in time.
 func waitCaughtUp(t *testing.T, src, rep *sql.DB, timeout time.Duration) {
 	t.Helper()
-	want := gtidExecuted(t, src)
+	want, err := binlog.ParseGTIDSet(gtidExecuted(t, src))
+	if err != nil {
+		t.Fatal(err)
+	}
 	deadline := time.Now().Add(timeout)
 	for {
-		got := gtidExecuted(t, rep)
-		if got == want {
+		got, err := binlog.ParseGTIDSet(gtidExecuted(t, rep))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want.Subtract(got).IsEmpty() {
 			return
 		}
 		if time.Now().After(deadline) {
@@ -167,4 +175,90 @@ func TestReplicaKilledUnderLoad(t *testing.T) {
 		t.Fatalf("SQL thread error: %v", st)
 	}
 	t.Logf("%d kills; replica identical at %s", rounds, gtidExecuted(t, rdb))
+}
+
+func waitSQLStopped(t *testing.T, db *sql.DB) map[string]string {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		st := replicaStatus(t, db)
+		if st["Replica_SQL_Running"] == "No" {
+			return st
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("SQL thread did not stop: %v", st)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// TestReplicaApplyErrors: a row missing on the replica stops the SQL
+// thread with 1032 and a message naming the GTID, table and key; skipping
+// that GTID with an empty transaction (SET gtid_next) lets it go on; a
+// duplicate key stops it with 1062, and replica_skip_errors skips it.
+func TestReplicaApplyErrors(t *testing.T) {
+	p := startServer(t, t.TempDir())
+	pdb := p.db("")
+	mustExec(t, pdb, "CREATE DATABASE app")
+	mustExec(t, pdb, "CREATE TABLE app.t (id INT PRIMARY KEY, v INT)")
+	mustExec(t, pdb, "INSERT INTO app.t VALUES (1, 1), (2, 2)")
+	r := startServer(t, t.TempDir(), "--server-id=2", "--replica-parallel-workers=2")
+	rdb := r.db("")
+	rdb.SetMaxOpenConns(1) // gtid_next is per connection
+	mustExec(t, rdb, fmt.Sprintf("CHANGE REPLICATION SOURCE TO SOURCE_HOST='127.0.0.1', SOURCE_PORT=%d, SOURCE_USER='root', SOURCE_AUTO_POSITION=1, SOURCE_CONNECT_RETRY=1", p.port))
+	if st := replicaStatus(t, rdb); st["Replica_IO_Running"] != "No" || st["Source_Port"] != fmt.Sprint(p.port) {
+		t.Fatalf("status before START REPLICA: %v", st)
+	}
+	mustExec(t, rdb, "START REPLICA")
+	waitCaughtUp(t, pdb, rdb, 30*time.Second)
+
+	mustExec(t, rdb, "DELETE FROM app.t WHERE id = 1")
+	mustExec(t, pdb, "UPDATE app.t SET v = 10 WHERE id = 1")
+	var uuid string
+	pdb.QueryRow("SELECT @@server_uuid").Scan(&uuid)
+	gtid := strings.TrimPrefix(gtidExecuted(t, pdb), uuid+":1-")
+	st := waitSQLStopped(t, rdb)
+	want := []string{uuid + ":" + gtid, "Update_rows", "app.t", "id=1", "1032"}
+	for _, w := range want {
+		if !strings.Contains(st["Last_SQL_Error"], w) {
+			t.Fatalf("Last_SQL_Error %q lacks %q", st["Last_SQL_Error"], w)
+		}
+	}
+	t.Logf("Last_SQL_Error: %s", st["Last_SQL_Error"])
+	if st["Last_SQL_Errno"] != "1032" || st["Replica_IO_Running"] != "Yes" {
+		t.Fatalf("status: %v", st)
+	}
+	mustExec(t, rdb, "STOP REPLICA")
+	mustExec(t, rdb, fmt.Sprintf("SET gtid_next = '%s:%s'", uuid, gtid))
+	mustExec(t, rdb, "BEGIN")
+	mustExec(t, rdb, "COMMIT")
+	mustExec(t, rdb, "SET gtid_next = 'AUTOMATIC'")
+	mustExec(t, rdb, "START REPLICA")
+	mustExec(t, pdb, "INSERT INTO app.t VALUES (3, 3)")
+	waitCaughtUp(t, pdb, rdb, 30*time.Second)
+	if st := replicaStatus(t, rdb); st["Last_SQL_Errno"] != "0" || st["Replica_SQL_Running"] != "Yes" {
+		t.Fatalf("after skipping: %v", st)
+	}
+
+	mustExec(t, rdb, "INSERT INTO app.t VALUES (4, 4)")
+	mustExec(t, pdb, "INSERT INTO app.t VALUES (4, 40)")
+	st = waitSQLStopped(t, rdb)
+	if st["Last_SQL_Errno"] != "1062" || !strings.Contains(st["Last_SQL_Error"], "Duplicate entry '4' for key 't.PRIMARY'") {
+		t.Fatalf("duplicate: %v", st)
+	}
+	mustExec(t, rdb, "SET GLOBAL replica_skip_errors = '1062'")
+	mustExec(t, rdb, "START REPLICA SQL_THREAD")
+	waitCaughtUp(t, pdb, rdb, 30*time.Second)
+	var got string
+	if err := rdb.QueryRow("SELECT GROUP_CONCAT(CONCAT(id, ':', v) ORDER BY id) FROM app.t").Scan(&got); err != nil {
+		t.Fatal(err)
+	}
+	if got != "2:2,3:3,4:4" {
+		t.Fatalf("replica rows %q", got)
+	}
+	mustExec(t, rdb, "STOP REPLICA")
+	mustExec(t, rdb, "RESET REPLICA ALL")
+	if st := replicaStatus(t, rdb); st != nil {
+		t.Fatalf("status after RESET REPLICA ALL: %v", st)
+	}
 }

@@ -71,6 +71,12 @@ func track(ctx context.Context, c *mysql.Conn) (context.Context, func()) {
 }
 
 func (h handler) ComQuery(ctx context.Context, c *mysql.Conn, query string, cb mysql.ResultSpoolFn) error {
+	if res, ok, err := h.s.gtidNextStatement(c, query); ok {
+		if err != nil {
+			return err
+		}
+		return cb(res, false)
+	}
 	if res, ok, err := h.s.replicaStatement(c, query); ok {
 		if err != nil {
 			return err
@@ -121,6 +127,7 @@ func (h handler) ComStmtExecute(ctx context.Context, c *mysql.Conn, p *mysql.Pre
 // ConnectionClosed forgets the connection's COM_REGISTER_SLAVE, if any.
 func (h handler) ConnectionClosed(c *mysql.Conn) {
 	h.s.source.Forget(c.ConnectionID)
+	h.s.gtidNext.Delete(c.ConnectionID)
 	h.Handler.ConnectionClosed(c)
 }
 

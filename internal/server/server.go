@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/cockroachdb/pebble/v2/vfs"
@@ -49,6 +50,7 @@ type Server struct {
 	source   *source.Source
 	wire     *wireListener
 	repl     *replica.Replica
+	gtidNext sync.Map // connection id -> binlog.GTIDInfo (SET gtid_next)
 }
 
 // Start opens the data directory (recovering it if needed) and starts

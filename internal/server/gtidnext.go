@@ -1,0 +1,81 @@
+package server
+
+import (
+	"errors"
+	"regexp"
+	"strings"
+
+	"github.com/dolthub/vitess/go/mysql"
+	"github.com/dolthub/vitess/go/sqltypes"
+	"github.com/lockstepdb/lockstep/internal/binlog"
+	"github.com/lockstepdb/lockstep/internal/commit"
+)
+
+// gtid_next, as far as skipping a transaction needs it: after
+// SET gtid_next = 'uuid:n', BEGIN and COMMIT commit an empty transaction
+// under that GTID (so a replica never applies it), as in MySQL. If the GTID
+// is already executed, the commit does nothing. Other statements under a
+// fixed gtid_next are refused with a clear error rather than run under a
+// GTID they did not get.
+
+var (
+	setGTIDNext = regexp.MustCompile(`(?is)^\s*set\s+(?:@@session\.|@@local\.|@@|session\s+|local\s+)?gtid_next\s*=\s*(?:'([^']*)'|"([^"]*)"|(\w+))\s*;?\s*$`)
+	beginStmt   = regexp.MustCompile(`(?is)^\s*(begin(\s+work)?|start\s+transaction)\s*;?\s*$`)
+	commitStmt  = regexp.MustCompile(`(?is)^\s*commit(\s+work)?\s*;?\s*$`)
+	rollbackStm = regexp.MustCompile(`(?is)^\s*rollback(\s+work)?\s*;?\s*$`)
+)
+
+func (s *Server) gtidNextStatement(c *mysql.Conn, query string) (*sqltypes.Result, bool, error) {
+	if m := setGTIDNext.FindStringSubmatch(query); m != nil {
+		v := strings.TrimSpace(m[1] + m[2] + m[3])
+		if strings.EqualFold(v, "AUTOMATIC") {
+			s.gtidNext.Delete(c.ConnectionID)
+			return &sqltypes.Result{}, true, nil
+		}
+		uuid, n, ok := strings.Cut(v, ":")
+		id, err := binlog.ParseUUID(uuid)
+		gno := uint64(0)
+		if ok && err == nil {
+			gno, err = parseUint(n)
+		}
+		if !ok || err != nil || gno == 0 {
+			return nil, true, mysql.NewSQLError(1231, "42000", "Variable 'gtid_next' can't be set to the value of '%s'", v)
+		}
+		s.gtidNext.Store(c.ConnectionID, binlog.GTIDInfo{SID: id, GNO: gno})
+		return &sqltypes.Result{}, true, nil
+	}
+	v, ok := s.gtidNext.Load(c.ConnectionID)
+	if !ok {
+		return nil, false, nil
+	}
+	g := v.(binlog.GTIDInfo)
+	switch {
+	case beginStmt.MatchString(query):
+		return &sqltypes.Result{}, true, nil
+	case commitStmt.MatchString(query), rollbackStm.MatchString(query):
+		s.gtidNext.Delete(c.ConnectionID)
+		var ev binlog.TrxEvents
+		ev.AddQuery("", "BEGIN", binlog.QueryOptions{})
+		ev.AddQuery("", "COMMIT", binlog.QueryOptions{})
+		err := s.pipe.Commit(&commit.Trx{Events: &ev, Batch: s.store.NewBatch(), KeepGTID: true, GTID: g})
+		if err != nil && !errors.Is(err, commit.ErrGTIDExecuted) {
+			return nil, true, mysql.NewSQLError(mysql.ERUnknownError, "HY000", "%v", err)
+		}
+		return &sqltypes.Result{}, true, nil
+	}
+	return nil, true, mysql.NewSQLError(1235, "42000", "This version of Lockstep doesn't yet support statements under a fixed gtid_next other than an empty transaction (BEGIN; COMMIT)")
+}
+
+func parseUint(s string) (uint64, error) {
+	var n uint64
+	if s == "" {
+		return 0, errors.New("empty")
+	}
+	for _, ch := range s {
+		if ch < '0' || ch > '9' {
+			return 0, errors.New("not a number")
+		}
+		n = n*10 + uint64(ch-'0')
+	}
+	return n, nil
+}
