@@ -201,7 +201,7 @@ loop:
 				break loop
 			}
 			a.state.Store("Executing DDL from the source")
-			if err := a.r.o.Exec.ExecDDL(t.DDL.DB, t.DDL.Query, binlog.GTIDInfo{SID: t.GTID.SID, GNO: t.GTID.GNO, OriginalCommitUS: t.GTID.OriginalCommitUS}); err != nil && !errors.Is(err, commit.ErrGTIDExecuted) {
+			if err := a.r.o.Exec.ExecDDL(t.DDL.DB, t.DDL.Query, t.DDL.ServerCollation, binlog.GTIDInfo{SID: t.GTID.SID, GNO: t.GTID.GNO, OriginalCommitUS: t.GTID.OriginalCommitUS}); err != nil && !errors.Is(err, commit.ErrGTIDExecuted) {
 				a.fail(a.describe(0, j, "Query", nil, err))
 				break loop
 			}
@@ -508,7 +508,7 @@ func (a *applier) checkColumns(t *storage.Table, m binlog.TableMap) error {
 				return &applyError{13146, fmt.Sprintf("Column %d of table '%s.%s' cannot be converted from type %d to type %d (Lockstep replicas need the source's column types)", i, t.Def.DB, t.Def.Name, m.Types[i], own.Types[i])}
 			}
 		}
-		return &applyError{13146, fmt.Sprintf("Columns of table '%s.%s' differ in length or precision between source and replica (Lockstep replicas need the source's column types)", t.Def.DB, t.Def.Name)}
+		return &applyError{13146, fmt.Sprintf("Columns of table '%s.%s' differ in length or precision between source and replica (metadata %x on the source, %x here; Lockstep replicas need the source's column types)", t.Def.DB, t.Def.Name, m.Meta, own.Meta)}
 	}
 	return nil
 }

@@ -45,7 +45,7 @@ import (
 
 // Executor runs a DDL statement from the source under the source's GTID.
 type Executor interface {
-	ExecDDL(db, query string, g binlog.GTIDInfo) error
+	ExecDDL(db, query string, serverCollation uint16, g binlog.GTIDInfo) error
 }
 
 // Options wire a replica to its server.

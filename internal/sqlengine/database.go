@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/dolthub/go-mysql-server/sql"
@@ -52,6 +53,14 @@ func (p provider) CreateCollatedDatabase(ctx *sql.Context, name string, coll sql
 	}
 	if coll == sql.Collation_Unspecified {
 		coll = sql.Collation_Default
+	}
+	// A statement from a replication source without its own character set
+	// or collation gets the source server's default (GMS has put ours in).
+	if s := sessionOf(ctx); s != nil && s.replGTID != nil && s.replCollation != 0 && knownCollation(s.replCollation) {
+		q := strings.ToUpper(ctx.Query())
+		if !strings.Contains(q, "COLLATE") && !strings.Contains(q, "CHARSET") && !strings.Contains(q, "CHARACTER") {
+			coll = sql.CollationID(s.replCollation)
+		}
 	}
 	stmt := fmt.Sprintf("CREATE DATABASE %s /*!40100 DEFAULT CHARACTER SET %s COLLATE %s */", quoteIdent(name), coll.CharacterSet().Name(), coll.Name())
 	return p.e.ddl(ctx, name, stmt, &storage.CatalogChange{Op: "create_db", DB: &storage.DatabaseDef{Name: name, Collation: uint16(coll)}}, nil)
@@ -308,4 +317,15 @@ func (d *Database) RenameTable(ctx *sql.Context, oldName, newName string) error 
 	nd.Name = newName
 	stmt := fmt.Sprintf("RENAME TABLE %s TO %s", quoteIdent(t.Def.Name), quoteIdent(newName))
 	return d.e.ddl(ctx, d.name, stmt, &storage.CatalogChange{Op: "rename_table", TableID: nd.ID, Table: nd}, []uint64{nd.ID})
+}
+
+// knownCollation reports whether GMS knows collation id c (its table of
+// collations is a fixed array that panics past its end).
+func knownCollation(c uint16) (ok bool) {
+	defer func() {
+		if recover() != nil {
+			ok = false
+		}
+	}()
+	return sql.CollationID(c).Name() != ""
 }

@@ -137,13 +137,14 @@ func (Collator) AppendWeights(dst []byte, collation uint16, s string) []byte {
 var replSessionIDs atomic.Uint32
 
 // ExecDDL runs a DDL statement from a replication source as root on
-// database db, committing under the source's GTID g. A statement that
+// database db, committing under the source's GTID g; serverCollation is
+// the source's collation_server, the default for CREATE DATABASE. A statement that
 // changes nothing (DROP TABLE IF EXISTS of a missing table, say) still
 // records g, as MySQL does, with the statement alone in the binlog.
-func (e *Engine) ExecDDL(db, query string, g binlog.GTIDInfo) error {
+func (e *Engine) ExecDDL(db, query string, serverCollation uint16, g binlog.GTIDInfo) error {
 	id := 1<<31 + replSessionIDs.Add(1)
 	base := sql.NewBaseSessionWithClientServer("", sql.Client{User: "root", Address: "localhost"}, id)
-	s := &Session{BaseSession: base, eng: e, replGTID: &g}
+	s := &Session{BaseSession: base, eng: e, replGTID: &g, replCollation: serverCollation}
 	ctx := sql.NewContext(context.Background(), sql.WithSession(s))
 	ctx.SetCurrentDatabase(db)
 	_, iter, _, err := e.GMS.Query(ctx, query)

@@ -34,8 +34,9 @@ type Session struct {
 	truncating bool
 	// replGTID, when set, is the GTID the session's DDL commits under (a
 	// statement from a replication source); replUsed once it has.
-	replGTID *binlog.GTIDInfo
-	replUsed bool
+	replGTID      *binlog.GTIDInfo
+	replUsed      bool
+	replCollation uint16 // the source's collation_server
 }
 
 var (
