@@ -133,6 +133,15 @@ func TestLockstepReplica(t *testing.T) {
 	if g := gtidExecuted(t, rdb); g != gtidExecuted(t, pdb) {
 		t.Fatalf("gtid_executed differs: %s", g)
 	}
+	var res int
+	if err := rdb.QueryRow("SELECT WAIT_FOR_EXECUTED_GTID_SET(?, 5)", gtidExecuted(t, pdb)).Scan(&res); err != nil || res != 0 {
+		t.Fatalf("WAIT_FOR_EXECUTED_GTID_SET of executed GTIDs: %d %v", res, err)
+	}
+	var uuid string
+	pdb.QueryRow("SELECT @@server_uuid").Scan(&uuid)
+	if err := rdb.QueryRow("SELECT WAIT_FOR_EXECUTED_GTID_SET(?, 0.2)", uuid+":1000000").Scan(&res); err != nil || res != 1 {
+		t.Fatalf("WAIT_FOR_EXECUTED_GTID_SET of a future GTID: %d %v", res, err)
+	}
 }
 
 // TestReplicaKilledUnderLoad kills the replica with SIGKILL at random
@@ -316,6 +325,10 @@ func TestReplicaOfMariaDB(t *testing.T) {
 	waitSame()
 	var pos string
 	mdb.QueryRow("SELECT @@gtid_binlog_pos").Scan(&pos)
+	var res int
+	if err := r.db("").QueryRow("SELECT MASTER_GTID_WAIT(?, 5)", pos).Scan(&res); err != nil || res != 0 {
+		t.Fatalf("MASTER_GTID_WAIT(%s): %d %v", pos, res, err)
+	}
 	st := replicaStatus(t, r.db(""))
 	t.Logf("MariaDB at %s; replica executed %s", pos, strings.ReplaceAll(st["Executed_Gtid_Set"], "\n", ""))
 	r.stop()

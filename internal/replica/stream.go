@@ -214,3 +214,29 @@ func MariaConnectState(g binlog.GTIDSet) string {
 	sort.Strings(parts)
 	return strings.Join(parts, ",")
 }
+
+// MariaPosReached reports whether a replica that has executed g has reached
+// the MariaDB GTID position pos ("domain-server-seq,..."), as
+// MASTER_GTID_WAIT means it: per domain, a sequence number at least seq.
+func MariaPosReached(g binlog.GTIDSet, pos string) (bool, error) {
+	for part := range strings.SplitSeq(pos, ",") {
+		part = strings.TrimSpace(part)
+		if part == "" {
+			continue
+		}
+		var d, s, n uint64
+		if _, err := fmt.Sscanf(part, "%d-%d-%d", &d, &s, &n); err != nil {
+			return false, fmt.Errorf("invalid GTID position %q", part)
+		}
+		best := uint64(0)
+		for _, u := range g.UUIDs() {
+			if dom, _, ok := mariaOf(u); ok && uint64(dom) == d {
+				best = max(best, g.MaxGNO(u))
+			}
+		}
+		if best < n {
+			return false, nil
+		}
+	}
+	return true, nil
+}

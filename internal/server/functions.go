@@ -2,10 +2,14 @@ package server
 
 import (
 	"fmt"
+	"strings"
+	"time"
 
 	"github.com/dolthub/go-mysql-server/sql"
 	"github.com/dolthub/go-mysql-server/sql/expression"
 	"github.com/dolthub/go-mysql-server/sql/types"
+	"github.com/lockstepdb/lockstep/internal/binlog"
+	"github.com/lockstepdb/lockstep/internal/replica"
 )
 
 // binlogGTIDPos is MariaDB's BINLOG_GTID_POS(file, pos): the MariaDB GTID
@@ -24,6 +28,7 @@ func (s *Server) registerFunctions() {
 			return &binlogGTIDPos{BinaryExpressionStub: expression.BinaryExpressionStub{LeftChild: file, RightChild: pos}, s: s}
 		},
 	})
+	s.registerWaitFunctions()
 }
 
 func (f *binlogGTIDPos) String() string {
@@ -64,4 +69,109 @@ func (f *binlogGTIDPos) Eval(ctx *sql.Context, row sql.Row) (any, error) {
 		return nil, nil
 	}
 	return v, nil
+}
+
+// gtidWait is WAIT_FOR_EXECUTED_GTID_SET(set[, timeout]) (MySQL: 0 once
+// every GTID of set is executed, 1 on timeout) and MASTER_GTID_WAIT(pos[,
+// timeout]) (MariaDB: 0, or -1 on timeout, for a MariaDB GTID position,
+// which a Lockstep replica of MariaDB records under mapped UUIDs). Without
+// a timeout they wait until KILL QUERY.
+type gtidWait struct {
+	args  []sql.Expression
+	s     *Server
+	maria bool
+}
+
+func (s *Server) registerWaitFunctions() {
+	for _, f := range []struct {
+		name  string
+		maria bool
+	}{{"wait_for_executed_gtid_set", false}, {"master_gtid_wait", true}} {
+		s.sql.GMS.Analyzer.Catalog.RegisterFunction(sql.NewEmptyContext(), sql.FunctionN{
+			Name: f.name,
+			Fn: func(_ *sql.Context, args ...sql.Expression) (sql.Expression, error) {
+				if len(args) < 1 || len(args) > 2 {
+					return nil, sql.ErrInvalidArgumentNumber.New(strings.ToUpper(f.name), "1 or 2", len(args))
+				}
+				return &gtidWait{args: args, s: s, maria: f.maria}, nil
+			},
+		})
+	}
+}
+
+func (f *gtidWait) name() string {
+	if f.maria {
+		return "MASTER_GTID_WAIT"
+	}
+	return "WAIT_FOR_EXECUTED_GTID_SET"
+}
+
+func (f *gtidWait) String() string               { return f.name() + "(...)" }
+func (f *gtidWait) Type(*sql.Context) sql.Type   { return types.Int64 }
+func (f *gtidWait) IsNullable(*sql.Context) bool { return true }
+func (f *gtidWait) Resolved() bool               { return expression.ExpressionsResolved(f.args...) }
+func (f *gtidWait) Children() []sql.Expression   { return f.args }
+func (f *gtidWait) CollationCoercibility(*sql.Context) (sql.CollationID, byte) {
+	return sql.Collation_binary, 5
+}
+func (f *gtidWait) WithChildren(_ *sql.Context, children ...sql.Expression) (sql.Expression, error) {
+	return &gtidWait{args: children, s: f.s, maria: f.maria}, nil
+}
+
+func (f *gtidWait) Eval(ctx *sql.Context, row sql.Row) (any, error) {
+	v, err := f.args[0].Eval(ctx, row)
+	if err != nil || v == nil {
+		return nil, err
+	}
+	want := fmt.Sprint(v)
+	timeout := time.Duration(-1)
+	if len(f.args) == 2 {
+		t, err := f.args[1].Eval(ctx, row)
+		if err != nil {
+			return nil, err
+		}
+		if t != nil {
+			secs, _, err := types.Float64.Convert(ctx, t)
+			if err != nil {
+				return nil, err
+			}
+			if s := secs.(float64); s >= 0 {
+				timeout = time.Duration(s * float64(time.Second))
+			}
+		}
+	}
+	var set binlog.GTIDSet
+	if !f.maria {
+		if set, err = binlog.ParseGTIDSet(want); err != nil {
+			return nil, sql.ErrInvalidArgument.New(f.name())
+		}
+	}
+	reached := func() (bool, error) {
+		g := f.s.pipe.GTIDExecuted()
+		if f.maria {
+			return replica.MariaPosReached(g, want)
+		}
+		return set.Subtract(g).IsEmpty(), nil
+	}
+	start := time.Now()
+	for {
+		ok, err := reached()
+		if err != nil {
+			return nil, sql.ErrInvalidArgument.New(f.name())
+		}
+		if ok {
+			return int64(0), nil
+		}
+		if timeout >= 0 && time.Since(start) >= timeout {
+			if f.maria {
+				return int64(-1), nil
+			}
+			return int64(1), nil
+		}
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-time.After(time.Millisecond):
+		}
+	}
 }
