@@ -7,6 +7,7 @@ package metrics
 
 import (
 	"net/http"
+	"net/http/pprof"
 	"strconv"
 	"time"
 
@@ -165,5 +166,10 @@ func (c replicaCollector) Collect(ch chan<- prometheus.Metric) {
 func Handler(r *prometheus.Registry) http.Handler {
 	mux := http.NewServeMux()
 	mux.Handle("/metrics", promhttp.HandlerFor(r, promhttp.HandlerOpts{}))
+	// Go's profiler, for finding where CPU goes (the endpoint listens on
+	// --bind-address, loopback by default).
+	mux.HandleFunc("/debug/pprof/", pprof.Index)
+	mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
+	mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
 	return mux
 }

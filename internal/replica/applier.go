@@ -82,7 +82,7 @@ type applier struct {
 
 	seq   sequencer
 	ov    overlay
-	jobs  chan *job
+	jobs  chan []*job // runs of consecutive transactions, one worker each
 	infl  chan inflight
 	wg    sync.WaitGroup
 	cwg   sync.WaitGroup
@@ -158,7 +158,7 @@ func (a *applier) run() {
 	go a.complete()
 	parallel := a.workers > 1
 	if parallel {
-		a.jobs = make(chan *job, a.workers*4)
+		a.jobs = make(chan []*job, a.workers*2)
 		for w := range a.workers {
 			a.wg.Add(1)
 			go a.worker(w + 1)
@@ -166,6 +166,23 @@ func (a *applier) run() {
 	}
 	sched := newScheduler(a.mode)
 	var idx int64
+	// Transactions go to workers in runs: consecutive transactions that are
+	// already in the relay log, up to batchMax, so a hand-off between
+	// goroutines is paid per run rather than per transaction.
+	const batchMax = 32
+	var batch []*job
+	flush := func() bool {
+		if len(batch) == 0 {
+			return true
+		}
+		select {
+		case a.jobs <- batch:
+			batch = nil
+			return true
+		case <-a.stop:
+			return false
+		}
+	}
 	executed := func(t *relayTrx) bool {
 		return a.r.o.Pipe.GTIDExecuted().Contains(t.GTID.SID, t.GTID.GNO)
 	}
@@ -197,7 +214,7 @@ loop:
 			j.skip, j.dep = true, idx-1
 		case t.DDL != nil:
 			// A barrier: wait for everything before, run it, go on.
-			if !a.seq.wait(idx-1, a.stop) {
+			if !flush() || !a.seq.wait(idx-1, a.stop) {
 				break loop
 			}
 			a.state.Store("Executing DDL from the source")
@@ -227,9 +244,8 @@ loop:
 		st.pushPending(t.GTID.OriginalCommitUS)
 		st.depDistance(idx - j.dep)
 		if parallel {
-			select {
-			case a.jobs <- j:
-			case <-a.stop:
+			batch = append(batch, j)
+			if (len(batch) >= batchMax || !rr.ready()) && !flush() {
 				break loop
 			}
 		} else if err := a.process(0, j); err != nil {
@@ -240,6 +256,7 @@ loop:
 		}
 	}
 	if parallel {
+		flush()
 		close(a.jobs)
 		a.wg.Wait()
 	}
@@ -250,13 +267,16 @@ loop:
 
 func (a *applier) worker(id int) {
 	defer a.wg.Done()
-	for j := range a.jobs {
-		if a.stopped() {
-			continue
-		}
-		if err := a.process(id, j); err != nil {
-			if !errors.Is(err, errStopped) {
-				a.fail(err)
+	for run := range a.jobs {
+		for _, j := range run {
+			if a.stopped() {
+				break
+			}
+			if err := a.process(id, j); err != nil {
+				if !errors.Is(err, errStopped) {
+					a.fail(err)
+				}
+				break
 			}
 		}
 	}
