@@ -172,6 +172,8 @@ type Pipeline struct {
 
 	groups    chan []*Trx
 	committed atomic.Int64 // highest sequence_number visible in storage
+	visMu     sync.Mutex
+	visible   binlog.GTIDSet // GTIDs of transactions visible in storage
 	wg        sync.WaitGroup
 	quit      chan struct{}
 }
@@ -180,14 +182,15 @@ type Pipeline struct {
 // the executed GTID set.
 func New(cfg *Config, log *binlog.Log, store *storage.Engine, gtids binlog.GTIDSet) *Pipeline {
 	p := &Pipeline{
-		cfg:    cfg,
-		log:    log,
-		store:  store,
-		pos:    log.Current(),
-		gtids:  gtids.Clone(),
-		kick:   make(chan struct{}, 1),
-		groups: make(chan []*Trx, 64),
-		quit:   make(chan struct{}),
+		cfg:     cfg,
+		log:     log,
+		store:   store,
+		pos:     log.Current(),
+		gtids:   gtids.Clone(),
+		visible: gtids.Clone(),
+		kick:    make(chan struct{}, 1),
+		groups:  make(chan []*Trx, 64),
+		quit:    make(chan struct{}),
 	}
 	p.nextGNO = gtids.MaxGNO(cfg.ServerUUID) + 1
 	// sequence_number restarts in every binlog file, as in MySQL, and Open
@@ -206,6 +209,14 @@ func (p *Pipeline) GTIDExecuted() binlog.GTIDSet {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return p.gtids.Clone()
+}
+
+// GTIDVisible returns a copy of the GTIDs of every transaction visible in
+// storage (@@gtid_executed: a transaction is in it once it has committed).
+func (p *Pipeline) GTIDVisible() binlog.GTIDSet {
+	p.visMu.Lock()
+	defer p.visMu.Unlock()
+	return p.visible.Clone()
 }
 
 // Committed is the highest sequence_number visible in storage.
@@ -670,6 +681,13 @@ func (p *Pipeline) committer() {
 			p.mu.Unlock()
 		} else {
 			p.committed.Store(last.GTID.SequenceNumber)
+			p.visMu.Lock()
+			for _, t := range group {
+				if !t.rotateOnly {
+					p.visible.Add(t.GTID.SID, t.GTID.GNO)
+				}
+			}
+			p.visMu.Unlock()
 		}
 		p.Stats.Commits.Add(uint64(trxs))
 		if wait && !afterSync && err == nil {

@@ -553,6 +553,6 @@ func (r *Replica) Status(now time.Time) (Status, bool) {
 	if st.SQLErrno == 0 {
 		st.SQLErrorTime = time.Time{}
 	}
-	st.ExecutedGTIDs = r.o.Pipe.GTIDExecuted().String()
+	st.ExecutedGTIDs = r.o.Pipe.GTIDVisible().String()
 	return st, true
 }

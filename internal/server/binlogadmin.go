@@ -46,7 +46,7 @@ func (p primary) GetBinaryLogStatus(*sql.Context) ([]binlogreplication.BinaryLog
 	return []binlogreplication.BinaryLogStatus{{
 		File:          cur.Name,
 		Position:      uint(cur.Size),
-		ExecutedGtids: p.s.pipe.GTIDExecuted().String(),
+		ExecutedGtids: p.s.pipe.GTIDVisible().String(),
 	}}, nil
 }
 

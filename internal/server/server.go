@@ -350,7 +350,7 @@ func (s *Server) registerVariables() error {
 		&sql.MysqlSystemVariable{
 			Name: "gtid_executed", Scope: global, Dynamic: false,
 			Type: types.NewSystemStringType("gtid_executed"), Default: "",
-			ValueFunction: func() (any, error) { return s.pipe.GTIDExecuted().String(), nil },
+			ValueFunction: func() (any, error) { return s.pipe.GTIDVisible().String(), nil },
 		},
 	)
 	sql.SystemVariables.AddSystemVariables(vars)
