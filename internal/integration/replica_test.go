@@ -336,3 +336,115 @@ func TestReplicaOfMariaDB(t *testing.T) {
 	bench("--threads=4", "--time=2", "oltp_write_only", "run")
 	waitSame()
 }
+
+// TestReplicaSemiSyncReadOnlyReconnect: a semi-sync Lockstep source waits
+// for a Lockstep replica's ACKs; the replica started with
+// --super-read-only refuses clients' writes but applies the source's; when
+// the source restarts, the replica reconnects and resumes by GTID.
+func TestReplicaSemiSyncReadOnlyReconnect(t *testing.T) {
+	p := startServer(t, t.TempDir(), "--rpl-semi-sync-source-enabled", "--rpl-semi-sync-source-timeout=600000")
+	pdb := p.db("")
+	r := startServer(t, t.TempDir(), "--server-id=2", "--source-host=127.0.0.1", fmt.Sprintf("--source-port=%d", p.port),
+		"--source-user=root", "--source-connect-retry=1", "--rpl-semi-sync-replica-enabled", "--super-read-only")
+	rdb := r.db("")
+	// Commits wait for an ACK from here on (wait_no_replica is ON).
+	waitStatus(t, pdb, "Rpl_semi_sync_source_clients", "1", "the replica never registered as semi-sync")
+	mustExec(t, pdb, "CREATE DATABASE app")
+	mustExec(t, pdb, "CREATE TABLE app.t (id INT PRIMARY KEY, v INT)")
+	for i := range 20 {
+		mustExec(t, pdb, "INSERT INTO app.t VALUES (?, ?)", i, i)
+	}
+	if yes := atoi(t, statusOf(t, pdb, "Rpl_semi_sync_source_yes_tx")); yes < 20 {
+		t.Fatalf("Rpl_semi_sync_source_yes_tx = %d after 20 commits", yes)
+	}
+	waitCaughtUp(t, pdb, rdb, 20*time.Second)
+
+	_, err := rdb.Exec("INSERT INTO app.t VALUES (100, 100)")
+	if err == nil || !strings.Contains(err.Error(), "1290") || !strings.Contains(err.Error(), "super-read-only") {
+		t.Fatalf("write under super_read_only: %v", err)
+	}
+	mustExec(t, rdb, "SET GLOBAL super_read_only = OFF")
+	var ro, sro int
+	rdb.QueryRow("SELECT @@global.read_only, @@global.super_read_only").Scan(&ro, &sro)
+	if ro != 1 || sro != 0 {
+		t.Fatalf("read_only %d super_read_only %d after turning super_read_only off", ro, sro)
+	}
+	mustExec(t, rdb, "CREATE USER app@'%' IDENTIFIED BY 'pw'")
+	mustExec(t, rdb, "GRANT INSERT, SELECT ON *.* TO app@'%'")
+	app, err := sql.Open("mysql", fmt.Sprintf("app:pw@tcp(127.0.0.1:%d)/app", r.port))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer app.Close()
+	if _, err := app.Exec("INSERT INTO t VALUES (101, 101)"); err == nil || !strings.Contains(err.Error(), "--read-only") {
+		t.Fatalf("write without SUPER under read_only: %v", err)
+	}
+
+	p.stop()
+	p.start() // same port
+	waitStatus(t, p.db(""), "Rpl_semi_sync_source_clients", "1", "the replica did not reconnect")
+	mustExec(t, p.db(""), "INSERT INTO app.t VALUES (20, 20)")
+	waitCaughtUp(t, p.db(""), rdb, 20*time.Second)
+	var n int
+	rdb.QueryRow("SELECT COUNT(*) FROM app.t").Scan(&n)
+	if n != 21 {
+		t.Fatalf("replica has %d rows, want 21", n)
+	}
+}
+
+// TestReplicaFilePosition: with SOURCE_AUTO_POSITION=0 the replica starts
+// at the given file and position, and after SIGKILL resumes from its saved
+// position; transactions fetched again are skipped by GTID, not applied
+// twice.
+func TestReplicaFilePosition(t *testing.T) {
+	p := startServer(t, t.TempDir())
+	pdb := p.db("")
+	mustExec(t, pdb, "CREATE DATABASE app")
+	mustExec(t, pdb, "CREATE TABLE app.t (id INT PRIMARY KEY)")
+	var file string
+	var pos int64
+	var rest1, rest2, rest3 any
+	if err := pdb.QueryRow("SHOW BINARY LOG STATUS").Scan(&file, &pos, &rest1, &rest2, &rest3); err != nil {
+		t.Fatal(err)
+	}
+	mustExec(t, pdb, "INSERT INTO app.t VALUES (1)")
+	r := startServer(t, t.TempDir(), "--server-id=2")
+	rdb := r.db("")
+	// The replica needs the table: create it there (its own GTIDs), then
+	// replicate from the position after the source's DDL.
+	mustExec(t, rdb, "CREATE DATABASE app")
+	mustExec(t, rdb, "CREATE TABLE app.t (id INT PRIMARY KEY)")
+	mustExec(t, rdb, fmt.Sprintf("CHANGE MASTER TO MASTER_HOST='127.0.0.1', MASTER_PORT=%d, MASTER_USER='root', MASTER_LOG_FILE='%s', MASTER_LOG_POS=%d, MASTER_CONNECT_RETRY=1", p.port, file, pos))
+	mustExec(t, rdb, "START SLAVE")
+	for i := 2; i <= 50; i++ {
+		mustExec(t, pdb, "INSERT INTO app.t VALUES (?)", i)
+	}
+	waitCount(t, rdb, "SELECT COUNT(*) FROM app.t", 50)
+	time.Sleep(1200 * time.Millisecond) // the position file is saved once a second
+	r.kill()
+	for i := 51; i <= 60; i++ {
+		mustExec(t, pdb, "INSERT INTO app.t VALUES (?)", i)
+	}
+	r.start()
+	rdb = r.db("")
+	waitCount(t, rdb, "SELECT COUNT(*) FROM app.t", 60)
+	if st := replicaStatus(t, rdb); st["Last_SQL_Errno"] != "0" || st["Auto_Position"] != "0" {
+		t.Fatalf("status %v", st)
+	}
+}
+
+func waitCount(t *testing.T, db *sql.DB, q string, want int) {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		var n int
+		err := db.QueryRow(q).Scan(&n)
+		if err == nil && n == want {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s = %d (%v), want %d; status %v", q, n, err, want, replicaStatus(t, db))
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}

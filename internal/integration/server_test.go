@@ -86,8 +86,10 @@ func startServer(t *testing.T, dir string, args ...string) *server {
 
 func (s *server) start() {
 	s.t.Helper()
-	s.port = freePort(s.t)
-	s.httpPort = freePort(s.t)
+	if s.port == 0 { // a restart keeps the ports, so replicas find it again
+		s.port = freePort(s.t)
+		s.httpPort = freePort(s.t)
+	}
 	s.logPath = filepath.Join(s.dir, fmt.Sprintf("server-%d.log", time.Now().UnixNano()))
 	logf, err := os.Create(s.logPath)
 	if err != nil {

@@ -14,6 +14,7 @@ import (
 	"github.com/dolthub/go-mysql-server/sql"
 	"github.com/lockstepdb/lockstep/internal/commit"
 	"github.com/lockstepdb/lockstep/internal/lock"
+	"github.com/lockstepdb/lockstep/internal/replica"
 	"github.com/lockstepdb/lockstep/internal/source"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
@@ -172,4 +173,86 @@ func Handler(r *prometheus.Registry) http.Handler {
 	mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
 	mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
 	return mux
+}
+
+// RegisterReplica adds the replica side: the IO and SQL threads' state,
+// lag, queues, achieved parallelism and per-worker counters.
+func RegisterReplica(r *prometheus.Registry, rep *replica.Replica) {
+	r.MustRegister(applierCollector{rep})
+}
+
+type applierCollector struct{ rep *replica.Replica }
+
+var (
+	applierRunningDesc = prometheus.NewDesc("lockstep_replication_thread_running",
+		"1 while the replica's IO (receiver) or SQL (applier) thread runs.", []string{"thread"}, nil)
+	applierLagDesc = prometheus.NewDesc("lockstep_replication_lag_seconds",
+		"Seconds_Behind_Source: how long ago the oldest transaction read but not applied committed on the source (0 when caught up).", nil, nil)
+	applierTrxDesc = prometheus.NewDesc("lockstep_applier_transactions_total",
+		"Transactions from the source: retrieved into the relay log, applied, or skipped (already executed).", []string{"result"}, nil)
+	applierQueueDesc = prometheus.NewDesc("lockstep_applier_queue_transactions",
+		"Transactions read from the relay log and not yet applied.", nil, nil)
+	relaySpaceDesc = prometheus.NewDesc("lockstep_relay_log_bytes",
+		"Bytes in relay log files (Relay_Log_Space).", nil, nil)
+	applierParDesc = prometheus.NewDesc("lockstep_applier_parallelism",
+		"Transactions being prepared at once when a transaction started preparing.", nil, nil)
+	applierDistDesc = prometheus.NewDesc("lockstep_applier_dependency_distance_avg",
+		"Average distance from a transaction to the one it depends on (like wsrep_cert_deps_distance).", nil, nil)
+	workerTrxDesc = prometheus.NewDesc("lockstep_applier_worker_transactions_total",
+		"Transactions applied by each worker (0: the coordinator applying alone).", []string{"worker"}, nil)
+	workerBusyDesc = prometheus.NewDesc("lockstep_applier_worker_busy_seconds_total",
+		"Seconds each worker spent decoding, checking and building transactions.", []string{"worker"}, nil)
+	workerWaitDesc = prometheus.NewDesc("lockstep_applier_worker_wait_seconds_total",
+		"Seconds each worker waited for dependencies and for its commit turn.", []string{"worker"}, nil)
+)
+
+func (c applierCollector) Describe(ch chan<- *prometheus.Desc) {
+	for _, d := range []*prometheus.Desc{applierRunningDesc, applierLagDesc, applierTrxDesc, applierQueueDesc, relaySpaceDesc,
+		applierParDesc, applierDistDesc, workerTrxDesc, workerBusyDesc, workerWaitDesc} {
+		ch <- d
+	}
+}
+
+func (c applierCollector) Collect(ch chan<- prometheus.Metric) {
+	st := &c.rep.Stats
+	status, ok := c.rep.Status(time.Now())
+	io, sqlRunning, lag := 0.0, 0.0, 0.0
+	if ok {
+		if status.IORunning == "Yes" {
+			io = 1
+		}
+		if status.SQLRunning {
+			sqlRunning = 1
+		}
+		lag = float64(max(status.SecondsBehind, 0))
+	}
+	ch <- prometheus.MustNewConstMetric(applierRunningDesc, prometheus.GaugeValue, io, "io")
+	ch <- prometheus.MustNewConstMetric(applierRunningDesc, prometheus.GaugeValue, sqlRunning, "sql")
+	ch <- prometheus.MustNewConstMetric(applierLagDesc, prometheus.GaugeValue, lag)
+	ch <- prometheus.MustNewConstMetric(applierTrxDesc, prometheus.CounterValue, float64(st.Retrieved.Load()), "retrieved")
+	ch <- prometheus.MustNewConstMetric(applierTrxDesc, prometheus.CounterValue, float64(st.Applied.Load()), "applied")
+	ch <- prometheus.MustNewConstMetric(applierTrxDesc, prometheus.CounterValue, float64(st.Skipped.Load()), "skipped")
+	ch <- prometheus.MustNewConstMetric(applierQueueDesc, prometheus.GaugeValue, float64(st.Pending()))
+	ch <- prometheus.MustNewConstMetric(relaySpaceDesc, prometheus.GaugeValue, float64(status.RelayLogSpace))
+	buckets := map[float64]uint64{}
+	var count uint64
+	var sum float64
+	for i := range st.Concurrency {
+		n := st.Concurrency[i].Load()
+		count += n
+		sum += float64(n) * float64(i+1)
+		buckets[float64(i+1)] = count
+	}
+	ch <- prometheus.MustNewConstHistogram(applierParDesc, count, sum, buckets)
+	dist := 0.0
+	if n := st.DepDistN.Load(); n > 0 {
+		dist = float64(st.DepDistSum.Load()) / float64(n)
+	}
+	ch <- prometheus.MustNewConstMetric(applierDistDesc, prometheus.GaugeValue, dist)
+	for id, w := range st.Workers() {
+		l := strconv.Itoa(id)
+		ch <- prometheus.MustNewConstMetric(workerTrxDesc, prometheus.CounterValue, float64(w.Applied.Load()), l)
+		ch <- prometheus.MustNewConstMetric(workerBusyDesc, prometheus.CounterValue, float64(w.BusyNanos.Load())/1e9, l)
+		ch <- prometheus.MustNewConstMetric(workerWaitDesc, prometheus.CounterValue, float64(w.WaitNanos.Load())/1e9, l)
+	}
 }

@@ -16,23 +16,26 @@ import (
 	"github.com/lockstepdb/lockstep/internal/storage"
 )
 
-// The applier (the SQL thread). A coordinator goroutine reads the relay
-// log, assembles transactions, numbers them and gives each a dependency
-// (schedule.go); workers then, per transaction:
+// The applier (the SQL thread). Per transaction:
 //
-//  1. decode its row images and compute keys (in the coordinator instead
-//     under WRITESET, which needs the keys to schedule);
-//  2. wait until its dependency has reserved its commit slot, then check
-//     rows against the overlay of submitted rows and storage, building the
-//     storage batch and the replica's own binlog events;
-//  3. wait for its turn (the previous transaction submitted), publish its
-//     rows to the overlay and submit to the commit pipeline, without
+//  1. the coordinator reads it from the relay log and numbers it; a pool of
+//     decoders turns its row images into values and keys (no dependency is
+//     needed for that, so they run ahead in parallel, stopping only at DDL);
+//  2. the scheduler goroutine takes transactions in relay order, gives each
+//     its dependency (schedule.go) and hands runs of consecutive ones to the
+//     workers (or applies them itself with 0 or 1 workers); DDL runs here,
+//     as a barrier;
+//  3. a worker waits until the dependency has reserved its commit slot,
+//     checks the rows against the overlay of submitted rows and storage,
+//     and builds the storage batch and the replica's own binlog events;
+//  4. it waits for its turn (the previous transaction submitted), publishes
+//     its rows to the overlay and submits to the commit pipeline, without
 //     waiting for the commit.
 //
 // A completion goroutine waits for the commits in order, removes their rows
-// from the overlay once storage shows them, and keeps the statistics. With
-// 0 or 1 workers the coordinator does the work itself; the pipeline still
-// groups its commits, so a single-threaded applier is not fsync-bound.
+// from the overlay once storage shows them, and keeps the statistics. The
+// pipeline groups the submitted commits, so even a single-threaded applier
+// is not fsync-bound.
 
 // job is one transaction on its way through the applier.
 type job struct {
@@ -42,6 +45,8 @@ type job struct {
 	skip bool // already executed: only advance the turn
 
 	decoded bool
+	ready   chan struct{} // closed once decoded (or, for DDL, executed)
+	err     error         // decoding error
 	changes []rowChange
 	ws      []uint64
 	dbs     []string
@@ -164,28 +169,35 @@ func (a *applier) run() {
 			go a.worker(w + 1)
 		}
 	}
-	sched := newScheduler(a.mode)
-	var idx int64
-	// Transactions go to workers in runs: consecutive transactions that are
-	// already in the relay log, up to batchMax, so a hand-off between
-	// goroutines is paid per run rather than per transaction.
-	const batchMax = 32
-	var batch []*job
-	flush := func() bool {
-		if len(batch) == 0 {
-			return true
-		}
-		select {
-		case a.jobs <- batch:
-			batch = nil
-			return true
-		case <-a.stop:
-			return false
-		}
+	// Decoding (row images to values and keys) needs no dependency: a pool
+	// of decoders does it ahead, in parallel, while the scheduler goroutine
+	// takes transactions in relay order as they are decoded.
+	decoders := max(a.workers, 2)
+	decodeQ := make(chan *job, 1024)
+	order := make(chan *job, 1024)
+	var dwg sync.WaitGroup
+	for range decoders {
+		dwg.Add(1)
+		go func() {
+			defer dwg.Done()
+			for j := range decodeQ {
+				if !a.stopped() {
+					j.err = a.decode(j)
+				}
+				close(j.ready)
+			}
+		}()
 	}
+	schedDone := make(chan struct{})
+	go func() {
+		defer close(schedDone)
+		a.schedule(order, parallel)
+	}()
+
 	executed := func(t *relayTrx) bool {
 		return a.r.o.Pipe.GTIDExecuted().Contains(t.GTID.SID, t.GTID.GNO)
 	}
+	var idx int64
 loop:
 	for {
 		ev, pos, err := rr.next()
@@ -206,63 +218,122 @@ loop:
 		t.RelayEnd = pos
 		st.relayRead(t, asm.gen)
 		idx++
-		j := &job{idx: idx, trx: t}
+		j := &job{idx: idx, trx: t, ready: make(chan struct{})}
+		st.pushPending(t.GTID.OriginalCommitUS)
+		select {
+		case order <- j:
+		case <-a.stop:
+			break loop
+		}
 		switch {
 		case executed(t):
 			// Fetched again after a restart (file/position mode) or
 			// already applied: skip it, in order.
-			j.skip, j.dep = true, idx-1
+			j.skip = true
+			close(j.ready)
 		case t.DDL != nil:
-			// A barrier: wait for everything before, run it, go on.
-			if !flush() || !a.seq.wait(idx-1, a.stop) {
+			// A barrier: nothing after it is decoded before it has run
+			// (it may create or change the tables they use).
+			select {
+			case <-j.ready:
+			case <-a.stop:
 				break loop
 			}
-			a.state.Store("Executing DDL from the source")
-			if err := a.r.o.Exec.ExecDDL(t.DDL.DB, t.DDL.Query, t.DDL.ServerCollation, binlog.GTIDInfo{SID: t.GTID.SID, GNO: t.GTID.GNO, OriginalCommitUS: t.GTID.OriginalCommitUS}); err != nil && !errors.Is(err, commit.ErrGTIDExecuted) {
-				a.fail(a.describe(0, j, "Query", nil, err))
-				break loop
-			}
-			sched.barrier(idx)
-			st.pushPending(t.GTID.OriginalCommitUS)
-			a.infl <- inflight{j: j}
-			a.seq.advance(idx)
-			continue
 		default:
-			if a.mode == TypeWriteset {
-				if err := a.decode(j); err != nil {
-					a.fail(a.describe(0, j, "", nil, err))
-					break loop
-				}
-			}
-			if a.mode == TypeDatabase {
-				// DATABASE needs the databases, known from the table maps.
-				j.dbs = tableMapDBs(t)
-			}
-			j.dep = sched.dep(idx, schedInput{Gen: t.Gen, Maria: t.Maria, CommitID: t.CommitID,
-				LastCommitted: t.GTID.LastCommitted, SequenceNumber: t.GTID.SequenceNumber, WriteSet: j.ws, DBs: j.dbs})
-		}
-		st.pushPending(t.GTID.OriginalCommitUS)
-		st.depDistance(idx - j.dep)
-		if parallel {
-			batch = append(batch, j)
-			if (len(batch) >= batchMax || !rr.ready()) && !flush() {
+			select {
+			case decodeQ <- j:
+			case <-a.stop:
 				break loop
 			}
-		} else if err := a.process(0, j); err != nil {
-			if !errors.Is(err, errStopped) {
-				a.fail(err)
-			}
-			break
 		}
 	}
+	close(decodeQ)
+	close(order)
+	<-schedDone
+	dwg.Wait()
 	if parallel {
-		flush()
 		close(a.jobs)
 		a.wg.Wait()
 	}
 	close(a.infl)
 	a.cwg.Wait()
 	a.state.Store("")
+}
+
+// schedule takes decoded transactions in relay order, gives each its
+// dependency and hands them to the workers in runs (or applies them itself
+// without workers). It also runs DDL, as a barrier.
+func (a *applier) schedule(order <-chan *job, parallel bool) {
+	st := &a.r.Stats
+	sched := newScheduler(a.mode)
+	// Runs: consecutive transactions already decoded, up to batchMax, go
+	// to one worker, so a hand-off between goroutines is paid per run.
+	const batchMax = 16
+	var batch []*job
+	flush := func() bool {
+		if len(batch) == 0 {
+			return true
+		}
+		select {
+		case a.jobs <- batch:
+			batch = nil
+			return true
+		case <-a.stop:
+			return false
+		}
+	}
+	for j := range order {
+		if a.stopped() {
+			continue
+		}
+		t := j.trx
+		if t.DDL != nil {
+			if !flush() || !a.seq.wait(j.idx-1, a.stop) {
+				continue
+			}
+			a.state.Store("Executing DDL from the source")
+			err := a.r.o.Exec.ExecDDL(t.DDL.DB, t.DDL.Query, t.DDL.ServerCollation, binlog.GTIDInfo{SID: t.GTID.SID, GNO: t.GTID.GNO, OriginalCommitUS: t.GTID.OriginalCommitUS})
+			if err != nil && !errors.Is(err, commit.ErrGTIDExecuted) {
+				a.fail(a.describe(0, j, "Query", nil, err))
+				continue
+			}
+			sched.barrier(j.idx)
+			a.infl <- inflight{j: j}
+			a.seq.advance(j.idx)
+			a.state.Store("Replica has read all relay log; waiting for more updates")
+			close(j.ready)
+			continue
+		}
+		select {
+		case <-j.ready:
+		case <-a.stop:
+			continue
+		}
+		if j.skip {
+			j.dep = j.idx - 1
+		} else {
+			if j.err != nil {
+				a.fail(a.describe(0, j, "", nil, j.err))
+				continue
+			}
+			j.dep = sched.dep(j.idx, schedInput{Gen: t.Gen, Maria: t.Maria, CommitID: t.CommitID,
+				LastCommitted: t.GTID.LastCommitted, SequenceNumber: t.GTID.SequenceNumber, WriteSet: j.ws, DBs: j.dbs})
+		}
+		st.depDistance(j.idx - j.dep)
+		if !parallel {
+			if err := a.process(0, j); err != nil && !errors.Is(err, errStopped) {
+				a.fail(err)
+			}
+			continue
+		}
+		batch = append(batch, j)
+		if len(batch) >= batchMax || len(order) == 0 {
+			flush()
+		}
+	}
+	if parallel {
+		flush()
+	}
 }
 
 func (a *applier) worker(id int) {
@@ -294,11 +365,6 @@ func (a *applier) process(worker int, j *job) error {
 		a.infl <- inflight{j: j}
 		a.seq.advance(j.idx)
 		return nil
-	}
-	if !j.decoded {
-		if err := a.decode(j); err != nil {
-			return a.describe(worker, j, "", nil, err)
-		}
 	}
 	tw := time.Now()
 	if !a.seq.wait(j.dep, a.stop) {
@@ -365,26 +431,6 @@ func (a *applier) complete() {
 	if !auto {
 		a.r.saveExecPosition(file, pos)
 	}
-}
-
-func tableMapDBs(t *relayTrx) []string {
-	var dbs []string
-	for _, ev := range t.Events {
-		if ev[4] != binlog.TableMapEvent {
-			continue
-		}
-		if m, err := binlog.ParseTableMap(ev[binlog.HeaderSize : len(ev)-binlog.ChecksumSize]); err == nil {
-			db := strings.ToLower(m.DB)
-			found := false
-			for _, d := range dbs {
-				found = found || d == db
-			}
-			if !found {
-				dbs = append(dbs, db)
-			}
-		}
-	}
-	return dbs
 }
 
 func hashKey(k []byte) uint64 {

@@ -240,15 +240,6 @@ func (rr *relayReader) next() ([]byte, relayPos, error) {
 	}
 }
 
-// ready reports whether an event is available without waiting.
-func (rr *relayReader) ready() bool {
-	if rr.br != nil && rr.br.Buffered() > 0 {
-		return true
-	}
-	pub, _, _ := rr.r.Published()
-	return rr.pos.less(pub)
-}
-
 func (rr *relayReader) open() error {
 	f, err := os.Open(filepath.Join(rr.r.dir, relayName(rr.pos.File)))
 	if err != nil {

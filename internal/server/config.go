@@ -51,13 +51,14 @@ type Config struct {
 	// start (CHANGE REPLICATION SOURCE TO, then START REPLICA unless
 	// SkipReplicaStart); the stored configuration is used otherwise.
 	SourceHost, SourceUser, SourcePassword string
-	SourcePort                             int64
+	SourcePort, SourceConnectRetry         int64
 	SourceAutoPosition                     bool
 	SkipReplicaStart                       bool
 	ReplicaParallelWorkers                 int64
 	ReplicaParallelType                    string
 	ReplicaSkipErrors                      string
 	SemiSyncReplicaEnabled                 bool
+	ReadOnly, SuperReadOnly                bool
 }
 
 // Defaults are the values with no options.
@@ -80,6 +81,7 @@ func Defaults() Config {
 		SemiSyncWaitCount:      1,
 		SemiSyncWaitNoReplica:  true,
 		SourcePort:             3306,
+		SourceConnectRetry:     60,
 		SourceAutoPosition:     true,
 		ReplicaParallelWorkers: 4,
 		ReplicaParallelType:    "LOGICAL_CLOCK",
@@ -290,6 +292,7 @@ var options = []option{
 	strOpt("source-host", "replicate from this source (as CHANGE REPLICATION SOURCE TO SOURCE_HOST at start)",
 		func(c *Config) *string { return &c.SourceHost }),
 	intOpt("source-port", "the source's port", func(c *Config) *int64 { return &c.SourcePort }, 1, 65535),
+	intOpt("source-connect-retry", "seconds between reconnection attempts", func(c *Config) *int64 { return &c.SourceConnectRetry }, 1, 31536000),
 	strOpt("source-user", "user the replica connects to its source as", func(c *Config) *string { return &c.SourceUser }),
 	strOpt("source-password", "that user's password", func(c *Config) *string { return &c.SourcePassword }),
 	boolOpt("source-auto-position", "find the position on the source from the replica's GTIDs",
@@ -312,6 +315,10 @@ var options = []option{
 		func(c *Config) *string { return &c.ReplicaSkipErrors }),
 	boolOpt("rpl-semi-sync-replica-enabled", "acknowledge semi-synchronous sources",
 		func(c *Config) *bool { return &c.SemiSyncReplicaEnabled }),
+	boolOpt("read-only", "refuse clients' writes unless they have SUPER (replication still applies)",
+		func(c *Config) *bool { return &c.ReadOnly }),
+	boolOpt("super-read-only", "refuse every client's writes (replication still applies)",
+		func(c *Config) *bool { return &c.SuperReadOnly }),
 }
 
 // optionAliases are the older (and MariaDB) names of options.
@@ -325,6 +332,7 @@ var optionAliases = map[string]string{
 	"master-port":                               "source-port",
 	"master-user":                               "source-user",
 	"master-password":                           "source-password",
+	"master-connect-retry":                      "source-connect-retry",
 	"skip-slave-start":                          "skip-replica-start",
 	"slave-parallel-workers":                    "replica-parallel-workers",
 	"slave-parallel-threads":                    "replica-parallel-workers",

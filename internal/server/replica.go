@@ -357,6 +357,9 @@ func (s *Server) replicaVariables() []sql.SystemVariable {
 			c := *v
 			c.Name = name
 			vars = append(vars, &c)
+			if c.ValueFunction != nil {
+				sqlengine.RegisterComputedVariable(name)
+			}
 			if name != v.Name {
 				sqlengine.RegisterVariableAlias(v.Name, name)
 			}
@@ -404,6 +407,45 @@ func (s *Server) replicaVariables() []sql.SystemVariable {
 		Type: types.NewSystemBoolType("rpl_semi_sync_replica_enabled"), Default: int8(boolNum(set.SemiSync.Load())),
 		NotifyChanged: notify(func(v any) error { set.SemiSync.Store(toInt64(v) != 0); return nil }),
 	}, "rpl_semi_sync_slave_enabled")
+	eng := s.sql
+	add(&sql.MysqlSystemVariable{
+		Name: "read_only", Scope: global, Dynamic: true,
+		Type: types.NewSystemBoolType("read_only"), Default: int8(boolNum(s.cfg.ReadOnly || s.cfg.SuperReadOnly)),
+		NotifyChanged: func(_ *sql.Context, _ sql.SystemVariableScope, v sql.SystemVarValue) error {
+			on := toInt64(v.Val) != 0
+			eng.ReadOnly.Store(on)
+			if !on {
+				eng.SuperReadOnly.Store(false)
+			}
+			return nil
+		},
+	})
+	add(&sql.MysqlSystemVariable{
+		Name: "super_read_only", Scope: global, Dynamic: true,
+		Type: types.NewSystemBoolType("super_read_only"), Default: int8(boolNum(s.cfg.SuperReadOnly)),
+		NotifyChanged: func(_ *sql.Context, _ sql.SystemVariableScope, v sql.SystemVarValue) error {
+			on := toInt64(v.Val) != 0
+			eng.SuperReadOnly.Store(on)
+			if on {
+				eng.ReadOnly.Store(true)
+			}
+			return nil
+		},
+	})
+	// As in MySQL: read_only=OFF turns super_read_only off too, and
+	// super_read_only=ON turns read_only on.
+	sqlengine.RegisterVariableHook("read_only", func(v any) map[string]any {
+		if toInt64(v) == 0 {
+			return map[string]any{"super_read_only": int8(0)}
+		}
+		return nil
+	})
+	sqlengine.RegisterVariableHook("super_read_only", func(v any) map[string]any {
+		if toInt64(v) != 0 {
+			return map[string]any{"read_only": int8(1)}
+		}
+		return nil
+	})
 	add(&sql.MysqlSystemVariable{
 		Name: "max_relay_log_size", Scope: global, Dynamic: true,
 		Type: types.NewSystemIntType("max_relay_log_size", 0, 1<<30, false), Default: set.MaxRelaySize.Load(),

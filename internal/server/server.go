@@ -110,6 +110,8 @@ func Start(cfg Config, log *slog.Logger) (*Server, error) {
 	s.repl.Settings.Type.Store(cfg.ReplicaParallelType)
 	s.repl.Settings.SkipErrors.Store(cfg.ReplicaSkipErrors)
 	s.repl.Settings.SemiSync.Store(cfg.SemiSyncReplicaEnabled)
+	s.sql.ReadOnly.Store(cfg.ReadOnly || cfg.SuperReadOnly)
+	s.sql.SuperReadOnly.Store(cfg.SuperReadOnly)
 	started := time.Now()
 	installStatus(pipe, locks, started, s.semiSyncStatus, s.replicaStatus)
 	if err := s.registerVariables(); err != nil {
@@ -160,7 +162,9 @@ func Start(cfg Config, log *slog.Logger) (*Server, error) {
 			s.shutdownStorage()
 			return nil, fmt.Errorf("HTTP endpoint on %s (--http-port): %w", haddr, err)
 		}
-		s.http = &http.Server{Handler: metrics.Handler(metrics.Registry(obs, pipe, locks, s.source, started)), ReadHeaderTimeout: 10 * time.Second}
+		reg := metrics.Registry(obs, pipe, locks, s.source, started)
+		metrics.RegisterReplica(reg, s.repl)
+		s.http = &http.Server{Handler: metrics.Handler(reg), ReadHeaderTimeout: 10 * time.Second}
 		s.httpAddr = hl.Addr().String()
 		go func() {
 			if err := s.http.Serve(hl); err != nil && !errors.Is(err, http.ErrServerClosed) {
@@ -187,6 +191,7 @@ func (s *Server) startReplication() error {
 		err := s.repl.ChangeSource(func(c *replica.SourceConfig) error {
 			c.Host, c.Port, c.User, c.Password = s.cfg.SourceHost, int(s.cfg.SourcePort), s.cfg.SourceUser, s.cfg.SourcePassword
 			c.AutoPosition = s.cfg.SourceAutoPosition
+			c.ConnectRetry = int(s.cfg.SourceConnectRetry)
 			return nil
 		})
 		if err != nil {

@@ -184,6 +184,9 @@ func createTableText(ctx *sql.Context, def *storage.TableDef, sch sql.PrimaryKey
 // implicitly in MySQL) and holds an exclusive metadata lock on each table
 // in tables, so it waits for every open transaction that used them.
 func (e *Engine) ddl(ctx *sql.Context, db, stmt string, c *storage.CatalogChange, tables []uint64) error {
+	if err := e.writable(ctx); err != nil {
+		return err
+	}
 	s := sessionOf(ctx)
 	if s != nil && s.tx != nil && !s.tx.Ended() {
 		if err := s.tx.Commit(); err != nil {

@@ -41,6 +41,11 @@ type Engine struct {
 
 	sessions sync.Map // connection id -> *Session
 
+	// ReadOnly and SuperReadOnly are read_only and super_read_only:
+	// clients' writes are refused (without SUPER, or at all). A replica's
+	// applier writes below this layer and is not affected.
+	ReadOnly, SuperReadOnly atomic.Bool
+
 	// GMS is the go-mysql-server engine.
 	GMS *sqle.Engine
 }
@@ -166,4 +171,33 @@ func (e *Engine) ExecDDL(db, query string, serverCollation uint16, g binlog.GTID
 		ev.AddQuery(db, query, binlog.QueryOptions{})
 		return &commit.Trx{Events: &ev, Batch: e.store.NewBatch(), KeepGTID: true, GTID: g}, nil
 	})
+}
+
+// erOptionPrevents is ER_OPTION_PREVENTS_STATEMENT.
+const erOptionPrevents = 1290
+
+// writable refuses a client's write under read_only / super_read_only.
+func (e *Engine) writable(ctx *sql.Context) error {
+	if !e.ReadOnly.Load() && !e.SuperReadOnly.Load() {
+		return nil
+	}
+	if s := sessionOf(ctx); s != nil && s.replGTID != nil {
+		return nil // a replicated statement
+	}
+	if e.SuperReadOnly.Load() {
+		return mysql.NewSQLError(erOptionPrevents, "HY000", "The MySQL server is running with the --super-read-only option so it cannot execute this statement")
+	}
+	if !e.hasSuper(ctx) {
+		return mysql.NewSQLError(erOptionPrevents, "HY000", "The MySQL server is running with the --read-only option so it cannot execute this statement")
+	}
+	return nil
+}
+
+func (e *Engine) hasSuper(ctx *sql.Context) bool {
+	db := e.GMS.Analyzer.Catalog.MySQLDb
+	rd := db.Reader()
+	defer rd.Close()
+	c := ctx.Session.Client()
+	u := db.GetUser(rd, c.User, c.Address, false)
+	return u != nil && u.PrivilegeSet.Has(sql.PrivilegeType_Super)
 }

@@ -450,9 +450,30 @@ func (r computedRegistry) SetGlobal(ctx *sql.Context, name string, val any) erro
 		return err
 	}
 	if other, ok := variableAliases[strings.ToLower(name)]; ok {
-		return r.SystemVariableRegistry.SetGlobal(ctx, other, val)
+		if err := r.SystemVariableRegistry.SetGlobal(ctx, other, val); err != nil {
+			return err
+		}
+	}
+	if h, ok := variableHooks[strings.ToLower(name)]; ok {
+		_, v, _ := r.SystemVariableRegistry.GetGlobal(name)
+		for other, ov := range h(v) {
+			if err := r.SystemVariableRegistry.SetGlobal(ctx, other, ov); err != nil {
+				return err
+			}
+		}
 	}
 	return nil
+}
+
+// variableHooks: after SET GLOBAL name, the hook returns other variables
+// to set (read_only=OFF turns super_read_only off, for instance).
+var variableHooks = map[string]func(v any) map[string]any{}
+
+// RegisterVariableHook makes SET GLOBAL name also set the variables hook
+// returns for the new value. Set before serving.
+func RegisterVariableHook(name string, hook func(v any) map[string]any) {
+	variableHooks[strings.ToLower(name)] = hook
+	installRegistry()
 }
 
 func (r computedRegistry) GetAllGlobalVariables() map[string]any {

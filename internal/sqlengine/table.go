@@ -104,6 +104,15 @@ func (t *Table) begin(ctx *sql.Context) (*Session, *txn.Txn, error) {
 	return s, tx, nil
 }
 
+// beginWrite is begin for a statement that changes rows: refused under
+// read_only (unless SUPER) and super_read_only.
+func (t *Table) beginWrite(ctx *sql.Context) (*Session, *txn.Txn, error) {
+	if err := t.e.writable(ctx); err != nil {
+		return nil, nil, err
+	}
+	return t.begin(ctx)
+}
+
 // partition is a key range of the primary key or of one index, or (point)
 // the one key of a row or of a unique index entry.
 type partition struct {
@@ -504,7 +513,7 @@ func (ed editor) StatementComplete(ctx *sql.Context) error {
 func (ed editor) Close(*sql.Context) error { return nil }
 
 func (ed editor) Insert(ctx *sql.Context, r sql.Row) error {
-	s, tx, err := ed.t.begin(ctx)
+	s, tx, err := ed.t.beginWrite(ctx)
 	if err != nil {
 		return err
 	}
@@ -520,7 +529,7 @@ func (ed editor) Insert(ctx *sql.Context, r sql.Row) error {
 }
 
 func (ed editor) Update(ctx *sql.Context, old, new sql.Row) error {
-	s, tx, err := ed.t.begin(ctx)
+	s, tx, err := ed.t.beginWrite(ctx)
 	if err != nil {
 		return err
 	}
@@ -540,7 +549,7 @@ func (ed editor) Update(ctx *sql.Context, old, new sql.Row) error {
 }
 
 func (ed editor) Delete(ctx *sql.Context, r sql.Row) error {
-	s, tx, err := ed.t.begin(ctx)
+	s, tx, err := ed.t.beginWrite(ctx)
 	if err != nil {
 		return err
 	}
@@ -861,7 +870,7 @@ func (t *Table) countRows(ctx *sql.Context) (int, error) {
 }
 
 func (t *Table) deleteAll(ctx *sql.Context) (int, error) {
-	s, tx, err := t.begin(ctx)
+	s, tx, err := t.beginWrite(ctx)
 	if err != nil {
 		return 0, err
 	}
