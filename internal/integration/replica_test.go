@@ -133,6 +133,14 @@ func TestLockstepReplica(t *testing.T) {
 	if g := gtidExecuted(t, rdb); g != gtidExecuted(t, pdb) {
 		t.Fatalf("gtid_executed differs: %s", g)
 	}
+	// The replica's metrics parse and show what it did.
+	fams := scrape(t, r)
+	applied := value(fams, "lockstep_applier_transactions_total", "applied")
+	if applied < 9000 || value(fams, "lockstep_replication_thread_running", "sql") != 1 ||
+		value(fams, "lockstep_applier_parallelism", "") <= 0 || value(fams, "lockstep_applier_worker_transactions_total", "1") <= 0 {
+		t.Fatalf("replica metrics: applied %v, sql running %v, parallelism samples %v", applied,
+			value(fams, "lockstep_replication_thread_running", "sql"), value(fams, "lockstep_applier_parallelism", ""))
+	}
 	var res int
 	if err := rdb.QueryRow("SELECT WAIT_FOR_EXECUTED_GTID_SET(?, 5)", gtidExecuted(t, pdb)).Scan(&res); err != nil || res != 0 {
 		t.Fatalf("WAIT_FOR_EXECUTED_GTID_SET of executed GTIDs: %d %v", res, err)

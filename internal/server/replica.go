@@ -138,8 +138,14 @@ func parseReplicationOptions(s string) ([]replOption, error) {
 			q := s[i]
 			i++
 			var sb strings.Builder
-			for ; i < len(s) && s[i] != q; i++ {
-				if s[i] == '\\' && i+1 < len(s) {
+			for ; i < len(s); i++ {
+				if s[i] == q {
+					if i+1 < len(s) && s[i+1] == q { // '' is a quote
+						i++
+					} else {
+						break
+					}
+				} else if s[i] == '\\' && i+1 < len(s) {
 					i++
 				}
 				sb.WriteByte(s[i])
