@@ -20,6 +20,8 @@
 #          MariaDB -> MariaDB), both durable; sysbench on the primary for
 #          LIVE_SECS per thread count; replica lag (transactions and
 #          seconds) at the end and the catch-up time.
+# cross    The same with a MariaDB primary and a Lockstep replica (the
+#          faster primary on this box), 0 and 4 workers.
 #
 #   bench/replica.sh                               # all phases
 #   PHASES=backlog LOAD_SECS=30 bench/replica.sh
@@ -28,7 +30,7 @@ set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 SHARED=${SHARED:-$ROOT/../shared/bench/mariadb}
 source "$SHARED/lib.sh"
-PHASES=${PHASES:-"backlog serial live"}
+PHASES=${PHASES:-"backlog serial live cross"}
 LOAD_SECS=${LOAD_SECS:-60}
 SERIAL_SECS=${SERIAL_SECS:-30}
 LIVE_SECS=${LIVE_SECS:-20}
@@ -276,6 +278,54 @@ max_binlog_size=1G"
       done
     done
   done
+  echo >> "$OUT"
+fi
+if [[ " $PHASES " == *" cross "* ]]; then
+  log "cross: MariaDB primary -> Lockstep replica"
+  {
+    echo "## Live: a Lockstep replica of a MariaDB primary"
+    echo
+    echo "MariaDB primary durable (sync_binlog=1, innodb_flush_log_at_trx_commit=1), Lockstep replica durable, replicating by MariaDB GTID. ${LIVE_SECS} s per run."
+    echo
+    echo "| pair | workload | threads | primary TPS | lag (trx) | Seconds_Behind | catch-up s | replica CPU s |"
+    echo "|---|---|---|---|---|---|---|---|"
+  } >> "$OUT"
+  write_cnf $M $MPORT 1 "log-bin=$(idir $M)/binlog
+binlog_format=ROW
+sync_binlog=1
+innodb_flush_log_at_trx_commit=1
+binlog_cache_size=1M
+max_binlog_size=1G"
+  iinit $M; istart $M
+  q $M "SET sql_log_bin=0; CREATE USER sbtest@'127.0.0.1' IDENTIFIED BY 'sbtest'; GRANT ALL ON *.* TO sbtest@'127.0.0.1';
+        CREATE USER repl@'127.0.0.1' IDENTIFIED BY 'repl'; GRANT ALL ON *.* TO repl@'127.0.0.1'; SET sql_log_bin=1; CREATE DATABASE sbtest"
+  rm -rf "$(ldir lr)"
+  ls_start lr 23430 --server-id 3 --skip-replica-start
+  lsq 23430 "CHANGE REPLICATION SOURCE TO SOURCE_HOST='127.0.0.1', SOURCE_PORT=$MPORT, SOURCE_USER='repl', SOURCE_PASSWORD='repl', SOURCE_CONNECT_RETRY=1; START REPLICA"
+  sb_prepare $MPORT
+  lsq 23430 "SELECT MASTER_GTID_WAIT('$(gvar $M gtid_binlog_pos)', 900)" >/dev/null
+  for wl in $WORKLOADS; do
+    for th in $THREADS; do
+      for w in 0 4; do
+        lsq 23430 "STOP REPLICA; SET GLOBAL replica_parallel_workers=$w; START REPLICA"
+        lsq 23430 "SELECT MASTER_GTID_WAIT('$(gvar $M gtid_binlog_pos)', 900)" >/dev/null
+        log "cross w$w $wl $th"
+        rp=$(lspid lr); c0=$(cpu_ticks "$rp")
+        sb_run $MPORT "$wl" "$th" "$LIVE_SECS" "$RAW/replica_cross_${w}_${wl}_$th.txt"
+        g=$(gvar $M gtid_binlog_pos)
+        rn=$(lastno "$(lsq 23430 'SELECT @@gtid_executed')")
+        sbm=$(lfield 23430 Seconds_Behind_Source)
+        t0=$(date +%s.%N)
+        lsq 23430 "SELECT MASTER_GTID_WAIT('$g', 900)" >/dev/null
+        t1=$(date +%s.%N); c1=$(cpu_ticks "$rp")
+        tps=$(sb_parse "$RAW/replica_cross_${w}_${wl}_$th.txt" | cut -d' ' -f1)
+        awk -v m="MariaDB→Lockstep w$w" -v wl="$wl" -v th="$th" -v tps="$tps" -v lag=$(( $(seqno "$g") - rn )) -v sbm="$sbm" \
+            -v t0="$t0" -v t1="$t1" -v c0="$c0" -v c1="$c1" -v hz="$HZ" \
+            'BEGIN{ printf "| %s | %s | %s | %s | %d | %s | %.2f | %.1f |\n", m, wl, th, tps, lag, sbm, t1-t0, (c1-c0)/hz }' | tee -a "$OUT"
+      done
+    done
+  done
+  ls_stop lr; istop $M
   echo >> "$OUT"
 fi
 log "results in $OUT"
