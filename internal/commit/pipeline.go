@@ -211,6 +211,14 @@ func (p *Pipeline) GTIDExecuted() binlog.GTIDSet {
 	return p.gtids.Clone()
 }
 
+// Executed reports whether a GTID is committed or being committed, without
+// copying the set.
+func (p *Pipeline) Executed(sid binlog.UUID, gno uint64) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.gtids.Contains(sid, gno)
+}
+
 // GTIDVisible returns a copy of the GTIDs of every transaction visible in
 // storage (@@gtid_executed: a transaction is in it once it has committed).
 func (p *Pipeline) GTIDVisible() binlog.GTIDSet {

@@ -195,7 +195,7 @@ func (a *applier) run() {
 	}()
 
 	executed := func(t *relayTrx) bool {
-		return a.r.o.Pipe.GTIDExecuted().Contains(t.GTID.SID, t.GTID.GNO)
+		return a.r.o.Pipe.Executed(t.GTID.SID, t.GTID.GNO)
 	}
 	var idx int64
 loop:

@@ -358,19 +358,7 @@ func (s *Server) replicaVariables() []sql.SystemVariable {
 	global := sql.GetMysqlScope(sql.SystemVariableScope_Global)
 	set := &s.repl.Settings
 	var vars []sql.SystemVariable
-	add := func(v *sql.MysqlSystemVariable, aliases ...string) {
-		for _, name := range append([]string{v.Name}, aliases...) {
-			c := *v
-			c.Name = name
-			vars = append(vars, &c)
-			if c.ValueFunction != nil {
-				sqlengine.RegisterComputedVariable(name)
-			}
-			if name != v.Name {
-				sqlengine.RegisterVariableAlias(v.Name, name)
-			}
-		}
-	}
+	add := variableAdder(&vars)
 	notify := func(f func(v any) error) func(*sql.Context, sql.SystemVariableScope, sql.SystemVarValue) error {
 		return func(_ *sql.Context, _ sql.SystemVariableScope, v sql.SystemVarValue) error { return f(v.Val) }
 	}

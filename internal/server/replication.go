@@ -119,17 +119,15 @@ func (s *Server) dumpRequest(c *mysql.Conn, cmd *dumpCommand) source.Request {
 	return req
 }
 
-// semiSyncVariables are the rpl_semi_sync_source_* system variables and
-// their rpl_semi_sync_master_* aliases, which SET GLOBAL keeps equal.
-func (s *Server) semiSyncVariables() []sql.SystemVariable {
-	global := sql.GetMysqlScope(sql.SystemVariableScope_Global)
-	semi := s.source.Semi
-	var vars []sql.SystemVariable
-	add := func(v *sql.MysqlSystemVariable, aliases ...string) {
+// variableAdder returns a function that appends a system variable to vars
+// under its name and each alias (SET GLOBAL keeps them equal), registering
+// computed ones.
+func variableAdder(vars *[]sql.SystemVariable) func(v *sql.MysqlSystemVariable, aliases ...string) {
+	return func(v *sql.MysqlSystemVariable, aliases ...string) {
 		for _, name := range append([]string{v.Name}, aliases...) {
 			c := *v
 			c.Name = name
-			vars = append(vars, &c)
+			*vars = append(*vars, &c)
 			if c.ValueFunction != nil {
 				sqlengine.RegisterComputedVariable(name)
 			}
@@ -138,6 +136,15 @@ func (s *Server) semiSyncVariables() []sql.SystemVariable {
 			}
 		}
 	}
+}
+
+// semiSyncVariables are the rpl_semi_sync_source_* system variables and
+// their rpl_semi_sync_master_* aliases, which SET GLOBAL keeps equal.
+func (s *Server) semiSyncVariables() []sql.SystemVariable {
+	global := sql.GetMysqlScope(sql.SystemVariableScope_Global)
+	semi := s.source.Semi
+	var vars []sql.SystemVariable
+	add := variableAdder(&vars)
 	b2i := func(b bool) int8 {
 		if b {
 			return 1
