@@ -26,29 +26,40 @@ var (
 )
 
 func (s *Server) gtidNextStatement(c *mysql.Conn, query string) (*sqltypes.Result, bool, error) {
-	if m := setGTIDNext.FindStringSubmatch(query); m != nil {
-		v := strings.TrimSpace(m[1] + m[2] + m[3])
-		if strings.EqualFold(v, "AUTOMATIC") {
-			s.gtidNext.Delete(c.ConnectionID)
-			return &sqltypes.Result{}, true, nil
+	// Cheap filter first: this runs before every query.
+	q := strings.TrimLeft(query, " \t\r\n")
+	if len(q) < 200 && len(q) > 3 && strings.EqualFold(q[:3], "set") && strings.Contains(strings.ToLower(q), "gtid_next") {
+		if m := setGTIDNext.FindStringSubmatch(query); m != nil {
+			return s.setGTIDNext(c, m)
 		}
-		uuid, n, ok := strings.Cut(v, ":")
-		id, err := binlog.ParseUUID(uuid)
-		gno := uint64(0)
-		if ok && err == nil {
-			gno, err = parseUint(n)
-		}
-		if !ok || err != nil || gno == 0 {
-			return nil, true, mysql.NewSQLError(1231, "42000", "Variable 'gtid_next' can't be set to the value of '%s'", v)
-		}
-		s.gtidNext.Store(c.ConnectionID, binlog.GTIDInfo{SID: id, GNO: gno})
-		return &sqltypes.Result{}, true, nil
 	}
 	v, ok := s.gtidNext.Load(c.ConnectionID)
 	if !ok {
 		return nil, false, nil
 	}
-	g := v.(binlog.GTIDInfo)
+	return s.underGTIDNext(c, query, v.(binlog.GTIDInfo))
+}
+
+func (s *Server) setGTIDNext(c *mysql.Conn, m []string) (*sqltypes.Result, bool, error) {
+	v := strings.TrimSpace(m[1] + m[2] + m[3])
+	if strings.EqualFold(v, "AUTOMATIC") {
+		s.gtidNext.Delete(c.ConnectionID)
+		return &sqltypes.Result{}, true, nil
+	}
+	uuid, n, ok := strings.Cut(v, ":")
+	id, err := binlog.ParseUUID(uuid)
+	gno := uint64(0)
+	if ok && err == nil {
+		gno, err = parseUint(n)
+	}
+	if !ok || err != nil || gno == 0 {
+		return nil, true, mysql.NewSQLError(1231, "42000", "Variable 'gtid_next' can't be set to the value of '%s'", v)
+	}
+	s.gtidNext.Store(c.ConnectionID, binlog.GTIDInfo{SID: id, GNO: gno})
+	return &sqltypes.Result{}, true, nil
+}
+
+func (s *Server) underGTIDNext(c *mysql.Conn, query string, g binlog.GTIDInfo) (*sqltypes.Result, bool, error) {
 	switch {
 	case beginStmt.MatchString(query):
 		return &sqltypes.Result{}, true, nil
