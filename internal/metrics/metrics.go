@@ -195,7 +195,7 @@ var (
 	relaySpaceDesc = prometheus.NewDesc("lockstep_relay_log_bytes",
 		"Bytes in relay log files (Relay_Log_Space).", nil, nil)
 	applierParDesc = prometheus.NewDesc("lockstep_applier_parallelism",
-		"Transactions being prepared at once when a transaction started preparing.", nil, nil)
+		"Transactions being applied at once (from the start of their apply to visibility), sampled as each starts.", nil, nil)
 	applierDistDesc = prometheus.NewDesc("lockstep_applier_dependency_distance_avg",
 		"Average distance from a transaction to the one it depends on (like wsrep_cert_deps_distance).", nil, nil)
 	workerTrxDesc = prometheus.NewDesc("lockstep_applier_worker_transactions_total",
@@ -236,13 +236,11 @@ func (c applierCollector) Collect(ch chan<- prometheus.Metric) {
 	ch <- prometheus.MustNewConstMetric(relaySpaceDesc, prometheus.GaugeValue, float64(status.RelayLogSpace))
 	buckets := map[float64]uint64{}
 	var count uint64
-	var sum float64
 	for i := range st.Concurrency {
-		n := st.Concurrency[i].Load()
-		count += n
-		sum += float64(n) * float64(i+1)
-		buckets[float64(i+1)] = count
+		count += st.Concurrency[i].Load()
+		buckets[float64(uint64(1)<<i)] = count
 	}
+	sum := float64(st.ConcurrencySum.Load())
 	ch <- prometheus.MustNewConstHistogram(applierParDesc, count, sum, buckets)
 	dist := 0.0
 	if n := st.DepDistN.Load(); n > 0 {

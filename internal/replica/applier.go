@@ -51,6 +51,7 @@ type job struct {
 	ws      []uint64
 	dbs     []string
 	keys    []string // overlay keys it wrote
+	counted bool     // in the applier's parallelism count until visible
 }
 
 type rowChange struct {
@@ -371,17 +372,21 @@ func (a *applier) process(worker int, j *job) error {
 		return errStopped
 	}
 	waited := time.Since(tw)
+	// Parallelism: transactions between the start of their apply here and
+	// becoming visible (complete() counts them out), sampled as each starts.
 	st.concurrency(a.busy.Add(1))
 	ct, local, err := a.build(worker, j)
-	a.busy.Add(-1)
 	if err != nil {
+		a.busy.Add(-1)
 		return err
 	}
 	tw2 := time.Now()
 	if !a.seq.wait(j.idx-1, a.stop) {
+		a.busy.Add(-1)
 		ct.Batch.Close()
 		return errStopped
 	}
+	j.counted = true
 	waited += time.Since(tw2)
 	j.keys = a.ov.publish(local, j.idx)
 	if err := a.r.o.Pipe.Submit(ct); err != nil {
@@ -415,6 +420,9 @@ func (a *applier) complete() {
 				a.fail(err)
 			}
 			a.ov.remove(in.j.keys, in.j.idx)
+		}
+		if in.j.counted {
+			a.busy.Add(-1)
 		}
 		t := in.j.trx
 		st.applied(t, in.j.skip)

@@ -1,6 +1,7 @@
 package replica
 
 import (
+	"math/bits"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -12,9 +13,10 @@ import (
 const MaxWorkers = 1024
 
 // ConcurrencyBuckets is the size of the histogram of transactions being
-// prepared at once: bucket i counts transactions that started with i+1
-// running (the last bucket is "that many or more").
-const ConcurrencyBuckets = 17
+// applied at once (from the start of their apply to visibility): bucket i
+// counts transactions that started with at most 2^i in flight (the last
+// bucket is "more than that" too).
+const ConcurrencyBuckets = 14
 
 // WorkerStats are one worker's counters (worker 0 is the coordinator
 // applying by itself).
@@ -26,13 +28,14 @@ type WorkerStats struct {
 
 // ApplyStats are the applier's counters and what SHOW REPLICA STATUS needs.
 type ApplyStats struct {
-	Retrieved     atomic.Uint64 // transactions written to the relay log
-	Applied       atomic.Uint64 // transactions committed
-	Skipped       atomic.Uint64 // already executed, not applied again
-	SkippedErrors atomic.Uint64 // rows skipped by replica_skip_errors
-	DepDistSum    atomic.Uint64
-	DepDistN      atomic.Uint64
-	Concurrency   [ConcurrencyBuckets]atomic.Uint64
+	Retrieved      atomic.Uint64 // transactions written to the relay log
+	Applied        atomic.Uint64 // transactions committed
+	Skipped        atomic.Uint64 // already executed, not applied again
+	SkippedErrors  atomic.Uint64 // rows skipped by replica_skip_errors
+	DepDistSum     atomic.Uint64
+	DepDistN       atomic.Uint64
+	Concurrency    [ConcurrencyBuckets]atomic.Uint64
+	ConcurrencySum atomic.Uint64
 
 	workersMu sync.Mutex
 	workers   []*WorkerStats
@@ -95,8 +98,22 @@ func (s *ApplyStats) depDistance(d int64) {
 }
 
 func (s *ApplyStats) concurrency(n int64) {
-	i := min(max(n, 1), ConcurrencyBuckets) - 1
-	s.Concurrency[i].Add(1)
+	n = max(n, 1)
+	s.Concurrency[min(bits.Len64(uint64(n-1)), ConcurrencyBuckets-1)].Add(1)
+	s.ConcurrencySum.Add(uint64(n))
+}
+
+// ParallelismAvg is the average number of transactions in flight when one
+// started applying.
+func (s *ApplyStats) ParallelismAvg() float64 {
+	var n uint64
+	for i := range s.Concurrency {
+		n += s.Concurrency[i].Load()
+	}
+	if n == 0 {
+		return 0
+	}
+	return float64(s.ConcurrencySum.Load()) / float64(n)
 }
 
 func (s *ApplyStats) worker(id int) *WorkerStats {

@@ -463,18 +463,7 @@ func (s *Server) replicaStatus(live map[string]func() any) {
 		}
 		return fmt.Sprintf("%.4f", float64(st.DepDistSum.Load())/float64(n))
 	}
-	live["Replica_parallelism_avg"] = func() any {
-		var n, sum uint64
-		for i := range st.Concurrency {
-			c := st.Concurrency[i].Load()
-			n += c
-			sum += c * uint64(i+1)
-		}
-		if n == 0 {
-			return "0.0000"
-		}
-		return fmt.Sprintf("%.4f", float64(sum)/float64(n))
-	}
+	live["Replica_parallelism_avg"] = func() any { return fmt.Sprintf("%.4f", st.ParallelismAvg()) }
 	live["Replica_running"] = func() any {
 		if st, ok := s.repl.Status(time.Now()); ok && st.SQLRunning && st.IORunning == "Yes" {
 			return "ON"
