@@ -217,7 +217,6 @@ loop:
 			continue
 		}
 		t.RelayEnd = pos
-		st.relayRead(t, asm.gen)
 		idx++
 		j := &job{idx: idx, trx: t, ready: make(chan struct{})}
 		st.pushPending(t.GTID.OriginalCommitUS)

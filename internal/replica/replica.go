@@ -92,13 +92,12 @@ const (
 
 // Settings are the replica's dynamic settings (global variables).
 type Settings struct {
-	Workers      atomic.Int64  // replica_parallel_workers
-	Type         atomic.Value  // string: replica_parallel_type
-	SkipErrors   atomic.Value  // string: replica_skip_errors ("OFF", "all", "1062,1032")
-	NetTimeout   atomic.Int64  // replica_net_timeout, seconds
-	SemiSync     atomic.Bool   // rpl_semi_sync_replica_enabled
-	MaxRelaySize atomic.Int64  // max_relay_log_size (0: max_binlog_size)
-	SkipCounter  atomic.Uint64 // sql_replica_skip_counter
+	Workers      atomic.Int64 // replica_parallel_workers
+	Type         atomic.Value // string: replica_parallel_type
+	SkipErrors   atomic.Value // string: replica_skip_errors ("OFF", "all", "1062,1032")
+	NetTimeout   atomic.Int64 // replica_net_timeout, seconds
+	SemiSync     atomic.Bool  // rpl_semi_sync_replica_enabled
+	MaxRelaySize atomic.Int64 // max_relay_log_size (0: max_binlog_size)
 }
 
 // Replica is the replication controller of one server.
@@ -145,7 +144,6 @@ func New(o Options) (*Replica, error) {
 	r.Settings.Type.Store(TypeLogicalClock)
 	r.Settings.SkipErrors.Store("OFF")
 	r.Settings.NetTimeout.Store(60)
-	r.Stats.init()
 	b, err := os.ReadFile(filepath.Join(o.Dir, sourceFile))
 	switch {
 	case err == nil:

@@ -47,7 +47,6 @@ type ApplyStats struct {
 	lastApplied time.Time
 	execFile    string
 	execPos     uint32
-	relayFile   string // source file of the last transaction read
 	resume      relayPos
 	asm         asmState
 }
@@ -56,8 +55,6 @@ type asmState struct {
 	sourceFile string
 	gen        int
 }
-
-func (s *ApplyStats) init() {}
 
 // resetRelay forgets relay positions (a new relay log).
 func (s *ApplyStats) resetRelay() {
@@ -78,12 +75,6 @@ func (s *ApplyStats) resumePoint() (relayPos, asmState) {
 		s.resume = relayPos{File: 1, Pos: int64(len(binlog.FileMagic))}
 	}
 	return s.resume, s.asm
-}
-
-func (s *ApplyStats) relayRead(t *relayTrx, gen int) {
-	s.mu.Lock()
-	s.relayFile = t.SourceFile
-	s.mu.Unlock()
 }
 
 func (s *ApplyStats) pushPending(origUS uint64) {
