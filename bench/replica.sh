@@ -102,6 +102,44 @@ mode_args() {
   esac
 }
 
+mariadb_primary_cnf() {  # SYNC_BINLOG TRX_COMMIT
+  write_cnf $M $MPORT 1 "log-bin=$(idir $M)/binlog
+binlog_format=ROW
+sync_binlog=$1
+innodb_flush_log_at_trx_commit=$2
+binlog_cache_size=1M
+max_binlog_size=1G"
+}
+# Users and the sbtest database, the users without binlogging: MariaDB's own
+# privileges mean nothing to a Lockstep replica.
+m_users_unlogged() {
+  q $M "SET sql_log_bin=0; CREATE USER sbtest@'127.0.0.1' IDENTIFIED BY 'sbtest'; GRANT ALL ON *.* TO sbtest@'127.0.0.1';
+        CREATE USER repl@'127.0.0.1' IDENTIFIED BY 'repl'; GRANT ALL ON *.* TO repl@'127.0.0.1'; SET sql_log_bin=1; CREATE DATABASE sbtest"
+}
+
+LIVE_HDR="| pair | workload | threads | primary TPS | lag (trx) | Seconds_Behind | catch-up s | replica CPU s |
+|---|---|---|---|---|---|---|---|"
+# l_live_row LABEL PRIMARY_PORT REPLICA_PORT WL THREADS TAG TARGET_CMD WAIT_FN:
+# sysbench on the primary while the Lockstep replica "lr" follows; then its
+# lag (last transaction numbers of TARGET_CMD's GTID position and of the
+# replica's gtid_executed) and its catch-up time through WAIT_FN.
+l_live_row() {
+  local label=$1 pport=$2 rport=$3 wl=$4 th=$5 tag=$6 target_cmd=$7 wait=$8
+  local rp c0 c1 g rn sbm t0 t1 tps
+  rp=$(lspid lr); c0=$(cpu_ticks "$rp")
+  sb_run "$pport" "$wl" "$th" "$LIVE_SECS" "$RAW/$tag.txt"
+  g=$(eval "$target_cmd" | tr -d '\n')
+  rn=$(lastno "$(lsq "$rport" 'SELECT @@gtid_executed')")
+  sbm=$(lfield "$rport" Seconds_Behind_Source)
+  t0=$(date +%s.%N)
+  lsq "$rport" "SELECT $wait('$g', 900)" >/dev/null
+  t1=$(date +%s.%N); c1=$(cpu_ticks "$rp")
+  tps=$(sb_parse "$RAW/$tag.txt" | cut -d' ' -f1)
+  awk -v m="$label" -v wl="$wl" -v th="$th" -v tps="$tps" -v lag=$(( $(lastno "$g") - rn )) -v sbm="$sbm" \
+      -v t0="$t0" -v t1="$t1" -v c0="$c0" -v c1="$c1" -v hz="$HZ" \
+      'BEGIN{ printf "| %s | %s | %s | %s | %d | %s | %.2f | %.1f |\n", m, wl, th, tps, lag, sbm, t1-t0, (c1-c0)/hz }' | tee -a "$OUT"
+}
+
 # l_apply_timed PORT NAME TARGET TAG: start the SQL thread of a Lockstep
 # replica whose relay log holds the backlog; time it to TARGET.
 l_apply_timed() {
@@ -126,18 +164,10 @@ m_apply_row() {  # apply_timed output -> table row
 
 if [[ " $PHASES " == *" backlog "* ]]; then
   log "backlog: MariaDB primary, MariaDB and Lockstep replicas"
-  write_cnf $M $MPORT 1 "log-bin=$(idir $M)/binlog
-binlog_format=ROW
-sync_binlog=0
-innodb_flush_log_at_trx_commit=2
-binlog_cache_size=1M
-max_binlog_size=1G"
+  mariadb_primary_cnf 0 2
   mariadb_replica_cnf $R $RPORT 2
   iinit $M; iinit $R; istart $M; istart $R
-  # Users without binlogging: MariaDB's own privileges mean nothing to a
-  # Lockstep replica.
-  q $M "SET sql_log_bin=0; CREATE USER sbtest@'127.0.0.1' IDENTIFIED BY 'sbtest'; GRANT ALL ON *.* TO sbtest@'127.0.0.1';
-        CREATE USER repl@'127.0.0.1' IDENTIFIED BY 'repl'; GRANT ALL ON *.* TO repl@'127.0.0.1'; SET sql_log_bin=1; CREATE DATABASE sbtest"
+  m_users_unlogged
   rm -rf "$(ldir lr)"
   ls_start lr 23430 --server-id 3 --skip-replica-start
   lsq 23430 "CHANGE REPLICATION SOURCE TO SOURCE_HOST='127.0.0.1', SOURCE_PORT=$MPORT, SOURCE_USER='repl', SOURCE_PASSWORD='repl', SOURCE_CONNECT_RETRY=1; START REPLICA"
@@ -226,15 +256,9 @@ if [[ " $PHASES " == *" live "* ]]; then
     echo
     echo "Primary and replica both durable (sync_binlog=1, innodb_flush_log_at_trx_commit=1). ${LIVE_SECS} s per run. Lag = transactions the replica is behind when the load stops, and Seconds_Behind at that moment; catch-up = time until it has everything."
     echo
-    echo "| pair | workload | threads | primary TPS | lag (trx) | Seconds_Behind | catch-up s | replica CPU s |"
-    echo "|---|---|---|---|---|---|---|---|"
+    echo "$LIVE_HDR"
   } >> "$OUT"
-  write_cnf $M $MPORT 1 "log-bin=$(idir $M)/binlog
-binlog_format=ROW
-sync_binlog=1
-innodb_flush_log_at_trx_commit=1
-binlog_cache_size=1M
-max_binlog_size=1G"
+  mariadb_primary_cnf 1 1
   mariadb_replica_cnf $R $RPORT 2
   iinit $M; iinit $R; istart $M; istart $R; mkusers $M
   repl_connect $R $MPORT; q $R "START SLAVE"
@@ -263,18 +287,8 @@ max_binlog_size=1G"
         lsq 23432 "STOP REPLICA; SET GLOBAL replica_parallel_workers=$w; SET GLOBAL replica_parallel_type='$typ'; START REPLICA"
         lsq 23432 "SELECT WAIT_FOR_EXECUTED_GTID_SET('$(lsq 23431 'SELECT @@gtid_executed')', 900)" >/dev/null
         log "live Lockstep $typ $w $wl $th"
-        rp=$(lspid lr); c0=$(cpu_ticks "$rp")
-        sb_run 23431 "$wl" "$th" "$LIVE_SECS" "$RAW/replica_live_l_${w}_${wl}_$th.txt"
-        g=$(lsq 23431 "SELECT @@gtid_executed" | tr -d '\n')
-        pn=$(lastno "$g"); rn=$(lastno "$(lsq 23432 'SELECT @@gtid_executed')")
-        sbm=$(lfield 23432 Seconds_Behind_Source)
-        t0=$(date +%s.%N)
-        lsq 23432 "SELECT WAIT_FOR_EXECUTED_GTID_SET('$g', 900)" >/dev/null
-        t1=$(date +%s.%N); c1=$(cpu_ticks "$rp")
-        tps=$(sb_parse "$RAW/replica_live_l_${w}_${wl}_$th.txt" | cut -d' ' -f1)
-        awk -v m="Lockstep→Lockstep w$w" -v wl="$wl" -v th="$th" -v tps="$tps" -v lag=$((pn-rn)) -v sbm="$sbm" \
-            -v t0="$t0" -v t1="$t1" -v c0="$c0" -v c1="$c1" -v hz="$HZ" \
-            'BEGIN{ printf "| %s | %s | %s | %s | %d | %s | %.2f | %.1f |\n", m, wl, th, tps, lag, sbm, t1-t0, (c1-c0)/hz }' | tee -a "$OUT"
+        l_live_row "Lockstep→Lockstep w$w" 23431 23432 "$wl" "$th" "replica_live_l_${w}_${wl}_$th" \
+          "lsq 23431 'SELECT @@gtid_executed'" WAIT_FOR_EXECUTED_GTID_SET
       done
     done
   done
@@ -287,18 +301,11 @@ if [[ " $PHASES " == *" cross "* ]]; then
     echo
     echo "MariaDB primary durable (sync_binlog=1, innodb_flush_log_at_trx_commit=1), Lockstep replica durable, replicating by MariaDB GTID. ${LIVE_SECS} s per run."
     echo
-    echo "| pair | workload | threads | primary TPS | lag (trx) | Seconds_Behind | catch-up s | replica CPU s |"
-    echo "|---|---|---|---|---|---|---|---|"
+    echo "$LIVE_HDR"
   } >> "$OUT"
-  write_cnf $M $MPORT 1 "log-bin=$(idir $M)/binlog
-binlog_format=ROW
-sync_binlog=1
-innodb_flush_log_at_trx_commit=1
-binlog_cache_size=1M
-max_binlog_size=1G"
+  mariadb_primary_cnf 1 1
   iinit $M; istart $M
-  q $M "SET sql_log_bin=0; CREATE USER sbtest@'127.0.0.1' IDENTIFIED BY 'sbtest'; GRANT ALL ON *.* TO sbtest@'127.0.0.1';
-        CREATE USER repl@'127.0.0.1' IDENTIFIED BY 'repl'; GRANT ALL ON *.* TO repl@'127.0.0.1'; SET sql_log_bin=1; CREATE DATABASE sbtest"
+  m_users_unlogged
   rm -rf "$(ldir lr)"
   ls_start lr 23430 --server-id 3 --skip-replica-start
   lsq 23430 "CHANGE REPLICATION SOURCE TO SOURCE_HOST='127.0.0.1', SOURCE_PORT=$MPORT, SOURCE_USER='repl', SOURCE_PASSWORD='repl', SOURCE_CONNECT_RETRY=1; START REPLICA"
@@ -310,18 +317,8 @@ max_binlog_size=1G"
         lsq 23430 "STOP REPLICA; SET GLOBAL replica_parallel_workers=$w; START REPLICA"
         lsq 23430 "SELECT MASTER_GTID_WAIT('$(gvar $M gtid_binlog_pos)', 900)" >/dev/null
         log "cross w$w $wl $th"
-        rp=$(lspid lr); c0=$(cpu_ticks "$rp")
-        sb_run $MPORT "$wl" "$th" "$LIVE_SECS" "$RAW/replica_cross_${w}_${wl}_$th.txt"
-        g=$(gvar $M gtid_binlog_pos)
-        rn=$(lastno "$(lsq 23430 'SELECT @@gtid_executed')")
-        sbm=$(lfield 23430 Seconds_Behind_Source)
-        t0=$(date +%s.%N)
-        lsq 23430 "SELECT MASTER_GTID_WAIT('$g', 900)" >/dev/null
-        t1=$(date +%s.%N); c1=$(cpu_ticks "$rp")
-        tps=$(sb_parse "$RAW/replica_cross_${w}_${wl}_$th.txt" | cut -d' ' -f1)
-        awk -v m="MariaDB→Lockstep w$w" -v wl="$wl" -v th="$th" -v tps="$tps" -v lag=$(( $(seqno "$g") - rn )) -v sbm="$sbm" \
-            -v t0="$t0" -v t1="$t1" -v c0="$c0" -v c1="$c1" -v hz="$HZ" \
-            'BEGIN{ printf "| %s | %s | %s | %s | %d | %s | %.2f | %.1f |\n", m, wl, th, tps, lag, sbm, t1-t0, (c1-c0)/hz }' | tee -a "$OUT"
+        l_live_row "MariaDB→Lockstep w$w" $MPORT 23430 "$wl" "$th" "replica_cross_${w}_${wl}_$th" \
+          "gvar $M gtid_binlog_pos" MASTER_GTID_WAIT
       done
     done
   done
