@@ -121,6 +121,18 @@ func Registry(o *Observer, p *commit.Pipeline, l *lock.Manager, src *source.Sour
 	return r
 }
 
+// RegisterFastPath adds the fast path's statement counts: statements it
+// ran, and statements of a recognised shape it handed to go-mysql-server.
+func RegisterFastPath(r *prometheus.Registry, executed, fallbacks func() uint64) {
+	for path, f := range map[string]func() uint64{"fast": executed, "fallback": fallbacks} {
+		r.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{
+			Name:        "lockstep_fastpath_statements_total",
+			Help:        "Statements of a shape the fast path recognises, by who ran them: the fast path, or go-mysql-server after a fallback.",
+			ConstLabels: prometheus.Labels{"path": path},
+		}, func() float64 { return float64(f()) }))
+	}
+}
+
 // replicaCollector reports each connected replica (dump connection).
 type replicaCollector struct{ src *source.Source }
 

@@ -22,10 +22,18 @@ import (
 // of departed clients cancellable (track).
 type handler struct {
 	mysql.Handler
-	s *Server
+	s    *Server
+	fast *fastPath
 }
 
-func (s *Server) wrapHandler(h mysql.Handler) (mysql.Handler, error) { return handler{h, s}, nil }
+// wrapHandler wraps a listener's GMS handler. The listener's session
+// manager, which the fast path needs, exists only once the listener does:
+// bind sets it.
+func (s *Server) wrapHandler(h mysql.Handler) (mysql.Handler, error) {
+	hd := &handler{Handler: h, s: s, fast: &fastPath{s: s}}
+	s.unbound = hd
+	return hd, nil
+}
 
 var errInterrupted = mysql.NewSQLError(mysql.ERQueryInterrupted, "70100", "Query execution was interrupted")
 
@@ -70,7 +78,7 @@ func track(ctx context.Context, c *mysql.Conn) (context.Context, func()) {
 	}
 }
 
-func (h handler) ComQuery(ctx context.Context, c *mysql.Conn, query string, cb mysql.ResultSpoolFn) error {
+func (h *handler) ComQuery(ctx context.Context, c *mysql.Conn, query string, cb mysql.ResultSpoolFn) error {
 	if res, ok, err := h.s.gtidNextStatement(c, query); ok {
 		if err != nil {
 			return err
@@ -91,10 +99,13 @@ func (h handler) ComQuery(ctx context.Context, c *mysql.Conn, query string, cb m
 	}
 	ctx, done := track(ctx, c)
 	defer done()
+	if ok, err := h.fast.query(ctx, h.Handler, c, query, nil, nil, func(r *sqltypes.Result) error { return cb(r, false) }); ok {
+		return restoreError(err)
+	}
 	return restoreError(h.Handler.ComQuery(ctx, c, query, cb))
 }
 
-func (h handler) ComMultiQuery(ctx context.Context, c *mysql.Conn, query string, cb mysql.ResultSpoolFn) (string, error) {
+func (h *handler) ComMultiQuery(ctx context.Context, c *mysql.Conn, query string, cb mysql.ResultSpoolFn) (string, error) {
 	if res, ok, err := h.s.replicaStatement(c, query); ok {
 		if err != nil {
 			return "", err
@@ -109,25 +120,38 @@ func (h handler) ComMultiQuery(ctx context.Context, c *mysql.Conn, query string,
 	}
 	ctx, done := track(ctx, c)
 	defer done()
+	// The fast path takes a query of one statement (parse checks).
+	if ok, err := h.fast.query(ctx, h.Handler, c, query, nil, nil, func(r *sqltypes.Result) error { return cb(r, false) }); ok {
+		return "", restoreError(err)
+	}
 	rest, err := h.Handler.ComMultiQuery(ctx, c, query, cb)
 	return rest, restoreError(err)
 }
 
-func (h handler) ComPrepare(ctx context.Context, c *mysql.Conn, query string, p *mysql.PrepareData) ([]*querypb.Field, error) {
+func (h *handler) ComPrepare(ctx context.Context, c *mysql.Conn, query string, p *mysql.PrepareData) ([]*querypb.Field, error) {
 	f, err := h.Handler.ComPrepare(ctx, c, query, p)
+	if err == nil {
+		h.fast.prepare(ctx, h.Handler, c, query, p)
+	}
 	return f, restoreError(err)
 }
 
-func (h handler) ComStmtExecute(ctx context.Context, c *mysql.Conn, p *mysql.PrepareData, cb func(*sqltypes.Result) error) error {
+func (h *handler) ComStmtExecute(ctx context.Context, c *mysql.Conn, p *mysql.PrepareData, cb func(*sqltypes.Result) error) error {
 	ctx, done := track(ctx, c)
 	defer done()
+	if plan := h.fast.planFor(c, p); plan != nil {
+		if ok, err := h.fast.query(ctx, h.Handler, c, p.PrepareStmt, p.BindVars, plan, cb); ok {
+			return restoreError(err)
+		}
+	}
 	return restoreError(h.Handler.ComStmtExecute(ctx, c, p, cb))
 }
 
 // ConnectionClosed forgets the connection's COM_REGISTER_SLAVE, if any.
-func (h handler) ConnectionClosed(c *mysql.Conn) {
+func (h *handler) ConnectionClosed(c *mysql.Conn) {
 	h.s.source.Forget(c.ConnectionID)
 	h.s.gtidNext.Delete(c.ConnectionID)
+	h.fast.forget(c.ConnectionID)
 	h.Handler.ConnectionClosed(c)
 }
 
@@ -135,7 +159,7 @@ func (h handler) ConnectionClosed(c *mysql.Conn) {
 // autocommit on, but GMS sets the status flags only after a query, and
 // clients such as PyMySQL trust the handshake's flags (with them clear, it
 // skips SET autocommit=0 and its rollbacks silently do nothing).
-func (h handler) NewConnection(c *mysql.Conn) {
+func (h *handler) NewConnection(c *mysql.Conn) {
 	h.Handler.NewConnection(c)
 	c.StatusFlags |= uint16(mysql.ServerStatusAutocommit)
 }

@@ -51,6 +51,14 @@ type Server struct {
 	wire     *wireListener
 	repl     *replica.Replica
 	gtidNext sync.Map // connection id -> binlog.GTIDInfo (SET gtid_next)
+	unbound  *handler // the handler wrapHandler made last, until bound
+}
+
+// bind gives the handler wrapHandler just made its listener's session
+// manager.
+func (s *Server) bind(lst *gmsserver.Server) {
+	s.unbound.fast.sm = lst.SessionManager()
+	s.unbound = nil
 }
 
 // Start opens the data directory (recovering it if needed) and starts
@@ -113,7 +121,7 @@ func Start(cfg Config, log *slog.Logger) (*Server, error) {
 	s.sql.ReadOnly.Store(cfg.ReadOnly || cfg.SuperReadOnly)
 	s.sql.SuperReadOnly.Store(cfg.SuperReadOnly)
 	started := time.Now()
-	installStatus(pipe, locks, started, s.semiSyncStatus, s.replicaStatus)
+	installStatus(pipe, locks, started, s.semiSyncStatus, s.replicaStatus, s.fastPathStatus)
 	if err := s.registerVariables(); err != nil {
 		s.shutdownStorage()
 		return nil, err
@@ -144,6 +152,7 @@ func Start(cfg Config, log *slog.Logger) (*Server, error) {
 		s.shutdownStorage()
 		return nil, fmt.Errorf("listening on %s: %w", addr, err)
 	}
+	s.bind(lst)
 	go s.wire.watchDisconnects(s.stop, (*wireConn).cancelStatement)
 	if cfg.MariaDBPort != 0 {
 		if err := s.listenMariaDB(); err != nil {
@@ -164,6 +173,7 @@ func Start(cfg Config, log *slog.Logger) (*Server, error) {
 		}
 		reg := metrics.Registry(obs, pipe, locks, s.source, started)
 		metrics.RegisterReplica(reg, s.repl)
+		metrics.RegisterFastPath(reg, s.sql.Fast.Executed.Load, s.sql.Fast.Fallbacks.Load)
 		s.http = &http.Server{Handler: metrics.Handler(reg), ReadHeaderTimeout: 10 * time.Second}
 		s.httpAddr = hl.Addr().String()
 		go func() {
@@ -230,6 +240,7 @@ func (s *Server) listenMariaDB() error {
 		tl.Close()
 		return fmt.Errorf("listening on %s (--mariadb-port): %w", addr, err)
 	}
+	s.bind(lst)
 	s.mariadb = lst
 	go wl.watchDisconnects(s.stop, (*wireConn).cancelStatement)
 	go func() {

@@ -46,6 +46,9 @@ type Engine struct {
 	// applier writes below this layer and is not affected.
 	ReadOnly, SuperReadOnly atomic.Bool
 
+	// Fast counts statements run by the fast path and handed back to GMS.
+	Fast FastStats
+
 	// GMS is the go-mysql-server engine.
 	GMS *sqle.Engine
 }
@@ -79,6 +82,12 @@ func registerVariables() {
 			// GMS declares it with the range 1..1; MySQL's is 1..1073741824.
 			Name: "innodb_lock_wait_timeout", Scope: sql.GetMysqlScope(sql.SystemVariableScope_Both), Dynamic: true,
 			Type: types.NewSystemIntType("innodb_lock_wait_timeout", 1, 1073741824, false), Default: int64(50),
+		},
+		&sql.MysqlSystemVariable{
+			// OFF sends every statement through go-mysql-server (for
+			// comparing the two paths, or ruling the fast path out).
+			Name: "lockstep_fast_path", Scope: sql.GetMysqlScope(sql.SystemVariableScope_Both), Dynamic: true,
+			Type: types.NewSystemBoolType("lockstep_fast_path"), Default: int8(1),
 		},
 	})
 	// MySQL 8's default collation (GMS's own default is utf8mb4_0900_bin).

@@ -1,0 +1,326 @@
+package integration
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"math/rand"
+	"os"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/go-sql-driver/mysql"
+)
+
+// TestFastPathMatchesGMS is the fast path's differential test: the same
+// random statements of the shapes it executes (and near misses it must
+// hand to GMS) run on two identical databases, one session with the fast
+// path and one with lockstep_fast_path=OFF, both as text and as prepared
+// statements. Every result (columns, rows, affected rows, insert id, error
+// number and message) and the final tables must be identical.
+func TestFastPathMatchesGMS(t *testing.T) {
+	s := startServer(t, t.TempDir())
+	admin := s.db("")
+	ctx := context.Background()
+	const schema = `CREATE TABLE t (
+		id INT PRIMARY KEY,
+		k INT NOT NULL,
+		c VARCHAR(12) NOT NULL,
+		pad CHAR(6),
+		u VARCHAR(8) UNIQUE,
+		big BIGINT,
+		un INT UNSIGNED,
+		d DECIMAL(5,2),
+		KEY k (k))`
+	sessions := map[string]*sql.Conn{}
+	for _, name := range []string{"fa", "fb"} {
+		mustExec(t, admin, "CREATE DATABASE "+name)
+		mustExec(t, admin, "USE "+name)
+		c, err := s.db(name).Conn(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { c.Close() })
+		if _, err := c.ExecContext(ctx, schema); err != nil {
+			t.Fatal(err)
+		}
+		sessions[name] = c
+	}
+	if _, err := sessions["fb"].ExecContext(ctx, "SET SESSION lockstep_fast_path = OFF"); err != nil {
+		t.Fatal(err)
+	}
+	fastBefore := statusValue(t, admin, "Lockstep_fastpath_statements")
+
+	seed := int64(rand.Uint32())
+	if v := os.Getenv("LOCKSTEP_SEED"); v != "" {
+		seed, _ = strconv.ParseInt(v, 10, 64)
+	}
+	rng := rand.New(rand.NewSource(seed))
+	t.Logf("seed %d (LOCKSTEP_SEED reproduces)", seed)
+	g := &stmtGen{rng: rng}
+	const n = 3000
+	for i := 0; i < n; i++ {
+		q, args := g.next()
+		prepared := rng.Intn(2) == 0 && args != nil
+		text := g.inline(q, args)
+		var outs [2]string
+		for j, name := range []string{"fa", "fb"} {
+			if prepared {
+				outs[j] = run(ctx, sessions[name], q, args)
+			} else {
+				outs[j] = run(ctx, sessions[name], text, nil)
+			}
+		}
+		if outs[0] != outs[1] {
+			t.Fatalf("statement %d (prepared=%v) differs:\n  %s\n  args %v\nfast path: %s\nGMS:       %s", i, prepared, text, args, outs[0], outs[1])
+		}
+	}
+	for _, name := range []string{"fa", "fb"} {
+		if _, err := sessions[name].ExecContext(ctx, "ROLLBACK"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	final := [2]string{}
+	for j, name := range []string{"fa", "fb"} {
+		final[j] = run(ctx, sessions[name], "SELECT * FROM t ORDER BY id", nil)
+	}
+	if final[0] != final[1] {
+		t.Fatalf("final tables differ:\nfast path: %s\nGMS:       %s", final[0], final[1])
+	}
+	if rows := strings.Count(final[0], "|"); rows < 10 {
+		t.Fatalf("the workload left only %d rows; it exercises too little: %s", rows, final[0])
+	}
+	ran := statusValue(t, admin, "Lockstep_fastpath_statements") - fastBefore
+	if ran < n/3 {
+		t.Fatalf("the fast path ran only %d of %d statements", ran, n)
+	}
+	t.Logf("fast path ran %d statements, fell back on %d", ran, statusValue(t, admin, "Lockstep_fastpath_fallbacks"))
+}
+
+func statusValue(t *testing.T, db *sql.DB, name string) int {
+	t.Helper()
+	var k string
+	var v int
+	if err := db.QueryRow("SHOW GLOBAL STATUS LIKE '"+name+"'").Scan(&k, &v); err != nil {
+		t.Fatal(err)
+	}
+	return v
+}
+
+// run executes q and renders everything a client can observe of it.
+func run(ctx context.Context, c *sql.Conn, q string, args []any) string {
+	trimmed := strings.ToUpper(strings.TrimSpace(q))
+	if strings.HasPrefix(trimmed, "SELECT") {
+		rows, err := c.QueryContext(ctx, q, args...)
+		if err != nil {
+			return renderErr(err)
+		}
+		defer rows.Close()
+		var b strings.Builder
+		types, _ := rows.ColumnTypes()
+		for _, ct := range types {
+			nullable, _ := ct.Nullable()
+			fmt.Fprintf(&b, "%s:%s:%v ", ct.Name(), ct.DatabaseTypeName(), nullable)
+		}
+		vals := make([]sql.RawBytes, len(types))
+		ptrs := make([]any, len(vals))
+		for i := range vals {
+			ptrs[i] = &vals[i]
+		}
+		for rows.Next() {
+			if err := rows.Scan(ptrs...); err != nil {
+				return renderErr(err)
+			}
+			b.WriteString("|")
+			for _, v := range vals {
+				if v == nil {
+					b.WriteString("NULL,")
+				} else {
+					b.WriteString(strconv.Quote(string(v)) + ",")
+				}
+			}
+		}
+		if err := rows.Err(); err != nil {
+			return b.String() + " " + renderErr(err)
+		}
+		return b.String()
+	}
+	res, err := c.ExecContext(ctx, q, args...)
+	if err != nil {
+		return renderErr(err)
+	}
+	n, _ := res.RowsAffected()
+	id, _ := res.LastInsertId()
+	return fmt.Sprintf("affected=%d insert_id=%d", n, id)
+}
+
+func renderErr(err error) string {
+	var me *mysql.MySQLError
+	if errors.As(err, &me) {
+		msg := strings.ReplaceAll(strings.ReplaceAll(me.Message, "fa.", "DB."), "fb.", "DB.")
+		return fmt.Sprintf("error %d (%s): %s", me.Number, string(me.SQLState[:]), msg)
+	}
+	return "error: " + err.Error()
+}
+
+// stmtGen makes statements of the fast path's shapes over table t, with
+// operands that it accepts and operands that must make it fall back.
+type stmtGen struct {
+	rng *rand.Rand
+}
+
+func (g *stmtGen) pick(xs ...string) string { return xs[g.rng.Intn(len(xs))] }
+
+// id is a key value: mostly in a small range so rows collide, sometimes
+// an edge (out of INT's range, a string, NULL, negative).
+func (g *stmtGen) id() any {
+	switch g.rng.Intn(20) {
+	case 0:
+		return nil
+	case 1:
+		return "7"
+	case 2:
+		return int64(2147483648)
+	case 3:
+		return int64(-3)
+	case 4:
+		return "x"
+	}
+	return int64(g.rng.Intn(40))
+}
+
+func (g *stmtGen) intVal() any {
+	switch g.rng.Intn(14) {
+	case 0:
+		return nil
+	case 1:
+		return int64(2147483647)
+	case 2:
+		return int64(-2147483648)
+	case 3:
+		return int64(2147483648)
+	case 4:
+		return "12"
+	}
+	return int64(g.rng.Intn(200) - 50)
+}
+
+func (g *stmtGen) strVal() any {
+	switch g.rng.Intn(12) {
+	case 0:
+		return nil
+	case 1:
+		return "way too long for it"
+	case 2:
+		return "trail  "
+	case 3:
+		return "ünï"
+	case 4:
+		return ""
+	case 5:
+		return int64(5)
+	case 6:
+		return "A"
+	}
+	return g.pick("a", "b", "c", "dd", "ee", "ff")
+}
+
+func (g *stmtGen) next() (string, []any) {
+	var args []any
+	arg := func(v any) string { args = append(args, v); return "?" }
+	switch g.rng.Intn(24) {
+	case 0:
+		return g.pick("BEGIN", "START TRANSACTION", "COMMIT", "ROLLBACK"), nil
+	case 1:
+		return g.pick("SET autocommit=0", "SET autocommit=1", "COMMIT"), nil
+	case 2, 3, 4:
+		cols := g.pick("*", "id, k, c", "c", "pad, u, big, un, d", "K AS kk, id", "t.c")
+		lock := g.pick("", "", "", " FOR UPDATE", " LOCK IN SHARE MODE")
+		return "SELECT " + cols + " FROM t WHERE id = " + arg(g.id()) + lock, args
+	case 5:
+		ids := []string{arg(g.id()), arg(g.id())}
+		if g.rng.Intn(2) == 0 {
+			ids = append(ids, arg(g.id()))
+		}
+		return "SELECT id, c FROM t WHERE id IN (" + strings.Join(ids, ", ") + ")", args
+	case 6, 7:
+		q := "SELECT id, c FROM t WHERE id BETWEEN " + arg(g.id()) + " AND " + arg(g.id())
+		if g.rng.Intn(2) == 0 {
+			q += g.pick(" ORDER BY id", " ORDER BY id DESC", " ORDER BY c")
+		}
+		if g.rng.Intn(2) == 0 {
+			q += " LIMIT " + arg(int64(g.rng.Intn(4)))
+		}
+		return q, args
+	case 8:
+		return "SELECT id FROM t WHERE id " + g.pick(">=", ">", "<", "<=") + " " + arg(g.id()) +
+			" AND id " + g.pick("<", "<=") + " " + arg(g.id()), args
+	case 9:
+		return "SELECT * FROM t WHERE u = " + arg(g.strVal()), args
+	case 10:
+		return "SELECT id FROM t WHERE k = " + arg(g.intVal()), args // not a key lookup: GMS
+	case 11, 12:
+		op := g.pick("+", "-")
+		return "UPDATE t SET k = k " + op + " " + arg(g.intVal()) + " WHERE id = " + arg(g.id()), args
+	case 13:
+		return "UPDATE t SET c = " + arg(g.strVal()) + ", pad = " + arg(g.strVal()) + " WHERE id = " + arg(g.id()), args
+	case 14:
+		return "UPDATE t SET u = " + arg(g.strVal()) + " WHERE id = " + arg(g.id()), args
+	case 15:
+		return "UPDATE t SET big = big " + g.pick("+", "-") + " " + arg(g.intVal()) + ", un = " + arg(g.intVal()) + " WHERE id = " + arg(g.id()), args
+	case 16:
+		return "UPDATE t SET un = un + 1 WHERE id = " + arg(g.id()), args
+	case 17:
+		return "UPDATE t SET k = " + arg(g.intVal()) + " WHERE u = " + arg(g.strVal()), args
+	case 18:
+		return "DELETE FROM t WHERE id = " + arg(g.id()), args
+	case 19:
+		return "DELETE FROM t WHERE u = " + arg(g.strVal()), args
+	}
+	// INSERT, most often complete and valid.
+	if g.rng.Intn(4) == 0 {
+		return "INSERT INTO t VALUES (" + arg(g.id()) + ", " + arg(g.intVal()) + ", " + arg(g.strVal()) + ", " +
+			arg(g.strVal()) + ", " + arg(g.strVal()) + ", " + arg(g.intVal()) + ", " + arg(g.intVal()) + ", NULL)", args
+	}
+	id := any(int64(g.rng.Intn(40)))
+	if g.rng.Intn(6) == 0 {
+		id = g.id()
+	}
+	c := any(g.pick("a", "b", "c"))
+	if g.rng.Intn(5) == 0 {
+		c = g.strVal()
+	}
+	u := any(nil)
+	if g.rng.Intn(3) == 0 {
+		u = g.strVal()
+	}
+	if g.rng.Intn(5) == 0 {
+		return "INSERT INTO t (id, k, c) VALUES (" + arg(id) + ", " + arg(g.intVal()) + ", " + arg(c) + ")", args
+	}
+	return "INSERT INTO t (c, id, k, u, pad, big, un, d) VALUES (" + arg(c) + ", " + arg(id) + ", " + arg(int64(g.rng.Intn(100))) + ", " +
+		arg(u) + ", " + arg(g.strVal()) + ", " + arg(g.intVal()) + ", " + arg(int64(g.rng.Intn(9))) + ", NULL)", args
+}
+
+// inline renders a statement with its arguments as literals.
+func (g *stmtGen) inline(q string, args []any) string {
+	var b strings.Builder
+	i := 0
+	for _, r := range q {
+		if r != '?' {
+			b.WriteRune(r)
+			continue
+		}
+		switch v := args[i].(type) {
+		case nil:
+			b.WriteString("NULL")
+		case int64:
+			b.WriteString(strconv.FormatInt(v, 10))
+		case string:
+			b.WriteString("'" + strings.ReplaceAll(v, "'", "''") + "'")
+		}
+		i++
+	}
+	return b.String()
+}

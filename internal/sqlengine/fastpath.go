@@ -1,0 +1,1046 @@
+package sqlengine
+
+// The fast path runs the statements OLTP applications send most (point,
+// IN-list and primary-key range reads, single-row INSERT, UPDATE and DELETE
+// by key, transaction control), with or without bind variables, straight
+// against the transaction layer: no GMS planning, no analyzer, no
+// expression trees. Everything else goes to GMS, in the same session and
+// transaction.
+//
+// Invariants:
+//
+//   - Same semantics as GMS, by construction rather than by imitation. The
+//     fast path only executes what it can execute exactly: an operand is
+//     used only when GMS's own type conversion takes it losslessly (an
+//     integer literal for an integer column, a string of valid UTF-8 that
+//     fits a text column); row writes go through the table editors GMS
+//     uses (unique checks, binlog rows, AUTO_INCREMENT), reads through the
+//     same transaction calls and lock modes as the GMS scan path, results
+//     through GMS's types. Anything doubtful (a value needing coercion, a
+//     NULL key, arithmetic that would overflow, a privilege check that
+//     fails) makes it give up, before anything is written, with
+//     errFallback; the caller then runs the statement through GMS, which
+//     produces MySQL's result, warning or error.
+//   - Giving up leaves no trace: a transaction the fast path opened for an
+//     autocommit statement is rolled back (it holds at most locks GMS will
+//     take again), and an explicit transaction's statement is rolled back
+//     to its start.
+//   - Transactions follow GMS's protocol on the session: a statement joins
+//     the open transaction (ctx.GetTransaction) or starts one; under
+//     autocommit (and outside BEGIN) it commits at the end. BEGIN, COMMIT
+//     and ROLLBACK do what GMS's nodes do, so the two paths can alternate
+//     freely within one transaction.
+
+import (
+	"errors"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"unicode/utf8"
+
+	"github.com/dolthub/go-mysql-server/sql"
+	"github.com/dolthub/go-mysql-server/sql/types"
+	"github.com/dolthub/vitess/go/sqltypes"
+	querypb "github.com/dolthub/vitess/go/vt/proto/query"
+	ast "github.com/dolthub/vitess/go/vt/sqlparser"
+	"github.com/lockstepdb/lockstep/internal/lock"
+	"github.com/lockstepdb/lockstep/internal/row"
+	"github.com/lockstepdb/lockstep/internal/txn"
+)
+
+// FastStats counts statements by the path that ran them.
+type FastStats struct {
+	// Executed counts statements the fast path ran (successfully or with
+	// an error from storage: a duplicate key, a lock wait timeout).
+	Executed atomic.Uint64
+	// Fallbacks counts statements of a recognised shape that it handed to
+	// GMS (a value needing coercion, an unsupported column, ...).
+	Fallbacks atomic.Uint64
+}
+
+// errFallback: this statement must run through GMS.
+var errFallback = errors.New("fast path: fall back to GMS")
+
+// ExecFast runs p in ctx's session. handled is false when the statement
+// must run through GMS instead; nothing has changed then.
+func (e *Engine) ExecFast(ctx *sql.Context, p *FastPlan, binds map[string]*querypb.BindVariable) (res *sqltypes.Result, handled bool, err error) {
+	s := sessionOf(ctx)
+	if s == nil || s.replGTID != nil {
+		return nil, false, nil
+	}
+	if v, err := s.BaseSession.GetSessionVariable(ctx, "lockstep_fast_path"); err == nil && !isOn(v) {
+		return nil, false, nil
+	}
+	switch p.kind {
+	case fastBegin, fastCommit, fastRollback:
+		res, err = e.fastTxnControl(ctx, s, p.kind)
+		e.Fast.Executed.Add(1)
+		return res, true, err
+	}
+	res, err = e.fastStatement(ctx, s, p, binds)
+	if err == errFallback {
+		e.Fast.Fallbacks.Add(1)
+		return nil, false, nil
+	}
+	e.Fast.Executed.Add(1)
+	if err != nil {
+		return nil, true, sql.CastSQLError(err)
+	}
+	return res, true, nil
+}
+
+// fastTxnControl is GMS's START TRANSACTION, COMMIT and ROLLBACK.
+func (e *Engine) fastTxnControl(ctx *sql.Context, s *Session, k fastKind) (*sqltypes.Result, error) {
+	sql.IncrementStatusVariable(ctx, "Questions", 1)
+	ok := &sqltypes.Result{}
+	cur := ctx.GetTransaction()
+	switch k {
+	case fastBegin:
+		if cur != nil {
+			if err := s.CommitTransaction(ctx, cur); err != nil {
+				return nil, err
+			}
+		}
+		t, err := s.StartTransaction(ctx, sql.ReadWrite)
+		if err != nil {
+			return nil, err
+		}
+		ctx.SetTransaction(t)
+		ctx.SetIgnoreAutoCommit(true)
+	case fastCommit:
+		if cur != nil {
+			if err := s.CommitTransaction(ctx, cur); err != nil {
+				return nil, err
+			}
+		}
+		ctx.SetIgnoreAutoCommit(false)
+		ctx.SetTransaction(nil)
+	case fastRollback:
+		// GMS starts a transaction for the ROLLBACK statement itself, so
+		// it always counts one.
+		if err := s.Rollback(ctx, cur); err != nil {
+			return nil, err
+		}
+		ctx.SetIgnoreAutoCommit(false)
+		ctx.SetTransaction(nil)
+	}
+	return ok, nil
+}
+
+// fastStatement runs a statement that reads or writes a table.
+func (e *Engine) fastStatement(ctx *sql.Context, s *Session, p *FastPlan, binds map[string]*querypb.BindVariable) (*sqltypes.Result, error) {
+	db := p.db
+	if db == "" {
+		db = ctx.GetCurrentDatabase()
+	}
+	st, ok := e.store.Table(db, p.table)
+	if !ok {
+		return nil, errFallback // no such table, or a system table: GMS
+	}
+	dd, _ := e.store.Database(db)
+	t, err := e.sqlTable(ctx, &Database{e: e, name: dd.Name, coll: sql.CollationID(dd.Collation)}, st)
+	if err != nil {
+		return nil, errFallback
+	}
+	x := &fastExec{e: e, ctx: ctx, s: s, p: p, t: t, binds: binds}
+	if !x.allowed() {
+		return nil, errFallback
+	}
+	// Everything that can make the statement fall back without touching
+	// storage is settled before the transaction starts.
+	if err := x.prepare(); err != nil {
+		return nil, err
+	}
+
+	started := false
+	if ctx.GetTransaction() == nil {
+		tr, err := s.StartTransaction(ctx, sql.ReadWrite)
+		if err != nil {
+			return nil, err
+		}
+		ctx.SetTransaction(tr)
+		started = true
+	}
+	autocommit := !ctx.GetIgnoreAutoCommit() && autocommitOn(ctx)
+	tx := s.txn(ctx)
+	tx.StatementBegin()
+	res, err := x.run(tx)
+	if err != errFallback {
+		e.countStatement(ctx, p.kind)
+	}
+	if err != nil {
+		if !tx.Ended() {
+			tx.StatementRollback()
+		}
+		if err == errFallback && started {
+			// GMS will start its own transaction for the statement.
+			if !tx.HasWrites() {
+				tx.Rollback()
+				s.tx = nil
+			}
+			ctx.SetTransaction(nil)
+			return nil, errFallback
+		}
+		if autocommit && err != errFallback {
+			s.endAutocommit(ctx)
+		}
+		return nil, err
+	}
+	tx.StatementComplete()
+	if autocommit {
+		t := ctx.GetTransaction()
+		ctx.SetTransaction(nil)
+		if err := s.CommitTransaction(ctx, t); err != nil {
+			return nil, err
+		}
+	}
+	return res, nil
+}
+
+// endAutocommit ends an autocommit statement's transaction after an error
+// (its changes are already rolled back; this releases its locks).
+func (s *Session) endAutocommit(ctx *sql.Context) {
+	if s.tx != nil {
+		s.tx.Rollback()
+		s.tx = nil
+	}
+	ctx.SetTransaction(nil)
+}
+
+func autocommitOn(ctx *sql.Context) bool {
+	v, err := ctx.GetSessionVariable(ctx, "autocommit")
+	return err == nil && isOn(v)
+}
+
+func (e *Engine) countStatement(ctx *sql.Context, k fastKind) {
+	sql.IncrementStatusVariable(ctx, "Questions", 1)
+	switch k {
+	case fastSelect:
+		sql.IncrementStatusVariable(ctx, "Com_select", 1)
+	case fastInsert:
+		sql.IncrementStatusVariable(ctx, "Com_insert", 1)
+	case fastUpdate:
+		sql.IncrementStatusVariable(ctx, "Com_update", 1)
+	case fastDelete:
+		sql.IncrementStatusVariable(ctx, "Com_delete", 1)
+	}
+}
+
+// fastExec is one execution of a plan against one table.
+type fastExec struct {
+	e     *Engine
+	ctx   *sql.Context
+	s     *Session
+	p     *FastPlan
+	t     *Table
+	binds map[string]*querypb.BindVariable
+
+	// resolved by prepare
+	access accessPath
+	proj   []int // SELECT: projected columns
+	limit  int64 // -1: none
+	sets   []resolvedSet
+	insert sql.Row
+	autoin int // INSERT: AUTO_INCREMENT column, or -1
+}
+
+type resolvedSet struct {
+	col   int
+	arith byte
+	val   any // the converted operand
+}
+
+func (x *fastExec) allowed() bool {
+	mdb := x.e.GMS.Analyzer.Catalog.MySQLDb
+	if !mdb.Enabled() {
+		return true
+	}
+	var priv sql.PrivilegeType
+	switch x.p.kind {
+	case fastSelect:
+		priv = sql.PrivilegeType_Select
+	case fastInsert:
+		priv = sql.PrivilegeType_Insert
+	case fastUpdate:
+		priv = sql.PrivilegeType_Update
+	case fastDelete:
+		priv = sql.PrivilegeType_Delete
+	}
+	subject := sql.PrivilegeCheckSubject{Database: x.t.db.name, Table: x.t.Name()}
+	if !mdb.UserHasPrivileges(x.ctx, sql.NewPrivilegedOperation(subject, priv)) {
+		return false
+	}
+	// UPDATE ... WHERE and SET col = col + n read the table too.
+	if x.p.kind == fastUpdate || x.p.kind == fastDelete {
+		return mdb.UserHasPrivileges(x.ctx, sql.NewPrivilegedOperation(subject, sql.PrivilegeType_Select))
+	}
+	return true
+}
+
+// column finds a column by name (case-insensitive, as MySQL's are).
+func (x *fastExec) column(name string) int {
+	for i, c := range x.t.sch.Schema {
+		if strings.EqualFold(c.Name, name) {
+			return i
+		}
+	}
+	return -1
+}
+
+// prepare resolves names, converts operands and chooses the access path.
+func (x *fastExec) prepare() error {
+	for _, c := range x.t.sch.Schema {
+		if c.Generated != nil || c.Virtual {
+			return errFallback
+		}
+		if x.p.kind == fastUpdate && c.OnUpdate != nil {
+			return errFallback
+		}
+	}
+	switch x.p.kind {
+	case fastInsert:
+		return x.prepareInsert()
+	case fastSelect:
+		if x.p.star {
+			x.proj = make([]int, len(x.t.sch.Schema))
+			for i := range x.proj {
+				x.proj[i] = i
+			}
+		}
+		for _, it := range x.p.items {
+			c := x.column(it.col)
+			if c < 0 {
+				return errFallback // GMS reports the unknown column
+			}
+			x.proj = append(x.proj, c)
+		}
+		x.limit = -1
+		if x.p.limit != nil {
+			v, ok := x.operand(*x.p.limit)
+			n, isInt := asInt64(v)
+			if !ok || !isInt || n < 0 {
+				return errFallback
+			}
+			x.limit = n
+		}
+	case fastUpdate:
+		for _, set := range x.p.sets {
+			c := x.column(set.col)
+			if c < 0 {
+				return errFallback
+			}
+			col := x.t.sch.Schema[c]
+			rs := resolvedSet{col: c, arith: set.arith}
+			if set.arith != 0 {
+				// col = col +/- integer: signed integer columns only.
+				if !types.IsSigned(col.Type) {
+					return errFallback
+				}
+				v, ok := x.operand(set.val)
+				n, isInt := v.(int64)
+				if !ok || !isInt {
+					return errFallback
+				}
+				rs.val = n
+			} else {
+				v, ok := x.value(col, set.val)
+				if !ok || (v == nil && !col.Nullable) {
+					return errFallback
+				}
+				rs.val = v
+			}
+			x.sets = append(x.sets, rs)
+		}
+	}
+	return x.chooseAccess()
+}
+
+// operand returns a literal's or bind variable's value: int64, uint64,
+// string, or nil for NULL.
+func (x *fastExec) operand(o fastOperand) (any, bool) {
+	lit := o.lit
+	if o.param != "" {
+		bv, ok := x.binds[o.param]
+		if !ok {
+			return nil, false
+		}
+		v, err := sqltypes.BindVariableToValue(bv)
+		if err != nil {
+			return nil, false
+		}
+		if lit, err = ast.ExprFromValue(v); err != nil {
+			return nil, false
+		}
+	}
+	switch l := lit.(type) {
+	case *ast.NullVal:
+		return nil, true
+	case *ast.SQLVal:
+		switch l.Type {
+		case ast.IntVal:
+			if n, err := strconv.ParseInt(string(l.Val), 10, 64); err == nil {
+				return n, true
+			}
+			if n, err := strconv.ParseUint(string(l.Val), 10, 64); err == nil {
+				return n, true
+			}
+		case ast.StrVal:
+			return string(l.Val), true
+		}
+	}
+	return nil, false
+}
+
+// value converts an operand to a column's type, accepting only lossless
+// conversions GMS would make without a warning or an error. NULL is
+// returned as nil with ok set; callers decide whether it is acceptable.
+func (x *fastExec) value(col *sql.Column, o fastOperand) (any, bool) {
+	v, ok := x.operand(o)
+	if !ok || v == nil {
+		return nil, ok
+	}
+	switch lit := v.(type) {
+	case int64, uint64:
+		if !types.IsInteger(col.Type) {
+			return nil, false
+		}
+		out, inRange, err := col.Type.Convert(x.ctx, lit)
+		if err != nil || inRange != sql.InRange {
+			return nil, false
+		}
+		return out, true
+	case string:
+		if !plainText(col.Type) || !utf8.ValidString(lit) {
+			return nil, false
+		}
+		st := col.Type.(sql.StringType)
+		if int64(utf8.RuneCountInString(lit)) > st.MaxCharacterLength() {
+			return nil, false
+		}
+		out, _, err := col.Type.Convert(x.ctx, lit)
+		if err != nil {
+			return nil, false
+		}
+		return out, true
+	}
+	return nil, false
+}
+
+// plainText: CHAR, VARCHAR and TEXT columns in a UTF-8 character set.
+func plainText(t sql.Type) bool {
+	if !types.IsText(t) || types.IsBinaryType(t) || types.IsEnum(t) || types.IsSet(t) {
+		return false
+	}
+	st, ok := t.(sql.StringType)
+	if !ok {
+		return false
+	}
+	cs := st.Collation().CharacterSet()
+	return cs == sql.CharacterSet_utf8mb4 || cs == sql.CharacterSet_utf8mb3
+}
+
+// accessPath is how the statement's rows are found.
+type accessPath struct {
+	kind    accessKind
+	index   int      // unique secondary index for accessUnique, else -1
+	keys    [][]byte // accessPoints: whole keys, ascending and distinct
+	lo, hi  []byte   // accessRange
+	checks  []check  // string equalities to confirm with GMS's comparison
+	empty   bool     // the conditions cannot match (lo >= hi)
+	ordered bool     // rows come out in the ORDER BY's order
+}
+
+type accessKind uint8
+
+const (
+	accessPoints accessKind = iota // primary keys, or one unique index key
+	accessRange                    // a primary key range
+)
+
+type check struct {
+	col int
+	val any
+}
+
+// chooseAccess turns the WHERE clause into key lookups: every primary key
+// column equal to a value (or the one PK column IN a list), every column
+// of a unique index equal to a non-NULL value, or a range over the first
+// primary key column. Conditions on any other column make it fall back.
+func (x *fastExec) chooseAccess() error {
+	byCol := map[int][]fastCond{}
+	for _, c := range x.p.where {
+		i := x.column(c.col)
+		if i < 0 {
+			return errFallback
+		}
+		byCol[i] = append(byCol[i], c)
+	}
+	def := x.t.st.Def
+	eqs := func(cols []int) ([]row.Value, bool) {
+		if len(byCol) != len(cols) {
+			return nil, false
+		}
+		vals := make([]row.Value, len(def.Columns))
+		for _, c := range cols {
+			cs := byCol[c]
+			if len(cs) != 1 || cs[0].op != condEq {
+				return nil, false
+			}
+			sv, ok := x.keyValue(c, cs[0].ops[0])
+			if !ok {
+				return nil, false
+			}
+			vals[c] = sv
+		}
+		return vals, true
+	}
+	x.access.index = -1
+	if vals, ok := eqs(def.PK); ok && len(def.PK) > 0 {
+		k, err := x.t.st.RowKey(nil, vals)
+		if err != nil {
+			return errFallback
+		}
+		x.access.kind, x.access.keys, x.access.ordered = accessPoints, [][]byte{k}, true
+		return x.checkOrder()
+	}
+	for i, ix := range def.Indexes {
+		if !ix.Unique {
+			continue
+		}
+		if vals, ok := eqs(ix.Columns); ok {
+			sel := make([]row.Value, len(ix.Columns))
+			for j, c := range ix.Columns {
+				sel[j] = vals[c]
+			}
+			k, err := x.t.st.KeyOf(x.t.st.IndexPrefix(i), ix.Columns, sel)
+			if err != nil {
+				return errFallback
+			}
+			x.access.kind, x.access.index, x.access.keys, x.access.ordered = accessPoints, i, [][]byte{k}, true
+			return x.checkOrder()
+		}
+	}
+	if len(def.PK) == 0 || len(byCol) != 1 {
+		return errFallback
+	}
+	pk := def.PK[0]
+	cs, ok := byCol[pk]
+	if !ok {
+		return errFallback
+	}
+	if !types.IsInteger(x.t.sch.Schema[pk].Type) {
+		return errFallback // ranges and lists over text keys: GMS
+	}
+	if len(cs) == 1 && cs[0].op == condIn && len(def.PK) == 1 {
+		seen := map[string]bool{}
+		for _, o := range cs[0].ops {
+			sv, ok := x.keyValue(pk, o)
+			if !ok {
+				return errFallback
+			}
+			vals := make([]row.Value, len(def.Columns))
+			vals[pk] = sv
+			k, err := x.t.st.RowKey(nil, vals)
+			if err != nil {
+				return errFallback
+			}
+			if !seen[string(k)] {
+				seen[string(k)] = true
+				x.access.keys = append(x.access.keys, k)
+			}
+		}
+		sortKeys(x.access.keys)
+		x.access.kind, x.access.ordered = accessPoints, true
+		return x.checkOrder()
+	}
+	// A range over the first primary key column.
+	pfx := x.t.st.PrimaryPrefix()
+	lo, hi := append([]byte(nil), pfx...), row.PrefixEnd(pfx)
+	bound := func(o fastOperand, upper, inclusive bool) bool {
+		sv, ok := x.keyValue(pk, o)
+		if !ok {
+			return false
+		}
+		k, err := row.AppendKey(append([]byte(nil), pfx...), &def.Columns[pk], sv, x.e.coll)
+		if err != nil {
+			return false
+		}
+		switch {
+		case !upper && inclusive: // >= k
+			if string(k) > string(lo) {
+				lo = k
+			}
+		case !upper: // > k: past every key starting with k
+			if e := row.PrefixEnd(k); string(e) > string(lo) {
+				lo = e
+			}
+		case inclusive: // <= k
+			if e := row.PrefixEnd(k); string(e) < string(hi) {
+				hi = e
+			}
+		default: // < k
+			if string(k) < string(hi) {
+				hi = k
+			}
+		}
+		return true
+	}
+	for _, c := range cs {
+		ok := true
+		switch c.op {
+		case condBetween:
+			ok = bound(c.ops[0], false, true) && bound(c.ops[1], true, true)
+		case condGE:
+			ok = bound(c.ops[0], false, true)
+		case condGT:
+			ok = bound(c.ops[0], false, false)
+		case condLE:
+			ok = bound(c.ops[0], true, true)
+		case condLT:
+			ok = bound(c.ops[0], true, false)
+		default:
+			ok = false
+		}
+		if !ok {
+			return errFallback
+		}
+	}
+	x.access.kind, x.access.lo, x.access.hi, x.access.ordered = accessRange, lo, hi, true
+	x.access.empty = string(lo) >= string(hi)
+	return x.checkOrder()
+}
+
+// checkOrder accepts ORDER BY only where the access path already yields
+// that order: the first primary key column ascending, or any column when
+// at most one row can match.
+func (x *fastExec) checkOrder() error {
+	o := x.p.order
+	if o == nil {
+		return nil
+	}
+	if x.access.kind == accessPoints && len(x.access.keys) == 1 {
+		if x.column(o.col) < 0 {
+			return errFallback
+		}
+		return nil
+	}
+	if x.access.index >= 0 || o.desc || len(x.t.st.Def.PK) == 0 || x.column(o.col) != x.t.st.Def.PK[0] {
+		return errFallback
+	}
+	return nil
+}
+
+// keyValue converts a WHERE operand for a key column; NULL falls back.
+// Text equalities are also confirmed on the row with GMS's comparison.
+func (x *fastExec) keyValue(c int, o fastOperand) (row.Value, bool) {
+	col := x.t.sch.Schema[c]
+	v, ok := x.value(col, o)
+	if !ok || v == nil {
+		return nil, false
+	}
+	sv, err := toStorage(x.ctx, &x.t.st.Def.Columns[c], col.Type, v)
+	if err != nil || sv == nil {
+		return nil, false
+	}
+	if !types.IsInteger(col.Type) {
+		x.access.checks = append(x.access.checks, check{col: c, val: v})
+	}
+	return sv, true
+}
+
+func sortKeys(ks [][]byte) {
+	for i := 1; i < len(ks); i++ {
+		for j := i; j > 0 && string(ks[j]) < string(ks[j-1]); j-- {
+			ks[j], ks[j-1] = ks[j-1], ks[j]
+		}
+	}
+}
+
+func (x *fastExec) run(tx *txn.Txn) (*sqltypes.Result, error) {
+	switch x.p.kind {
+	case fastSelect:
+		return x.runSelect(tx)
+	case fastUpdate:
+		return x.runUpdate(tx)
+	case fastDelete:
+		return x.runDelete(tx)
+	case fastInsert:
+		return x.runInsert(tx)
+	}
+	return nil, errFallback
+}
+
+// rows calls fn with each matching row (decoded to GMS values) in key
+// order, reading as the GMS scan path does for the same lock mode.
+func (x *fastExec) rows(tx *txn.Txn, mode lock.Mode, fn func(sql.Row) (more bool, err error)) error {
+	t := x.t
+	// The shared metadata lock, and the check that no DDL replaced the
+	// table since it was resolved.
+	if _, _, err := t.begin(x.ctx); err != nil {
+		return err
+	}
+	var scratch []row.Value
+	emit := func(img []byte) (bool, error) {
+		r, err := t.toSQLRow(img, &scratch)
+		if err != nil {
+			return false, err
+		}
+		for _, c := range x.access.checks {
+			cmp, err := t.sch.Schema[c.col].Type.Compare(x.ctx, r[c.col], c.val)
+			if err != nil {
+				return false, err
+			}
+			if cmp != 0 {
+				return true, nil
+			}
+		}
+		return fn(r)
+	}
+	a := &x.access
+	if a.empty {
+		return nil
+	}
+	if a.kind == accessRange {
+		var it *txn.Iter
+		var err error
+		if mode != 0 {
+			it, err = tx.LockingScan(a.lo, a.hi, mode)
+		} else {
+			it, err = tx.Scan(a.lo, a.hi)
+		}
+		if err != nil {
+			return x.s.afterError(err)
+		}
+		defer it.Close()
+		for it.Next() {
+			more, err := emit(it.KV().Value)
+			if err != nil || !more {
+				return err
+			}
+		}
+		if err := it.Err(); err != nil {
+			return x.s.afterError(err)
+		}
+		return nil
+	}
+	for _, key := range a.keys {
+		if a.index >= 0 {
+			var rowKey []byte
+			var found bool
+			var err error
+			if mode != 0 {
+				rowKey, found, err = tx.GetLatest(key)
+			} else {
+				rowKey, found, err = tx.Get(key)
+			}
+			if err != nil {
+				return x.s.afterError(err)
+			}
+			if !found {
+				continue
+			}
+			key = rowKey
+		}
+		var img []byte
+		var found bool
+		var err error
+		if mode != 0 {
+			img, found, err = tx.GetLocked(key, mode)
+		} else {
+			img, found, err = tx.Get(key)
+		}
+		if err != nil {
+			return x.s.afterError(err)
+		}
+		if !found {
+			continue
+		}
+		more, err := emit(img)
+		if err != nil || !more {
+			return err
+		}
+	}
+	return nil
+}
+
+func (x *fastExec) runSelect(tx *txn.Txn) (*sqltypes.Result, error) {
+	res := &sqltypes.Result{Fields: x.fields()}
+	if x.limit == 0 {
+		x.ctx.GetLastQueryInfo().RowCount.Store(-1)
+		x.ctx.GetLastQueryInfo().FoundRows.Store(0)
+		return res, nil
+	}
+	sch := x.t.sch.Schema
+	err := x.rows(tx, x.p.lock, func(r sql.Row) (bool, error) {
+		out := make([]sqltypes.Value, len(x.proj))
+		for i, c := range x.proj {
+			if r[c] == nil {
+				out[i] = sqltypes.NULL
+				continue
+			}
+			v, err := sch[c].Type.SQL(x.ctx, nil, r[c])
+			if err != nil {
+				return false, err
+			}
+			out[i] = v
+		}
+		res.Rows = append(res.Rows, out)
+		return x.limit < 0 || int64(len(res.Rows)) < x.limit, nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	x.ctx.GetLastQueryInfo().RowCount.Store(-1)
+	x.ctx.GetLastQueryInfo().FoundRows.Store(int64(len(res.Rows)))
+	return res, nil
+}
+
+// fields describes the result columns as GMS's handler does.
+func (x *fastExec) fields() []*querypb.Field {
+	charSetResults := x.ctx.GetCharacterSetResults()
+	source := x.t.Name()
+	if x.p.alias != "" {
+		source = x.p.alias
+	}
+	out := make([]*querypb.Field, len(x.proj))
+	names := make([]string, len(x.proj))
+	for i := range x.proj {
+		if i < len(x.p.items) && x.p.items[i].name != "" {
+			names[i] = x.p.items[i].name
+		}
+	}
+	for i, ci := range x.proj {
+		c := x.t.sch.Schema[ci]
+		charset := uint32(sql.Collation_Default.CharacterSet())
+		if ct, ok := c.Type.(sql.TypeWithCollation); ok {
+			charset = uint32(ct.Collation().CharacterSet())
+		}
+		if types.IsBinaryType(c.Type) {
+			charset = uint32(sql.Collation_binary)
+		} else if charSetResults != sql.CharacterSet_Unspecified {
+			charset = uint32(charSetResults)
+		}
+		var flags querypb.MySqlFlag
+		if !c.Nullable {
+			flags |= querypb.MySqlFlag_NOT_NULL_FLAG
+		}
+		if c.AutoIncrement {
+			flags |= querypb.MySqlFlag_AUTO_INCREMENT_FLAG
+		}
+		if c.PrimaryKey {
+			flags |= querypb.MySqlFlag_PRI_KEY_FLAG
+		}
+		if types.IsUnsigned(c.Type) {
+			flags |= querypb.MySqlFlag_UNSIGNED_FLAG
+		}
+		name := c.Name
+		if names[i] != "" {
+			name = names[i]
+		}
+		f := &querypb.Field{
+			Name: name, OrgName: c.Name, Table: source, OrgTable: source, Database: x.t.db.name,
+			Type: c.Type.Type(), Charset: charset, ColumnLength: c.Type.MaxTextResponseByteLength(x.ctx),
+			Flags: uint32(flags),
+		}
+		if types.IsDecimal(c.Type) {
+			f.Decimals = uint32(c.Type.(sql.DecimalType).Scale())
+		} else if types.IsDatetimeType(c.Type) {
+			f.Decimals = uint32(c.Type.(sql.DatetimeType).Precision())
+		}
+		out[i] = f
+	}
+	return out
+}
+
+// matched reads the rows a write statement changes, locked exclusively.
+func (x *fastExec) matched(tx *txn.Txn) ([]sql.Row, error) {
+	var out []sql.Row
+	err := x.rows(tx, lock.Exclusive, func(r sql.Row) (bool, error) {
+		out = append(out, r)
+		return true, nil
+	})
+	return out, err
+}
+
+func (x *fastExec) runUpdate(tx *txn.Txn) (*sqltypes.Result, error) {
+	if x.access.kind != accessPoints {
+		return nil, errFallback // range updates: GMS
+	}
+	rows, err := x.matched(tx)
+	if err != nil {
+		return nil, err
+	}
+	ed := editor{x.t}
+	sch := x.t.sch.Schema
+	changed := 0
+	for _, old := range rows {
+		nr := old.Copy()
+		for _, set := range x.sets {
+			v := set.val
+			if set.arith != 0 {
+				if v, err = x.arith(sch[set.col], old[set.col], set.arith, set.val.(int64)); err != nil {
+					return nil, err
+				}
+			}
+			nr[set.col] = v
+		}
+		eq, err := old.Equals(x.ctx, nr, sch)
+		if err != nil {
+			return nil, err
+		}
+		if eq {
+			continue
+		}
+		if err := ed.Update(x.ctx, old, nr); err != nil {
+			return nil, err
+		}
+		changed++
+	}
+	affected := changed
+	if x.ctx.Client().Capabilities&clientFoundRows != 0 {
+		affected = len(rows)
+	}
+	info := x.ctx.GetLastQueryInfo()
+	info.FoundRows.Store(int64(len(rows)))
+	info.RowCount.Store(int64(affected))
+	return &sqltypes.Result{
+		RowsAffected: uint64(affected),
+		Info:         "Rows matched: " + strconv.Itoa(len(rows)) + "  Changed: " + strconv.Itoa(changed) + "  Warnings: 0",
+	}, nil
+}
+
+// clientFoundRows is CLIENT_FOUND_ROWS: affected rows count matched rows.
+const clientFoundRows = 1 << 1
+
+// arith computes col +/- n for a signed integer column, falling back on
+// NULL and on any result GMS would not store as is.
+func (x *fastExec) arith(col *sql.Column, cur any, op byte, n int64) (any, error) {
+	if cur == nil {
+		return nil, errFallback
+	}
+	a, ok := asInt64(cur)
+	if !ok {
+		return nil, errFallback
+	}
+	var r int64
+	if op == '+' {
+		r = a + n
+		if (n > 0 && r < a) || (n < 0 && r > a) {
+			return nil, errFallback
+		}
+	} else {
+		r = a - n
+		if (n > 0 && r > a) || (n < 0 && r < a) {
+			return nil, errFallback
+		}
+	}
+	out, inRange, err := col.Type.Convert(x.ctx, r)
+	if err != nil || inRange != sql.InRange {
+		return nil, errFallback
+	}
+	return out, nil
+}
+
+func (x *fastExec) runDelete(tx *txn.Txn) (*sqltypes.Result, error) {
+	if x.access.kind != accessPoints {
+		return nil, errFallback
+	}
+	rows, err := x.matched(tx)
+	if err != nil {
+		return nil, err
+	}
+	ed := editor{x.t}
+	for _, r := range rows {
+		if err := ed.Delete(x.ctx, r); err != nil {
+			return nil, err
+		}
+	}
+	x.ctx.GetLastQueryInfo().RowCount.Store(int64(len(rows)))
+	return &sqltypes.Result{RowsAffected: uint64(len(rows))}, nil
+}
+
+// prepareInsert maps the VALUES row onto every column of the table. A
+// column left out (its default), NULL or 0 for AUTO_INCREMENT, or NULL for
+// a NOT NULL column falls back.
+func (x *fastExec) prepareInsert() error {
+	sch := x.t.sch.Schema
+	if len(x.p.values) != len(sch) {
+		return errFallback
+	}
+	x.insert = make(sql.Row, len(sch))
+	set := make([]bool, len(sch))
+	x.autoin = -1
+	for i, o := range x.p.values {
+		c := i
+		if x.p.cols != nil {
+			if c = x.column(x.p.cols[i]); c < 0 || set[c] {
+				return errFallback
+			}
+		}
+		set[c] = true
+		col := sch[c]
+		v, ok := x.value(col, o)
+		if !ok || (v == nil && !col.Nullable) {
+			return errFallback
+		}
+		if col.AutoIncrement {
+			n, isInt := asInt64(v)
+			if !isInt || n <= 0 {
+				return errFallback
+			}
+			x.autoin = c
+		}
+		x.insert[c] = v
+	}
+	x.access.index = -1
+	return nil
+}
+
+func (x *fastExec) runInsert(tx *txn.Txn) (*sqltypes.Result, error) {
+	t := x.t
+	if _, _, err := t.beginWrite(x.ctx); err != nil {
+		return nil, err
+	}
+	var id uint64
+	if x.autoin >= 0 {
+		// As GMS's insert does: move the counter past an explicit value
+		// before writing.
+		if _, err := t.GetNextAutoIncrementValue(x.ctx, x.insert[x.autoin]); err != nil {
+			return nil, err
+		}
+		n, _ := asInt64(x.insert[x.autoin])
+		id = uint64(n)
+	}
+	if err := (editor{t}).Insert(x.ctx, x.insert); err != nil {
+		return nil, err
+	}
+	x.ctx.GetLastQueryInfo().RowCount.Store(1)
+	return &sqltypes.Result{RowsAffected: 1, InsertID: id}, nil
+}
+
+// asInt64 reads a GMS integer value that fits in an int64.
+func asInt64(v any) (int64, bool) {
+	switch n := v.(type) {
+	case int8:
+		return int64(n), true
+	case int16:
+		return int64(n), true
+	case int32:
+		return int64(n), true
+	case int64:
+		return n, true
+	case int:
+		return int64(n), true
+	case uint8:
+		return int64(n), true
+	case uint16:
+		return int64(n), true
+	case uint32:
+		return int64(n), true
+	case uint64:
+		if n <= 1<<63-1 {
+			return int64(n), true
+		}
+	}
+	return 0, false
+}
