@@ -33,6 +33,7 @@ package sqlengine
 
 import (
 	"errors"
+	"sort"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -236,12 +237,15 @@ type fastExec struct {
 	binds map[string]*querypb.BindVariable
 
 	// resolved by prepare
-	access accessPath
-	proj   []int // SELECT: projected columns
-	limit  int64 // -1: none
-	sets   []resolvedSet
-	insert sql.Row
-	autoin int // INSERT: AUTO_INCREMENT column, or -1
+	access   accessPath
+	proj     []int // SELECT: projected columns
+	aggCols  []int // SELECT of aggregates: each item's column (-1: COUNT(*))
+	limit    int64 // -1: none
+	sortCol  int   // SELECT: sort the rows by this column (-1: key order)
+	sortDesc bool
+	sets     []resolvedSet
+	insert   sql.Row
+	autoin   int // INSERT: AUTO_INCREMENT column, or -1
 }
 
 type resolvedSet struct {
@@ -308,11 +312,20 @@ func (x *fastExec) prepare() error {
 			}
 		}
 		for _, it := range x.p.items {
-			c := x.column(it.col)
-			if c < 0 {
-				return errFallback // GMS reports the unknown column
+			c := -1
+			if it.agg == 0 || it.col != "" {
+				if c = x.column(it.col); c < 0 {
+					return errFallback // GMS reports the unknown column
+				}
 			}
-			x.proj = append(x.proj, c)
+			if it.agg == 's' && !types.IsInteger(x.t.sch.Schema[c].Type) {
+				return errFallback // GMS's SUM of other types converts values
+			}
+			if x.p.aggs {
+				x.aggCols = append(x.aggCols, c)
+			} else {
+				x.proj = append(x.proj, c)
+			}
 		}
 		x.limit = -1
 		if x.p.limit != nil {
@@ -610,24 +623,49 @@ func (x *fastExec) chooseAccess() error {
 	return x.checkOrder()
 }
 
-// checkOrder accepts ORDER BY only where the access path already yields
-// that order: the first primary key column ascending, or any column when
-// at most one row can match.
+// checkOrder settles ORDER BY and DISTINCT. Rows come in key order; an
+// ORDER BY on the first primary key column ascending needs nothing more,
+// and any other is a stable sort of the matched rows, which is what GMS's
+// Sort does with the same input (ties keep key order). With LIMIT the
+// sort must be on a unique column (GMS uses a TopN heap whose ties come
+// out in another order), and DISTINCT is taken only as DISTINCT col ...
+// ORDER BY col over an integer or text column, deduplicated after the
+// sort as GMS does.
 func (x *fastExec) checkOrder() error {
+	x.sortCol = -1
 	o := x.p.order
 	if o == nil {
-		return nil
-	}
-	if x.access.kind == accessPoints && len(x.access.keys) == 1 {
-		if x.column(o.col) < 0 {
+		if x.p.distinct && !x.singleRow() {
 			return errFallback
 		}
 		return nil
 	}
-	if x.access.index >= 0 || o.desc || len(x.t.st.Def.PK) == 0 || x.column(o.col) != x.t.st.Def.PK[0] {
+	c := x.column(o.col)
+	if c < 0 {
 		return errFallback
 	}
+	if x.singleRow() {
+		return nil
+	}
+	pk := x.t.st.Def.PK
+	if x.access.index < 0 && !o.desc && len(pk) > 0 && c == pk[0] && !x.p.distinct {
+		return nil
+	}
+	unique := len(pk) == 1 && c == pk[0]
+	if x.p.limit != nil && !unique {
+		return errFallback
+	}
+	if x.p.distinct && (len(x.proj) != 1 || x.proj[0] != c ||
+		!(types.IsInteger(x.t.sch.Schema[c].Type) || plainText(x.t.sch.Schema[c].Type))) {
+		return errFallback
+	}
+	x.sortCol, x.sortDesc = c, o.desc
 	return nil
+}
+
+// singleRow: the access path finds at most one row.
+func (x *fastExec) singleRow() bool {
+	return x.access.kind == accessPoints && len(x.access.keys) == 1
 }
 
 // keyValue converts a WHERE operand for a key column; NULL falls back.
@@ -764,14 +802,35 @@ func (x *fastExec) rows(tx *txn.Txn, mode lock.Mode, fn func(sql.Row) (more bool
 }
 
 func (x *fastExec) runSelect(tx *txn.Txn) (*sqltypes.Result, error) {
-	res := &sqltypes.Result{Fields: x.fields()}
-	if x.limit == 0 {
-		x.ctx.GetLastQueryInfo().RowCount.Store(-1)
-		x.ctx.GetLastQueryInfo().FoundRows.Store(0)
-		return res, nil
+	if x.p.aggs {
+		return x.runAggregate(tx)
 	}
 	sch := x.t.sch.Schema
+	res := &sqltypes.Result{Fields: x.fields()}
+	info := x.ctx.GetLastQueryInfo()
+	info.RowCount.Store(-1)
+	if x.limit == 0 {
+		info.FoundRows.Store(0)
+		return res, nil
+	}
+	var rows []sql.Row
 	err := x.rows(tx, x.p.lock, func(r sql.Row) (bool, error) {
+		rows = append(rows, r)
+		return x.sortCol >= 0 || x.limit < 0 || int64(len(rows)) < x.limit, nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	if x.sortCol >= 0 {
+		if rows, err = x.sortRows(rows); err != nil {
+			return nil, err
+		}
+		if x.limit >= 0 && int64(len(rows)) > x.limit {
+			rows = rows[:x.limit]
+		}
+	}
+	res.Rows = make([][]sqltypes.Value, len(rows))
+	for n, r := range rows {
 		out := make([]sqltypes.Value, len(x.proj))
 		for i, c := range x.proj {
 			if r[c] == nil {
@@ -780,37 +839,139 @@ func (x *fastExec) runSelect(tx *txn.Txn) (*sqltypes.Result, error) {
 			}
 			v, err := sch[c].Type.SQL(x.ctx, nil, r[c])
 			if err != nil {
-				return false, err
+				return nil, err
 			}
 			out[i] = v
 		}
-		res.Rows = append(res.Rows, out)
-		return x.limit < 0 || int64(len(res.Rows)) < x.limit, nil
+		res.Rows[n] = out
+	}
+	info.FoundRows.Store(int64(len(res.Rows)))
+	return res, nil
+}
+
+// sortRows sorts stably by sortCol as GMS's Sorter does (NULLs first
+// ascending, last descending), then drops DISTINCT duplicates.
+func (x *fastExec) sortRows(rows []sql.Row) ([]sql.Row, error) {
+	c, typ := x.sortCol, x.t.sch.Schema[x.sortCol].Type
+	var sortErr error
+	cmp := func(a, b any) int {
+		switch {
+		case a == nil && b == nil:
+			return 0
+		case a == nil:
+			return -1
+		case b == nil:
+			return 1
+		}
+		n, err := typ.Compare(x.ctx, a, b)
+		if err != nil && sortErr == nil {
+			sortErr = err
+		}
+		return n
+	}
+	sort.SliceStable(rows, func(i, j int) bool {
+		a, b := rows[i][c], rows[j][c]
+		if x.sortDesc {
+			a, b = b, a
+		}
+		return cmp(a, b) < 0
+	})
+	if x.p.distinct {
+		// GMS's DISTINCT keeps the first row of each exact value (so
+		// 'a' and 'A' both stay under a case-insensitive collation).
+		out := rows[:0]
+		seen := map[any]bool{}
+		for _, r := range rows {
+			if !seen[r[c]] {
+				seen[r[c]] = true
+				out = append(out, r)
+			}
+		}
+		rows = out
+	}
+	return rows, sortErr
+}
+
+// runAggregate computes SUM and COUNT items over the matched rows as GMS's
+// aggregation buffers do: SUM adds each non-NULL value as a float64 in row
+// order and is NULL for no values; COUNT(col) counts non-NULL values.
+func (x *fastExec) runAggregate(tx *txn.Txn) (*sqltypes.Result, error) {
+	sums := make([]float64, len(x.aggCols))
+	seen := make([]bool, len(x.aggCols))
+	counts := make([]int64, len(x.aggCols))
+	err := x.rows(tx, x.p.lock, func(r sql.Row) (bool, error) {
+		for i, c := range x.aggCols {
+			if c >= 0 && r[c] == nil {
+				continue
+			}
+			counts[i]++
+			if x.p.items[i].agg == 's' {
+				f, _, err := types.Float64.Convert(x.ctx, r[c])
+				if err != nil {
+					return false, err
+				}
+				sums[i] += f.(float64)
+				seen[i] = true
+			}
+		}
+		return true, nil
 	})
 	if err != nil {
 		return nil, err
 	}
-	x.ctx.GetLastQueryInfo().RowCount.Store(-1)
-	x.ctx.GetLastQueryInfo().FoundRows.Store(int64(len(res.Rows)))
-	return res, nil
+	cols := make([]*sql.Column, len(x.aggCols))
+	out := make([]sqltypes.Value, len(x.aggCols))
+	for i, it := range x.p.items {
+		cols[i] = &sql.Column{Name: it.name, Type: types.Int64}
+		v := any(counts[i])
+		if it.agg == 's' {
+			cols[i].Type = types.Float64
+			v = sums[i]
+			if !seen[i] {
+				v = nil
+			}
+		}
+		if v == nil {
+			out[i] = sqltypes.NULL
+			continue
+		}
+		if out[i], err = cols[i].Type.SQL(x.ctx, nil, v); err != nil {
+			return nil, err
+		}
+	}
+	info := x.ctx.GetLastQueryInfo()
+	info.RowCount.Store(-1)
+	info.FoundRows.Store(1)
+	return &sqltypes.Result{Fields: fieldsOf(x.ctx, cols), Rows: [][]sqltypes.Value{out}}, nil
 }
 
-// fields describes the result columns as GMS's handler does.
+// fields describes the projected columns.
 func (x *fastExec) fields() []*querypb.Field {
-	charSetResults := x.ctx.GetCharacterSetResults()
 	source := x.t.Name()
 	if x.p.alias != "" {
 		source = x.p.alias
 	}
-	out := make([]*querypb.Field, len(x.proj))
-	names := make([]string, len(x.proj))
-	for i := range x.proj {
-		if i < len(x.p.items) && x.p.items[i].name != "" {
-			names[i] = x.p.items[i].name
+	cols := make([]*sql.Column, len(x.proj))
+	for i, c := range x.proj {
+		col := *x.t.sch.Schema[c]
+		col.Source, col.DatabaseSource = source, x.t.db.name
+		if i < len(x.p.items) {
+			it := x.p.items[i]
+			col.Name = it.name
+			if it.aliased {
+				col.Source, col.DatabaseSource, col.PrimaryKey, col.AutoIncrement = "", "", false, false
+			}
 		}
+		cols[i] = &col
 	}
-	for i, ci := range x.proj {
-		c := x.t.sch.Schema[ci]
+	return fieldsOf(x.ctx, cols)
+}
+
+// fieldsOf describes result columns as GMS's handler does.
+func fieldsOf(ctx *sql.Context, cols []*sql.Column) []*querypb.Field {
+	charSetResults := ctx.GetCharacterSetResults()
+	out := make([]*querypb.Field, len(cols))
+	for i, c := range cols {
 		charset := uint32(sql.Collation_Default.CharacterSet())
 		if ct, ok := c.Type.(sql.TypeWithCollation); ok {
 			charset = uint32(ct.Collation().CharacterSet())
@@ -833,13 +994,9 @@ func (x *fastExec) fields() []*querypb.Field {
 		if types.IsUnsigned(c.Type) {
 			flags |= querypb.MySqlFlag_UNSIGNED_FLAG
 		}
-		name := c.Name
-		if names[i] != "" {
-			name = names[i]
-		}
 		f := &querypb.Field{
-			Name: name, OrgName: c.Name, Table: source, OrgTable: source, Database: x.t.db.name,
-			Type: c.Type.Type(), Charset: charset, ColumnLength: c.Type.MaxTextResponseByteLength(x.ctx),
+			Name: c.Name, OrgName: c.Name, Table: c.Source, OrgTable: c.Source, Database: c.DatabaseSource,
+			Type: c.Type.Type(), Charset: charset, ColumnLength: c.Type.MaxTextResponseByteLength(ctx),
 			Flags: uint32(flags),
 		}
 		if types.IsDecimal(c.Type) {

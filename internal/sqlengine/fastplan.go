@@ -17,12 +17,14 @@ type FastPlan struct {
 	alias     string // the table's alias in a SELECT, if any
 
 	// SELECT
-	star  bool
-	items []fastItem
-	where []fastCond
-	order *fastOrder
-	limit *fastOperand
-	lock  lock.Mode
+	distinct bool
+	aggs     bool // every item is SUM or COUNT (no GROUP BY: one row)
+	star     bool
+	items    []fastItem
+	where    []fastCond
+	order    *fastOrder
+	limit    *fastOperand
+	lock     lock.Mode
 
 	// UPDATE
 	sets []fastSet
@@ -44,10 +46,14 @@ const (
 	fastRollback
 )
 
-// fastItem is one selected column.
+// fastItem is one selected column, or SUM(col), COUNT(col) or COUNT(*).
 type fastItem struct {
-	col  string // column name as written
-	name string // the alias, if any (else the column's name in the table)
+	col  string // column name as written ("" for COUNT(*))
+	name string // the result column's name: the alias, else the column or aggregate as written
+	agg  byte   // 0, 's' (SUM) or 'c' (COUNT)
+	// aliased: the column has an AS alias (GMS then describes it as an
+	// expression: no table, no key flags).
+	aliased bool
 }
 
 // fastCond is one conjunct of a WHERE clause: col op operand(s).
@@ -133,11 +139,11 @@ func singleTable(te ast.TableExprs) (db, table, alias string, ok bool) {
 
 func planSelect(n *ast.Select) *FastPlan {
 	if n.Into != nil || n.With != nil || n.Having != nil || len(n.GroupBy) > 0 || len(n.Window) > 0 ||
-		n.QueryOpts.Distinct || len(n.QueryOpts.DistinctOn) > 0 || n.QueryOpts.SQLCalcFoundRows ||
+		len(n.QueryOpts.DistinctOn) > 0 || n.QueryOpts.SQLCalcFoundRows ||
 		n.QueryOpts.StraightJoinHint || n.Where == nil {
 		return nil
 	}
-	p := &FastPlan{kind: fastSelect}
+	p := &FastPlan{kind: fastSelect, distinct: n.QueryOpts.Distinct}
 	var ok bool
 	if p.db, p.table, p.alias, ok = singleTable(n.From); !ok {
 		return nil
@@ -164,12 +170,44 @@ func planSelect(n *ast.Select) *FastPlan {
 			}
 			p.star = true
 		case *ast.AliasedExpr:
+			if f, isFunc := x.Expr.(*ast.FuncExpr); isFunc {
+				it, ok := p.aggregate(f)
+				if !ok {
+					return nil
+				}
+				it.name = x.As.String()
+				if it.name == "" {
+					it.name = x.InputExpression
+				}
+				if it.name == "" {
+					return nil
+				}
+				p.items = append(p.items, it)
+				p.aggs = true
+				continue
+			}
 			c, isCol := x.Expr.(*ast.ColName)
 			if !isCol || !p.ownColumn(c) {
 				return nil
 			}
-			p.items = append(p.items, fastItem{col: c.Name.String(), name: x.As.String()})
+			it := fastItem{col: c.Name.String(), name: x.As.String(), aliased: !x.As.IsEmpty()}
+			if !it.aliased {
+				it.name = it.col // as written, as GMS names it
+			}
+			p.items = append(p.items, it)
 		default:
+			return nil
+		}
+	}
+	if p.aggs {
+		// Every item an aggregate; no DISTINCT, ORDER BY or LIMIT on the
+		// one row.
+		for _, it := range p.items {
+			if it.agg == 0 {
+				return nil
+			}
+		}
+		if p.distinct || len(n.OrderBy) > 0 || n.Limit != nil {
 			return nil
 		}
 	}
@@ -198,6 +236,37 @@ func planSelect(n *ast.Select) *FastPlan {
 		p.limit = &op
 	}
 	return p
+}
+
+// aggregate accepts SUM(col), COUNT(col) and COUNT(*).
+func (p *FastPlan) aggregate(f *ast.FuncExpr) (fastItem, bool) {
+	if f.Distinct || f.Over != nil || !f.Qualifier.IsEmpty() || len(f.Exprs) != 1 {
+		return fastItem{}, false
+	}
+	var it fastItem
+	switch f.Name.Lowered() {
+	case "sum":
+		it.agg = 's'
+	case "count":
+		it.agg = 'c'
+	default:
+		return fastItem{}, false
+	}
+	switch a := f.Exprs[0].(type) {
+	case *ast.StarExpr:
+		if it.agg != 'c' || !a.TableName.IsEmpty() {
+			return fastItem{}, false
+		}
+	case *ast.AliasedExpr:
+		c, isCol := a.Expr.(*ast.ColName)
+		if !isCol || !a.As.IsEmpty() || !p.ownColumn(c) {
+			return fastItem{}, false
+		}
+		it.col = c.Name.String()
+	default:
+		return fastItem{}, false
+	}
+	return it, true
 }
 
 // ownColumn accepts a column of the statement's one table, qualified by
