@@ -61,6 +61,7 @@ func TestFastPathMatchesGMS(t *testing.T) {
 	rng := rand.New(rand.NewSource(seed))
 	t.Logf("seed %d (LOCKSTEP_SEED reproduces)", seed)
 	g := &stmtGen{rng: rng}
+	trace := os.Getenv("LOCKSTEP_TRACE") != "" // log every statement
 	const n = 3000
 	for i := 0; i < n; i++ {
 		q, args := g.next()
@@ -73,6 +74,9 @@ func TestFastPathMatchesGMS(t *testing.T) {
 			} else {
 				outs[j] = run(ctx, sessions[name], text, nil)
 			}
+		}
+		if trace {
+			t.Logf("%d prepared=%v %s %v -> %s", i, prepared, text, args, outs[0])
 		}
 		if outs[0] != outs[1] {
 			t.Fatalf("statement %d (prepared=%v) differs:\n  %s\n  args %v\nfast path: %s\nGMS:       %s", i, prepared, text, args, outs[0], outs[1])
@@ -209,7 +213,7 @@ func (g *stmtGen) intVal() any {
 }
 
 func (g *stmtGen) strVal() any {
-	switch g.rng.Intn(12) {
+	switch g.rng.Intn(13) {
 	case 0:
 		return nil
 	case 1:
@@ -224,6 +228,8 @@ func (g *stmtGen) strVal() any {
 		return int64(5)
 	case 6:
 		return "A"
+	case 7:
+		return g.pick("it's", `back\slash`, "q?:#")
 	}
 	return g.pick("a", "b", "c", "dd", "ee", "ff", "B", "Dd")
 }
@@ -330,7 +336,7 @@ func (g *stmtGen) inline(q string, args []any) string {
 		case int64:
 			b.WriteString(strconv.FormatInt(v, 10))
 		case string:
-			b.WriteString("'" + strings.ReplaceAll(v, "'", "''") + "'")
+			b.WriteString("'" + strings.ReplaceAll(strings.ReplaceAll(v, `\`, `\\`), "'", "''") + "'")
 		}
 		i++
 	}

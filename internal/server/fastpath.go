@@ -19,7 +19,8 @@ import (
 // executed without planning and answered here; anything else, and any
 // statement the fast path gives up on, continues to GMS unchanged.
 //
-// Prepared statements are planned once, at COM_STMT_PREPARE, and each
+// Text queries are planned once per shape (literals lifted out; see
+// sqlengine.PlanCache). Prepared statements are planned once, at COM_STMT_PREPARE, and each
 // COM_STMT_EXECUTE only binds values. GMS prepares them too, so that it
 // can take over an execution the fast path gives up on.
 type fastPath struct {
@@ -27,6 +28,8 @@ type fastPath struct {
 	sm *gmsserver.SessionManager
 	// prepared: connection id -> *connStatements.
 	prepared sync.Map
+	// plans caches text queries' plans by shape.
+	plans sqlengine.PlanCache
 }
 
 // connStatements are one connection's prepared fast plans by statement id.
@@ -62,11 +65,12 @@ func (f *fastPath) query(ctx context.Context, h mysql.Handler, c *mysql.Conn, qu
 		return false, nil
 	}
 	if plan == nil {
-		st, ok := f.parse(ctx, h, c, query)
-		if !ok {
+		opts, err := h.ParserOptionsForConnection(c)
+		if err != nil {
 			return false, nil
 		}
-		if plan = sqlengine.PlanFast(st); plan == nil {
+		var ok bool
+		if plan, binds, ok = f.plans.Plan(ctx, query, opts); !ok {
 			return false, nil
 		}
 	}

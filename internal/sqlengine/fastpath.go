@@ -33,6 +33,7 @@ package sqlengine
 
 import (
 	"errors"
+	"math"
 	"sort"
 	"strconv"
 	"strings"
@@ -387,18 +388,26 @@ func (x *fastExec) operand(o fastOperand) (any, bool) {
 	}
 	switch l := lit.(type) {
 	case *ast.NullVal:
-		return nil, true
+		return nil, !o.neg
 	case *ast.SQLVal:
 		switch l.Type {
 		case ast.IntVal:
 			if n, err := strconv.ParseInt(string(l.Val), 10, 64); err == nil {
+				if o.neg {
+					if n == math.MinInt64 {
+						return nil, false
+					}
+					n = -n
+				}
 				return n, true
 			}
-			if n, err := strconv.ParseUint(string(l.Val), 10, 64); err == nil {
+			if n, err := strconv.ParseUint(string(l.Val), 10, 64); err == nil && !o.neg {
 				return n, true
 			}
 		case ast.StrVal:
-			return string(l.Val), true
+			if !o.neg {
+				return string(l.Val), true
+			}
 		}
 	}
 	return nil, false

@@ -93,6 +93,7 @@ type fastSet struct {
 type fastOperand struct {
 	lit   ast.Expr
 	param string
+	neg   bool // -param: the bound value negated (integers only)
 }
 
 // PlanFast recognises the statement shapes the fast path executes. It
@@ -373,8 +374,15 @@ func operand(e ast.Expr) (fastOperand, bool) {
 	case *ast.NullVal:
 		return fastOperand{lit: x}, true
 	case *ast.UnaryExpr:
-		if v, ok := x.Expr.(*ast.SQLVal); ok && x.Operator == ast.UMinusStr && v.Type == ast.IntVal && !strings.HasPrefix(string(v.Val), "-") {
+		v, ok := x.Expr.(*ast.SQLVal)
+		if !ok || x.Operator != ast.UMinusStr {
+			break
+		}
+		if v.Type == ast.IntVal && !strings.HasPrefix(string(v.Val), "-") {
 			return fastOperand{lit: ast.NewIntVal(append([]byte{'-'}, v.Val...))}, true
+		}
+		if v.Type == ast.ValArg && strings.HasPrefix(string(v.Val), ":") {
+			return fastOperand{param: string(v.Val[1:]), neg: true}, true
 		}
 	}
 	return fastOperand{}, false

@@ -1,0 +1,120 @@
+package sqlengine
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/dolthub/vitess/go/sqltypes"
+	ast "github.com/dolthub/vitess/go/vt/sqlparser"
+)
+
+func TestNormalize(t *testing.T) {
+	for _, c := range []struct {
+		in, shape, lits string // lits: values joined by |; shape "-": not normalised
+		ansi            bool
+	}{
+		{in: "SELECT c FROM sbtest1 WHERE id=42", shape: "SELECT c FROM sbtest1 WHERE id=?", lits: "42"},
+		{in: "select * from t where id in (1, 22,333) limit 5", shape: "select * from t where id in (?, ?,?) limit ?", lits: "1|22|333|5"},
+		{in: "UPDATE t SET c='ab c', k=k+1 WHERE id=-7", shape: "UPDATE t SET c=?, k=k+? WHERE id=-?", lits: "ab c|1|7"},
+		{in: `INSERT INTO t2 VALUES (18446744073709551615, "x")`, shape: "INSERT INTO t2 VALUES (?, ?)", lits: "18446744073709551615|x"},
+		{in: "SELECT `c1`, `2x` FROM `t 3` WHERE id = 4", shape: "SELECT `c1`, `2x` FROM `t 3` WHERE id = ?", lits: "4"},
+		{in: `SELECT "c" FROM t WHERE id = 4`, shape: `SELECT "c" FROM t WHERE id = ?`, lits: "4", ansi: true},
+		{in: "SELECT 1t.c FROM 1t WHERE id=1", shape: "SELECT 1t.c FROM 1t WHERE id=?", lits: "1"},
+		{in: "SELECT * FROM t WHERE c = _utf8mb4'x'", shape: "-"},
+		{in: "SELECT * FROM t WHERE c = _latin1 'x'", shape: "-"},
+		{in: "SELECT * FROM t WHERE c = X'41'", shape: "-"},
+		{in: "SELECT * FROM t WHERE c = 'it''s'", shape: "-"},
+		{in: `SELECT * FROM t WHERE c = 'a\'b'`, shape: "-"},
+		{in: `SELECT * FROM t WHERE c = 'a\\b'`, shape: "-"},
+		{in: `SELECT * FROM t WHERE c = "a\nb"`, shape: "-"},
+		{in: "SELECT * FROM t WHERE id = 1.5", shape: "-"},
+		{in: "SELECT * FROM t WHERE id = 1e3", shape: "-"},
+		{in: "SELECT * FROM t WHERE id = 0x1f", shape: "-"},
+		{in: "SELECT * FROM t WHERE id = 99999999999999999999", shape: "-"},
+		{in: "SELECT * FROM t /* c */ WHERE id = 1", shape: "-"},
+		{in: "SELECT * FROM t WHERE id = 1 -- c", shape: "-"},
+		{in: "SELECT * FROM t WHERE id = 1 # c", shape: "-"},
+		{in: "SELECT * FROM t WHERE id = ?", shape: "-"},
+		{in: "SELECT * FROM t WHERE id = :x", shape: "-"},
+		{in: "SELECT * FROM t WHERE c = 'open", shape: "-"},
+	} {
+		shape, lits, ok := normalize(c.in, c.ansi)
+		if c.shape == "-" {
+			if ok {
+				t.Errorf("%s: normalised to %q; want it left alone", c.in, shape)
+			}
+			continue
+		}
+		var vals []string
+		for _, l := range lits {
+			v, err := sqltypes.BindVariableToValue(l)
+			if err != nil {
+				t.Fatal(err)
+			}
+			vals = append(vals, v.ToString())
+		}
+		if !ok || shape != c.shape || strings.Join(vals, "|") != c.lits {
+			t.Errorf("%s:\n got %v %q %q\nwant %q %q", c.in, ok, shape, strings.Join(vals, "|"), c.shape, c.lits)
+		}
+	}
+}
+
+// TestPlanCacheSameAsParse: a cached shape with its literals bound plans
+// to the same operands as parsing the query whole.
+func TestPlanCacheSameAsParse(t *testing.T) {
+	var c PlanCache
+	ctx := context.Background()
+	for _, q := range []string{
+		"SELECT c FROM t WHERE id = 5",
+		"SELECT c FROM t WHERE id = 6",
+		"SELECT c FROM t WHERE id BETWEEN -3 AND 'x' ORDER BY c LIMIT 2",
+		"UPDATE t SET k = k + 3, c = 'y' WHERE id = 9",
+		"INSERT INTO t (id, c) VALUES (1, 'z')",
+		"SELECT k FROM t WHERE id = 1 ORDER BY 1",
+	} {
+		p, binds, ok := c.Plan(ctx, q, ast.ParserOptions{})
+		whole, _, wok := planText(ctx, q, ast.ParserOptions{})
+		if ok != wok {
+			t.Fatalf("%s: cached ok=%v, parsed ok=%v", q, ok, wok)
+		}
+		if !ok {
+			continue
+		}
+		x := &fastExec{p: p, binds: binds}
+		y := &fastExec{p: whole}
+		if got, want := describe(x), describe(y); got != want {
+			t.Errorf("%s:\ncached %s\nparsed %s", q, got, want)
+		}
+	}
+	if c.n.Load() != 5 {
+		t.Errorf("cache holds %d shapes, want 5 (two queries share one)", c.n.Load())
+	}
+}
+
+// describe renders a plan's operands as values.
+func describe(x *fastExec) string {
+	var b strings.Builder
+	op := func(o fastOperand) {
+		v, ok := x.operand(o)
+		fmt.Fprintf(&b, "%v/%v ", v, ok)
+	}
+	for _, w := range x.p.where {
+		fmt.Fprintf(&b, "%s%d:", w.col, w.op)
+		for _, o := range w.ops {
+			op(o)
+		}
+	}
+	for _, s := range x.p.sets {
+		fmt.Fprintf(&b, "%s%c:", s.col, s.arith)
+		op(s.val)
+	}
+	for _, o := range x.p.values {
+		op(o)
+	}
+	if x.p.limit != nil {
+		op(*x.p.limit)
+	}
+	return b.String()
+}
