@@ -47,10 +47,15 @@ func TestFastPathMatchesGMS(t *testing.T) {
 		if _, err := c.ExecContext(ctx, schema); err != nil {
 			t.Fatal(err)
 		}
+		if _, err := c.ExecContext(ctx, "CREATE TABLE a (id INT AUTO_INCREMENT PRIMARY KEY, v INT DEFAULT 7, w VARCHAR(4) DEFAULT 'd')"); err != nil {
+			t.Fatal(err)
+		}
 		sessions[name] = c
 	}
-	if _, err := sessions["fb"].ExecContext(ctx, "SET SESSION lockstep_fast_path = OFF"); err != nil {
-		t.Fatal(err)
+	for name, on := range map[string]string{"fa": "ON", "fb": "OFF"} {
+		if _, err := sessions[name].ExecContext(ctx, "SET SESSION lockstep_fast_path = "+on); err != nil {
+			t.Fatal(err)
+		}
 	}
 	fastBefore := statusValue(t, admin, "Lockstep_fastpath_statements")
 
@@ -89,13 +94,45 @@ func TestFastPathMatchesGMS(t *testing.T) {
 	}
 	final := [2]string{}
 	for j, name := range []string{"fa", "fb"} {
-		final[j] = run(ctx, sessions[name], "SELECT * FROM t ORDER BY id", nil)
+		final[j] = run(ctx, sessions[name], "SELECT * FROM t ORDER BY id", nil) +
+			run(ctx, sessions[name], "SELECT * FROM a ORDER BY id", nil)
 	}
 	if final[0] != final[1] {
 		t.Fatalf("final tables differ:\nfast path: %s\nGMS:       %s", final[0], final[1])
 	}
 	if rows := strings.Count(final[0], "|"); rows < 10 {
 		t.Fatalf("the workload left only %d rows; it exercises too little: %s", rows, final[0])
+	}
+	// Every shape the fast path claims runs on it, as text and prepared.
+	for _, q := range []struct {
+		sql  string
+		args []any
+	}{
+		{"INSERT INTO t (id, k, c) VALUES (?, ?, ?)", []any{100, 1, "x"}},
+		{"SELECT c FROM t WHERE id = ?", []any{1}},
+		{"SELECT * FROM t WHERE id IN (?, ?)", []any{1, 2}},
+		{"SELECT id FROM t WHERE id BETWEEN ? AND ? ORDER BY id LIMIT ?", []any{1, 5, 2}},
+		{"SELECT SUM(k), COUNT(*) FROM t WHERE id BETWEEN ? AND ?", []any{1, 5}},
+		{"SELECT c FROM t WHERE id BETWEEN ? AND ? ORDER BY c", []any{1, 5}},
+		{"SELECT DISTINCT c FROM t WHERE id BETWEEN ? AND ? ORDER BY c", []any{1, 5}},
+		{"SELECT id FROM t WHERE u = ? FOR UPDATE", []any{"a"}},
+		{"UPDATE t SET k = k + ? WHERE id = ?", []any{1, 100}},
+		{"UPDATE t SET c = ? WHERE id = ?", []any{"b", 100}},
+		{"DELETE FROM t WHERE id = ?", []any{100}},
+		{"BEGIN", nil},
+		{"ROLLBACK", nil},
+	} {
+		for _, prepared := range []bool{false, true} {
+			before := statusValue(t, admin, "Lockstep_fastpath_statements")
+			if prepared && q.args != nil {
+				run(ctx, sessions["fa"], q.sql, q.args)
+			} else {
+				run(ctx, sessions["fa"], g.inline(q.sql, q.args), nil)
+			}
+			if after := statusValue(t, admin, "Lockstep_fastpath_statements"); after != before+1 {
+				t.Errorf("%s (prepared=%v) did not run on the fast path", q.sql, prepared)
+			}
+		}
 	}
 	ran := statusValue(t, admin, "Lockstep_fastpath_statements") - fastBefore
 	if ran < n/3 {
@@ -177,6 +214,7 @@ type stmtGen struct {
 }
 
 func (g *stmtGen) pick(xs ...string) string { return xs[g.rng.Intn(len(xs))] }
+func (g *stmtGen) pick2(xs ...any) any      { return xs[g.rng.Intn(len(xs))] }
 
 // id is a key value: mostly in a small range so rows collide, sometimes
 // an edge (out of INT's range, a string, NULL, negative).
@@ -237,7 +275,15 @@ func (g *stmtGen) strVal() any {
 func (g *stmtGen) next() (string, []any) {
 	var args []any
 	arg := func(v any) string { args = append(args, v); return "?" }
-	switch g.rng.Intn(27) {
+	switch g.rng.Intn(31) {
+	case 27:
+		return "INSERT INTO a (id, v) VALUES (" + arg(g.pick2(g.intVal(), int64(0), int64(g.rng.Intn(30)+1))) + ", " + arg(g.intVal()) + ")", args
+	case 28:
+		return "INSERT INTO a " + g.pick("(v) VALUES (?)", "(w, id) VALUES ('x', ?)", "VALUES (?, 1, 'y')"), []any{g.pick2(g.intVal(), int64(g.rng.Intn(40)))}
+	case 29:
+		return g.pick("SELECT LAST_INSERT_ID()", "SELECT ROW_COUNT()", "SELECT FOUND_ROWS()"), nil
+	case 30:
+		return "SELECT * FROM a WHERE id = " + arg(g.id()), args
 	case 0:
 		return g.pick("BEGIN", "START TRANSACTION", "COMMIT", "ROLLBACK"), nil
 	case 1:
@@ -333,6 +379,8 @@ func (g *stmtGen) inline(q string, args []any) string {
 		switch v := args[i].(type) {
 		case nil:
 			b.WriteString("NULL")
+		case int:
+			b.WriteString(strconv.Itoa(v))
 		case int64:
 			b.WriteString(strconv.FormatInt(v, 10))
 		case string:

@@ -95,6 +95,10 @@ func (e *Engine) ExecFast(ctx *sql.Context, p *FastPlan, binds map[string]*query
 func (e *Engine) fastTxnControl(ctx *sql.Context, s *Session, k fastKind) (*sqltypes.Result, error) {
 	sql.IncrementStatusVariable(ctx, "Questions", 1)
 	ok := &sqltypes.Result{}
+	// GMS tracks these as row-returning statements with no rows.
+	info := ctx.GetLastQueryInfo()
+	info.RowCount.Store(-1)
+	info.FoundRows.Store(0)
 	cur := ctx.GetTransaction()
 	switch k {
 	case fastBegin:
@@ -1125,12 +1129,13 @@ func (x *fastExec) runDelete(tx *txn.Txn) (*sqltypes.Result, error) {
 	return &sqltypes.Result{RowsAffected: uint64(len(rows))}, nil
 }
 
-// prepareInsert maps the VALUES row onto every column of the table. A
-// column left out (its default), NULL or 0 for AUTO_INCREMENT, or NULL for
-// a NOT NULL column falls back.
+// prepareInsert maps the VALUES row onto the table's columns. A column
+// left out gets NULL or its literal default; an omitted AUTO_INCREMENT
+// column, NULL or 0 for one, NULL for a NOT NULL column, or an expression
+// default falls back.
 func (x *fastExec) prepareInsert() error {
 	sch := x.t.sch.Schema
-	if len(x.p.values) != len(sch) {
+	if len(x.p.values) > len(sch) || x.p.cols == nil && len(x.p.values) != len(sch) {
 		return errFallback
 	}
 	x.insert = make(sql.Row, len(sch))
@@ -1155,6 +1160,19 @@ func (x *fastExec) prepareInsert() error {
 				return errFallback
 			}
 			x.autoin = c
+		}
+		x.insert[c] = v
+	}
+	for c, col := range sch {
+		if set[c] {
+			continue
+		}
+		if col.AutoIncrement || !col.Default.IsLiteral() {
+			return errFallback
+		}
+		v, err := col.Default.Eval(x.ctx, nil)
+		if err != nil || (v == nil && !col.Nullable) {
+			return errFallback
 		}
 		x.insert[c] = v
 	}

@@ -456,6 +456,11 @@ func planInsert(n *ast.Insert) *FastPlan {
 	}
 	var rows ast.Values
 	switch r := n.Rows.(type) {
+	case *ast.AliasedValues:
+		if !r.As.IsEmpty() || len(r.Columns) > 0 {
+			return nil
+		}
+		rows = r.Values
 	case ast.AliasedValues:
 		if !r.As.IsEmpty() || len(r.Columns) > 0 {
 			return nil
