@@ -64,19 +64,15 @@ func (f *fastPath) query(ctx context.Context, h mysql.Handler, c *mysql.Conn, qu
 	if f.sm == nil {
 		return false, nil
 	}
-	if plan == nil {
-		opts, err := h.ParserOptionsForConnection(c)
-		if err != nil {
-			return false, nil
-		}
-		var ok bool
-		if plan, binds, ok = f.plans.Plan(ctx, query, opts); !ok {
-			return false, nil
-		}
-	}
 	sctx, err := f.sm.NewContextWithQuery(ctx, c, query)
 	if err != nil {
 		return false, nil
+	}
+	if plan == nil {
+		var ok bool
+		if plan, binds, ok = f.plans.Plan(ctx, query, sql.LoadSqlMode(sctx).ParserOptions()); !ok {
+			return false, nil
+		}
 	}
 	sctx, err = sctx.ProcessList.BeginQuery(sctx, query)
 	if err != nil {

@@ -32,6 +32,7 @@ package sqlengine
 //     freely within one transaction.
 
 import (
+	"bytes"
 	"errors"
 	"math"
 	"sort"
@@ -863,32 +864,78 @@ func (x *fastExec) runSelect(tx *txn.Txn) (*sqltypes.Result, error) {
 }
 
 // sortRows sorts stably by sortCol as GMS's Sorter does (NULLs first
-// ascending, last descending), then drops DISTINCT duplicates.
+// ascending, last descending), then drops DISTINCT duplicates. Text is
+// compared through precomputed collation weight keys, which order exactly
+// as GMS's StringType.Compare (rune weights, then the shorter first).
 func (x *fastExec) sortRows(rows []sql.Row) ([]sql.Row, error) {
 	c, typ := x.sortCol, x.t.sch.Schema[x.sortCol].Type
 	var sortErr error
-	cmp := func(a, b any) int {
-		switch {
-		case a == nil && b == nil:
-			return 0
-		case a == nil:
-			return -1
-		case b == nil:
-			return 1
-		}
-		n, err := typ.Compare(x.ctx, a, b)
-		if err != nil && sortErr == nil {
-			sortErr = err
-		}
-		return n
+	var cmp func(i, j int) int
+	var sorter sql.CollationSorter
+	if plainText(typ) {
+		sorter = typ.(sql.StringType).Collation().Sorter()
 	}
-	sort.SliceStable(rows, func(i, j int) bool {
-		a, b := rows[i][c], rows[j][c]
-		if x.sortDesc {
-			a, b = b, a
+	if sorter != nil {
+		keys := make([][]byte, len(rows))
+		for i, r := range rows {
+			if s, ok := r[c].(string); ok {
+				keys[i] = weightKey(sorter, s)
+			} else if r[c] != nil {
+				return nil, errFallback
+			}
 		}
-		return cmp(a, b) < 0
-	})
+		cmp = func(i, j int) int {
+			a, b := keys[i], keys[j]
+			switch {
+			case a == nil && b == nil:
+				return 0
+			case a == nil:
+				return -1
+			case b == nil:
+				return 1
+			}
+			return bytes.Compare(a, b)
+		}
+		// Sort an index permutation so the keys stay aligned.
+		idx := make([]int, len(rows))
+		for i := range idx {
+			idx[i] = i
+		}
+		sort.SliceStable(idx, func(i, j int) bool {
+			if x.sortDesc {
+				return cmp(idx[j], idx[i]) < 0
+			}
+			return cmp(idx[i], idx[j]) < 0
+		})
+		sorted := make([]sql.Row, len(rows))
+		for i, k := range idx {
+			sorted[i] = rows[k]
+		}
+		rows = sorted
+	} else {
+		cmp = func(i, j int) int {
+			a, b := rows[i][c], rows[j][c]
+			switch {
+			case a == nil && b == nil:
+				return 0
+			case a == nil:
+				return -1
+			case b == nil:
+				return 1
+			}
+			n, err := typ.Compare(x.ctx, a, b)
+			if err != nil && sortErr == nil {
+				sortErr = err
+			}
+			return n
+		}
+		sort.SliceStable(rows, func(i, j int) bool {
+			if x.sortDesc {
+				return cmp(j, i) < 0
+			}
+			return cmp(i, j) < 0
+		})
+	}
 	if x.p.distinct {
 		// GMS's DISTINCT keeps the first row of each exact value (so
 		// 'a' and 'A' both stay under a case-insensitive collation).
@@ -1227,4 +1274,15 @@ func asInt64(v any) (int64, bool) {
 		}
 	}
 	return 0, false
+}
+
+// weightKey is s as a sequence of collation weights (big-endian, sign bit
+// flipped so that bytes compare as the signed weights do).
+func weightKey(sorter sql.CollationSorter, s string) []byte {
+	out := make([]byte, 0, 4*len(s))
+	for _, r := range s {
+		w := uint32(sorter(r)) ^ 1<<31
+		out = append(out, byte(w>>24), byte(w>>16), byte(w>>8), byte(w))
+	}
+	return out
 }
