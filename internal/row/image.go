@@ -59,6 +59,13 @@ func AppendImage(dst []byte, cols []Column, vals []Value) ([]byte, error) {
 // DecodeImage decodes a full row image into vals (reusing its storage when it
 // is long enough) and returns the number of bytes consumed.
 func DecodeImage(img []byte, cols []Column, vals []Value) ([]Value, int, error) {
+	return DecodeImageSome(img, cols, vals, nil)
+}
+
+// DecodeImageSome is DecodeImage that materialises only the columns want
+// marks (all if want is nil); the others are left nil, and text and blob
+// values among them are skipped without copying.
+func DecodeImageSome(img []byte, cols []Column, vals []Value, want []bool) ([]Value, int, error) {
 	nb := (len(cols) + 7) / 8
 	if len(img) < nb {
 		return nil, 0, fmt.Errorf("%w: short null bitmap", ErrCorrupt)
@@ -74,7 +81,14 @@ func DecodeImage(img []byte, cols []Column, vals []Value) ([]Value, int, error) 
 			vals[i] = nil
 			continue
 		}
-		v, n, err := DecodeValue(img[pos:], &cols[i])
+		var v Value
+		var n int
+		var err error
+		if want != nil && !want[i] {
+			n, err = skipValue(img[pos:], &cols[i])
+		} else {
+			v, n, err = DecodeValue(img[pos:], &cols[i])
+		}
 		if err != nil {
 			return nil, 0, fmt.Errorf("column %q: %w", cols[i].Name, err)
 		}
@@ -82,6 +96,44 @@ func DecodeImage(img []byte, cols []Column, vals []Value) ([]Value, int, error) 
 		pos += n
 	}
 	return vals, pos, nil
+}
+
+// skipValue returns the encoded length of one non-NULL value, reading
+// only the length prefix of text and blob values.
+func skipValue(b []byte, c *Column) (int, error) {
+	lp := 0
+	switch {
+	case c.Type == TypeVarchar || c.Type == TypeVarString:
+		lp = c.lenPrefixBytes()
+	case c.Type == TypeString && c.realType() != TypeEnum && c.realType() != TypeSet:
+		lp = c.lenPrefixBytes()
+	case c.Type == TypeBlob:
+		if len(b) < c.PackLen {
+			return 0, fmt.Errorf("%w: short length prefix", ErrCorrupt)
+		}
+		n := 0
+		for i := range c.PackLen {
+			n |= int(b[i]) << (8 * i)
+		}
+		if len(b) < c.PackLen+n {
+			return 0, fmt.Errorf("%w: value of %d bytes truncated", ErrCorrupt, n)
+		}
+		return c.PackLen + n, nil
+	default:
+		_, n, err := DecodeValue(b, c)
+		return n, err
+	}
+	if len(b) < lp {
+		return 0, fmt.Errorf("%w: short length prefix", ErrCorrupt)
+	}
+	n := int(b[0])
+	if lp == 2 {
+		n = int(binary.LittleEndian.Uint16(b))
+	}
+	if len(b) < lp+n {
+		return 0, fmt.Errorf("%w: value of %d bytes truncated", ErrCorrupt, n)
+	}
+	return lp + n, nil
 }
 
 // AppendValue appends the binlog encoding of one non-NULL value.

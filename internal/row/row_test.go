@@ -160,8 +160,26 @@ func TestImageRoundTrip(t *testing.T) {
 				t.Fatalf("column %s: wrote %#v read %#v", testCols[i].Name, vals[i], got[i])
 			}
 		}
+		// Decoding a random subset of the columns gives the same values
+		// for those and consumes the same bytes.
+		want := make([]bool, len(testCols))
+		for i := range want {
+			want[i] = r.IntN(2) == 0
+		}
+		some, n2, err := DecodeImageSome(img, testCols, nil, want)
+		if err != nil || n2 != len(img) {
+			t.Fatalf("partial decode: %v, consumed %d of %d bytes", err, n2, len(img))
+		}
+		for i := range vals {
+			if want[i] && !valuesEqual(vals[i], some[i]) || !want[i] && some[i] != nil {
+				t.Fatalf("partial decode, column %s (wanted %v): wrote %#v read %#v", testCols[i].Name, want[i], vals[i], some[i])
+			}
+		}
 		// Every strict prefix must fail to decode, never panic.
 		cut := r.IntN(len(img))
+		if _, _, err := DecodeImageSome(img[:cut], testCols, nil, want); err == nil && cut < len(img) {
+			t.Fatalf("partially decoding a %d-byte prefix of a %d-byte image succeeded", cut, len(img))
+		}
 		if _, _, err := DecodeImage(img[:cut], testCols, nil); err == nil && cut < len(img) {
 			t.Fatalf("decoding a %d-byte prefix of a %d-byte image succeeded", cut, len(img))
 		}

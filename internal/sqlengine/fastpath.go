@@ -32,7 +32,6 @@ package sqlengine
 //     freely within one transaction.
 
 import (
-	"bytes"
 	"errors"
 	"math"
 	"sort"
@@ -170,6 +169,9 @@ func (e *Engine) fastStatement(ctx *sql.Context, s *Session, p *FastPlan, binds 
 	}
 	autocommit := !ctx.GetIgnoreAutoCommit() && autocommitOn(ctx)
 	tx := s.txn(ctx)
+	if started && autocommit && x.readsOnce() {
+		tx.ReadOnce()
+	}
 	tx.StatementBegin()
 	res, err := x.run(tx)
 	if err != errFallback {
@@ -249,6 +251,7 @@ type fastExec struct {
 	limit    int64 // -1: none
 	sortCol  int   // SELECT: sort the rows by this column (-1: key order)
 	sortDesc bool
+	want     []bool // SELECT: the columns it reads (nil: all)
 	sets     []resolvedSet
 	insert   sql.Row
 	autoin   int // INSERT: AUTO_INCREMENT column, or -1
@@ -311,6 +314,7 @@ func (x *fastExec) prepare() error {
 	case fastInsert:
 		return x.prepareInsert()
 	case fastSelect:
+		defer x.wantColumns()
 		if x.p.star {
 			x.proj = make([]int, len(x.t.sch.Schema))
 			for i := range x.proj {
@@ -372,6 +376,26 @@ func (x *fastExec) prepare() error {
 		}
 	}
 	return x.chooseAccess()
+}
+
+// wantColumns marks the columns a SELECT reads: projected, aggregated,
+// sorted on, and compared after a text key lookup.
+func (x *fastExec) wantColumns() {
+	x.want = make([]bool, len(x.t.sch.Schema))
+	for _, c := range x.proj {
+		x.want[c] = true
+	}
+	for _, c := range x.aggCols {
+		if c >= 0 {
+			x.want[c] = true
+		}
+	}
+	if x.sortCol >= 0 {
+		x.want[x.sortCol] = true
+	}
+	for _, c := range x.access.checks {
+		x.want[c.col] = true
+	}
 }
 
 // operand returns a literal's or bind variable's value: int64, uint64,
@@ -677,6 +701,16 @@ func (x *fastExec) checkOrder() error {
 	return nil
 }
 
+// readsOnce: a plain SELECT whose rows come from one storage read (one
+// primary key, or one range scan), so that, alone in its transaction, it
+// needs no snapshot.
+func (x *fastExec) readsOnce() bool {
+	if x.p.kind != fastSelect || x.p.lock != 0 || x.access.index >= 0 {
+		return false
+	}
+	return x.access.kind == accessRange || len(x.access.keys) == 1
+}
+
 // singleRow: the access path finds at most one row.
 func (x *fastExec) singleRow() bool {
 	return x.access.kind == accessPoints && len(x.access.keys) == 1
@@ -733,7 +767,7 @@ func (x *fastExec) rows(tx *txn.Txn, mode lock.Mode, fn func(sql.Row) (more bool
 	}
 	var scratch []row.Value
 	emit := func(img []byte) (bool, error) {
-		r, err := t.toSQLRow(img, &scratch)
+		r, err := t.toSQLRowSome(img, &scratch, x.want)
 		if err != nil {
 			return false, err
 		}
@@ -864,78 +898,48 @@ func (x *fastExec) runSelect(tx *txn.Txn) (*sqltypes.Result, error) {
 }
 
 // sortRows sorts stably by sortCol as GMS's Sorter does (NULLs first
-// ascending, last descending), then drops DISTINCT duplicates. Text is
-// compared through precomputed collation weight keys, which order exactly
-// as GMS's StringType.Compare (rune weights, then the shorter first).
+// ascending, last descending), then drops DISTINCT duplicates. Text
+// compares as GMS's StringType.Compare does (rune weights, then the
+// shorter first), skipping the weight lookup for identical runes.
 func (x *fastExec) sortRows(rows []sql.Row) ([]sql.Row, error) {
 	c, typ := x.sortCol, x.t.sch.Schema[x.sortCol].Type
 	var sortErr error
-	var cmp func(i, j int) int
 	var sorter sql.CollationSorter
 	if plainText(typ) {
 		sorter = typ.(sql.StringType).Collation().Sorter()
 	}
-	if sorter != nil {
-		keys := make([][]byte, len(rows))
-		for i, r := range rows {
-			if s, ok := r[c].(string); ok {
-				keys[i] = weightKey(sorter, s)
-			} else if r[c] != nil {
-				return nil, errFallback
+	cmp := func(a, b any) int {
+		switch {
+		case a == nil && b == nil:
+			return 0
+		case a == nil:
+			return -1
+		case b == nil:
+			return 1
+		}
+		if sorter != nil {
+			as, aok := a.(string)
+			bs, bok := b.(string)
+			if aok && bok {
+				n, ok := compareText(sorter, as, bs)
+				if !ok && sortErr == nil {
+					sortErr = errFallback // malformed text: GMS reports it
+				}
+				return n
 			}
 		}
-		cmp = func(i, j int) int {
-			a, b := keys[i], keys[j]
-			switch {
-			case a == nil && b == nil:
-				return 0
-			case a == nil:
-				return -1
-			case b == nil:
-				return 1
-			}
-			return bytes.Compare(a, b)
+		n, err := typ.Compare(x.ctx, a, b)
+		if err != nil && sortErr == nil {
+			sortErr = err
 		}
-		// Sort an index permutation so the keys stay aligned.
-		idx := make([]int, len(rows))
-		for i := range idx {
-			idx[i] = i
-		}
-		sort.SliceStable(idx, func(i, j int) bool {
-			if x.sortDesc {
-				return cmp(idx[j], idx[i]) < 0
-			}
-			return cmp(idx[i], idx[j]) < 0
-		})
-		sorted := make([]sql.Row, len(rows))
-		for i, k := range idx {
-			sorted[i] = rows[k]
-		}
-		rows = sorted
-	} else {
-		cmp = func(i, j int) int {
-			a, b := rows[i][c], rows[j][c]
-			switch {
-			case a == nil && b == nil:
-				return 0
-			case a == nil:
-				return -1
-			case b == nil:
-				return 1
-			}
-			n, err := typ.Compare(x.ctx, a, b)
-			if err != nil && sortErr == nil {
-				sortErr = err
-			}
-			return n
-		}
-		sort.SliceStable(rows, func(i, j int) bool {
-			if x.sortDesc {
-				return cmp(j, i) < 0
-			}
-			return cmp(i, j) < 0
-		})
+		return n
 	}
+	sort.SliceStable(rows, func(i, j int) bool {
+		if x.sortDesc {
+			return cmp(rows[j][c], rows[i][c]) < 0
+		}
+		return cmp(rows[i][c], rows[j][c]) < 0
+	})
 	if x.p.distinct {
 		// GMS's DISTINCT keeps the first row of each exact value (so
 		// 'a' and 'A' both stay under a case-insensitive collation).
@@ -1276,13 +1280,30 @@ func asInt64(v any) (int64, bool) {
 	return 0, false
 }
 
-// weightKey is s as a sequence of collation weights (big-endian, sign bit
-// flipped so that bytes compare as the signed weights do).
-func weightKey(sorter sql.CollationSorter, s string) []byte {
-	out := make([]byte, 0, 4*len(s))
-	for _, r := range s {
-		w := uint32(sorter(r)) ^ 1<<31
-		out = append(out, byte(w>>24), byte(w>>16), byte(w>>8), byte(w))
+// compareText is GMS's StringType.Compare for UTF-8 text: rune by rune
+// by collation weight, then the one with bytes left is greater. ok is false
+// for malformed UTF-8.
+func compareText(sorter sql.CollationSorter, a, b string) (int, bool) {
+	for len(a) > 0 && len(b) > 0 {
+		ra, na := utf8.DecodeRuneInString(a)
+		rb, nb := utf8.DecodeRuneInString(b)
+		if ra == utf8.RuneError && na <= 1 || rb == utf8.RuneError && nb <= 1 {
+			return 0, false
+		}
+		if ra != rb {
+			if wa, wb := sorter(ra), sorter(rb); wa < wb {
+				return -1, true
+			} else if wa > wb {
+				return 1, true
+			}
+		}
+		a, b = a[na:], b[nb:]
 	}
-	return out
+	switch {
+	case len(a) < len(b):
+		return -1, true
+	case len(a) > len(b):
+		return 1, true
+	}
+	return 0, true
 }

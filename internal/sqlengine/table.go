@@ -256,7 +256,13 @@ func orEOF(err error) error {
 func (p *pointIter) Close(*sql.Context) error { return nil }
 
 func (t *Table) toSQLRow(img []byte, scratch *[]row.Value) (sql.Row, error) {
-	vals, err := t.st.Decode(img, *scratch)
+	return t.toSQLRowSome(img, scratch, nil)
+}
+
+// toSQLRowSome decodes only the columns want marks (all if nil); the
+// others are nil in the row.
+func (t *Table) toSQLRowSome(img []byte, scratch *[]row.Value, want []bool) (sql.Row, error) {
+	vals, _, err := row.DecodeImageSome(img, t.st.Def.Columns, *scratch, want)
 	if err != nil {
 		return nil, err
 	}

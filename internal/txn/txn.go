@@ -103,6 +103,7 @@ type Txn struct {
 	inStmt     bool
 	session    uint64
 	ended      bool
+	direct     bool // ReadOnce
 	// locked remembers the last row image read from storage under an
 	// exclusive lock this transaction holds: no other transaction can change
 	// the row until we end, so an UPDATE's second read of it is served from
@@ -126,7 +127,6 @@ func (m *Manager) Begin(iso Isolation, session uint64, lockTimeout time.Duration
 		m:           m,
 		owner:       m.Locks.NewOwner(),
 		iso:         iso,
-		buf:         btree.NewG(16, lessItem),
 		session:     session,
 		LockTimeout: lockTimeout,
 		Ctx:         context.Background(),
@@ -142,10 +142,19 @@ func (t *Txn) HasWrites() bool { return !t.events.Empty() }
 // reader is the consistent read view.
 func (t *Txn) reader() pebble.Reader {
 	if t.snap == nil {
+		if t.direct {
+			return t.m.Engine.DB()
+		}
 		t.snap = t.m.Engine.DB().NewSnapshot()
 	}
 	return t.snap
 }
+
+// ReadOnce declares a transaction that makes one consistent read (one
+// point read or one scan) and ends: it reads the latest committed data
+// directly, since a single Pebble read or iterator is a consistent view by
+// itself, and spares taking and releasing a snapshot.
+func (t *Txn) ReadOnce() { t.direct = true }
 
 // StartSnapshot takes the read view now (START TRANSACTION WITH CONSISTENT
 // SNAPSHOT).
@@ -193,9 +202,9 @@ func (t *Txn) rollbackTo(m mark) {
 	for i := len(t.undo) - 1; i >= m.undo; i-- {
 		u := t.undo[i]
 		if u.prev == nil {
-			t.buf.Delete(&item{key: u.key})
+			t.tree().Delete(&item{key: u.key})
 		} else {
-			t.buf.ReplaceOrInsert(u.prev)
+			t.tree().ReplaceOrInsert(u.prev)
 		}
 	}
 	t.undo = t.undo[:m.undo]
@@ -243,15 +252,27 @@ func (t *Txn) ReleaseSavepoint(name string) error {
 
 func (t *Txn) put(key []byte, val []byte, del bool) {
 	k := string(key)
-	prev, had := t.buf.ReplaceOrInsert(&item{key: k, val: val, del: del})
+	prev, had := t.tree().ReplaceOrInsert(&item{key: k, val: val, del: del})
 	if !had {
 		prev = nil
 	}
 	t.undo = append(t.undo, undoRec{key: k, prev: prev})
 }
 
+// tree is the write buffer, made on first use (most transactions of a
+// read-heavy load never write).
+func (t *Txn) tree() *btree.BTreeG[*item] {
+	if t.buf == nil {
+		t.buf = btree.NewG(16, lessItem)
+	}
+	return t.buf
+}
+
 // bufGet looks a key up in the write buffer.
 func (t *Txn) bufGet(key []byte) (*item, bool) {
+	if t.buf == nil {
+		return nil, false
+	}
 	return t.buf.Get(&item{key: string(key)})
 }
 
@@ -347,7 +368,9 @@ func (t *Txn) newIter(r pebble.Reader, lower, upper []byte, mode lock.Mode) (*It
 	i := &Iter{t: t, it: it, lockMd: mode}
 	lo := &item{key: string(lower)}
 	visit := func(x *item) bool { i.buf = append(i.buf, x); return true }
-	if upper == nil {
+	if t.buf == nil {
+		// nothing written
+	} else if upper == nil {
 		t.buf.AscendGreaterOrEqual(lo, visit)
 	} else {
 		t.buf.AscendRange(lo, &item{key: string(upper)}, visit)
@@ -634,7 +657,7 @@ func (t *Txn) Commit() error {
 	t.events.AddXID(t.m.xid.Add(1))
 	b := t.m.Engine.NewBatch()
 	var err error
-	t.buf.Ascend(func(x *item) bool {
+	t.tree().Ascend(func(x *item) bool {
 		if x.del {
 			err = b.Delete([]byte(x.key))
 		} else {
@@ -672,7 +695,9 @@ func (t *Txn) end() {
 		t.snap.Close()
 		t.snap = nil
 	}
-	t.buf.Clear(false)
+	if t.buf != nil {
+		t.buf.Clear(false)
+	}
 	t.undo = nil
 	t.locked.key, t.locked.img = "", nil
 }
