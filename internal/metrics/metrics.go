@@ -175,8 +175,9 @@ func (c replicaCollector) Collect(ch chan<- prometheus.Metric) {
 	}
 }
 
-// Handler serves the registry at /metrics.
-func Handler(r *prometheus.Registry) http.Handler {
+// Handler serves the registry at /metrics; callers add their own routes
+// (the dashboard) to the mux.
+func Handler(r *prometheus.Registry) *http.ServeMux {
 	mux := http.NewServeMux()
 	mux.Handle("/metrics", promhttp.HandlerFor(r, promhttp.HandlerOpts{}))
 	// Go's profiler, for finding where CPU goes (the endpoint listens on

@@ -24,6 +24,7 @@ import (
 	"github.com/lockstepdb/lockstep/internal/atomicfile"
 	"github.com/lockstepdb/lockstep/internal/binlog"
 	"github.com/lockstepdb/lockstep/internal/commit"
+	"github.com/lockstepdb/lockstep/internal/dashboard"
 	"github.com/lockstepdb/lockstep/internal/lock"
 	"github.com/lockstepdb/lockstep/internal/metrics"
 	"github.com/lockstepdb/lockstep/internal/replica"
@@ -174,7 +175,11 @@ func Start(cfg Config, log *slog.Logger) (*Server, error) {
 		reg := metrics.Registry(obs, pipe, locks, s.source, started)
 		metrics.RegisterReplica(reg, s.repl)
 		metrics.RegisterFastPath(reg, s.sql.Fast.Executed.Load, s.sql.Fast.Fallbacks.Load)
-		s.http = &http.Server{Handler: metrics.Handler(reg), ReadHeaderTimeout: 10 * time.Second}
+		mux := metrics.Handler(reg)
+		sampler := dashboard.NewSampler(reg, dashboardKeep, time.Second, dashboard.DefaultKeep)
+		go sampler.Run(s.stop)
+		dashboard.New(sampler, s.topology).Register(mux)
+		s.http = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 		s.httpAddr = hl.Addr().String()
 		go func() {
 			if err := s.http.Serve(hl); err != nil && !errors.Is(err, http.ErrServerClosed) {
