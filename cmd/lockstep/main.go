@@ -48,7 +48,7 @@ func main() {
 		},
 	}
 	server.RegisterFlags(serve.Flags())
-	root.AddCommand(serve)
+	root.AddCommand(serve, benchCommand())
 	if err := root.Execute(); err != nil {
 		fmt.Fprintln(os.Stderr, "lockstep:", err)
 		os.Exit(1)

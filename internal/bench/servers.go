@@ -1,0 +1,294 @@
+package bench
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	_ "github.com/go-sql-driver/mysql" // database/sql driver
+)
+
+// server is a database process this package started on loopback.
+type server interface {
+	// Label names the server in results ("lockstep", "mariadb").
+	Label() string
+	Port() int
+	PID() int
+	DB(dbname string) (*sql.DB, error)
+	Stop() error
+}
+
+// freePort asks the kernel for an unused loopback port.
+func freePort() (int, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, err
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port, nil
+}
+
+// process is a started server process and its log.
+type process struct {
+	cmd    *exec.Cmd
+	exited chan struct{}
+	log    string
+}
+
+func startProcess(name string, args []string, logPath string) (*process, error) {
+	f, err := os.Create(logPath)
+	if err != nil {
+		return nil, err
+	}
+	cmd := exec.Command(name, args...)
+	cmd.Stdout, cmd.Stderr = f, f
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true} // a terminal's Ctrl-C reaches us, not it
+	if err := cmd.Start(); err != nil {
+		f.Close()
+		return nil, err
+	}
+	p := &process{cmd: cmd, exited: make(chan struct{}), log: logPath}
+	go func() { cmd.Wait(); f.Close(); close(p.exited) }()
+	return p, nil
+}
+
+// waitReady pings the server until it answers or the process dies.
+func (p *process) waitReady(dsn string, timeout time.Duration) error {
+	db, err := sql.Open("mysql", dsn)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	deadline := time.Now().Add(timeout)
+	for {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		err = db.PingContext(ctx)
+		cancel()
+		if err == nil {
+			return nil
+		}
+		select {
+		case <-p.exited:
+			return fmt.Errorf("the server exited at start; its log (%s) ends:\n%s", p.log, tail(p.log, 20))
+		default:
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("the server did not answer in %v: %v; log %s", timeout, err, p.log)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+func (p *process) stop() error {
+	select {
+	case <-p.exited:
+		return nil
+	default:
+	}
+	p.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-p.exited:
+	case <-time.After(60 * time.Second):
+		p.cmd.Process.Kill()
+		<-p.exited
+	}
+	return nil
+}
+
+func tail(path string, n int) string {
+	b, _ := os.ReadFile(path)
+	lines := strings.Split(strings.TrimRight(string(b), "\n"), "\n")
+	return strings.Join(lines[max(len(lines)-n, 0):], "\n")
+}
+
+// lockstepServer is a `lockstep serve` process.
+type lockstepServer struct {
+	p        *process
+	port     int
+	httpPort int
+}
+
+// startLockstep starts binary serve with a fresh data directory under dir
+// and the given extra options (mysqld-style, --name=value).
+func startLockstep(binary, dir string, serverID int, opts ...string) (*lockstepServer, error) {
+	port, err := freePort()
+	if err != nil {
+		return nil, err
+	}
+	httpPort, err := freePort()
+	if err != nil {
+		return nil, err
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, err
+	}
+	args := append([]string{"serve", "--bind-address=127.0.0.1", "--port=" + strconv.Itoa(port),
+		"--http-port=" + strconv.Itoa(httpPort), "--datadir=" + filepath.Join(dir, "data"),
+		"--server-id=" + strconv.Itoa(serverID)}, opts...)
+	p, err := startProcess(binary, args, filepath.Join(dir, "server.log"))
+	if err != nil {
+		return nil, err
+	}
+	s := &lockstepServer{p: p, port: port, httpPort: httpPort}
+	if err := p.waitReady(s.dsn(""), 60*time.Second); err != nil {
+		p.stop()
+		return nil, err
+	}
+	return s, nil
+}
+
+func (s *lockstepServer) Label() string { return "lockstep" }
+func (s *lockstepServer) Port() int     { return s.port }
+func (s *lockstepServer) PID() int      { return s.p.cmd.Process.Pid }
+func (s *lockstepServer) Stop() error   { return s.p.stop() }
+
+// dsn: interpolateParams sends each statement as text in one round trip,
+// as sysbench --db-ps-mode=disable does (the driver otherwise prepares,
+// executes and closes a statement per query).
+func (s *lockstepServer) dsn(dbname string) string {
+	return fmt.Sprintf("root@tcp(127.0.0.1:%d)/%s?interpolateParams=true", s.port, dbname)
+}
+func (s *lockstepServer) DB(dbname string) (*sql.DB, error) { return sql.Open("mysql", s.dsn(dbname)) }
+
+// mariadbServer is a mariadbd process with its own data directory.
+type mariadbServer struct {
+	p    *process
+	port int
+	dir  string
+}
+
+// mariadbInstalled reports whether mariadbd and mariadb-install-db are on PATH.
+func mariadbInstalled() bool {
+	for _, b := range []string{"mariadbd", "mariadb-install-db"} {
+		if _, err := exec.LookPath(b); err != nil {
+			return false
+		}
+	}
+	return true
+}
+
+// startMariaDB initialises a data directory under dir and starts mariadbd
+// with settings comparable to Lockstep's (ROW binlog, GTIDs, a buffer pool
+// that holds the data) plus extra my.cnf lines.
+func startMariaDB(dir string, serverID int, extra ...string) (*mariadbServer, error) {
+	if !mariadbInstalled() {
+		return nil, errors.New("mariadbd is not installed (apt-get install mariadb-server)")
+	}
+	port, err := freePort()
+	if err != nil {
+		return nil, err
+	}
+	data := filepath.Join(dir, "data")
+	if err := os.MkdirAll(data, 0o755); err != nil {
+		return nil, err
+	}
+	install := exec.Command("mariadb-install-db", "--no-defaults", "--user="+currentUser(), "--datadir="+data,
+		"--auth-root-authentication-method=normal", "--skip-test-db")
+	if out, err := install.CombinedOutput(); err != nil {
+		return nil, fmt.Errorf("mariadb-install-db: %v\n%s", err, out)
+	}
+	cnf := fmt.Sprintf(`[mariadbd]
+user=%s
+datadir=%s
+socket=%s
+pid-file=%s
+log-error=%s
+port=%d
+bind-address=127.0.0.1
+skip-name-resolve
+server-id=%d
+log-bin=%s
+log-slave-updates=ON
+binlog_format=ROW
+max_connections=500
+performance_schema=OFF
+innodb_buffer_pool_size=512M
+innodb_log_file_size=512M
+innodb_log_buffer_size=32M
+innodb_io_capacity=2000
+character-set-server=utf8mb4
+%s
+`, currentUser(), data, filepath.Join(dir, "mysqld.sock"), filepath.Join(dir, "mariadbd.pid"), filepath.Join(dir, "error.log"),
+		port, serverID, filepath.Join(dir, "binlog"), strings.Join(extra, "\n"))
+	cnfPath := filepath.Join(dir, "my.cnf")
+	if err := os.WriteFile(cnfPath, []byte(cnf), 0o644); err != nil {
+		return nil, err
+	}
+	p, err := startProcess("mariadbd", []string{"--defaults-file=" + cnfPath}, filepath.Join(dir, "stdout.log"))
+	if err != nil {
+		return nil, err
+	}
+	s := &mariadbServer{p: p, port: port, dir: dir}
+	if err := p.waitReady(s.dsn(""), 120*time.Second); err != nil {
+		p.stop()
+		return nil, fmt.Errorf("%w\nerror.log:\n%s", err, tail(filepath.Join(dir, "error.log"), 20))
+	}
+	return s, nil
+}
+
+func currentUser() string {
+	if u := os.Getenv("USER"); u != "" {
+		return u
+	}
+	return "root"
+}
+
+func (s *mariadbServer) Label() string { return "mariadb" }
+func (s *mariadbServer) Port() int     { return s.port }
+func (s *mariadbServer) PID() int      { return s.p.cmd.Process.Pid }
+func (s *mariadbServer) Stop() error   { return s.p.stop() }
+func (s *mariadbServer) dsn(dbname string) string {
+	return fmt.Sprintf("root@tcp(127.0.0.1:%d)/%s?interpolateParams=true", s.port, dbname)
+}
+func (s *mariadbServer) DB(dbname string) (*sql.DB, error) { return sql.Open("mysql", s.dsn(dbname)) }
+
+// globalStatus reads SHOW GLOBAL STATUS into numbers (non-numeric values
+// are left out). Names are as the server spells them.
+func globalStatus(ctx context.Context, db *sql.DB) (map[string]float64, error) {
+	rows, err := db.QueryContext(ctx, "SHOW GLOBAL STATUS")
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	out := map[string]float64{}
+	for rows.Next() {
+		var name, value sql.NullString
+		if err := rows.Scan(&name, &value); err != nil {
+			return nil, err
+		}
+		if v, err := strconv.ParseFloat(value.String, 64); err == nil {
+			out[strings.ToLower(name.String)] = v
+		}
+	}
+	return out, rows.Err()
+}
+
+// cpuSeconds is a process's user+system CPU time from /proc (0 if unknown).
+func cpuSeconds(pid int) float64 {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0
+	}
+	// Fields after the command (which may hold spaces) start after ") ".
+	s := string(b)
+	i := strings.LastIndexByte(s, ')')
+	if i < 0 {
+		return 0
+	}
+	f := strings.Fields(s[i+1:])
+	if len(f) < 13 {
+		return 0
+	}
+	ut, _ := strconv.ParseFloat(f[11], 64)
+	st, _ := strconv.ParseFloat(f[12], 64)
+	return (ut + st) / 100 // USER_HZ is 100 on Linux
+}

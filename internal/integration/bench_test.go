@@ -1,0 +1,103 @@
+package integration
+
+import (
+	"bytes"
+	"encoding/csv"
+	"image/png"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"testing"
+)
+
+// benchRun runs `lockstep bench` and returns the rows of its results.csv
+// after checking that results.md and the named charts were written.
+func benchRun(t *testing.T, charts []string, args ...string) [][]string {
+	t.Helper()
+	out := filepath.Join(t.TempDir(), "results")
+	cmd := exec.Command(binary, append(append([]string{"bench"}, args...), "--out", out)...)
+	var log bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &log, &log
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("lockstep bench %v: %v\n%s", args, err, log.String())
+	}
+	f, err := os.Open(filepath.Join(out, "results.csv"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	recs, err := csv.NewReader(f).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(out, "results.md")); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range charts {
+		b, err := os.ReadFile(filepath.Join(out, c+".png"))
+		if err != nil {
+			t.Fatalf("chart %s: %v", c, err)
+		}
+		if _, err := png.Decode(bytes.NewReader(b)); err != nil {
+			t.Fatalf("chart %s is not a PNG: %v", c, err)
+		}
+	}
+	// No server may outlive the command.
+	if pids, _ := exec.Command("pgrep", "-f", out).Output(); len(bytes.TrimSpace(pids)) > 0 {
+		t.Fatalf("servers still running after lockstep bench: %s", pids)
+	}
+	return recs[1:]
+}
+
+func col(row []string, name string) float64 {
+	for i, c := range []string{"server", "config", "x", "threads", "tps", "qps", "p95_ms", "errors", "cpu_us_per_trx",
+		"avg_group", "fsyncs_per_trx", "replica_rate", "behind_at_end", "catch_up_s"} {
+		if c == name {
+			v, _ := strconv.ParseFloat(row[i], 64)
+			return v
+		}
+	}
+	panic(name)
+}
+
+// TestBenchDurability runs the durability experiment end to end at toy
+// sizes with the built-in load generator, Lockstep alone.
+func TestBenchDurability(t *testing.T) {
+	rows := benchRun(t, []string{"durability"}, "durability", "--duration=1s", "--threads=1,2", "--tables=2",
+		"--table-size=200", "--driver=builtin", "--peer=none")
+	if len(rows) != 4*2 {
+		t.Fatalf("%d rows, want 8", len(rows))
+	}
+	for _, r := range rows {
+		if r[0] != "lockstep" || col(r, "tps") <= 0 || col(r, "cpu_us_per_trx") <= 0 {
+			t.Fatalf("row %v", r)
+		}
+		// Every commit under sync_binlog=1 is in an fsynced group.
+		if r[1] == "sync_binlog=1 flush=1" && (col(r, "fsyncs_per_trx") <= 0 || col(r, "fsyncs_per_trx") > 1) {
+			t.Fatalf("fsyncs per transaction under full durability: %v", r)
+		}
+	}
+}
+
+// TestBenchReplicaLag runs replica-lag with sysbench and, beside Lockstep,
+// MariaDB primaries and replicas (when installed; CI installs both).
+func TestBenchReplicaLag(t *testing.T) {
+	needTool(t, "sysbench")
+	args := []string{"replica-lag", "--duration=2s", "--threads=2", "--tables=2", "--table-size=500", "--driver=sysbench", "--workers=0,4"}
+	servers := map[string]bool{"lockstep": true}
+	if _, err := exec.LookPath("mariadbd"); err == nil || os.Getenv("LOCKSTEP_REQUIRE_TOOLS") == "1" {
+		needTool(t, "mariadbd")
+		args = append(args, "--peer=mariadb")
+		servers["mariadb"] = true
+	}
+	rows := benchRun(t, []string{"replica-lag-rate", "replica-lag-backlog"}, args...)
+	if len(rows) != 2*len(servers) {
+		t.Fatalf("%d rows, want %d: %v", len(rows), 2*len(servers), rows)
+	}
+	for _, r := range rows {
+		if !servers[r[0]] || col(r, "tps") <= 0 || col(r, "replica_rate") <= 0 {
+			t.Fatalf("row %v", r)
+		}
+	}
+}
