@@ -167,6 +167,7 @@ type runner struct {
 	nextID      int
 	rows        []Row
 	notes       []string
+	marker      int // the last marker row written (ids are per primary, and each primary starts empty)
 	bar         *progressbar.ProgressBar
 }
 
@@ -284,8 +285,6 @@ func (r *runner) prepare(ctx context.Context, primary, replica server) error {
 	return nil
 }
 
-var markerSeq = int(time.Now().UnixNano() % 1e6)
-
 // catchUp writes a marker row on primary and waits until replica has it.
 func (r *runner) catchUp(ctx context.Context, primary, replica server, limit time.Duration) (time.Duration, error) {
 	pdb, err := primary.DB("sbtest")
@@ -298,14 +297,14 @@ func (r *runner) catchUp(ctx context.Context, primary, replica server, limit tim
 		return 0, err
 	}
 	defer rdb.Close()
-	markerSeq++
+	r.marker++
 	start := time.Now()
-	if _, err := pdb.ExecContext(ctx, "INSERT INTO bench_marker VALUES (?)", markerSeq); err != nil {
+	if _, err := pdb.ExecContext(ctx, "INSERT INTO bench_marker VALUES (?)", r.marker); err != nil {
 		return 0, err
 	}
 	for {
 		var n int
-		err := rdb.QueryRowContext(ctx, "SELECT COUNT(*) FROM bench_marker WHERE id = ?", markerSeq).Scan(&n)
+		err := rdb.QueryRowContext(ctx, "SELECT COUNT(*) FROM bench_marker WHERE id = ?", r.marker).Scan(&n)
 		if err == nil && n == 1 {
 			return time.Since(start), nil
 		}
