@@ -302,6 +302,7 @@ func (r *runner) catchUp(ctx context.Context, primary, replica server, limit tim
 	if _, err := pdb.ExecContext(ctx, "INSERT INTO bench_marker VALUES (?)", r.marker); err != nil {
 		return 0, err
 	}
+	var lastCheck, ioFailingSince time.Time
 	for {
 		var n int
 		err := rdb.QueryRowContext(ctx, "SELECT COUNT(*) FROM bench_marker WHERE id = ?", r.marker).Scan(&n)
@@ -310,6 +311,25 @@ func (r *runner) catchUp(ctx context.Context, primary, replica server, limit tim
 		}
 		if ctx.Err() != nil {
 			return 0, ctx.Err()
+		}
+		// A replica that stopped will never catch up: say why at once
+		// instead of waiting out the limit.
+		if time.Since(lastCheck) >= time.Second {
+			lastCheck = time.Now()
+			if st, err := replicaStatus(ctx, rdb); err == nil {
+				var failing time.Duration
+				if n := st["Last_IO_Errno"]; n != "" && n != "0" {
+					if ioFailingSince.IsZero() {
+						ioFailingSince = time.Now()
+					}
+					failing = time.Since(ioFailingSince)
+				} else {
+					ioFailingSince = time.Time{}
+				}
+				if err := replicaBroken(st, failing); err != nil {
+					return 0, fmt.Errorf("%s replica stopped: %w", replica.Label(), err)
+				}
+			}
 		}
 		if time.Since(start) > limit {
 			return 0, fmt.Errorf("%s replica did not catch up within %v (%v)", replica.Label(), limit, err)

@@ -118,3 +118,27 @@ func TestReport(t *testing.T) {
 		}
 	}
 }
+
+func TestReplicaBroken(t *testing.T) {
+	for _, tc := range []struct {
+		st      map[string]string
+		failing time.Duration
+		want    string
+	}{
+		{map[string]string{"Slave_SQL_Running": "Yes", "Last_SQL_Errno": "0", "Last_IO_Errno": "0"}, 0, ""},
+		{map[string]string{"Slave_SQL_Running": "No", "Last_SQL_Errno": "1062", "Last_SQL_Error": "dup"}, 0, "SQL thread error 1062: dup"},
+		{map[string]string{"Slave_SQL_Running": "No", "Last_SQL_Errno": "0"}, 0, "SQL thread is not running"},
+		// Connection errors are retried for a while before they count.
+		{map[string]string{"Slave_SQL_Running": "Yes", "Last_IO_Errno": "2003", "Last_IO_Error": "refused"}, 5 * time.Second, ""},
+		{map[string]string{"Slave_SQL_Running": "Yes", "Last_IO_Errno": "2003", "Last_IO_Error": "refused"}, 2 * time.Minute, "I/O thread error 2003 for 2m0s: refused"},
+	} {
+		err := replicaBroken(tc.st, tc.failing)
+		got := ""
+		if err != nil {
+			got = err.Error()
+		}
+		if got != tc.want {
+			t.Errorf("replicaBroken(%v, %v) = %q, want %q", tc.st, tc.failing, got, tc.want)
+		}
+	}
+}

@@ -292,3 +292,49 @@ func cpuSeconds(pid int) float64 {
 	st, _ := strconv.ParseFloat(f[12], 64)
 	return (ut + st) / 100 // USER_HZ is 100 on Linux
 }
+
+// replicaStatus is the first row of SHOW SLAVE STATUS (which Lockstep and
+// MariaDB both answer) by column name; empty when the server is no replica.
+func replicaStatus(ctx context.Context, db *sql.DB) (map[string]string, error) {
+	rows, err := db.QueryContext(ctx, "SHOW SLAVE STATUS")
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	cols, err := rows.Columns()
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]string{}
+	if !rows.Next() {
+		return out, rows.Err()
+	}
+	vals := make([]sql.NullString, len(cols))
+	ptrs := make([]any, len(cols))
+	for i := range vals {
+		ptrs[i] = &vals[i]
+	}
+	if err := rows.Scan(ptrs...); err != nil {
+		return nil, err
+	}
+	for i, c := range cols {
+		out[c] = vals[i].String
+	}
+	return out, rows.Err()
+}
+
+// replicaBroken says why a replica cannot catch up: its SQL thread stopped
+// with an error, or its I/O thread has failed to connect for longer than
+// the source's retry could explain.
+func replicaBroken(st map[string]string, ioFailingFor time.Duration) error {
+	if n := st["Last_SQL_Errno"]; n != "" && n != "0" {
+		return fmt.Errorf("SQL thread error %s: %s", n, st["Last_SQL_Error"])
+	}
+	if st["Slave_SQL_Running"] == "No" {
+		return fmt.Errorf("SQL thread is not running")
+	}
+	if n := st["Last_IO_Errno"]; n != "" && n != "0" && ioFailingFor > time.Minute {
+		return fmt.Errorf("I/O thread error %s for %v: %s", n, ioFailingFor.Round(time.Second), st["Last_IO_Error"])
+	}
+	return nil
+}

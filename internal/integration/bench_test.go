@@ -2,13 +2,16 @@ package integration
 
 import (
 	"bytes"
+	"context"
 	"encoding/csv"
 	"image/png"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"syscall"
 	"testing"
+	"time"
 )
 
 // benchRun runs `lockstep bench` and returns the rows of its results.csv
@@ -16,10 +19,19 @@ import (
 func benchRun(t *testing.T, charts []string, args ...string) [][]string {
 	t.Helper()
 	out := filepath.Join(t.TempDir(), "results")
-	cmd := exec.Command(binary, append(append([]string{"bench"}, args...), "--out", out)...)
+	// A hung bench must fail this test with its goroutines in the log
+	// (SIGQUIT), not run into the package's timeout.
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, binary, append(append([]string{"bench"}, args...), "--out", out)...)
+	cmd.Cancel = func() error { return cmd.Process.Signal(syscall.SIGQUIT) }
+	cmd.WaitDelay = 30 * time.Second
 	var log bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &log, &log
 	if err := cmd.Run(); err != nil {
+		// Its servers run under out; a bench killed by the timeout
+		// could not stop them.
+		exec.Command("pkill", "-KILL", "-f", out).Run()
 		t.Fatalf("lockstep bench %v: %v\n%s", args, err, log.String())
 	}
 	f, err := os.Open(filepath.Join(out, "results.csv"))

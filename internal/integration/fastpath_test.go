@@ -7,10 +7,10 @@ import (
 	"fmt"
 	"math/rand"
 	"os"
-	"os/exec"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/go-sql-driver/mysql"
 )
@@ -397,7 +397,7 @@ func (g *stmtGen) inline(q string, args []any) string {
 // through PyMySQL, which exposes them all.
 func TestFastPathColumnDefinitions(t *testing.T) {
 	py := needTool(t, "python3")
-	if err := exec.Command(py, "-c", "import pymysql").Run(); err != nil {
+	if err := tool(t, time.Minute, py, "-c", "import pymysql").Run(); err != nil {
 		if os.Getenv("LOCKSTEP_REQUIRE_TOOLS") == "1" {
 			t.Fatal("PyMySQL is required (LOCKSTEP_REQUIRE_TOOLS=1) but not installed")
 		}
@@ -437,7 +437,7 @@ for q in queries:
 setup.execute("SHOW GLOBAL STATUS LIKE 'Lockstep_fastpath_statements'")
 print("ok", setup.fetchall()[0][1])
 `, s.port)
-	out, err := exec.Command(py, "-c", script).CombinedOutput()
+	out, err := tool(t, 2*time.Minute, py, "-c", script).CombinedOutput()
 	if err != nil || !strings.HasPrefix(string(out), "ok ") {
 		t.Fatalf("PyMySQL: %v\n%s", err, out)
 	}

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"sort"
@@ -37,7 +36,7 @@ func TestSysbench(t *testing.T) {
 			common := []string{"--db-driver=mysql", "--mysql-host=127.0.0.1", fmt.Sprintf("--mysql-port=%d", s.port),
 				"--mysql-user=root", "--mysql-db=sbtest", "--tables=" + tables, "--table-size=500", "--db-ps-mode=" + ps}
 			run := func(args ...string) string {
-				cmd := exec.Command(sb, append(append(append([]string{}, common...), args[:len(args)-1]...), w, args[len(args)-1])...)
+				cmd := tool(t, 5*time.Minute, sb, append(append(append([]string{}, common...), args[:len(args)-1]...), w, args[len(args)-1])...)
 				out, err := cmd.CombinedOutput()
 				if err != nil || bytes.Contains(out, []byte("FATAL")) {
 					t.Fatalf("sysbench %s %s (ps %s): %v\n%s", w, args[len(args)-1], ps, err, out)

@@ -33,7 +33,7 @@ func startMariaDB(t *testing.T, serverID int, extra ...string) *mariadbServer {
 	install := needTool(t, "mariadb-install-db")
 	m := &mariadbServer{t: t, dir: t.TempDir(), port: freePort(t)}
 	data := filepath.Join(m.dir, "data")
-	if out, err := exec.Command(install, "--no-defaults", "--user=root", "--datadir="+data,
+	if out, err := tool(t, 3*time.Minute, install, "--no-defaults", "--user=root", "--datadir="+data,
 		"--auth-root-authentication-method=normal", "--skip-test-db").CombinedOutput(); err != nil {
 		t.Fatalf("mariadb-install-db: %v\n%s", err, out)
 	}
@@ -126,7 +126,7 @@ func TestMariaDBReplica(t *testing.T) {
 		"--mysql-user=root", "--mysql-db=sbtest", "--tables=2", "--table-size=2000"}
 	sysbench := func(args ...string) {
 		t.Helper()
-		out, err := exec.Command(sb, append(append(append([]string{}, common...), args[:len(args)-1]...), "oltp_write_only", args[len(args)-1])...).CombinedOutput()
+		out, err := tool(t, 5*time.Minute, sb, append(append(append([]string{}, common...), args[:len(args)-1]...), "oltp_write_only", args[len(args)-1])...).CombinedOutput()
 		if err != nil || strings.Contains(string(out), "FATAL") {
 			t.Fatalf("sysbench %v: %v\n%s", args, err, out)
 		}

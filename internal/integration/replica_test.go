@@ -4,7 +4,6 @@ import (
 	"database/sql"
 	"fmt"
 	"math/rand/v2"
-	"os/exec"
 	"strings"
 	"testing"
 	"time"
@@ -18,7 +17,7 @@ func sysbench(t *testing.T, port int, args ...string) string {
 	sb := needTool(t, "sysbench")
 	all := append([]string{"--db-driver=mysql", "--mysql-host=127.0.0.1", fmt.Sprintf("--mysql-port=%d", port),
 		"--mysql-user=root", "--mysql-db=sbtest"}, args...)
-	out, err := exec.Command(sb, all...).CombinedOutput()
+	out, err := tool(t, 5*time.Minute, sb, all...).CombinedOutput()
 	if err != nil || strings.Contains(string(out), "FATAL") {
 		t.Fatalf("sysbench %v: %v\n%s", args, err, out)
 	}
@@ -165,7 +164,7 @@ func TestReplicaKilledUnderLoad(t *testing.T) {
 	sysbench(t, p.port, "--tables=2", "--table-size=1000", "oltp_write_only", "prepare")
 	r := startServer(t, t.TempDir(), "--server-id=2", "--source-host=127.0.0.1", fmt.Sprintf("--source-port=%d", p.port),
 		"--source-user=root", "--replica-parallel-workers=4", "--replica-parallel-type=WRITESET")
-	load := exec.Command(sb, "--db-driver=mysql", "--mysql-host=127.0.0.1", fmt.Sprintf("--mysql-port=%d", p.port),
+	load := tool(t, 2*time.Minute, sb, "--db-driver=mysql", "--mysql-host=127.0.0.1", fmt.Sprintf("--mysql-port=%d", p.port),
 		"--mysql-user=root", "--mysql-db=sbtest", "--tables=2", "--table-size=1000", "--threads=8", "--time=16",
 		"oltp_write_only", "run")
 	out := &strings.Builder{}
@@ -297,7 +296,7 @@ func TestReplicaOfMariaDB(t *testing.T) {
 		t.Helper()
 		all := append([]string{"--db-driver=mysql", "--mysql-socket=" + m.sock(), "--mysql-user=root", "--mysql-db=sbtest",
 			"--tables=2", "--table-size=1000"}, args...)
-		if out, err := exec.Command(sb, all...).CombinedOutput(); err != nil {
+		if out, err := tool(t, 5*time.Minute, sb, all...).CombinedOutput(); err != nil {
 			t.Fatalf("sysbench %v: %v\n%s", args, err, out)
 		}
 	}

@@ -172,14 +172,14 @@ func TestOptionsAreValidated(t *testing.T) {
 		{[]string{"serve", "--binlog_transaction_dependency_tracking", "BOGUS"}, "binlog-transaction-dependency-tracking"},
 		{[]string{"serve", "--innodb-flush-log-at-trx-commit=3"}, "innodb-flush-log-at-trx-commit"},
 	} {
-		out, err := exec.Command(binary, append(tc.args, "--datadir", dir)...).CombinedOutput()
+		out, err := tool(t, time.Minute, binary, append(tc.args, "--datadir", dir)...).CombinedOutput()
 		if err == nil || !strings.Contains(string(out), tc.want) {
 			t.Fatalf("%v: err=%v, output does not name %s:\n%s", tc.args, err, tc.want, out)
 		}
 	}
 	cnf := filepath.Join(dir, "bad.cnf")
 	os.WriteFile(cnf, []byte("[mysqld]\nport=3307\nsync_binlog=0\nbogus_setting=1\n"), 0o644)
-	out, err := exec.Command(binary, "serve", "--defaults-file", cnf, "--datadir", dir).CombinedOutput()
+	out, err := tool(t, time.Minute, binary, "serve", "--defaults-file", cnf, "--datadir", dir).CombinedOutput()
 	if err == nil || !strings.Contains(string(out), "bogus_setting") {
 		t.Fatalf("unknown option in defaults file: err=%v\n%s", err, out)
 	}
@@ -275,7 +275,7 @@ func TestMariadbCLI(t *testing.T) {
 	cli := needTool(t, "mariadb")
 	s := startServer(t, t.TempDir())
 	run := func(q string) (string, error) {
-		out, err := exec.Command(cli, "-h127.0.0.1", fmt.Sprintf("-P%d", s.port), "-uroot", "--skip-ssl", "-N", "-B", "-e", q).CombinedOutput()
+		out, err := tool(t, time.Minute, cli, "-h127.0.0.1", fmt.Sprintf("-P%d", s.port), "-uroot", "--skip-ssl", "-N", "-B", "-e", q).CombinedOutput()
 		return strings.TrimSpace(string(out)), err
 	}
 	out, err := run("CREATE DATABASE c; USE c; CREATE TABLE t (id INT PRIMARY KEY, v VARCHAR(10)); INSERT INTO t VALUES (1,'a'),(2,'b'); SELECT GROUP_CONCAT(v ORDER BY id) FROM t; SHOW TABLES")
@@ -325,7 +325,7 @@ func TestBadPackets(t *testing.T) {
 // rollback, a duplicate key.
 func TestPyMySQL(t *testing.T) {
 	py := needTool(t, "python3")
-	if err := exec.Command(py, "-c", "import pymysql").Run(); err != nil {
+	if err := tool(t, time.Minute, py, "-c", "import pymysql").Run(); err != nil {
 		if os.Getenv("LOCKSTEP_REQUIRE_TOOLS") == "1" {
 			t.Fatal("PyMySQL is required (LOCKSTEP_REQUIRE_TOOLS=1) but not installed")
 		}
@@ -351,7 +351,7 @@ except pymysql.err.IntegrityError as e:
 cur.execute("SELECT id, name, score FROM t ORDER BY id")
 print(cur.fetchall())
 `, s.port)
-	out, err := exec.Command(py, "-c", script).CombinedOutput()
+	out, err := tool(t, 2*time.Minute, py, "-c", script).CombinedOutput()
 	if err != nil || strings.TrimSpace(string(out)) != "((1, 'ann', 1.5), (2, 'bob', 2.5))" {
 		t.Fatalf("PyMySQL: %v\n%s", err, out)
 	}

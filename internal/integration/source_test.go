@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"os/exec"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -441,7 +440,7 @@ func TestReplicaResumesByGTID(t *testing.T) {
 // (auto_position), both non-blocking (BINLOG_DUMP_NON_BLOCK).
 func TestPythonMySQLReplication(t *testing.T) {
 	needTool(t, "python3")
-	if err := exec.Command("python3", "-c", "import pymysqlreplication").Run(); err != nil {
+	if err := tool(t, time.Minute, "python3", "-c", "import pymysqlreplication").Run(); err != nil {
 		if os.Getenv("LOCKSTEP_REQUIRE_TOOLS") == "1" {
 			t.Fatal("python-mysql-replication (PyPI mysql-replication) is required")
 		}
@@ -462,7 +461,7 @@ func TestPythonMySQLReplication(t *testing.T) {
 	}
 	run := func(args ...string) []rowEvent {
 		t.Helper()
-		cmd := exec.Command("python3", append([]string{"testdata/pyrepl.py", fmt.Sprint(s.port)}, args...)...)
+		cmd := tool(t, 2*time.Minute, "python3", append([]string{"testdata/pyrepl.py", fmt.Sprint(s.port)}, args...)...)
 		var stderr strings.Builder
 		cmd.Stderr = &stderr
 		out, err := cmd.Output()
