@@ -76,6 +76,9 @@ func TestRestoreError(t *testing.T) {
 	if err := restoreError(errFromText("context canceled")); !strings.Contains(err.Error(), "1317") {
 		t.Fatalf("cancelled statement: %v", err)
 	}
+	if err := restoreError(errFromText("number of values does not match number of columns provided")); !strings.Contains(err.Error(), "1136") {
+		t.Fatalf("column count mismatch: %v", err)
+	}
 	plain := errFromText("something else")
 	if restoreError(plain) != plain {
 		t.Fatal("an ordinary 1105 was changed")

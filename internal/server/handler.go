@@ -5,6 +5,7 @@ import (
 	"errors"
 	"regexp"
 	"strconv"
+	"strings"
 
 	"github.com/dolthub/vitess/go/mysql"
 	"github.com/dolthub/vitess/go/sqltypes"
@@ -57,10 +58,26 @@ func restoreError(err error) error {
 	}
 	m := embedded.FindStringSubmatch(se.Message)
 	if m == nil {
+		for _, k := range gmsErrors {
+			if strings.HasPrefix(se.Message, k.prefix) {
+				return mysql.NewSQLError(k.num, k.state, "%s", k.text)
+			}
+		}
 		return err
 	}
 	num, _ := strconv.Atoi(m[2])
 	return mysql.NewSQLError(num, m[3], "%s", m[1])
+}
+
+// gmsErrors are GMS errors that carry no MySQL number, by message prefix,
+// with the error MySQL gives for the same mistake.
+var gmsErrors = []struct {
+	prefix string
+	num    int
+	state  string
+	text   string
+}{
+	{"number of values does not match number of columns provided", mysql.ERWrongValueCountOnRow, "21S01", "Column count doesn't match value count at row 1"},
 }
 
 // track makes the statement about to run cancellable by the disconnect
