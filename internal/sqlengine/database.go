@@ -130,7 +130,7 @@ func (d *Database) CreateTable(ctx *sql.Context, name string, sch sql.PrimaryKey
 	if coll == sql.Collation_Unspecified {
 		coll = d.coll
 	}
-	def, err := newTableDef(d.e.store.NewTableID(), d.name, name, sch, coll, comment)
+	def, err := newTableDef(ctx, d.e.GMS.Analyzer.Catalog, d.e.store.NewTableID(), d.name, name, sch, coll, comment)
 	if err != nil {
 		return err
 	}

@@ -6,7 +6,10 @@ import (
 	"strings"
 
 	"github.com/dolthub/go-mysql-server/sql"
+	"github.com/dolthub/go-mysql-server/sql/expression"
+	"github.com/dolthub/go-mysql-server/sql/plan"
 	"github.com/dolthub/go-mysql-server/sql/planbuilder"
+	"github.com/dolthub/vitess/go/vt/sqlparser"
 	"github.com/lockstepdb/lockstep/internal/row"
 	"github.com/lockstepdb/lockstep/internal/storage"
 )
@@ -28,7 +31,7 @@ type colMeta struct {
 }
 
 // newTableDef builds the storage definition of a new table.
-func newTableDef(id uint64, db, name string, sch sql.PrimaryKeySchema, coll sql.CollationID, comment string) (*storage.TableDef, error) {
+func newTableDef(ctx *sql.Context, cat sql.Catalog, id uint64, db, name string, sch sql.PrimaryKeySchema, coll sql.CollationID, comment string) (*storage.TableDef, error) {
 	if len(sch.PkOrdinals) == 0 {
 		return nil, errNoPrimaryKey(name)
 	}
@@ -53,6 +56,16 @@ func newTableDef(id uint64, db, name string, sch sql.PrimaryKeySchema, coll sql.
 		if c.OnUpdate != nil {
 			cm.OnUpdate = c.OnUpdate.String()
 		}
+		// The table is reopened from these strings: one that does not
+		// parse back would make it unreadable, so refuse it now.
+		for _, e := range []string{cm.Default, cm.OnUpdate} {
+			if e == "" {
+				continue
+			}
+			if _, err := parseColumnDefault(ctx, cat, e); err != nil {
+				return nil, errNotSupported(fmt.Sprintf("the DEFAULT or ON UPDATE expression %s of column `%s` (%v)", e, c.Name, err))
+			}
+		}
 		meta.Columns = append(meta.Columns, cm)
 	}
 	b, err := json.Marshal(meta)
@@ -64,7 +77,7 @@ func newTableDef(id uint64, db, name string, sch sql.PrimaryKeySchema, coll sql.
 }
 
 // gmsSchema rebuilds the GMS schema of a stored table.
-func gmsSchema(ctx *sql.Context, def *storage.TableDef) (sql.PrimaryKeySchema, error) {
+func gmsSchema(ctx *sql.Context, cat sql.Catalog, def *storage.TableDef) (sql.PrimaryKeySchema, error) {
 	var meta sqlMeta
 	if err := json.Unmarshal(def.SQL, &meta); err != nil {
 		return sql.PrimaryKeySchema{}, fmt.Errorf("table %s: bad SQL metadata: %w", def.Name, err)
@@ -97,7 +110,7 @@ func gmsSchema(ctx *sql.Context, def *storage.TableDef) (sql.PrimaryKeySchema, e
 			c.Extra = "auto_increment"
 		}
 		if cm.Default != "" {
-			d, err := planbuilder.StringToColumnDefaultValue(ctx, cm.Default)
+			d, err := parseColumnDefault(ctx, cat, cm.Default)
 			if err != nil {
 				return sql.PrimaryKeySchema{}, fmt.Errorf("table %s column %s: default %q: %w", def.Name, rc.Name, cm.Default, err)
 			}
@@ -105,7 +118,7 @@ func gmsSchema(ctx *sql.Context, def *storage.TableDef) (sql.PrimaryKeySchema, e
 			c.Default = d
 		}
 		if cm.OnUpdate != "" {
-			d, err := planbuilder.StringToColumnDefaultValue(ctx, cm.OnUpdate)
+			d, err := parseColumnDefault(ctx, cat, cm.OnUpdate)
 			if err != nil {
 				return sql.PrimaryKeySchema{}, fmt.Errorf("table %s column %s: on update %q: %w", def.Name, rc.Name, cm.OnUpdate, err)
 			}
@@ -144,3 +157,45 @@ func columnsOf(def *storage.TableDef, cols []sql.IndexColumn) ([]int, error) {
 func keyable(c *row.Column) bool { return c.Type != row.TypeBlob }
 
 func quoteIdent(s string) string { return "`" + strings.ReplaceAll(s, "`", "``") + "`" }
+
+// parseColumnDefault turns a stored DEFAULT or ON UPDATE expression back
+// into GMS's form. It does what planbuilder.StringToColumnDefaultValue does,
+// which in this GMS version formats the parsed expression with %s before
+// parsing it again, and so fails on any default that is not a literal
+// (CURRENT_TIMESTAMP, (UUID()), (1 + 2)).
+func parseColumnDefault(ctx *sql.Context, cat sql.Catalog, s string) (*sql.ColumnDefaultValue, error) {
+	stmt, err := sqlparser.Parse("SELECT " + s)
+	if err != nil {
+		return nil, err
+	}
+	sel, ok := stmt.(*sqlparser.Select)
+	if !ok || len(sel.SelectExprs) != 1 {
+		return nil, fmt.Errorf("default %q is not one expression", s)
+	}
+	ae, ok := sel.SelectExprs[0].(*sqlparser.AliasedExpr)
+	if !ok {
+		return nil, fmt.Errorf("default %q is not an expression", s)
+	}
+	node, _, _, _, err := planbuilder.New(ctx, cat, nil).Parse("SELECT "+s, nil, false)
+	if err != nil {
+		return nil, err
+	}
+	proj, ok := node.(*plan.Project)
+	if !ok || len(proj.Projections) != 1 {
+		return nil, fmt.Errorf("default %q did not plan as one expression", s)
+	}
+	e := proj.Projections[0]
+	if a, ok := e.(*expression.Alias); ok {
+		e = a.Child
+	}
+	_, paren := ae.Expr.(*sqlparser.ParenExpr)
+	var literal bool
+	switch x := e.(type) {
+	case *expression.UnaryMinus:
+		_, literal = x.Child.(*expression.Literal)
+	case *expression.UnresolvedFunction:
+	default:
+		literal = len(e.Children()) == 0 && !strings.HasPrefix(s, "(")
+	}
+	return planbuilder.ExpressionToColumnDefaultValue(e, literal, paren), nil
+}

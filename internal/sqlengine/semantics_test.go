@@ -257,9 +257,30 @@ func TestDDLOnData(t *testing.T) {
 	if got := c.rows("SELECT id FROM t WHERE v = 5"); got != "3" {
 		t.Fatalf("index built before the commit it waited for: %s", got)
 	}
-	if _, err := c.query("ALTER TABLE t ADD COLUMN w INT"); errno(err) != mysql.ERNotSupportedYet {
-		t.Fatalf("ADD COLUMN: %v", err)
+	// A column change waits for an open transaction too, and rewrites
+	// the rows that transaction committed, not the ones it read before.
+	o.exec("BEGIN")
+	o.exec("UPDATE t SET v = 6 WHERE id = 3")
+	go func() {
+		_, err := h.session("d").query("ALTER TABLE t ADD COLUMN w INT NOT NULL DEFAULT 7")
+		ddl <- err
+	}()
+	select {
+	case err := <-ddl:
+		t.Fatalf("ADD COLUMN did not wait for the open transaction: %v", err)
+	case <-time.After(200 * time.Millisecond):
 	}
+	o.exec("COMMIT")
+	if err := <-ddl; err != nil {
+		t.Fatal(err)
+	}
+	if got := c.rows("SELECT id, v, w FROM t ORDER BY id"); got != "1,0,7;2,0,7;3,6,7" {
+		t.Fatalf("after ADD COLUMN: %s", got)
+	}
+	if got := c.rows("SELECT id FROM t WHERE v = 6"); got != "3" {
+		t.Fatalf("index after ADD COLUMN: %s", got)
+	}
+	c.exec("ALTER TABLE t DROP COLUMN w")
 	c.exec("RENAME TABLE t TO t2")
 	c.exec("ALTER TABLE t2 RENAME TO t")
 	if got := c.rows("SELECT COUNT(*) FROM t"); got != "3" {

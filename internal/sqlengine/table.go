@@ -1,10 +1,12 @@
 package sqlengine
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"sync"
 
@@ -26,6 +28,12 @@ type Table struct {
 	sch    sql.PrimaryKeySchema
 	mdl    []byte           // the table's metadata lock key
 	lookup *sql.IndexLookup // set for IndexedAccess
+
+	// indexBuilt: CreateIndex ran on this object and built the index.
+	// GMS then reads every row of it again to build a unique index
+	// through RewriteInserter (discardRows); there is nothing left to
+	// read, and the object's definition is stale.
+	indexBuilt bool
 }
 
 var (
@@ -56,7 +64,7 @@ func (e *Engine) sqlTable(ctx *sql.Context, d *Database, st *storage.Table) (*Ta
 	e.schemas.mu.Unlock()
 	if !ok {
 		var err error
-		sch, err = gmsSchema(ctx, st.Def)
+		sch, err = gmsSchema(ctx, e.GMS.Analyzer.Catalog, st.Def)
 		if err != nil {
 			return nil, err
 		}
@@ -124,6 +132,9 @@ type partition struct {
 func (p *partition) Key() []byte { return p.lo }
 
 func (t *Table) Partitions(ctx *sql.Context) (sql.PartitionIter, error) {
+	if t.indexBuilt {
+		return sql.PartitionsToPartitionIter(), nil
+	}
 	pfx := t.st.PrimaryPrefix()
 	return sql.PartitionsToPartitionIter(&partition{index: -1, lo: pfx, hi: row.PrefixEnd(pfx)}), nil
 }
@@ -392,7 +403,65 @@ func (t *Table) LookupPartitions(ctx *sql.Context, lookup sql.IndexLookup) (sql.
 		}
 		parts = append(parts, &partition{index: ix.pos, lo: lo, hi: hi})
 	}
-	return sql.PartitionsToPartitionIter(parts...), nil
+	return sql.PartitionsToPartitionIter(disjoint(parts)...), nil
+}
+
+// disjoint merges overlapping key ranges. GMS's ranges are disjoint, but
+// bounds widens a range it cannot express exactly (a condition on a later
+// index column only), so two of them may cover the same keys, and a row
+// must not come back twice. Points inside a range are dropped for the same
+// reason.
+func disjoint(parts []sql.Partition) []sql.Partition {
+	if len(parts) < 2 {
+		return parts
+	}
+	var points, ranges []*partition
+	for _, p := range parts {
+		if p := p.(*partition); p.point {
+			points = append(points, p)
+		} else {
+			ranges = append(ranges, p)
+		}
+	}
+	slices.SortFunc(ranges, func(a, b *partition) int { return bytes.Compare(a.lo, b.lo) })
+	var merged []*partition
+	for _, r := range ranges {
+		if n := len(merged); n > 0 {
+			last := merged[n-1]
+			if last.hi == nil || bytes.Compare(r.lo, last.hi) < 0 {
+				if last.hi != nil && (r.hi == nil || bytes.Compare(r.hi, last.hi) > 0) {
+					cp := *last
+					cp.hi = r.hi
+					merged[n-1] = &cp
+				}
+				continue
+			}
+		}
+		merged = append(merged, r)
+	}
+	keep := make([]*partition, 0, len(points)+len(merged))
+	for _, p := range points {
+		inside := false
+		for _, r := range merged {
+			if bytes.Compare(p.lo, r.lo) >= 0 && (r.hi == nil || bytes.Compare(p.lo, r.hi) < 0) {
+				inside = true
+				break
+			}
+		}
+		if !inside {
+			keep = append(keep, p)
+		}
+	}
+	if len(keep) == len(points) && len(merged) == len(ranges) {
+		return parts // nothing overlapped: GMS's order, unchanged
+	}
+	keep = append(keep, merged...)
+	slices.SortFunc(keep, func(a, b *partition) int { return bytes.Compare(a.lo, b.lo) })
+	out := make([]sql.Partition, len(keep))
+	for i, p := range keep {
+		out[i] = p
+	}
+	return out
 }
 
 // bounds turns a range over index columns into a key range: equality
@@ -787,6 +856,17 @@ func (s autoincSetter) Close(*sql.Context) error { return nil }
 
 // --- DDL on a table
 
+// current is the table as the catalog has it now. GMS may run several
+// DDL steps on one Table object (CREATE TABLE with several inline
+// indexes calls CreateIndex once per index), so each step must start from
+// the definition the previous one committed, not from t.st.
+func (t *Table) current() *storage.Table {
+	if st, ok := t.e.store.TableByID(t.st.Def.ID); ok {
+		return st
+	}
+	return t.st
+}
+
 func (t *Table) CreateIndex(ctx *sql.Context, def sql.IndexDef) error {
 	if def.IsPrimary() {
 		return errNotSupported("changing the PRIMARY KEY")
@@ -794,16 +874,17 @@ func (t *Table) CreateIndex(ctx *sql.Context, def sql.IndexDef) error {
 	if def.IsSpatial() || def.IsFullText() || def.IsVector() {
 		return errNotSupported("SPATIAL, FULLTEXT and VECTOR indexes")
 	}
-	for _, ix := range t.st.Def.Indexes {
+	cur := t.current().Def
+	for _, ix := range cur.Indexes {
 		if strings.EqualFold(ix.Name, def.Name) {
 			return sql.ErrDuplicateKey.New(def.Name)
 		}
 	}
-	cols, err := columnsOf(t.st.Def, def.Columns)
+	cols, err := columnsOf(cur, def.Columns)
 	if err != nil {
 		return err
 	}
-	nd := cloneDef(t.st.Def)
+	nd := cloneDef(cur)
 	if nd.NextIndex == 0 {
 		nd.NextIndex = 1
 	}
@@ -822,11 +903,15 @@ func (t *Table) CreateIndex(ctx *sql.Context, def sql.IndexDef) error {
 		kind = "UNIQUE INDEX"
 	}
 	stmt := fmt.Sprintf("ALTER TABLE %s ADD %s %s (%s)", quoteIdent(nd.Name), kind, quoteIdent(ix.Name), strings.Join(names, ", "))
-	return t.e.ddl(ctx, t.db.name, stmt, &storage.CatalogChange{Op: "add_index", TableID: nd.ID, Table: nd, Index: &nd.Indexes[len(nd.Indexes)-1]}, []uint64{nd.ID})
+	if err := t.e.ddl(ctx, t.db.name, stmt, &storage.CatalogChange{Op: "add_index", TableID: nd.ID, Table: nd, Index: &nd.Indexes[len(nd.Indexes)-1]}, []uint64{nd.ID}); err != nil {
+		return err
+	}
+	t.indexBuilt = true
+	return nil
 }
 
 func (t *Table) DropIndex(ctx *sql.Context, name string) error {
-	nd := cloneDef(t.st.Def)
+	nd := cloneDef(t.current().Def)
 	for i, ix := range nd.Indexes {
 		if strings.EqualFold(ix.Name, name) {
 			nd.Indexes = append(nd.Indexes[:i:i], nd.Indexes[i+1:]...)
@@ -914,20 +999,3 @@ func cloneDef(d *storage.TableDef) *storage.TableDef {
 }
 
 func jsonUnmarshal(b []byte, v any) error { return json.Unmarshal(b, v) }
-
-// Column changes need a table rewrite that replay can redo exactly; until
-// that exists they are refused clearly (1235) instead of GMS's generic
-// "table cannot be altered".
-var _ sql.AlterableTable = (*Table)(nil)
-
-func (t *Table) AddColumn(*sql.Context, *sql.Column, *sql.ColumnOrder) error {
-	return errNotSupported("ALTER TABLE ... ADD COLUMN")
-}
-
-func (t *Table) DropColumn(*sql.Context, string) error {
-	return errNotSupported("ALTER TABLE ... DROP COLUMN")
-}
-
-func (t *Table) ModifyColumn(*sql.Context, string, *sql.Column, *sql.ColumnOrder) error {
-	return errNotSupported("ALTER TABLE ... MODIFY/CHANGE/RENAME COLUMN")
-}

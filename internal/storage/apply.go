@@ -1,6 +1,7 @@
 package storage
 
 import (
+	"bytes"
 	"encoding/binary"
 	"encoding/json"
 	"fmt"
@@ -15,12 +16,20 @@ import (
 // (a Rows_query event, see binlog.AddCatalog) next to the DDL statement, so replaying the binlog
 // redoes it exactly: every change is deterministic given the data before it.
 type CatalogChange struct {
-	Op        string       `json:"op"` // create_db drop_db create_table drop_table add_index drop_index truncate rename_table
+	Op        string       `json:"op"` // create_db drop_db create_table drop_table add_index drop_index truncate rename_table rewrite_table
 	DB        *DatabaseDef `json:"db,omitempty"`
 	Table     *TableDef    `json:"table,omitempty"`
 	TableID   uint64       `json:"table_id,omitempty"`
 	IndexName string       `json:"index,omitempty"`
 	Index     *IndexDef    `json:"index_def,omitempty"`
+
+	// rewrite_table (a column added, dropped or changed): every row is
+	// rewritten under Table, the new definition. New column i takes old
+	// column Sources[i], or, where that is -1, column i of Fill, a row
+	// image under the new definition. The values are logged, not the
+	// expressions that made them, so replay writes exactly the same rows.
+	Sources []int  `json:"sources,omitempty"`
+	Fill    []byte `json:"fill,omitempty"`
 }
 
 // Encode serialises the change for the binlog.
@@ -85,7 +94,7 @@ func (e *Engine) PrepareCatalog(b *Batch, c *CatalogChange) error {
 			return b.b.DeleteRange(t.prefix, row.PrefixEnd(t.prefix), nil)
 		}
 		return dropTableData(b, t)
-	case "add_index", "drop_index", "rename_table":
+	case "add_index", "drop_index", "rename_table", "rewrite_table":
 		t, ok := e.tables[c.TableID]
 		if !ok {
 			return fmt.Errorf("table id %d not found", c.TableID)
@@ -95,6 +104,8 @@ func (e *Engine) PrepareCatalog(b *Batch, c *CatalogChange) error {
 			return err
 		}
 		switch c.Op {
+		case "rewrite_table":
+			return e.rewriteRows(b, t, e.newTable(c.Table), c.Sources, c.Fill)
 		case "add_index":
 			return e.buildIndex(b, t, e.newTable(c.Table), c.Index)
 		case "drop_index":
@@ -160,6 +171,107 @@ func (e *Engine) buildIndex(b *Batch, old, nt *Table, ix *IndexDef) error {
 	return it.Error()
 }
 
+// rewriteRows rewrites every row of old under nt (see CatalogChange) and
+// rebuilds all of nt's indexes. The primary key's columns and values must
+// be unchanged (the caller refuses changes to them), so each row keeps its
+// key.
+func (e *Engine) rewriteRows(b *Batch, old, nt *Table, sources []int, fillImg []byte) error {
+	if len(sources) != len(nt.Def.Columns) {
+		return fmt.Errorf("table rewrite: %d sources for %d columns", len(sources), len(nt.Def.Columns))
+	}
+	for _, s := range sources {
+		if s >= len(old.Def.Columns) {
+			return fmt.Errorf("table rewrite: source column %d of %d", s, len(old.Def.Columns))
+		}
+	}
+	fill, _, err := row.DecodeImage(fillImg, fillColumns(nt.Def.Columns), nil)
+	if err != nil {
+		return fmt.Errorf("table rewrite: fill values: %w", err)
+	}
+	for i := range old.Def.Indexes {
+		p := old.IndexPrefix(i)
+		if err := b.b.DeleteRange(p, row.PrefixEnd(p), nil); err != nil {
+			return err
+		}
+	}
+	it, err := e.db.NewIter(&pebble.IterOptions{LowerBound: old.rowPfx, UpperBound: row.PrefixEnd(old.rowPfx)})
+	if err != nil {
+		return err
+	}
+	defer it.Close()
+	var ovals []row.Value
+	nvals := make([]row.Value, len(sources))
+	seen := map[string]bool{} // unique index keys written so far
+	for it.First(); it.Valid(); it.Next() {
+		if ovals, err = old.Decode(it.Value(), ovals); err != nil {
+			return err
+		}
+		for i, s := range sources {
+			if s >= 0 {
+				nvals[i] = ovals[s]
+			} else {
+				nvals[i] = fill[i]
+			}
+			if nvals[i] == nil && !nt.Def.Columns[i].Nullable {
+				return &NullValueError{Column: nt.Def.Columns[i].Name}
+			}
+		}
+		k, err := nt.RowKey(nil, nvals)
+		if err != nil {
+			return err
+		}
+		if !bytes.Equal(k, it.Key()) {
+			return fmt.Errorf("table rewrite would change the primary key of a row of %s", nt.Def.Name)
+		}
+		img, err := nt.Encode(nil, nvals)
+		if err != nil {
+			return err
+		}
+		if err := b.Set(k, img); err != nil {
+			return err
+		}
+		ents, err := nt.IndexEntries(nvals, k)
+		if err != nil {
+			return err
+		}
+		for i, en := range ents {
+			if en.UniqueKey {
+				if seen[string(en.Key)] {
+					return &DuplicateKeyError{Table: nt, Index: i, Key: en.Key}
+				}
+				seen[string(en.Key)] = true
+			}
+			if err := b.Set(en.Key, append([]byte(nil), en.Value...)); err != nil {
+				return err
+			}
+		}
+	}
+	return it.Error()
+}
+
+// FillImage encodes the fill values of a rewrite_table change: a row image
+// under t in which any column may be NULL (only the added columns' values
+// are used).
+func FillImage(t *Table, vals []row.Value) ([]byte, error) {
+	return row.AppendImage(nil, fillColumns(t.Def.Columns), vals)
+}
+
+func fillColumns(cols []row.Column) []row.Column {
+	out := append([]row.Column(nil), cols...)
+	for i := range out {
+		out[i].Nullable = true
+	}
+	return out
+}
+
+// NullValueError: a table rewrite met a NULL in a column that became NOT
+// NULL (MySQL error 1138, "Invalid use of NULL value").
+type NullValueError struct{ Column string }
+
+func (e *NullValueError) Error() string {
+	return fmt.Sprintf("Invalid use of NULL value (column %s)", e.Column)
+}
+
 // DuplicateKeyError reports a unique key collision (MySQL error 1062).
 type DuplicateKeyError struct {
 	Table *Table
@@ -194,7 +306,7 @@ func (e *Engine) PublishCatalog(c *CatalogChange) {
 			}
 		}
 		delete(e.dbs, strings.ToLower(c.DB.Name))
-	case "create_table", "add_index", "drop_index", "rename_table":
+	case "create_table", "add_index", "drop_index", "rename_table", "rewrite_table":
 		if old, ok := e.tables[c.Table.ID]; ok {
 			delete(e.byName, nameKey(old.Def.DB, old.Def.Name))
 		}

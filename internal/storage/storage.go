@@ -451,3 +451,8 @@ func Get(r pebble.Reader, k []byte) ([]byte, bool, error) {
 	out := append([]byte(nil), v...)
 	return out, true, c.Close()
 }
+
+// Preview returns an open table for a definition that is not (yet) in the
+// catalog, to encode rows and keys under it; PublishCatalog makes the real
+// one.
+func (e *Engine) Preview(d *TableDef) *Table { return e.newTable(d) }
