@@ -287,7 +287,10 @@ func (a *applier) schedule(order <-chan *job, parallel bool) {
 			continue
 		}
 		t := j.trx
-		if t.DDL != nil {
+		// A DDL statement already executed (fetched again after a
+		// restart) is skipped like any other transaction: its ready
+		// channel is already closed.
+		if t.DDL != nil && !j.skip {
 			if !flush() || !a.seq.wait(j.idx-1, a.stop) {
 				continue
 			}
