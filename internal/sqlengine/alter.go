@@ -9,6 +9,7 @@ import (
 
 	"github.com/dolthub/go-mysql-server/sql"
 	"github.com/dolthub/vitess/go/mysql"
+	"github.com/dolthub/vitess/go/vt/sqlparser"
 	"github.com/lockstepdb/lockstep/internal/row"
 	"github.com/lockstepdb/lockstep/internal/storage"
 )
@@ -66,6 +67,9 @@ func (t *Table) ModifyColumn(ctx *sql.Context, name string, col *sql.Column, ord
 	if order != nil {
 		return errNotSupported("moving a column without a table rewrite")
 	}
+	if severalChanges(ctx) {
+		return errSeveralChanges
+	}
 	oldCol := t.sch.Schema[i]
 	nc := *col
 	sch := append(sql.Schema(nil), t.sch.Schema...)
@@ -89,11 +93,44 @@ func (t *Table) ModifyColumn(ctx *sql.Context, name string, col *sql.Column, ord
 	return ins.Close(ctx)
 }
 
+// errSeveralChanges refuses an ALTER TABLE that combines a column change
+// with other changes. GMS runs each part as its own step, and each commits
+// on its own, so a failing later part would leave the earlier ones done.
+var errSeveralChanges = errNotSupported("a column change combined with other changes in one ALTER TABLE statement; run each as its own statement")
+
+// severalChanges reports whether the statement being run is an ALTER TABLE
+// with more than one part, one of them a column change. Every step of such
+// a statement checks it before it commits anything, so the first step
+// refuses the whole statement.
+func severalChanges(ctx *sql.Context) bool {
+	q := ctx.Query()
+	if len(q) < 5 || !strings.EqualFold(strings.TrimSpace(q)[:5], "alter") {
+		return false
+	}
+	stmt, err := sqlparser.Parse(q)
+	if err != nil {
+		return false
+	}
+	at, ok := stmt.(*sqlparser.AlterTable)
+	if !ok || len(at.Statements) < 2 {
+		return false
+	}
+	for _, d := range at.Statements {
+		if d.ColumnAction != "" {
+			return true
+		}
+	}
+	return false
+}
+
 func (t *Table) RewriteInserter(ctx *sql.Context, oldSch, newSch sql.PrimaryKeySchema, oldCol, newCol *sql.Column, _ []sql.IndexColumn) (sql.RowInserter, error) {
 	if oldCol == nil && newCol == nil {
 		// CREATE UNIQUE INDEX: GMS streams every row here after
 		// CreateIndex, which has already built and checked the index.
 		return discardRows{}, nil
+	}
+	if severalChanges(ctx) {
+		return nil, errSeveralChanges
 	}
 	for _, c := range newSch.Schema {
 		if c.Generated != nil {

@@ -874,6 +874,9 @@ func (t *Table) CreateIndex(ctx *sql.Context, def sql.IndexDef) error {
 	if def.IsSpatial() || def.IsFullText() || def.IsVector() {
 		return errNotSupported("SPATIAL, FULLTEXT and VECTOR indexes")
 	}
+	if severalChanges(ctx) {
+		return errSeveralChanges
+	}
 	cur := t.current().Def
 	for _, ix := range cur.Indexes {
 		if strings.EqualFold(ix.Name, def.Name) {
@@ -911,6 +914,9 @@ func (t *Table) CreateIndex(ctx *sql.Context, def sql.IndexDef) error {
 }
 
 func (t *Table) DropIndex(ctx *sql.Context, name string) error {
+	if severalChanges(ctx) {
+		return errSeveralChanges
+	}
 	nd := cloneDef(t.current().Def)
 	for i, ix := range nd.Indexes {
 		if strings.EqualFold(ix.Name, name) {
