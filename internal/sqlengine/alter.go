@@ -308,7 +308,14 @@ func (w *rewriter) Insert(ctx *sql.Context, r sql.Row) error {
 	if err != nil {
 		return err
 	}
-	img, ok, err := storage.Get(w.t.e.store.DB(), key)
+	// The row as GMS read it: the same consistent read as its scan (rows
+	// committed since are rewritten by storage all the same, and checked
+	// there for NOT NULL).
+	_, tx, err := w.t.begin(ctx)
+	if err != nil {
+		return err
+	}
+	img, ok, err := tx.Get(key)
 	if err != nil {
 		return err
 	}
