@@ -218,7 +218,9 @@ loop:
 		}
 		t.RelayEnd = pos
 		idx++
-		j := &job{idx: idx, trx: t, ready: make(chan struct{})}
+		// skip is settled before the scheduler can see the job: it reads
+		// it without waiting for ready (an executed DDL is not run).
+		j := &job{idx: idx, trx: t, ready: make(chan struct{}), skip: executed(t)}
 		st.pushPending(t.GTID.OriginalCommitUS)
 		select {
 		case order <- j:
@@ -226,10 +228,9 @@ loop:
 			break loop
 		}
 		switch {
-		case executed(t):
+		case j.skip:
 			// Fetched again after a restart (file/position mode) or
 			// already applied: skip it, in order.
-			j.skip = true
 			close(j.ready)
 		case t.DDL != nil:
 			// A barrier: nothing after it is decoded before it has run
