@@ -6,11 +6,13 @@
 run:
 	go run ./cmd/lockstep serve
 
-# Runs every test: unit, data-driven and crash tests, and integration tests
-# that start real servers on loopback (they use sysbench and the mariadb
-# client when installed; .ci/run installs them).
+# Runs every test: unit, data-driven and crash tests (under the race
+# detector), then integration tests that start real servers on loopback
+# (they use sysbench and the mariadb client when installed; .ci/run
+# installs them).
 test:
-	go test -count=1 -timeout 20m ./...
+	go test -count=1 -race -timeout 10m $$(go list ./... | grep -v /internal/integration)
+	go test -count=1 -timeout 20m ./internal/integration/
 
 build:
 	go build -o lockstep ./cmd/lockstep

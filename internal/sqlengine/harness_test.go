@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/cockroachdb/pebble/v2/vfs"
@@ -59,11 +60,10 @@ type conn struct {
 	ctx *sql.Context
 }
 
-var nextConn uint32
+var nextConn atomic.Uint32 // tests open connections from several goroutines
 
 func (h *harness) conn() *conn {
-	nextConn++
-	base := sql.NewBaseSessionWithClientServer("test", sql.Client{User: "root", Address: "localhost"}, nextConn)
+	base := sql.NewBaseSessionWithClientServer("test", sql.Client{User: "root", Address: "localhost"}, nextConn.Add(1))
 	s := &Session{BaseSession: base, eng: h.e}
 	ctx := sql.NewContext(context.Background(), sql.WithSession(s))
 	ctx.SetCurrentDatabase("")
