@@ -168,6 +168,13 @@ func TestLockstepReplica(t *testing.T) {
 	}
 	var uuid string
 	pdb.QueryRow("SELECT @@server_uuid").Scan(&uuid)
+	// performance_schema shows each worker's last applied transaction.
+	var workers, maxID int
+	if err := rdb.QueryRow(`SELECT COUNT(*), MAX(WORKER_ID) FROM performance_schema.replication_applier_status_by_worker
+		WHERE SERVICE_STATE = 'ON' AND LAST_APPLIED_TRANSACTION LIKE ? AND LAST_ERROR_NUMBER = 0
+		AND LAST_APPLIED_TRANSACTION_END_APPLY_TIMESTAMP >= LAST_APPLIED_TRANSACTION_START_APPLY_TIMESTAMP`, uuid+":%").Scan(&workers, &maxID); err != nil || workers < 2 || maxID > 4 {
+		t.Fatalf("replication_applier_status_by_worker: %d workers with applied transactions, max id %d, %v", workers, maxID, err)
+	}
 	if err := rdb.QueryRow("SELECT WAIT_FOR_EXECUTED_GTID_SET(?, 0.2)", uuid+":1000000").Scan(&res); err != nil || res != 1 {
 		t.Fatalf("WAIT_FOR_EXECUTED_GTID_SET of a future GTID: %d %v", res, err)
 	}
@@ -254,6 +261,13 @@ func TestReplicaApplyErrors(t *testing.T) {
 	mustExec(t, pdb, "UPDATE app.t SET v = 10 WHERE id = 1")
 	var uuid string
 	pdb.QueryRow("SELECT @@server_uuid").Scan(&uuid)
+	// performance_schema shows each worker's last applied transaction.
+	var workers, maxID int
+	if err := rdb.QueryRow(`SELECT COUNT(*), MAX(WORKER_ID) FROM performance_schema.replication_applier_status_by_worker
+		WHERE SERVICE_STATE = 'ON' AND LAST_APPLIED_TRANSACTION LIKE ? AND LAST_ERROR_NUMBER = 0
+		AND LAST_APPLIED_TRANSACTION_END_APPLY_TIMESTAMP >= LAST_APPLIED_TRANSACTION_START_APPLY_TIMESTAMP`, uuid+":%").Scan(&workers, &maxID); err != nil || workers < 2 || maxID > 4 {
+		t.Fatalf("replication_applier_status_by_worker: %d workers with applied transactions, max id %d, %v", workers, maxID, err)
+	}
 	gtid := strings.TrimPrefix(gtidExecuted(t, pdb), uuid+":1-")
 	st := waitSQLStopped(t, rdb)
 	want := []string{uuid + ":" + gtid, "Update_rows", "app.t", "id=1", "1032"}

@@ -44,6 +44,8 @@ type job struct {
 	dep  int64
 	skip bool // already executed: only advance the turn
 
+	worker  int       // who applied it
+	started time.Time // when its apply began
 	decoded bool
 	ready   chan struct{} // closed once decoded (or, for DDL, executed)
 	err     error         // decoding error
@@ -127,18 +129,23 @@ func (a *applier) close() {
 
 // fail records err as the SQL thread's error and stops the applier.
 func (a *applier) fail(err error) {
+	a.r.setSQLError(sqlError(err))
+	a.r.logf("replica SQL thread stopped: %v", err)
+	a.once.Do(func() { close(a.stop) })
+}
+
+// sqlError is the MySQL error number and message the SQL thread stops with.
+func sqlError(err error) (uint16, string) {
 	var ae *applyError
 	var un unsupported
 	switch {
 	case errors.As(err, &ae):
-		a.r.setSQLError(ae.code, ae.msg)
+		return ae.code, ae.msg
 	case errors.As(err, &un):
-		a.r.setSQLError(13146, "Replica SQL thread stopped: "+un.msg)
+		return 13146, "Replica SQL thread stopped: " + un.msg
 	default:
-		a.r.setSQLError(13117, "Replica SQL thread stopped: "+err.Error())
+		return 13117, "Replica SQL thread stopped: " + err.Error()
 	}
-	a.r.logf("replica SQL thread stopped: %v", err)
-	a.once.Do(func() { close(a.stop) })
 }
 
 func (a *applier) stopped() bool {
@@ -296,12 +303,14 @@ func (a *applier) schedule(order <-chan *job, parallel bool) {
 				continue
 			}
 			a.state.Store("Executing DDL from the source")
+			ddlStart := time.Now()
 			err := a.r.o.Exec.ExecDDL(t.DDL.DB, t.DDL.Query, t.DDL.ServerCollation, binlog.GTIDInfo{SID: t.GTID.SID, GNO: t.GTID.GNO, OriginalCommitUS: t.GTID.OriginalCommitUS})
 			if err != nil && !errors.Is(err, commit.ErrGTIDExecuted) {
 				a.fail(a.describe(0, j, "Query", nil, err))
 				continue
 			}
 			sched.barrier(j.idx)
+			st.worker(0).visible(t, ddlStart, time.Now())
 			a.infl <- inflight{j: j}
 			a.seq.advance(j.idx)
 			a.state.Store("Replica has read all relay log; waiting for more updates")
@@ -358,10 +367,21 @@ func (a *applier) worker(id int) {
 }
 
 // process runs steps 1-3 for one transaction.
-func (a *applier) process(worker int, j *job) error {
+func (a *applier) process(worker int, j *job) (err error) {
 	st := &a.r.Stats
 	ws := st.worker(worker)
 	t0 := time.Now()
+	if !j.skip {
+		j.worker, j.started = worker, t0
+		ws.begin(j.trx, t0)
+		defer func() {
+			if err != nil && !errors.Is(err, errStopped) {
+				ws.failed(sqlError(err))
+			} else {
+				ws.handedOff()
+			}
+		}()
+	}
 	if j.skip {
 		if !a.seq.wait(j.idx-1, a.stop) {
 			return errStopped
@@ -428,6 +448,9 @@ func (a *applier) complete() {
 			a.busy.Add(-1)
 		}
 		t := in.j.trx
+		if in.ct != nil {
+			st.worker(in.j.worker).visible(t, in.j.started, time.Now())
+		}
 		st.applied(t, in.j.skip)
 		if t.RelayEnd.File > relayFile {
 			relayFile = t.RelayEnd.File

@@ -24,6 +24,77 @@ type WorkerStats struct {
 	Applied   atomic.Uint64
 	BusyNanos atomic.Uint64
 	WaitNanos atomic.Uint64
+
+	mu       sync.Mutex
+	last     TrxState // the last transaction it applied (visible)
+	applying TrxState // the one it is applying now, if any
+	errCode  uint16
+	errMsg   string
+	errTime  time.Time
+}
+
+// TrxState is a transaction as performance_schema's
+// replication_applier_status_by_worker shows it.
+type TrxState struct {
+	GTID                            string
+	OriginalCommit, ImmediateCommit time.Time
+	StartApply, EndApply            time.Time
+}
+
+// WorkerState is a copy of one worker's state.
+type WorkerState struct {
+	ID             int
+	Last, Applying TrxState
+	ErrCode        uint16
+	ErrMsg         string
+	ErrTime        time.Time
+}
+
+func trxState(t *relayTrx, start time.Time) TrxState {
+	us := func(v uint64) time.Time {
+		if v == 0 {
+			return time.Time{}
+		}
+		return time.UnixMicro(int64(v))
+	}
+	return TrxState{GTID: t.GTID.SID.String() + ":" + itoa(t.GTID.GNO),
+		OriginalCommit: us(t.GTID.OriginalCommitUS), ImmediateCommit: us(t.GTID.ImmediateCommitUS), StartApply: start}
+}
+
+func (w *WorkerStats) begin(t *relayTrx, start time.Time) {
+	w.mu.Lock()
+	w.applying = trxState(t, start)
+	w.mu.Unlock()
+}
+
+// handedOff: the worker's part is done (the commit pipeline has it).
+func (w *WorkerStats) handedOff() {
+	w.mu.Lock()
+	w.applying = TrxState{}
+	w.mu.Unlock()
+}
+
+// visible: a transaction the worker applied has committed.
+func (w *WorkerStats) visible(t *relayTrx, start, end time.Time) {
+	st := trxState(t, start)
+	st.EndApply = end
+	w.mu.Lock()
+	w.last = st
+	w.mu.Unlock()
+}
+
+func (w *WorkerStats) failed(code uint16, msg string) {
+	w.mu.Lock()
+	w.applying = TrxState{}
+	w.errCode, w.errMsg, w.errTime = code, msg, time.Now()
+	w.mu.Unlock()
+}
+
+// State returns a copy of the worker's state.
+func (w *WorkerStats) State(id int) WorkerState {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return WorkerState{ID: id, Last: w.last, Applying: w.applying, ErrCode: w.errCode, ErrMsg: w.errMsg, ErrTime: w.errTime}
 }
 
 // ApplyStats are the applier's counters and what SHOW REPLICA STATUS needs.

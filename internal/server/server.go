@@ -132,6 +132,7 @@ func Start(cfg Config, log *slog.Logger) (*Server, error) {
 		return nil, err
 	}
 	s.sql.GMS.Analyzer.Catalog.BinlogPrimaryController = primary{s}
+	s.registerPerformanceSchema()
 	s.registerFunctions()
 	s.stop = make(chan struct{})
 	go s.expireLogs(s.stop)

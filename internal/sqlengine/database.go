@@ -23,6 +23,9 @@ var (
 )
 
 func (p provider) Database(ctx *sql.Context, name string) (sql.Database, error) {
+	if sd, ok := p.e.systemDB(name); ok {
+		return sd, nil
+	}
 	d, ok := p.e.store.Database(name)
 	if !ok {
 		return nil, sql.ErrDatabaseNotFound.New(name)
@@ -31,12 +34,15 @@ func (p provider) Database(ctx *sql.Context, name string) (sql.Database, error) 
 }
 
 func (p provider) HasDatabase(ctx *sql.Context, name string) bool {
+	if _, ok := p.e.systemDB(name); ok {
+		return true
+	}
 	_, ok := p.e.store.Database(name)
 	return ok
 }
 
 func (p provider) AllDatabases(ctx *sql.Context) []sql.Database {
-	var out []sql.Database
+	out := p.e.systemDBList()
 	for _, d := range p.e.store.Databases() {
 		out = append(out, &Database{e: p.e, name: d.Name, coll: sql.CollationID(d.Collation)})
 	}

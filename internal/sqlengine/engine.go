@@ -37,6 +37,7 @@ type Engine struct {
 	coll  row.Collator
 
 	schemas schemaCache
+	system  systemDBs
 	autoinc autoincState
 
 	sessions sync.Map // connection id -> *Session
