@@ -259,6 +259,7 @@ func (r *Replica) Start(io, sqlThread bool) error {
 	}
 	if sqlThread && r.sql == nil {
 		r.clearSQLError()
+		r.Stats.clearErrors()
 		a := newApplier(r, r.relay)
 		r.sql = a
 		go a.run()

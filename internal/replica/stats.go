@@ -90,6 +90,15 @@ func (w *WorkerStats) failed(code uint16, msg string) {
 	w.mu.Unlock()
 }
 
+// clearErrors forgets the workers' errors (START REPLICA).
+func (s *ApplyStats) clearErrors() {
+	for _, w := range s.Workers() {
+		w.mu.Lock()
+		w.errCode, w.errMsg, w.errTime = 0, "", time.Time{}
+		w.mu.Unlock()
+	}
+}
+
 // State returns a copy of the worker's state.
 func (w *WorkerStats) State(id int) WorkerState {
 	w.mu.Lock()
