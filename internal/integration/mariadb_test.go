@@ -122,6 +122,21 @@ func TestMariaDBReplica(t *testing.T) {
 	mport := freePort(t)
 	s := startServer(t, t.TempDir(), "--mariadb-port", strconv.Itoa(mport))
 	mustExec(t, s.db(""), "CREATE DATABASE sbtest")
+	// Both ports number their connections, in one process list: their ids
+	// must not meet (they did, and the replica's session was refused with
+	// "pid N is already in use").
+	mp, err := sql.Open("mysql", fmt.Sprintf("root@tcp(127.0.0.1:%d)/", mport))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer mp.Close()
+	var mainID, mariaID uint64
+	if err := s.db("").QueryRow("SELECT CONNECTION_ID()").Scan(&mainID); err != nil {
+		t.Fatal(err)
+	}
+	if err := mp.QueryRow("SELECT CONNECTION_ID()").Scan(&mariaID); err != nil || mariaID == mainID {
+		t.Fatalf("connection ids: main port %d, MariaDB port %d (%v)", mainID, mariaID, err)
+	}
 	common := []string{"--db-driver=mysql", "--mysql-host=127.0.0.1", fmt.Sprintf("--mysql-port=%d", s.port),
 		"--mysql-user=root", "--mysql-db=sbtest", "--tables=2", "--table-size=2000"}
 	sysbench := func(args ...string) {

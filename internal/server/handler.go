@@ -25,7 +25,16 @@ type handler struct {
 	mysql.Handler
 	s    *Server
 	fast *fastPath
+	// idBase is added to the connection ids of its listener. Every
+	// listener numbers its connections from 1, but they share one
+	// process list (and KILL), so the --mariadb-port listener's ids start
+	// at mariadbConnIDBase instead.
+	idBase uint32
 }
+
+// mariadbConnIDBase is where the --mariadb-port listener's connection ids
+// start (the main port would need two billion connections to reach it).
+const mariadbConnIDBase = 1 << 31
 
 // wrapHandler wraps a listener's GMS handler. The listener's session
 // manager, which the fast path needs, exists only once the listener does:
@@ -177,6 +186,7 @@ func (h *handler) ConnectionClosed(c *mysql.Conn) {
 // clients such as PyMySQL trust the handshake's flags (with them clear, it
 // skips SET autocommit=0 and its rollbacks silently do nothing).
 func (h *handler) NewConnection(c *mysql.Conn) {
+	c.ConnectionID += h.idBase // before the handshake announces it
 	h.Handler.NewConnection(c)
 	c.StatusFlags |= uint16(mysql.ServerStatusAutocommit)
 }

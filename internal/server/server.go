@@ -241,11 +241,12 @@ func (s *Server) listenMariaDB() error {
 	wl := &wireListener{Listener: tl, mariadb: true}
 	lst, err := gmsserver.NewServerWithHandler(gmsserver.Config{
 		Protocol: "tcp", Address: addr, Listener: wl, Version: mariadbVersion,
-	}, s.sql.GMS, sql.NewContext, s.sql.SessionBuilder(), nil, s.wrapHandler)
+	}, s.sql.GMS, mariadbContext, s.sql.SessionBuilder(), nil, s.wrapHandler)
 	if err != nil {
 		tl.Close()
 		return fmt.Errorf("listening on %s (--mariadb-port): %w", addr, err)
 	}
+	s.unbound.idBase = mariadbConnIDBase
 	s.bind(lst)
 	s.mariadb = lst
 	go wl.watchDisconnects(s.stop, (*wireConn).cancelStatement)
@@ -255,6 +256,18 @@ func (s *Server) listenMariaDB() error {
 		}
 	}()
 	return nil
+}
+
+// mariadbContext makes the --mariadb-port listener's query contexts. Each
+// listener numbers its queries from 1, but the engine's process list is
+// shared and refuses a query id already running ("pid N is already in
+// use"), so this listener's ids start at 1<<62.
+func mariadbContext(ctx context.Context, opts ...sql.ContextOption) *sql.Context {
+	c := sql.NewContext(ctx, opts...)
+	if pid := c.Pid(); pid != 0 {
+		c.ApplyOpts(sql.WithPid(pid + 1<<62))
+	}
+	return c
 }
 
 // Addr is the address clients connect to.
