@@ -161,13 +161,7 @@ func TestMariaDBReplica(t *testing.T) {
 		}
 	}
 	// Column changes reach MariaDB as the statements Lockstep logs.
-	for _, q := range []string{
-		"ALTER TABLE sbtest.sbtest1 ADD COLUMN note VARCHAR(20) NOT NULL DEFAULT 'n' AFTER k",
-		"ALTER TABLE sbtest.sbtest1 MODIFY COLUMN k BIGINT NOT NULL DEFAULT 0",
-		"ALTER TABLE sbtest.sbtest2 ADD COLUMN extra INT FIRST",
-		"ALTER TABLE sbtest.sbtest2 RENAME COLUMN extra TO extra2",
-		"ALTER TABLE sbtest.sbtest2 DROP COLUMN extra2",
-	} {
+	for _, q := range sbtestColumnChanges {
 		mustExec(t, s.db(""), q)
 	}
 	sysbench("--threads=8", "--time=6", "--mysql-ignore-errors=1213,1205", "run")

@@ -227,13 +227,7 @@ func TestColumnChangesAgainstModel(t *testing.T) {
 	want := c.rows("SELECT * FROM t ORDER BY id")
 	h.close()
 
-	crashed := fs.CrashClone(vfs.CrashCloneCfg{UnsyncedDataPercent: 0})
-	if err := crashed.RemoveAll("/data/store"); err != nil {
-		t.Fatal(err)
-	}
-	h2 := openHarness(t, crashed)
-	c2 := h2.conn()
-	c2.exec("USE d")
+	c2 := replayFromBinlog(t, fs, "d")
 	if got := c2.rows("SELECT * FROM t ORDER BY id"); got != want {
 		t.Fatalf("seed %d, after replay:\n got %s\nwant %s", seed, got, want)
 	}

@@ -108,13 +108,7 @@ func TestColumnChanges(t *testing.T) {
 	h.close()
 
 	// Replay from the binlog alone must make the same tables.
-	crashed := fs.CrashClone(vfs.CrashCloneCfg{UnsyncedDataPercent: 0})
-	if err := crashed.RemoveAll("/data/store"); err != nil {
-		t.Fatal(err)
-	}
-	h2 := openHarness(t, crashed)
-	c2 := h2.conn()
-	c2.exec("USE d")
+	c2 := replayFromBinlog(t, fs, "d")
 	for _, q := range queries {
 		if got := c2.rows(q); got != want[q] {
 			t.Fatalf("%s after replay:\n got %s\nwant %s", q, got, want[q])

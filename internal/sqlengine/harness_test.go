@@ -45,6 +45,20 @@ func openHarness(t testing.TB, fs vfs.FS) *harness {
 	return h
 }
 
+// replayFromBinlog opens a harness on a crash image of fs whose store is
+// removed, so everything in it comes from replaying the binlog, and
+// returns a connection using database db.
+func replayFromBinlog(t testing.TB, fs *vfs.MemFS, db string) *conn {
+	t.Helper()
+	crashed := fs.CrashClone(vfs.CrashCloneCfg{UnsyncedDataPercent: 0})
+	if err := crashed.RemoveAll("/data/store"); err != nil {
+		t.Fatal(err)
+	}
+	c := openHarness(t, crashed).conn()
+	c.exec("USE " + db)
+	return c
+}
+
 func (h *harness) close() {
 	if h.closed {
 		return
