@@ -25,12 +25,15 @@ type WorkerStats struct {
 	BusyNanos atomic.Uint64
 	WaitNanos atomic.Uint64
 
-	mu       sync.Mutex
-	last     TrxState // the last transaction it applied (visible)
-	applying TrxState // the one it is applying now, if any
-	errCode  uint16
-	errMsg   string
-	errTime  time.Time
+	// Kept raw on the apply path (no formatting per transaction); State
+	// formats them.
+	mu                 sync.Mutex
+	last, applying     *relayTrx // applying: nil when idle
+	lastStart, lastEnd time.Time
+	applyingStart      time.Time
+	errCode            uint16
+	errMsg             string
+	errTime            time.Time
 }
 
 // TrxState is a transaction as performance_schema's
@@ -63,29 +66,27 @@ func trxState(t *relayTrx, start time.Time) TrxState {
 
 func (w *WorkerStats) begin(t *relayTrx, start time.Time) {
 	w.mu.Lock()
-	w.applying = trxState(t, start)
+	w.applying, w.applyingStart = t, start
 	w.mu.Unlock()
 }
 
 // handedOff: the worker's part is done (the commit pipeline has it).
 func (w *WorkerStats) handedOff() {
 	w.mu.Lock()
-	w.applying = TrxState{}
+	w.applying = nil
 	w.mu.Unlock()
 }
 
 // visible: a transaction the worker applied has committed.
 func (w *WorkerStats) visible(t *relayTrx, start, end time.Time) {
-	st := trxState(t, start)
-	st.EndApply = end
 	w.mu.Lock()
-	w.last = st
+	w.last, w.lastStart, w.lastEnd = t, start, end
 	w.mu.Unlock()
 }
 
 func (w *WorkerStats) failed(code uint16, msg string) {
 	w.mu.Lock()
-	w.applying = TrxState{}
+	w.applying = nil
 	w.errCode, w.errMsg, w.errTime = code, msg, time.Now()
 	w.mu.Unlock()
 }
@@ -103,7 +104,15 @@ func (s *ApplyStats) clearErrors() {
 func (w *WorkerStats) State(id int) WorkerState {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	return WorkerState{ID: id, Last: w.last, Applying: w.applying, ErrCode: w.errCode, ErrMsg: w.errMsg, ErrTime: w.errTime}
+	st := WorkerState{ID: id, ErrCode: w.errCode, ErrMsg: w.errMsg, ErrTime: w.errTime}
+	if w.last != nil {
+		st.Last = trxState(w.last, w.lastStart)
+		st.Last.EndApply = w.lastEnd
+	}
+	if w.applying != nil {
+		st.Applying = trxState(w.applying, w.applyingStart)
+	}
+	return st
 }
 
 // ApplyStats are the applier's counters and what SHOW REPLICA STATUS needs.
