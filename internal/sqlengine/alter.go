@@ -104,7 +104,7 @@ var errSeveralChanges = errNotSupported("a column change combined with other cha
 // refuses the whole statement.
 func severalChanges(ctx *sql.Context) bool {
 	q := ctx.Query()
-	if len(q) < 5 || !strings.EqualFold(strings.TrimSpace(q)[:5], "alter") {
+	if t := strings.TrimSpace(q); len(t) < 5 || !strings.EqualFold(t[:5], "alter") {
 		return false
 	}
 	stmt, err := sqlparser.Parse(q)
