@@ -443,3 +443,29 @@ func TestDeleteAllIsTransactional(t *testing.T) {
 		t.Fatalf("after DELETE: %s rows", got)
 	}
 }
+
+// TestDeleteWithoutWhere: DELETE FROM db.t with no current database works
+// (GMS's DELETE-to-TRUNCATE rewrite failed with "database not found"),
+// counts its rows in ROW_COUNT(), and stays transactional.
+func TestDeleteWithoutWhere(t *testing.T) {
+	h := newHarness(t)
+	c := h.conn()
+	c.exec("CREATE DATABASE d")
+	c.exec("CREATE TABLE d.t (id INT PRIMARY KEY)")
+	c.exec("INSERT INTO d.t VALUES (1), (2), (3)")
+	c.exec("DELETE FROM d.t")
+	if got := c.rows("SELECT ROW_COUNT()"); got != "3" {
+		t.Fatalf("ROW_COUNT() after DELETE of 3 rows: %s", got)
+	}
+	if got := c.rows("SELECT COUNT(*) FROM d.t"); got != "0" {
+		t.Fatalf("rows left: %s", got)
+	}
+	c.exec("INSERT INTO d.t VALUES (1), (2)")
+	c.exec("USE d")
+	c.exec("BEGIN")
+	c.exec("DELETE FROM t")
+	c.exec("ROLLBACK")
+	if got := c.rows("SELECT COUNT(*) FROM t"); got != "2" {
+		t.Fatalf("a rolled-back DELETE without WHERE left %s rows", got)
+	}
+}

@@ -336,8 +336,21 @@ func note(ctx context.Context, st ast.Statement) error {
 		if s := sessionOf(sctx); s != nil {
 			s.noteStatement(st)
 		}
+		keepDeleteAll(st)
 	}
 	return nil
+}
+
+// keepDeleteAll keeps GMS from turning a DELETE without WHERE into a
+// TRUNCATE. That rewrite looks the table up in the current database, so
+// with none selected it fails ("database not found") even for a qualified
+// DELETE FROM db.t, and it leaves ROW_COUNT() at 0 as after DDL. A WHERE
+// TRUE keeps the DELETE a DELETE, which is what Lockstep runs for it
+// anyway: a row-by-row delete in the transaction (see Table.Truncate).
+func keepDeleteAll(st ast.Statement) {
+	if d, ok := st.(*ast.Delete); ok && d.Where == nil {
+		d.Where = ast.NewWhere(ast.WhereStr, ast.BoolVal(true))
+	}
 }
 
 func (p parser) Parse(ctx *sql.Context, query string, multi bool) (ast.Statement, string, string, error) {
