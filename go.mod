@@ -20,6 +20,7 @@ require (
 	github.com/spf13/pflag v1.0.6
 	gonum.org/v1/plot v0.17.0
 	gopkg.in/ini.v1 v1.67.0
+	gopkg.in/src-d/go-errors.v1 v1.0.0
 )
 
 require (
@@ -74,7 +75,6 @@ require (
 	google.golang.org/genproto v0.0.0-20230410155749-daa745c078e1 // indirect
 	google.golang.org/grpc v1.79.3 // indirect
 	google.golang.org/protobuf v1.36.10 // indirect
-	gopkg.in/src-d/go-errors.v1 v1.0.0 // indirect
 )
 
 require (

@@ -109,6 +109,7 @@ func TestFastPathMatchesGMS(t *testing.T) {
 		args []any
 	}{
 		{"INSERT INTO t (id, k, c) VALUES (?, ?, ?)", []any{100, 1, "x"}},
+		{"REPLACE INTO t (id, k, c) VALUES (?, ?, ?)", []any{100, 2, "y"}},
 		{"SELECT c FROM t WHERE id = ?", []any{1}},
 		{"SELECT * FROM t WHERE id IN (?, ?)", []any{1, 2}},
 		{"SELECT id FROM t WHERE id BETWEEN ? AND ? ORDER BY id LIMIT ?", []any{1, 5, 2}},
@@ -121,6 +122,8 @@ func TestFastPathMatchesGMS(t *testing.T) {
 		{"DELETE FROM t WHERE id = ?", []any{100}},
 		{"BEGIN", nil},
 		{"ROLLBACK", nil},
+		{"SET autocommit = 0", nil},
+		{"SET SESSION autocommit = ON", nil},
 	} {
 		for _, prepared := range []bool{false, true} {
 			before := statusValue(t, admin, "Lockstep_fastpath_statements")
@@ -139,6 +142,56 @@ func TestFastPathMatchesGMS(t *testing.T) {
 		t.Fatalf("the fast path ran only %d of %d statements", ran, n)
 	}
 	t.Logf("fast path ran %d statements, fell back on %d", ran, statusValue(t, admin, "Lockstep_fastpath_fallbacks"))
+}
+
+// TestFastPathSetAutocommit: SET autocommit=1 commits the transaction
+// autocommit=0 left open (MySQL's rule), on either path; inside BEGIN it
+// does not end the transaction.
+func TestFastPathSetAutocommit(t *testing.T) {
+	s := startServer(t, t.TempDir())
+	admin := s.db("")
+	mustExec(t, admin, "CREATE DATABASE ac")
+	mustExec(t, admin, "CREATE TABLE ac.t (id INT PRIMARY KEY)")
+	ctx := context.Background()
+	for _, fast := range []string{"ON", "OFF"} {
+		c, err := s.db("ac").Conn(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		exec := func(q string) {
+			t.Helper()
+			if _, err := c.ExecContext(ctx, q); err != nil {
+				t.Fatalf("fast path %s: %s: %v", fast, q, err)
+			}
+		}
+		count := func() int {
+			t.Helper()
+			var n int
+			if err := admin.QueryRow("SELECT COUNT(*) FROM ac.t").Scan(&n); err != nil {
+				t.Fatal(err)
+			}
+			return n
+		}
+		mustExec(t, admin, "DELETE FROM ac.t")
+		exec("SET lockstep_fast_path = " + fast)
+		exec("SET autocommit = 0")
+		exec("INSERT INTO t VALUES (1)")
+		if n := count(); n != 0 {
+			t.Fatalf("fast path %s: an uncommitted row is visible (%d)", fast, n)
+		}
+		exec("SET autocommit = 1")
+		if n := count(); n != 1 {
+			t.Fatalf("fast path %s: SET autocommit=1 did not commit (%d rows visible)", fast, n)
+		}
+		exec("BEGIN")
+		exec("INSERT INTO t VALUES (2)")
+		exec("SET autocommit = 1")
+		exec("ROLLBACK")
+		if n := count(); n != 1 {
+			t.Fatalf("fast path %s: SET autocommit=1 inside BEGIN ended the transaction (%d rows)", fast, n)
+		}
+		c.Close()
+	}
 }
 
 func statusValue(t *testing.T, db *sql.DB, name string) int {
@@ -277,7 +330,7 @@ func (g *stmtGen) next() (string, []any) {
 	arg := func(v any) string { args = append(args, v); return "?" }
 	switch g.rng.Intn(31) {
 	case 27:
-		return "INSERT INTO a (id, v) VALUES (" + arg(g.pick2(g.intVal(), int64(0), int64(g.rng.Intn(30)+1))) + ", " + arg(g.intVal()) + ")", args
+		return g.pick("INSERT", "REPLACE") + " INTO a (id, v) VALUES (" + arg(g.pick2(g.intVal(), int64(0), int64(g.rng.Intn(30)+1))) + ", " + arg(g.intVal()) + ")", args
 	case 28:
 		return "INSERT INTO a " + g.pick("(v) VALUES (?)", "(w, id) VALUES ('x', ?)", "VALUES (?, 1, 'y')"), []any{g.pick2(g.intVal(), int64(g.rng.Intn(40)))}
 	case 29:
@@ -287,7 +340,8 @@ func (g *stmtGen) next() (string, []any) {
 	case 0:
 		return g.pick("BEGIN", "START TRANSACTION", "COMMIT", "ROLLBACK"), nil
 	case 1:
-		return g.pick("SET autocommit=0", "SET autocommit=1", "COMMIT"), nil
+		return g.pick("SET autocommit=0", "SET autocommit=1", "COMMIT", "SET SESSION autocommit = ON", "set @@autocommit=off",
+			"SET autocommit=2", "SET autocommit='maybe'", "SET @@session.autocommit = 1", "SET autocommit = true"), nil
 	case 2, 3, 4:
 		cols := g.pick("*", "id, k, c", "c", "pad, u, big, un, d", "K AS kk, id", "t.c", "K, ID")
 		lock := g.pick("", "", "", " FOR UPDATE", " LOCK IN SHARE MODE")
@@ -343,9 +397,10 @@ func (g *stmtGen) next() (string, []any) {
 	case 19:
 		return "DELETE FROM t WHERE u = " + arg(g.strVal()), args
 	}
-	// INSERT, most often complete and valid.
+	// INSERT or REPLACE, most often complete and valid.
+	verb := g.pick("INSERT", "INSERT", "INSERT", "REPLACE")
 	if g.rng.Intn(4) == 0 {
-		return "INSERT INTO t VALUES (" + arg(g.id()) + ", " + arg(g.intVal()) + ", " + arg(g.strVal()) + ", " +
+		return verb + " INTO t VALUES (" + arg(g.id()) + ", " + arg(g.intVal()) + ", " + arg(g.strVal()) + ", " +
 			arg(g.strVal()) + ", " + arg(g.strVal()) + ", " + arg(g.intVal()) + ", " + arg(g.intVal()) + ", NULL)", args
 	}
 	id := any(int64(g.rng.Intn(40)))
@@ -361,9 +416,9 @@ func (g *stmtGen) next() (string, []any) {
 		u = g.strVal()
 	}
 	if g.rng.Intn(5) == 0 {
-		return "INSERT INTO t (id, k, c) VALUES (" + arg(id) + ", " + arg(g.intVal()) + ", " + arg(c) + ")", args
+		return verb + " INTO t (id, k, c) VALUES (" + arg(id) + ", " + arg(g.intVal()) + ", " + arg(c) + ")", args
 	}
-	return "INSERT INTO t (c, id, k, u, pad, big, un, d) VALUES (" + arg(c) + ", " + arg(id) + ", " + arg(int64(g.rng.Intn(100))) + ", " +
+	return verb + " INTO t (c, id, k, u, pad, big, un, d) VALUES (" + arg(c) + ", " + arg(id) + ", " + arg(int64(g.rng.Intn(100))) + ", " +
 		arg(u) + ", " + arg(g.strVal()) + ", " + arg(g.intVal()) + ", " + arg(int64(g.rng.Intn(9))) + ", NULL)", args
 }
 

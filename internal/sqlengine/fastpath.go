@@ -48,6 +48,7 @@ import (
 	"github.com/lockstepdb/lockstep/internal/lock"
 	"github.com/lockstepdb/lockstep/internal/row"
 	"github.com/lockstepdb/lockstep/internal/txn"
+	goerrors "gopkg.in/src-d/go-errors.v1"
 )
 
 // FastStats counts statements by the path that ran them.
@@ -76,6 +77,15 @@ func (e *Engine) ExecFast(ctx *sql.Context, p *FastPlan, binds map[string]*query
 	switch p.kind {
 	case fastBegin, fastCommit, fastRollback:
 		res, err = e.fastTxnControl(ctx, s, p.kind)
+		e.Fast.Executed.Add(1)
+		return res, true, err
+	}
+	if p.kind == fastSetAutocommit {
+		res, err = e.fastSetAutocommit(ctx, s, p, binds)
+		if err == errFallback {
+			e.Fast.Fallbacks.Add(1)
+			return nil, false, nil
+		}
 		e.Fast.Executed.Add(1)
 		return res, true, err
 	}
@@ -131,6 +141,61 @@ func (e *Engine) fastTxnControl(ctx *sql.Context, s *Session, k fastKind) (*sqlt
 		ctx.SetTransaction(nil)
 	}
 	return ok, nil
+}
+
+// fastSetAutocommit is GMS's SET autocommit: the statement runs in a
+// transaction like any other (joining the open one or starting one), sets
+// the variable, and then, as GMS decides whether to commit only after the
+// SET has run, commits that transaction when autocommit is now on outside
+// BEGIN. So switching from 0 to 1 commits the open transaction, as in
+// MySQL, and switching to 0 leaves the statement's transaction open as
+// the session's explicit one.
+func (e *Engine) fastSetAutocommit(ctx *sql.Context, s *Session, p *FastPlan, binds map[string]*querypb.BindVariable) (*sqltypes.Result, error) {
+	v, ok := (&fastExec{ctx: ctx, binds: binds}).operand(p.autocommit)
+	if !ok {
+		return nil, errFallback
+	}
+	var on int8
+	switch x := v.(type) {
+	case int64:
+		if x != 0 && x != 1 {
+			return nil, errFallback // GMS reports the invalid value
+		}
+		on = int8(x)
+	case string:
+		switch {
+		case strings.EqualFold(x, "ON"):
+			on = 1
+		case strings.EqualFold(x, "OFF"):
+		default:
+			return nil, errFallback
+		}
+	default:
+		return nil, errFallback
+	}
+	sql.IncrementStatusVariable(ctx, "Questions", 1)
+	if ctx.GetTransaction() == nil {
+		t, err := s.StartTransaction(ctx, sql.ReadWrite)
+		if err != nil {
+			return nil, err
+		}
+		ctx.SetTransaction(t)
+	}
+	if err := ctx.SetSessionVariable(ctx, sql.AutoCommitSessionVar, on); err != nil {
+		return nil, err
+	}
+	// GMS tracks SET as a statement returning one (OK) row.
+	info := ctx.GetLastQueryInfo()
+	info.RowCount.Store(-1)
+	info.FoundRows.Store(1)
+	if on == 1 && !ctx.GetIgnoreAutoCommit() {
+		t := ctx.GetTransaction()
+		if err := s.CommitTransaction(ctx, t); err != nil {
+			return nil, err
+		}
+		ctx.SetTransaction(nil)
+	}
+	return &sqltypes.Result{}, nil
 }
 
 // fastStatement runs a statement that reads or writes a table.
@@ -281,6 +346,10 @@ func (x *fastExec) allowed() bool {
 	}
 	subject := sql.PrivilegeCheckSubject{Database: x.t.db.name, Table: x.t.Name()}
 	if !mdb.UserHasPrivileges(x.ctx, sql.NewPrivilegedOperation(subject, priv)) {
+		return false
+	}
+	// REPLACE deletes the rows it conflicts with.
+	if x.p.replace && !mdb.UserHasPrivileges(x.ctx, sql.NewPrivilegedOperation(subject, sql.PrivilegeType_Delete)) {
 		return false
 	}
 	// UPDATE ... WHERE and SET col = col + n read the table too.
@@ -1246,11 +1315,46 @@ func (x *fastExec) runInsert(tx *txn.Txn) (*sqltypes.Result, error) {
 		n, _ := asInt64(x.insert[x.autoin])
 		id = uint64(n)
 	}
+	if x.p.replace {
+		return x.runReplace()
+	}
 	if err := (editor{t}).Insert(x.ctx, x.insert); err != nil {
 		return nil, err
 	}
 	x.ctx.GetLastQueryInfo().RowCount.Store(1)
 	return &sqltypes.Result{RowsAffected: 1, InsertID: id}, nil
+}
+
+// runReplace is GMS's REPLACE of one row: insert it; while that fails on
+// a primary or unique key, delete the row it conflicts with and retry.
+// GMS counts one affected row for the insert and one more if anything was
+// deleted (however many rows were), and reports the session's
+// LAST_INSERT_ID() as the insert id.
+func (x *fastExec) runReplace() (*sqltypes.Result, error) {
+	ed := editor{x.t}
+	affected := 1
+	for {
+		err := ed.Insert(x.ctx, x.insert)
+		if err == nil {
+			break
+		}
+		if !sql.ErrPrimaryKeyViolation.Is(err) && !sql.ErrUniqueKeyViolation.Is(err) {
+			return nil, err
+		}
+		var ue sql.UniqueKeyError
+		if e, ok := err.(*goerrors.Error); !ok {
+			return nil, err
+		} else if ue, ok = e.Cause().(sql.UniqueKeyError); !ok || ue.Existing == nil {
+			return nil, err
+		}
+		if err := ed.Delete(x.ctx, ue.Existing); err != nil {
+			return nil, err
+		}
+		affected = 2
+	}
+	info := x.ctx.GetLastQueryInfo()
+	info.RowCount.Store(int64(affected))
+	return &sqltypes.Result{RowsAffected: uint64(affected), InsertID: uint64(info.LastInsertId.Load())}, nil
 }
 
 // asInt64 reads a GMS integer value that fits in an int64.

@@ -29,9 +29,13 @@ type FastPlan struct {
 	// UPDATE
 	sets []fastSet
 
-	// INSERT
-	cols   []string // nil: every column in table order
-	values []fastOperand
+	// SET autocommit: the value (0, 1, 'ON' or 'OFF')
+	autocommit fastOperand
+
+	// INSERT and REPLACE
+	cols    []string // nil: every column in table order
+	values  []fastOperand
+	replace bool // REPLACE: delete the rows whose keys the new row repeats
 }
 
 type fastKind uint8
@@ -44,6 +48,7 @@ const (
 	fastBegin
 	fastCommit
 	fastRollback
+	fastSetAutocommit
 )
 
 // fastItem is one selected column, or SUM(col), COUNT(col) or COUNT(*).
@@ -118,8 +123,35 @@ func PlanFast(st ast.Statement) *FastPlan {
 		return &FastPlan{kind: fastCommit}
 	case *ast.Rollback:
 		return &FastPlan{kind: fastRollback}
+	case *ast.Set:
+		return planSet(n)
 	}
 	return nil
+}
+
+// planSet accepts SET [SESSION] autocommit = value, the statement
+// connectors send around every transaction they manage.
+func planSet(n *ast.Set) *FastPlan {
+	if len(n.Exprs) != 1 {
+		return nil
+	}
+	e := n.Exprs[0]
+	if e.Name == nil || !e.Name.Qualifier.IsEmpty() || !strings.EqualFold(e.Name.Name.String(), "autocommit") ||
+		(e.Scope != ast.SetScope_None && e.Scope != ast.SetScope_Session) {
+		return nil
+	}
+	v := e.Expr
+	if b, ok := v.(ast.BoolVal); ok {
+		v = ast.NewIntVal([]byte("0"))
+		if b {
+			v = ast.NewIntVal([]byte("1"))
+		}
+	}
+	o, ok := operand(v)
+	if !ok || o.neg {
+		return nil
+	}
+	return &FastPlan{kind: fastSetAutocommit, autocommit: o}
 }
 
 // singleTable returns the one plain table of a FROM clause.
@@ -451,8 +483,12 @@ func planInsert(n *ast.Insert) *FastPlan {
 		return nil
 	}
 	p := &FastPlan{kind: fastInsert, db: n.Table.DbQualifier.String(), table: n.Table.Name.String()}
-	if n.Action != ast.InsertStr {
-		return nil // REPLACE: GMS (its delete-then-insert counting is not mirrored yet)
+	switch n.Action {
+	case ast.InsertStr:
+	case ast.ReplaceStr:
+		p.replace = true
+	default:
+		return nil
 	}
 	var rows ast.Values
 	switch r := n.Rows.(type) {
