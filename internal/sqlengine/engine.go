@@ -69,6 +69,7 @@ func New(store *storage.Engine, pipe *commit.Pipeline, locks *lock.Manager) *Eng
 	a := analyzer.NewBuilder(provider{e}).
 		AddOverrides(sql.EngineOverrides{Builder: sql.BuilderOverrides{Parser: p}}).
 		Build()
+	a.ExecBuilder.PriorityBuilder = boundedTopN{base: a.ExecBuilder}
 	e.GMS = sqle.New(a, &sqle.Config{IncludeRootAccount: true})
 	e.GMS.Parser = p
 	registerVariables()

@@ -469,3 +469,32 @@ func TestDeleteWithoutWhere(t *testing.T) {
 		t.Fatalf("a rolled-back DELETE without WHERE left %s rows", got)
 	}
 }
+
+// TestHugeLimit: ORDER BY with a LIMIT far beyond the rows (MySQL's
+// LIMIT offset, 18446744073709551615 idiom, or LIMIT 2^31) returns the rows
+// in order. GMS's top-n heap allocated room for LIMIT rows up front: the
+// idiom failed with a recovered panic, and LIMIT 2147483648 killed the
+// server by running it out of memory.
+func TestHugeLimit(t *testing.T) {
+	h := newHarness(t)
+	c := h.conn()
+	c.exec("CREATE DATABASE d")
+	c.exec("USE d")
+	c.exec("CREATE TABLE t (id INT PRIMARY KEY, v INT)")
+	c.exec("INSERT INTO t VALUES (1, 30), (2, 10), (3, 20), (4, 10)")
+	for q, want := range map[string]string{
+		"SELECT id FROM t ORDER BY v LIMIT 1, 18446744073709551615":                   "4;3;1",
+		"SELECT id FROM t ORDER BY v DESC LIMIT 2147483648":                           "1;3;2;4",
+		"SELECT id FROM t ORDER BY v LIMIT 2":                                         "2;4",
+		"SELECT id FROM t ORDER BY v LIMIT 9223372036854775807":                       "2;4;3;1",
+		"(SELECT id FROM t) UNION (SELECT v FROM t) ORDER BY 1 DESC LIMIT 4294967296": "30;20;10;4;3;2;1",
+	} {
+		if got := c.rows(q); got != want {
+			t.Errorf("%s: got %s, want %s", q, got, want)
+		}
+	}
+	c.exec("SELECT SQL_CALC_FOUND_ROWS id FROM t ORDER BY v LIMIT 1, 18446744073709551615")
+	if got := c.rows("SELECT FOUND_ROWS()"); got != "4" {
+		t.Errorf("FOUND_ROWS() after a huge LIMIT: %s", got)
+	}
+}

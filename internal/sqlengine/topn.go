@@ -1,0 +1,111 @@
+package sqlengine
+
+import (
+	"math"
+
+	"github.com/dolthub/go-mysql-server/sql"
+	"github.com/dolthub/go-mysql-server/sql/iters"
+	"github.com/dolthub/go-mysql-server/sql/plan"
+	"github.com/dolthub/go-mysql-server/sql/rowexec"
+)
+
+// GMS runs ORDER BY ... LIMIT n with a top-n heap whose slice it
+// allocates up front with room for n+1 rows, before reading any. A client
+// asking for LIMIT 2147483648 made the server allocate 48 GB and die of
+// it; LIMIT 18446744073709551615 (MySQL's documented "all the rest" after
+// an offset) overflowed the capacity and failed with a recovered panic.
+// boundedTopN sits in front of GMS's executor (its PriorityBuilder hook)
+// and builds such plans as a sort followed by a limit instead: the same
+// rows in the same order (the heap breaks ties by arrival, like the
+// stable sort), in memory bounded by the rows actually read.
+
+// maxTopNHeap is the largest LIMIT run with GMS's top-n heap.
+const maxTopNHeap = 1 << 16
+
+type boundedTopN struct{ base *rowexec.BaseBuilder }
+
+var _ sql.NodeExecBuilder = boundedTopN{}
+
+// Build implements sql.NodeExecBuilder: nil for every node it leaves to
+// GMS.
+func (b boundedTopN) Build(ctx *sql.Context, n sql.Node, r sql.Row) (sql.RowIter, error) {
+	switch n := n.(type) {
+	case *plan.TopN:
+		limit, huge := hugeLimit(ctx, n.Limit)
+		if !huge {
+			return nil, nil
+		}
+		it, err := b.base.Build(ctx, plan.NewSort(n.Fields, n.Child), r)
+		if err != nil {
+			return nil, err
+		}
+		return &iters.LimitIter{Limit: limit, CalcFoundRows: n.CalcFoundRows, ChildIter: it}, nil
+	case *plan.SetOp:
+		if n.Limit == nil || len(n.SortFields) == 0 {
+			return nil, nil
+		}
+		limit, huge := hugeLimit(ctx, n.Limit)
+		if !huge {
+			return nil, nil
+		}
+		// Without a limit GMS sorts the whole result; the limit goes on
+		// top. The copy owns the iterators it registers for disposal.
+		cp := *n
+		cp.Limit = nil
+		it, err := b.base.Build(ctx, &cp, r)
+		if err != nil {
+			return nil, err
+		}
+		return &disposingIter{RowIter: &iters.LimitIter{Limit: limit, ChildIter: it}, node: &cp}, nil
+	}
+	return nil, nil
+}
+
+// hugeLimit evaluates a LIMIT and reports whether it is too large for the
+// heap. GMS computes LIMIT offset, n as n + offset in an int64, which
+// wraps for MySQL's 18446744073709551615 idiom: a negative sum means "no
+// limit".
+func hugeLimit(ctx *sql.Context, e sql.Expression) (int64, bool) {
+	v, err := e.Eval(ctx, nil)
+	if err != nil {
+		return 0, false
+	}
+	var n int64
+	switch x := v.(type) {
+	case int8:
+		n = int64(x)
+	case int16:
+		n = int64(x)
+	case int32:
+		n = int64(x)
+	case int64:
+		n = x
+	case uint8:
+		n = int64(x)
+	case uint16:
+		n = int64(x)
+	case uint32:
+		n = int64(x)
+	case uint64:
+		n = int64(min(x, math.MaxInt64))
+	default:
+		return 0, false // GMS reports it
+	}
+	if n < 0 {
+		n = math.MaxInt64
+	}
+	return n, n > maxTopNHeap
+}
+
+// disposingIter disposes of a node built for one execution when its rows
+// are done.
+type disposingIter struct {
+	sql.RowIter
+	node sql.Disposable
+}
+
+func (d *disposingIter) Close(ctx *sql.Context) error {
+	err := d.RowIter.Close(ctx)
+	d.node.Dispose(ctx)
+	return err
+}
