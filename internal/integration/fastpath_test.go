@@ -117,6 +117,8 @@ func TestFastPathMatchesGMS(t *testing.T) {
 		{"SELECT c FROM t WHERE id BETWEEN ? AND ? ORDER BY c", []any{1, 5}},
 		{"SELECT DISTINCT c FROM t WHERE id BETWEEN ? AND ? ORDER BY c", []any{1, 5}},
 		{"SELECT id FROM t WHERE u = ? FOR UPDATE", []any{"a"}},
+		{"SELECT id, c FROM t WHERE k BETWEEN ? AND ? ORDER BY k LIMIT ?", []any{1, 50, 3}},
+		{"SELECT COUNT(*) FROM t WHERE k = ?", []any{7}},
 		{"UPDATE t SET k = k + ? WHERE id = ?", []any{1, 100}},
 		{"UPDATE t SET c = ? WHERE id = ?", []any{"b", 100}},
 		{"DELETE FROM t WHERE id = ?", []any{100}},
@@ -378,7 +380,27 @@ func (g *stmtGen) next() (string, []any) {
 	case 9:
 		return "SELECT * FROM t WHERE u = " + arg(g.strVal()), args
 	case 10:
-		return "SELECT id FROM t WHERE k = " + arg(g.intVal()), args // not a key lookup: GMS
+		// Through the secondary index k.
+		q := "SELECT " + g.pick("id", "id, k, c", "*", "COUNT(*)", "SUM(k), COUNT(c)", "DISTINCT c") + " FROM t WHERE "
+		switch g.rng.Intn(5) {
+		case 0:
+			q += "k = " + arg(g.intVal())
+		case 1:
+			q += "k BETWEEN " + arg(g.intVal()) + " AND " + arg(g.intVal())
+		case 2:
+			q += "k >= " + arg(g.intVal()) + " AND k < " + arg(g.intVal())
+		case 3:
+			q += "k > " + arg(g.intVal())
+		default:
+			q += "k <= " + arg(g.intVal())
+		}
+		if !strings.Contains(q, "(") || strings.Contains(q, "DISTINCT") {
+			q += g.pick("", " ORDER BY k", " ORDER BY k DESC", " ORDER BY id", " ORDER BY c")
+			if g.rng.Intn(2) == 0 {
+				q += " LIMIT " + arg(int64(g.rng.Intn(5)))
+			}
+		}
+		return q, args
 	case 11, 12:
 		op := g.pick("+", "-")
 		return "UPDATE t SET k = k " + op + " " + arg(g.intVal()) + " WHERE id = " + arg(g.id()), args

@@ -562,9 +562,9 @@ func plainText(t sql.Type) bool {
 // accessPath is how the statement's rows are found.
 type accessPath struct {
 	kind    accessKind
-	index   int      // unique secondary index for accessUnique, else -1
+	index   int      // the secondary index of accessPoints or accessIndexRange, else -1
 	keys    [][]byte // accessPoints: whole keys, ascending and distinct
-	lo, hi  []byte   // accessRange
+	lo, hi  []byte   // accessRange, accessIndexRange
 	checks  []check  // string equalities to confirm with GMS's comparison
 	empty   bool     // the conditions cannot match (lo >= hi)
 	ordered bool     // rows come out in the ORDER BY's order
@@ -573,8 +573,9 @@ type accessPath struct {
 type accessKind uint8
 
 const (
-	accessPoints accessKind = iota // primary keys, or one unique index key
-	accessRange                    // a primary key range
+	accessPoints     accessKind = iota // primary keys, or one unique index key
+	accessRange                        // a primary key range
+	accessIndexRange                   // a range of a secondary index's entries
 )
 
 type check struct {
@@ -584,8 +585,10 @@ type check struct {
 
 // chooseAccess turns the WHERE clause into key lookups: every primary key
 // column equal to a value (or the one PK column IN a list), every column
-// of a unique index equal to a non-NULL value, or a range over the first
-// primary key column. Conditions on any other column make it fall back.
+// of a unique index equal to a non-NULL value, a range over the first
+// primary key column, or (for a plain SELECT) an equality or range over
+// the first column of a secondary index. Conditions on any other column
+// make it fall back.
 func (x *fastExec) chooseAccess() error {
 	byCol := map[int][]fastCond{}
 	for _, c := range x.p.where {
@@ -646,7 +649,7 @@ func (x *fastExec) chooseAccess() error {
 	pk := def.PK[0]
 	cs, ok := byCol[pk]
 	if !ok {
-		return errFallback
+		return x.chooseIndexRange(byCol)
 	}
 	if !types.IsInteger(x.t.sch.Schema[pk].Type) {
 		return errFallback // ranges and lists over text keys: GMS
@@ -674,14 +677,73 @@ func (x *fastExec) chooseAccess() error {
 		return x.checkOrder()
 	}
 	// A range over the first primary key column.
-	pfx := x.t.st.PrimaryPrefix()
-	lo, hi := append([]byte(nil), pfx...), row.PrefixEnd(pfx)
+	lo, hi, ok := x.keyRange(x.t.st.PrimaryPrefix(), pk, cs)
+	if !ok {
+		return errFallback
+	}
+	x.access.kind, x.access.lo, x.access.hi, x.access.ordered = accessRange, lo, hi, true
+	x.access.empty = string(lo) >= string(hi)
+	return x.checkOrder()
+}
+
+// chooseIndexRange reads a plain SELECT's rows through the one secondary
+// index that starts with the WHERE clause's one (integer) column. The rows
+// come in the index's order, (column, primary key), as they do when GMS
+// reads the same index. If two indexes start with the column, GMS's choice
+// between them (and so the order) is not predictable here: fall back.
+func (x *fastExec) chooseIndexRange(byCol map[int][]fastCond) error {
+	if x.p.kind != fastSelect || x.p.lock != 0 {
+		return errFallback
+	}
+	c := -1
+	for col := range byCol {
+		c = col // the only one
+	}
+	cs := byCol[c]
+	if !types.IsInteger(x.t.sch.Schema[c].Type) {
+		return errFallback
+	}
+	ix := -1
+	for i, d := range x.t.st.Def.Indexes {
+		if d.Columns[0] == c {
+			if ix >= 0 {
+				return errFallback
+			}
+			ix = i
+		}
+	}
+	if ix < 0 {
+		return errFallback
+	}
+	if len(cs) == 1 && cs[0].op == condEq {
+		// col = v: the range of entries starting with v.
+		cs = []fastCond{{col: cs[0].col, op: condBetween, ops: []fastOperand{cs[0].ops[0], cs[0].ops[0]}}}
+	}
+	pfx := x.t.st.IndexPrefix(ix)
+	lo, hi, ok := x.keyRange(pfx, c, cs)
+	if !ok {
+		return errFallback
+	}
+	if string(lo) == string(pfx) {
+		// No lower bound: NULL entries (which sort first) never match.
+		lo = append(lo, 0x01)
+	}
+	x.access.kind, x.access.index, x.access.lo, x.access.hi, x.access.ordered = accessIndexRange, ix, lo, hi, true
+	x.access.empty = string(lo) >= string(hi)
+	return x.checkOrder()
+}
+
+// keyRange turns comparisons of column c into the key range [lo, hi)
+// under pfx, where c is the first column of the keys.
+func (x *fastExec) keyRange(pfx []byte, c int, cs []fastCond) (lo, hi []byte, ok bool) {
+	def := x.t.st.Def
+	lo, hi = append([]byte(nil), pfx...), row.PrefixEnd(pfx)
 	bound := func(o fastOperand, upper, inclusive bool) bool {
-		sv, ok := x.keyValue(pk, o)
+		sv, ok := x.keyValue(c, o)
 		if !ok {
 			return false
 		}
-		k, err := row.AppendKey(append([]byte(nil), pfx...), &def.Columns[pk], sv, x.e.coll)
+		k, err := row.AppendKey(append([]byte(nil), pfx...), &def.Columns[c], sv, x.e.coll)
 		if err != nil {
 			return false
 		}
@@ -722,12 +784,10 @@ func (x *fastExec) chooseAccess() error {
 			ok = false
 		}
 		if !ok {
-			return errFallback
+			return nil, nil, false
 		}
 	}
-	x.access.kind, x.access.lo, x.access.hi, x.access.ordered = accessRange, lo, hi, true
-	x.access.empty = string(lo) >= string(hi)
-	return x.checkOrder()
+	return lo, hi, true
 }
 
 // checkOrder settles ORDER BY and DISTINCT. Rows come in key order; an
@@ -758,6 +818,9 @@ func (x *fastExec) checkOrder() error {
 	if x.access.index < 0 && !o.desc && len(pk) > 0 && c == pk[0] && !x.p.distinct {
 		return nil
 	}
+	if x.access.kind == accessIndexRange && !o.desc && c == x.t.st.Def.Indexes[x.access.index].Columns[0] && !x.p.distinct {
+		return nil // index order; GMS reads the index in order instead of sorting
+	}
 	unique := len(pk) == 1 && c == pk[0]
 	if x.p.limit != nil && !unique {
 		return errFallback
@@ -774,7 +837,7 @@ func (x *fastExec) checkOrder() error {
 // primary key, or one range scan), so that, alone in its transaction, it
 // needs no snapshot.
 func (x *fastExec) readsOnce() bool {
-	if x.p.kind != fastSelect || x.p.lock != 0 || x.access.index >= 0 {
+	if x.p.kind != fastSelect || x.p.lock != 0 || x.access.index >= 0 || x.access.kind == accessIndexRange {
 		return false
 	}
 	return x.access.kind == accessRange || len(x.access.keys) == 1
@@ -854,6 +917,29 @@ func (x *fastExec) rows(tx *txn.Txn, mode lock.Mode, fn func(sql.Row) (more bool
 	a := &x.access
 	if a.empty {
 		return nil
+	}
+	if a.kind == accessIndexRange {
+		// Consistent reads only (chooseIndexRange): the entries and the
+		// rows come from the same read view.
+		it, err := tx.Scan(a.lo, a.hi)
+		if err != nil {
+			return x.s.afterError(err)
+		}
+		defer it.Close()
+		for it.Next() {
+			img, found, err := tx.Get(it.KV().Value)
+			if err != nil {
+				return x.s.afterError(err)
+			}
+			if !found {
+				continue
+			}
+			more, err := emit(img)
+			if err != nil || !more {
+				return err
+			}
+		}
+		return x.s.afterError(it.Err())
 	}
 	if a.kind == accessRange {
 		var it *txn.Iter
