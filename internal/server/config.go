@@ -29,6 +29,8 @@ type Config struct {
 	ParallelFlush          bool
 	LockWaitTimeoutSeconds int64
 	CacheSizeBytes         int64
+	// GCPercent is the Go collector's GOGC (see server.Run).
+	GCPercent int64
 	// HTTPPort serves /metrics on BindAddress (0 = off).
 	HTTPPort int
 
@@ -76,6 +78,7 @@ func Defaults() Config {
 		DependencyHistorySize:  25000,
 		LockWaitTimeoutSeconds: 50,
 		CacheSizeBytes:         512 << 20,
+		GCPercent:              400,
 		HTTPPort:               8080,
 		SemiSyncTimeoutMillis:  10000,
 		SemiSyncWaitCount:      1,
@@ -261,6 +264,8 @@ var options = []option{
 		func(c *Config) *int64 { return &c.LockWaitTimeoutSeconds }, 1, 1<<30),
 	intOpt("lockstep-cache-size", "bytes of block cache for the store",
 		func(c *Config) *int64 { return &c.CacheSizeBytes }, 8<<20, 1<<40),
+	intOpt("lockstep-gc-percent", "Go garbage collector target (GOGC): the heap grows this many percent past the live heap between collections (GOGC in the environment takes precedence)",
+		func(c *Config) *int64 { return &c.GCPercent }, 25, 10000),
 	boolOpt("rpl-semi-sync-source-enabled", "semi-synchronous replication: commits wait for a replica's acknowledgement",
 		func(c *Config) *bool { return &c.SemiSyncEnabled }),
 	intOpt("rpl-semi-sync-source-timeout", "milliseconds a commit waits for an acknowledgement before the source falls back to async",

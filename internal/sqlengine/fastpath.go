@@ -37,6 +37,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"unicode/utf8"
 
@@ -1059,9 +1060,9 @@ func (x *fastExec) runSelect(tx *txn.Txn) (*sqltypes.Result, error) {
 func (x *fastExec) sortRows(rows []sql.Row) ([]sql.Row, error) {
 	c, typ := x.sortCol, x.t.sch.Schema[x.sortCol].Type
 	var sortErr error
-	var sorter sql.CollationSorter
+	var sorter *runeWeights
 	if plainText(typ) {
-		sorter = typ.(sql.StringType).Collation().Sorter()
+		sorter = weightsFor(typ.(sql.StringType).Collation())
 	}
 	cmp := func(a, b any) int {
 		switch {
@@ -1470,18 +1471,51 @@ func asInt64(v any) (int64, bool) {
 	return 0, false
 }
 
+// runeWeights is a collation's rune weights (its sql.CollationSorter),
+// with those of ASCII in a table: GMS looks most of them up in a map,
+// which made weight lookups a visible share of sorting text.
+type runeWeights struct {
+	ascii [utf8.RuneSelf]int32
+	fn    sql.CollationSorter
+}
+
+var weightTables sync.Map // sql.CollationID -> *runeWeights
+
+func weightsFor(c sql.CollationID) *runeWeights {
+	if w, ok := weightTables.Load(c); ok {
+		return w.(*runeWeights)
+	}
+	w := &runeWeights{fn: c.Sorter()}
+	for r := range w.ascii {
+		w.ascii[r] = w.fn(rune(r))
+	}
+	v, _ := weightTables.LoadOrStore(c, w)
+	return v.(*runeWeights)
+}
+
+func (w *runeWeights) weight(r rune) int32 {
+	if r < utf8.RuneSelf {
+		return w.ascii[r]
+	}
+	return w.fn(r)
+}
+
 // compareText is GMS's StringType.Compare for UTF-8 text: rune by rune
 // by collation weight, then the one with bytes left is greater. ok is false
 // for malformed UTF-8.
-func compareText(sorter sql.CollationSorter, a, b string) (int, bool) {
+func compareText(w *runeWeights, a, b string) (int, bool) {
 	for len(a) > 0 && len(b) > 0 {
+		if a[0] == b[0] && a[0] < utf8.RuneSelf {
+			a, b = a[1:], b[1:]
+			continue
+		}
 		ra, na := utf8.DecodeRuneInString(a)
 		rb, nb := utf8.DecodeRuneInString(b)
 		if ra == utf8.RuneError && na <= 1 || rb == utf8.RuneError && nb <= 1 {
 			return 0, false
 		}
 		if ra != rb {
-			if wa, wb := sorter(ra), sorter(rb); wa < wb {
+			if wa, wb := w.weight(ra), w.weight(rb); wa < wb {
 				return -1, true
 			} else if wa > wb {
 				return 1, true

@@ -336,6 +336,9 @@ type Iter struct {
 	lockMd  lock.Mode // 0: consistent read
 	cur     KV
 	err     error
+	// kbuf, vbuf hold the current storage key and value of a non-locking
+	// iterator, reused from row to row.
+	kbuf, vbuf []byte
 }
 
 // Scan returns a consistent-read iterator over [lower, upper).
@@ -408,19 +411,24 @@ func (i *Iter) Next() bool {
 			i.cur = KV{Key: []byte(bk.key), Value: bk.val}
 			return true
 		default:
+			if i.lockMd == 0 {
+				i.kbuf = append(i.kbuf[:0], pk...)
+				i.vbuf = append(i.vbuf[:0], i.it.Value()...)
+				i.it.Next()
+				i.cur = KV{Key: i.kbuf, Value: i.vbuf}
+				return true
+			}
+			// A locking read returns the latest version, read under the
+			// lock.
 			key := append([]byte(nil), pk...)
-			val := append([]byte(nil), i.it.Value()...)
 			i.it.Next()
-			if i.lockMd != 0 {
-				v, ok, err := i.t.GetLocked(key, i.lockMd)
-				if err != nil {
-					i.err = err
-					return false
-				}
-				if !ok {
-					continue
-				}
-				val = v
+			val, ok, err := i.t.GetLocked(key, i.lockMd)
+			if err != nil {
+				i.err = err
+				return false
+			}
+			if !ok {
+				continue
 			}
 			i.cur = KV{Key: key, Value: val}
 			return true
@@ -428,7 +436,8 @@ func (i *Iter) Next() bool {
 	}
 }
 
-// KV returns the current key/value.
+// KV returns the current key/value. A non-locking iterator's KV is valid
+// until the next call to Next.
 func (i *Iter) KV() KV { return i.cur }
 
 // Err is the error that stopped the iterator.
