@@ -79,6 +79,9 @@ func TestRestoreError(t *testing.T) {
 	if err := restoreError(errFromText("number of values does not match number of columns provided")); !strings.Contains(err.Error(), "1136") {
 		t.Fatalf("column count mismatch: %v", err)
 	}
+	if err := restoreError(errFromText("no database selected")); !strings.Contains(err.Error(), "1046") {
+		t.Fatalf("no database selected: %v", err)
+	}
 	plain := errFromText("something else")
 	if restoreError(plain) != plain {
 		t.Fatal("an ordinary 1105 was changed")

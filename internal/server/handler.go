@@ -87,6 +87,7 @@ var gmsErrors = []struct {
 	text   string
 }{
 	{"number of values does not match number of columns provided", mysql.ERWrongValueCountOnRow, "21S01", "Column count doesn't match value count at row 1"},
+	{"no database selected", mysql.ERNoDb, "3D000", "No database selected"},
 }
 
 // track makes the statement about to run cancellable by the disconnect

@@ -498,3 +498,37 @@ func TestHugeLimit(t *testing.T) {
 		t.Errorf("FOUND_ROWS() after a huge LIMIT: %s", got)
 	}
 }
+
+// TestRenameOutsideCurrentDatabase: GMS renames within the current
+// database whatever the qualifiers say, so a RENAME naming another
+// database is refused instead of renaming a same-named table here.
+func TestRenameOutsideCurrentDatabase(t *testing.T) {
+	h := newHarness(t)
+	c := h.conn()
+	c.exec("CREATE DATABASE x")
+	c.exec("CREATE DATABASE y")
+	c.exec("CREATE TABLE x.a (id INT PRIMARY KEY)")
+	c.exec("CREATE TABLE y.a (id INT PRIMARY KEY)")
+	if _, err := c.query("RENAME TABLE a TO b"); errno(err) != mysql.ERNoDb {
+		t.Fatalf("no database selected: %v", err)
+	}
+	if _, err := c.query("RENAME TABLE x.a TO x.b"); errno(err) != mysql.ERNotSupportedYet {
+		t.Fatalf("qualified, no database selected: %v", err)
+	}
+	c.exec("USE y")
+	for _, q := range []string{"RENAME TABLE x.a TO x.b", "ALTER TABLE x.a RENAME TO x.b", "RENAME TABLE a TO x.b"} {
+		if _, err := c.query(q); errno(err) != mysql.ERNotSupportedYet {
+			t.Fatalf("%s with y selected: %v", q, err)
+		}
+	}
+	if got := c.rows("SHOW TABLES FROM y"); got != "a" {
+		t.Fatalf("y's tables after refused renames: %s", got)
+	}
+	c.exec("RENAME TABLE y.a TO y.b")
+	c.exec("ALTER TABLE b RENAME TO c")
+	c.exec("USE x")
+	c.exec("RENAME TABLE a TO b")
+	if got := c.rows("SHOW TABLES FROM y") + "/" + c.rows("SHOW TABLES FROM x"); got != "c/b" {
+		t.Fatalf("tables after renames: %s", got)
+	}
+}

@@ -3,6 +3,7 @@ package sqlengine
 import (
 	"context"
 	"errors"
+	"fmt"
 	"regexp"
 	"strings"
 	"time"
@@ -333,10 +334,51 @@ func note(ctx context.Context, st ast.Statement) error {
 		return err
 	}
 	if sctx, ok := ctx.(*sql.Context); ok {
+		if err := renameInCurrentDB(sctx, st); err != nil {
+			return err
+		}
 		if s := sessionOf(sctx); s != nil {
 			s.noteStatement(st)
 		}
 		keepDeleteAll(st)
+	}
+	return nil
+}
+
+// renameInCurrentDB refuses a RENAME TABLE (or ALTER TABLE ... RENAME)
+// naming a table outside the current database. GMS renames within the
+// current database whatever the statement's qualifiers say: RENAME TABLE
+// x.a TO x.b with y selected renamed y.a if it existed, and with no
+// database selected it failed with "no database selected".
+func renameInCurrentDB(ctx *sql.Context, st ast.Statement) error {
+	var from, to ast.TableNames
+	switch n := st.(type) {
+	case *ast.DDL:
+		if n.Action != ast.RenameStr {
+			return nil
+		}
+		from, to = n.FromTables, n.ToTables
+	case *ast.AlterTable:
+		for _, d := range n.Statements {
+			if d.Action == ast.RenameStr {
+				from, to = append(from, d.FromTables...), append(to, d.ToTables...)
+			}
+		}
+	default:
+		return nil
+	}
+	cur := ctx.GetCurrentDatabase()
+	for _, tn := range append(from, to...) {
+		db := tn.DbQualifier.String()
+		if db == "" {
+			db = cur
+		}
+		if db == "" {
+			return mysql.NewSQLError(mysql.ERNoDb, "3D000", "No database selected")
+		}
+		if !strings.EqualFold(db, cur) {
+			return errNotSupported(fmt.Sprintf("RENAME TABLE of a table outside the current database (USE %s first)", quoteIdent(db)))
+		}
 	}
 	return nil
 }
