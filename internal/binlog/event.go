@@ -17,6 +17,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"hash/crc32"
+	"slices"
 )
 
 // Event types.
@@ -202,6 +203,14 @@ func (t *TrxEvents) Reset() {
 	t.starts = t.starts[:0]
 	t.DiscardStatement()
 	t.isDDL = false
+}
+
+// Grow makes room for about n more bytes of events, so that building a
+// transaction whose size is known in advance (a replica re-logging a
+// source's transaction) allocates once instead of growing as it goes.
+func (t *TrxEvents) Grow(n int) {
+	t.buf = slices.Grow(t.buf, n)
+	t.stmt = slices.Grow(t.stmt, n)
 }
 
 // Len is the encoded size of the finished statements (GTID event excluded).

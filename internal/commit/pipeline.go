@@ -155,6 +155,8 @@ type Pipeline struct {
 	store *storage.Engine
 	Stats Stats
 
+	wbuf []byte // the write stage's group buffer, reused
+
 	mu       sync.Mutex // reserve stage
 	nextGNO  uint64
 	nextSeq  int64
@@ -570,8 +572,19 @@ func (p *Pipeline) takeEncodedPrefix() []*Trx {
 	return group
 }
 
+// maxKeptWriteBuffer bounds the group buffer kept between groups.
+const maxKeptWriteBuffer = 4 << 20
+
 func (p *Pipeline) write(group []*Trx) error {
-	var buf []byte
+	// A group's events are copied into one buffer, kept for the next group
+	// (only this goroutine writes). A lone transaction is written from
+	// its own buffer.
+	buf := p.wbuf[:0]
+	defer func() {
+		if len(group) > 1 && cap(buf) <= maxKeptWriteBuffer {
+			p.wbuf = buf[:0]
+		}
+	}()
 	flush := func() error {
 		if len(buf) == 0 {
 			return nil

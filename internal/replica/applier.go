@@ -633,6 +633,13 @@ func (a *applier) build(worker int, j *job) (*commit.Trx, map[string][]byte, err
 	local := make(map[string][]byte, len(j.changes)*2)
 	b := a.r.o.Store.NewBatch()
 	ev := &binlog.TrxEvents{}
+	// The replica logs about what the source did: BEGIN, the same row
+	// images and table maps.
+	size := 128
+	for _, e := range j.trx.Events {
+		size += len(e)
+	}
+	ev.Grow(size)
 	began := false
 	fail := func(c *rowChange, err error) (*commit.Trx, map[string][]byte, error) {
 		b.Close()
