@@ -29,8 +29,10 @@ type Config struct {
 	ParallelFlush          bool
 	LockWaitTimeoutSeconds int64
 	CacheSizeBytes         int64
-	// GCPercent is the Go collector's GOGC (see server.Run).
-	GCPercent int64
+	// GCPercent is the Go collector's GOGC, GCMemoryLimit its soft
+	// memory limit (see server.Run).
+	GCPercent     int64
+	GCMemoryLimit int64
 	// HTTPPort serves /metrics on BindAddress (0 = off).
 	HTTPPort int
 
@@ -79,6 +81,7 @@ func Defaults() Config {
 		LockWaitTimeoutSeconds: 50,
 		CacheSizeBytes:         512 << 20,
 		GCPercent:              400,
+		GCMemoryLimit:          1 << 30,
 		HTTPPort:               8080,
 		SemiSyncTimeoutMillis:  10000,
 		SemiSyncWaitCount:      1,
@@ -266,6 +269,8 @@ var options = []option{
 		func(c *Config) *int64 { return &c.CacheSizeBytes }, 8<<20, 1<<40),
 	intOpt("lockstep-gc-percent", "Go garbage collector target (GOGC): the heap grows this many percent past the live heap between collections (GOGC in the environment takes precedence)",
 		func(c *Config) *int64 { return &c.GCPercent }, 25, 10000),
+	intOpt("lockstep-gc-memory-limit", "Go heap size (the store's cache is not on it) at which the collector works harder whatever the GC percent: a soft limit (GOMEMLIMIT in the environment takes precedence)",
+		func(c *Config) *int64 { return &c.GCMemoryLimit }, 64<<20, 1<<50),
 	boolOpt("rpl-semi-sync-source-enabled", "semi-synchronous replication: commits wait for a replica's acknowledgement",
 		func(c *Config) *bool { return &c.SemiSyncEnabled }),
 	intOpt("rpl-semi-sync-source-timeout", "milliseconds a commit waits for an acknowledgement before the source falls back to async",

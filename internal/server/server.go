@@ -439,9 +439,17 @@ func Run(ctx context.Context, cfg Config, log *slog.Logger) error {
 	// the heap proper is small (tens of MB under OLTP load) while the
 	// statement path allocates quickly: with Go's default GOGC=100 the
 	// collector ran constantly. 400 measured 18% more oltp_read_only QPS
-	// (docs/BENCHMARKS.md); the price is a heap up to 5x its live size.
+	// (docs/BENCHMARKS.md). A soft memory limit keeps that headroom from
+	// multiplying a large live heap (an ALTER TABLE rewrite holds the
+	// table's rows): near the limit the collector runs as often as it
+	// must. (Lockstep builds with cgo, which go-mysql-server's regular
+	// expressions need, so Pebble's cache and memtables are C allocations
+	// outside the limit.)
 	if os.Getenv("GOGC") == "" {
 		debug.SetGCPercent(int(cfg.GCPercent))
+	}
+	if os.Getenv("GOMEMLIMIT") == "" {
+		debug.SetMemoryLimit(cfg.GCMemoryLimit)
 	}
 	s, err := Start(cfg, log)
 	if err != nil {
