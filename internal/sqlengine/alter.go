@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"math"
 	"reflect"
 	"strings"
 
@@ -97,6 +98,84 @@ func (t *Table) ModifyColumn(ctx *sql.Context, name string, col *sql.Column, ord
 // with other changes. GMS runs each part as its own step, and each commits
 // on its own, so a failing later part would leave the earlier ones done.
 var errSeveralChanges = errNotSupported("a column change combined with other changes in one ALTER TABLE statement; run each as its own statement")
+
+// checkIndexParts vets every part of a multi-part ALTER TABLE made only of
+// index additions and drops before its first part commits. GMS runs the
+// parts one by one and each commits on its own, so a part failing on the
+// data (a UNIQUE index over duplicates) or on a name (one already taken,
+// one not there) left the earlier parts applied, where MySQL applies none.
+// The check runs once per statement (the later parts see the table the
+// earlier ones changed). A concurrent write between the check and a later
+// part can still make that part fail.
+func (t *Table) checkIndexParts(ctx *sql.Context) error {
+	s := sessionOf(ctx)
+	if s == nil || s.indexPartsChecked {
+		return nil
+	}
+	q := ctx.Query()
+	if q := strings.TrimSpace(q); len(q) < 5 || !strings.EqualFold(q[:5], "alter") {
+		return nil
+	}
+	stmt, err := sqlparser.Parse(q)
+	if err != nil {
+		return nil
+	}
+	at, ok := stmt.(*sqlparser.AlterTable)
+	if !ok || len(at.Statements) < 2 {
+		return nil
+	}
+	for _, d := range at.Statements {
+		if d.IndexSpec == nil || (d.IndexSpec.Action != "create" && d.IndexSpec.Action != "drop") {
+			return nil // other kinds of parts: handled (or refused) elsewhere
+		}
+	}
+	s.indexPartsChecked = true
+	cur := t.current()
+	nd := cloneDef(cur.Def)
+	names := map[string]bool{"primary": true}
+	for _, ix := range nd.Indexes {
+		names[strings.ToLower(ix.Name)] = true
+	}
+	for _, d := range at.Statements {
+		spec := d.IndexSpec
+		name := spec.ToName.String()
+		if spec.Action == "drop" {
+			if !names[strings.ToLower(name)] && !d.IfExists {
+				return mysql.NewSQLError(mysql.ERCantDropFieldOrKey, "42000", "Can't DROP '%s'; check that column/key exists", name)
+			}
+			delete(names, strings.ToLower(name))
+			continue
+		}
+		if name != "" {
+			if names[strings.ToLower(name)] && !d.IfNotExists {
+				return mysql.NewSQLError(mysql.ERDupKeyName, "42000", "Duplicate key name '%s'", name)
+			}
+			names[strings.ToLower(name)] = true
+		}
+		if !strings.EqualFold(spec.Type, "unique") {
+			continue
+		}
+		var ics []sql.IndexColumn
+		for _, c := range spec.Columns {
+			ics = append(ics, sql.IndexColumn{Name: c.Column.String()})
+		}
+		cols, err := columnsOf(nd, ics)
+		if err != nil {
+			return nil // GMS reports it
+		}
+		ix := storage.IndexDef{ID: math.MaxUint32, Name: name, Columns: cols, Unique: true}
+		check := cloneDef(nd)
+		check.Indexes = append(check.Indexes, ix)
+		if err := t.e.store.CheckIndex(cur, check, &check.Indexes[len(check.Indexes)-1]); err != nil {
+			var dup *storage.DuplicateKeyError
+			if errors.As(err, &dup) {
+				return sql.NewUniqueKeyErr(fmt.Sprintf("Duplicate entry for key '%s'", name), false, nil)
+			}
+			return err
+		}
+	}
+	return nil
+}
 
 // severalChanges reports whether the statement being run is an ALTER TABLE
 // with more than one part, one of them a column change. Every step of such

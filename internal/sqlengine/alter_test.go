@@ -1,6 +1,7 @@
 package sqlengine
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -116,5 +117,52 @@ func TestColumnChanges(t *testing.T) {
 	}
 	if _, err := c2.query("INSERT INTO t (id, s2) VALUES (6, 'b')"); errno(err) != mysql.ERDupEntry {
 		t.Fatalf("unique index after replay: %v", err)
+	}
+}
+
+// TestMultiPartIndexAlterIsAllOrNothing: an ALTER TABLE of several index
+// changes whose later part must fail (a UNIQUE index over duplicates, a
+// name taken, an index that is not there) changes nothing; one that can
+// succeed applies every part.
+func TestMultiPartIndexAlterIsAllOrNothing(t *testing.T) {
+	h := newHarness(t)
+	c := h.conn()
+	c.exec("CREATE DATABASE d")
+	c.exec("USE d")
+	c.exec("CREATE TABLE t (id INT PRIMARY KEY, v INT, w INT, KEY old (w))")
+	c.exec("INSERT INTO t VALUES (1, 1, 1), (2, 1, 2), (3, NULL, 3)")
+	indexes := func() string {
+		rs, err := c.query("SHOW INDEX FROM t")
+		if err != nil {
+			t.Fatal(err)
+		}
+		var names []string
+		for _, r := range rs {
+			if n := fmt.Sprint(r[2]); len(names) == 0 || names[len(names)-1] != n {
+				names = append(names, n)
+			}
+		}
+		return strings.Join(names, ",")
+	}
+	for q, want := range map[string]uint16{
+		"ALTER TABLE t ADD INDEX a (v), ADD UNIQUE INDEX b (v)":         mysql.ERDupEntry,
+		"ALTER TABLE t ADD INDEX a (v), ADD INDEX old (v)":              mysql.ERDupKeyName,
+		"ALTER TABLE t ADD INDEX a (v), ADD INDEX a (w)":                mysql.ERDupKeyName,
+		"ALTER TABLE t DROP INDEX old, DROP INDEX nope":                 mysql.ERCantDropFieldOrKey,
+		"ALTER TABLE t ADD INDEX a (v), DROP INDEX old, DROP INDEX old": mysql.ERCantDropFieldOrKey,
+	} {
+		if _, err := c.query(q); errno(err) != int(want) {
+			t.Errorf("%s: %v, want error %d", q, err, want)
+		}
+		if got := indexes(); got != "PRIMARY,old" {
+			t.Fatalf("%s left the indexes %s", q, got)
+		}
+	}
+	c.exec("ALTER TABLE t ADD UNIQUE INDEX u (w), DROP INDEX old, ADD INDEX old (v, w)")
+	if got := indexes(); got != "PRIMARY,u,old" {
+		t.Fatalf("indexes after a valid multi-part ALTER: %s", got)
+	}
+	if got := c.rows("SELECT id FROM t WHERE w = 2"); got != "2" {
+		t.Fatalf("lookup through the new unique index: %s", got)
 	}
 }

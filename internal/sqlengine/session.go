@@ -33,6 +33,9 @@ type Session struct {
 	stmtLocks map[string]lock.Mode
 	// truncating is set while a TRUNCATE TABLE statement runs.
 	truncating bool
+	// indexPartsChecked is set once the current command's multi-part
+	// ALTER TABLE was vetted (checkIndexParts).
+	indexPartsChecked bool
 	// replGTID, when set, is the GTID the session's DDL commits under (a
 	// statement from a replication source); replUsed once it has.
 	replGTID      *binlog.GTIDInfo
@@ -185,6 +188,7 @@ func (s *Session) ReleaseSavepoint(ctx *sql.Context, _ sql.Transaction, name str
 // CommandBegin implements sql.LifecycleAwareSession: a new command starts
 // with no locking reads.
 func (s *Session) CommandBegin() error {
+	s.indexPartsChecked = false
 	clear(s.stmtLocks)
 	s.truncating = false
 	if s.tx != nil && !s.tx.Ended() {

@@ -877,6 +877,9 @@ func (t *Table) CreateIndex(ctx *sql.Context, def sql.IndexDef) error {
 	if severalChanges(ctx) {
 		return errSeveralChanges
 	}
+	if err := t.checkIndexParts(ctx); err != nil {
+		return err
+	}
 	cur := t.current().Def
 	for _, ix := range cur.Indexes {
 		if strings.EqualFold(ix.Name, def.Name) {
@@ -916,6 +919,9 @@ func (t *Table) CreateIndex(ctx *sql.Context, def sql.IndexDef) error {
 func (t *Table) DropIndex(ctx *sql.Context, name string) error {
 	if severalChanges(ctx) {
 		return errSeveralChanges
+	}
+	if err := t.checkIndexParts(ctx); err != nil {
+		return err
 	}
 	nd := cloneDef(t.current().Def)
 	for i, ix := range nd.Indexes {

@@ -456,3 +456,12 @@ func Get(r pebble.Reader, k []byte) ([]byte, bool, error) {
 // catalog, to encode rows and keys under it; PublishCatalog makes the real
 // one.
 func (e *Engine) Preview(d *TableDef) *Table { return e.newTable(d) }
+
+// CheckIndex builds index ix of nd (t's definition with ix added) over t's
+// committed rows into a batch it then drops: the duplicate key error a
+// unique index would fail with, without writing anything.
+func (e *Engine) CheckIndex(t *Table, nd *TableDef, ix *IndexDef) error {
+	b := e.NewBatch()
+	defer b.Close()
+	return e.buildIndex(b, t, e.newTable(nd), ix)
+}
