@@ -919,33 +919,12 @@ func (x *fastExec) rows(tx *txn.Txn, mode lock.Mode, fn func(sql.Row) (more bool
 	if a.empty {
 		return nil
 	}
-	if a.kind == accessIndexRange {
-		// Consistent reads only (chooseIndexRange): the entries and the
-		// rows come from the same read view.
-		it, err := tx.Scan(a.lo, a.hi)
-		if err != nil {
-			return x.s.afterError(err)
-		}
-		defer it.Close()
-		for it.Next() {
-			img, found, err := tx.Get(it.KV().Value)
-			if err != nil {
-				return x.s.afterError(err)
-			}
-			if !found {
-				continue
-			}
-			more, err := emit(img)
-			if err != nil || !more {
-				return err
-			}
-		}
-		return x.s.afterError(it.Err())
-	}
-	if a.kind == accessRange {
+	if a.kind == accessRange || a.kind == accessIndexRange {
+		// An index range is read consistently only (chooseIndexRange):
+		// its entries and their rows come from the same read view.
 		var it *txn.Iter
 		var err error
-		if mode != 0 {
+		if mode != 0 && a.kind == accessRange {
 			it, err = tx.LockingScan(a.lo, a.hi, mode)
 		} else {
 			it, err = tx.Scan(a.lo, a.hi)
@@ -955,15 +934,21 @@ func (x *fastExec) rows(tx *txn.Txn, mode lock.Mode, fn func(sql.Row) (more bool
 		}
 		defer it.Close()
 		for it.Next() {
-			more, err := emit(it.KV().Value)
+			img := it.KV().Value
+			if a.kind == accessIndexRange {
+				var found bool
+				if img, found, err = tx.Get(img); err != nil {
+					return x.s.afterError(err)
+				} else if !found {
+					continue
+				}
+			}
+			more, err := emit(img)
 			if err != nil || !more {
 				return err
 			}
 		}
-		if err := it.Err(); err != nil {
-			return x.s.afterError(err)
-		}
-		return nil
+		return x.s.afterError(it.Err())
 	}
 	for _, key := range a.keys {
 		if a.index >= 0 {

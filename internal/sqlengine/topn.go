@@ -70,25 +70,11 @@ func hugeLimit(ctx *sql.Context, e sql.Expression) (int64, bool) {
 	if err != nil {
 		return 0, false
 	}
-	var n int64
-	switch x := v.(type) {
-	case int8:
-		n = int64(x)
-	case int16:
-		n = int64(x)
-	case int32:
-		n = int64(x)
-	case int64:
-		n = x
-	case uint8:
-		n = int64(x)
-	case uint16:
-		n = int64(x)
-	case uint32:
-		n = int64(x)
-	case uint64:
-		n = int64(min(x, math.MaxInt64))
-	default:
+	n, ok := asInt64(v)
+	if _, big := v.(uint64); big && !ok {
+		n, ok = math.MaxInt64, true
+	}
+	if !ok {
 		return 0, false // GMS reports it
 	}
 	if n < 0 {
