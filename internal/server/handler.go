@@ -59,7 +59,13 @@ func restoreError(err error) error {
 		return errInterrupted
 	}
 	var se *mysql.SQLError
-	if !errors.As(err, &se) || se.Num != mysql.ERUnknownError {
+	if !errors.As(err, &se) {
+		return err
+	}
+	if se.Num != mysql.ERUnknownError {
+		if state, ok := sqlStates[se.Num]; ok && se.State != state {
+			return mysql.NewSQLError(se.Num, state, "%s", se.Message)
+		}
 		return err
 	}
 	if se.Message == context.Canceled.Error() {
@@ -68,8 +74,12 @@ func restoreError(err error) error {
 	m := embedded.FindStringSubmatch(se.Message)
 	if m == nil {
 		for _, k := range gmsErrors {
-			if strings.HasPrefix(se.Message, k.prefix) {
-				return mysql.NewSQLError(k.num, k.state, "%s", k.text)
+			if strings.HasPrefix(se.Message, k.prefix) && strings.HasSuffix(se.Message, k.suffix) {
+				text := k.text
+				if text == "" {
+					text = se.Message
+				}
+				return mysql.NewSQLError(k.num, k.state, "%s", text)
 			}
 		}
 		return err
@@ -81,13 +91,32 @@ func restoreError(err error) error {
 // gmsErrors are GMS errors that carry no MySQL number, by message prefix,
 // with the error MySQL gives for the same mistake.
 var gmsErrors = []struct {
-	prefix string
-	num    int
-	state  string
-	text   string
+	prefix, suffix string
+	num            int
+	state          string
+	text           string // "" keeps GMS's message
 }{
-	{"number of values does not match number of columns provided", mysql.ERWrongValueCountOnRow, "21S01", "Column count doesn't match value count at row 1"},
-	{"no database selected", mysql.ERNoDb, "3D000", "No database selected"},
+	{"number of values does not match number of columns provided", "", mysql.ERWrongValueCountOnRow, "21S01", "Column count doesn't match value count at row 1"},
+	{"no database selected", "", mysql.ERNoDb, "3D000", "No database selected"},
+	{"Duplicate key name ", "", mysql.ERDupKeyName, "42000", ""},
+	{"table with name ", " already exists", mysql.ERTableExists, "42S01", ""},
+	{"column \"", "\" could not be found in any table in scope", mysql.ERBadFieldError, "42S22", ""},
+}
+
+// sqlStates are MySQL's SQLSTATEs for errors GMS sends with its generic
+// HY000. Clients read them: PHP's PDOException code is the SQLSTATE, and
+// applications test it for 23000 to spot a duplicate key.
+var sqlStates = map[int]string{
+	mysql.ERDupEntry:           "23000",
+	mysql.ERBadNullError:       "23000",
+	mysql.ERDupKeyName:         "42000",
+	mysql.ERCantDropFieldOrKey: "42000",
+	mysql.ERNoSuchTable:        "42S02",
+	mysql.ERBadDb:              "42000",
+	mysql.ERTableExists:        "42S01",
+	mysql.ERBadFieldError:      "42S22",
+	mysql.ERDataTooLong:        "22001",
+	mysql.ERNotSupportedYet:    "42000",
 }
 
 // track makes the statement about to run cancellable by the disconnect
