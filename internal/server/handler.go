@@ -184,6 +184,11 @@ func (h *handler) ComMultiQuery(ctx context.Context, c *mysql.Conn, query string
 	return rest, restoreError(err)
 }
 
+// ComInitDB is USE from the protocol (mysql -D, a driver's database).
+func (h *handler) ComInitDB(c *mysql.Conn, db string) error {
+	return restoreError(h.Handler.ComInitDB(c, db))
+}
+
 func (h *handler) ComPrepare(ctx context.Context, c *mysql.Conn, query string, p *mysql.PrepareData) ([]*querypb.Field, error) {
 	f, err := h.Handler.ComPrepare(ctx, c, query, p)
 	if err == nil {
