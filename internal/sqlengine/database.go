@@ -86,6 +86,7 @@ func (p provider) DropDatabase(ctx *sql.Context, name string) error {
 
 // Database is one schema.
 type Database struct {
+	noRoutines
 	e    *Engine
 	name string
 	coll sql.CollationID
@@ -261,52 +262,56 @@ func (d *Database) GetViewDefinition(*sql.Context, string) (sql.ViewDefinition, 
 
 func (d *Database) AllViews(*sql.Context) ([]sql.ViewDefinition, error) { return nil, nil }
 
-// Triggers, stored procedures and events are not stored yet: lookups find
-// none and creating one is refused with 1235 instead of being forgotten.
+// noRoutines is a database's (empty) triggers, stored procedures and
+// events, which are not stored yet: lookups find none and creating one is
+// refused with 1235 instead of being forgotten. GMS asks every database
+// for them (information_schema.TRIGGERS, ROUTINES, EVENTS; mysqldump).
+type noRoutines struct{}
+
 var (
 	_ sql.TriggerDatabase         = (*Database)(nil)
 	_ sql.StoredProcedureDatabase = (*Database)(nil)
 	_ sql.EventDatabase           = (*Database)(nil)
 )
 
-func (d *Database) GetTriggers(*sql.Context) ([]sql.TriggerDefinition, error) { return nil, nil }
-func (d *Database) CreateTrigger(*sql.Context, sql.TriggerDefinition) error {
+func (noRoutines) GetTriggers(*sql.Context) ([]sql.TriggerDefinition, error) { return nil, nil }
+func (noRoutines) CreateTrigger(*sql.Context, sql.TriggerDefinition) error {
 	return errNotSupported("CREATE TRIGGER")
 }
-func (d *Database) DropTrigger(_ *sql.Context, name string) error {
+func (noRoutines) DropTrigger(_ *sql.Context, name string) error {
 	return sql.ErrTriggerDoesNotExist.New(name)
 }
 
-func (d *Database) GetStoredProcedure(*sql.Context, string) (sql.StoredProcedureDetails, bool, error) {
+func (noRoutines) GetStoredProcedure(*sql.Context, string) (sql.StoredProcedureDetails, bool, error) {
 	return sql.StoredProcedureDetails{}, false, nil
 }
-func (d *Database) GetStoredProcedures(*sql.Context) ([]sql.StoredProcedureDetails, error) {
+func (noRoutines) GetStoredProcedures(*sql.Context) ([]sql.StoredProcedureDetails, error) {
 	return nil, nil
 }
-func (d *Database) SaveStoredProcedure(*sql.Context, sql.StoredProcedureDetails) error {
+func (noRoutines) SaveStoredProcedure(*sql.Context, sql.StoredProcedureDetails) error {
 	return errNotSupported("CREATE PROCEDURE")
 }
-func (d *Database) DropStoredProcedure(_ *sql.Context, name string) error {
+func (noRoutines) DropStoredProcedure(_ *sql.Context, name string) error {
 	return sql.ErrStoredProcedureDoesNotExist.New(name)
 }
 
-func (d *Database) GetEvent(*sql.Context, string) (sql.EventDefinition, bool, error) {
+func (noRoutines) GetEvent(*sql.Context, string) (sql.EventDefinition, bool, error) {
 	return sql.EventDefinition{}, false, nil
 }
-func (d *Database) GetEvents(*sql.Context) ([]sql.EventDefinition, any, error) {
+func (noRoutines) GetEvents(*sql.Context) ([]sql.EventDefinition, any, error) {
 	return nil, nil, nil
 }
-func (d *Database) SaveEvent(*sql.Context, sql.EventDefinition) (bool, error) {
+func (noRoutines) SaveEvent(*sql.Context, sql.EventDefinition) (bool, error) {
 	return false, errNotSupported("CREATE EVENT")
 }
-func (d *Database) DropEvent(_ *sql.Context, name string) error {
+func (noRoutines) DropEvent(_ *sql.Context, name string) error {
 	return sql.ErrEventDoesNotExist.New(name)
 }
-func (d *Database) UpdateEvent(*sql.Context, string, sql.EventDefinition) (bool, error) {
+func (noRoutines) UpdateEvent(*sql.Context, string, sql.EventDefinition) (bool, error) {
 	return false, errNotSupported("ALTER EVENT")
 }
-func (d *Database) NeedsToReloadEvents(*sql.Context, any) (bool, error) { return false, nil }
-func (d *Database) UpdateLastExecuted(*sql.Context, string, time.Time) error {
+func (noRoutines) NeedsToReloadEvents(*sql.Context, any) (bool, error) { return false, nil }
+func (noRoutines) UpdateLastExecuted(*sql.Context, string, time.Time) error {
 	return nil
 }
 

@@ -57,11 +57,17 @@ func (e *Engine) systemDBList() []sql.Database {
 }
 
 type systemDB struct {
+	noRoutines
 	name   string
 	tables map[string]*systemTable // set before the server serves
 }
 
-var _ sql.Database = (*systemDB)(nil)
+var (
+	_ sql.Database                = (*systemDB)(nil)
+	_ sql.TriggerDatabase         = (*systemDB)(nil)
+	_ sql.StoredProcedureDatabase = (*systemDB)(nil)
+	_ sql.EventDatabase           = (*systemDB)(nil)
+)
 
 func (d *systemDB) Name() string { return d.name }
 
