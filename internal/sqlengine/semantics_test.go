@@ -532,3 +532,30 @@ func TestRenameOutsideCurrentDatabase(t *testing.T) {
 		t.Fatalf("tables after renames: %s", got)
 	}
 }
+
+// TestMariaDBExecutableComments: /*M! ... */ comments are ignored, as
+// MySQL does (a MariaDB dump starts with one whose body is not SQL), and
+// only outside quotes; offsets into the query do not move.
+func TestMariaDBExecutableComments(t *testing.T) {
+	blank := func(s string) string { return strings.Repeat(" ", len(s)) }
+	for in, want := range map[string]string{
+		"/*M!999999 enable the sandbox mode */":       blank("/*M!999999 enable the sandbox mode */"),
+		"SELECT 1 /*M!100100 , 2 */":                  "SELECT 1 " + blank("/*M!100100 , 2 */"),
+		"SELECT '/*M!1 x */'":                         "SELECT '/*M!1 x */'",
+		`SELECT "it\"s /*M!1 x */"`:                   `SELECT "it\"s /*M!1 x */"`,
+		"SELECT 1 /* plain /*M! */ , 2":               "SELECT 1 /* plain /*M! */ , 2",
+		"SELECT 1 -- /*M!1 x */\n/*M!1 y */":          "SELECT 1 -- /*M!1 x */\n" + blank("/*M!1 y */"),
+		"/*!40101 SET @a=1 */ /*M!100616 SET @b=2 */": "/*!40101 SET @a=1 */ " + blank("/*M!100616 SET @b=2 */"),
+	} {
+		if got := blankMariaDBComments(in); got != want {
+			t.Errorf("%q: got %q, want %q", in, got, want)
+		}
+	}
+	h := newHarness(t)
+	c := h.conn()
+	c.exec("/*M!999999 enable the sandbox mode */")
+	c.exec("/*!40101 SET @a = 1 */ /*M!100616 SET @a = 2 */")
+	if got := c.rows("SELECT @a /*M!100100 , 3 */"); got != "1" {
+		t.Fatalf("@a after MariaDB comments: %s", got)
+	}
+}

@@ -316,8 +316,11 @@ type parser struct{ sql.Parser }
 
 var forShare = regexp.MustCompile(`(?i)\bfor\s+share\s*;?\s*$`)
 
-// withForShare retries a parse that failed on a trailing FOR SHARE.
+// withForShare retries a parse that failed on a trailing FOR SHARE. It
+// also blanks MariaDB's executable comments first (see
+// blankMariaDBComments).
 func withForShare[T any](query string, parse func(string) (T, error)) (T, error) {
+	query = blankMariaDBComments(query)
 	r, err := parse(query)
 	if err != nil && forShare.MatchString(query) {
 		if r2, err2 := parse(forShare.ReplaceAllString(query, " LOCK IN SHARE MODE")); err2 == nil {
@@ -325,6 +328,58 @@ func withForShare[T any](query string, parse func(string) (T, error)) (T, error)
 		}
 	}
 	return r, err
+}
+
+// blankMariaDBComments replaces each /*M! ... */ comment outside quotes
+// with as many spaces (so offsets into the query stay valid). MariaDB runs
+// their contents, MySQL ignores them, and the vitess parser ran them
+// whatever their version: a MariaDB dump starts with
+// /*M!999999\- enable the sandbox mode */, which the mariadb client sends
+// on as "/*M!999999 enable the sandbox mode */" and the parser then
+// rejected, so such dumps could not be restored. Its other /*M!NNNNNN
+// comments set MariaDB-only variables.
+func blankMariaDBComments(q string) string {
+	if !strings.Contains(q, "/*M!") {
+		return q
+	}
+	b := []byte(q)
+	var quote byte
+	for i := 0; i < len(b); i++ {
+		c := b[i]
+		switch {
+		case quote != 0:
+			if c == '\\' && quote != '`' {
+				i++
+			} else if c == quote {
+				quote = 0
+			}
+		case c == '\'' || c == '"' || c == '`':
+			quote = c
+		case c == '/' && strings.HasPrefix(q[i:], "/*M!"):
+			end := strings.Index(q[i+4:], "*/")
+			if end < 0 {
+				return string(b) // unterminated: the parser reports it
+			}
+			end += i + 4 + 2
+			for j := i; j < end; j++ {
+				b[j] = ' '
+			}
+			i = end - 1
+		case c == '/' && strings.HasPrefix(q[i:], "/*"):
+			end := strings.Index(q[i+2:], "*/")
+			if end < 0 {
+				return string(b)
+			}
+			i += 2 + end + 1
+		case c == '#' || c == '-' && strings.HasPrefix(q[i:], "-- "):
+			end := strings.IndexByte(q[i:], '\n')
+			if end < 0 {
+				return string(b)
+			}
+			i += end
+		}
+	}
+	return string(b)
 }
 
 type parsed struct {
