@@ -667,13 +667,15 @@ func (p *Pipeline) ackWaitPoint() (wait, afterSync bool) {
 func (p *Pipeline) committer() {
 	defer p.wg.Done()
 	batches := make([]*storage.Batch, 0, 64)
+	ends := make([]binlog.Position, 0, 64)
 	for group := range p.groups {
-		batches = batches[:0]
+		batches, ends = batches[:0], ends[:0]
 		for _, t := range group {
 			if t.Batch == nil {
 				t.Batch = p.store.NewBatch()
 			}
 			batches = append(batches, t.Batch)
+			ends = append(ends, t.End)
 		}
 		last := group[len(group)-1]
 		trxs := 0
@@ -689,7 +691,7 @@ func (p *Pipeline) committer() {
 		if wait && afterSync {
 			p.cfg.Acks.WaitAck(last.End, trxs)
 		}
-		err := p.store.Apply(batches, last.End)
+		err := p.store.Apply(batches, ends)
 		for _, t := range group {
 			if err == nil && t.Catalog != nil {
 				p.store.PublishCatalog(t.Catalog)

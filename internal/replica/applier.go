@@ -52,6 +52,7 @@ type job struct {
 	changes []rowChange
 	ws      []uint64
 	dbs     []string
+	serial  bool     // changes a table without a primary key: applies after everything before it
 	keys    []string // overlay keys it wrote
 	counted bool     // in the applier's parallelism count until visible
 }
@@ -331,6 +332,12 @@ func (a *applier) schedule(order <-chan *job, parallel bool) {
 			}
 			j.dep = sched.dep(j.idx, schedInput{Gen: t.Gen, Maria: t.Maria, CommitID: t.CommitID,
 				LastCommitted: t.GTID.LastCommitted, SequenceNumber: t.GTID.SequenceNumber, WriteSet: j.ws, DBs: j.dbs})
+			if j.serial {
+				// Rows without a primary key are found by image against
+				// the data as everything before left it (a source's
+				// groups do not say two such changes are independent).
+				j.dep = j.idx - 1
+			}
 		}
 		st.depDistance(j.idx - j.dep)
 		if !parallel {
@@ -536,6 +543,9 @@ func (a *applier) decode(j *job) error {
 				}
 				im := data[:n]
 				data = data[n:]
+				if t.Keyless() {
+					return im, vals, nil, nil, nil // build finds the row
+				}
 				k, err := t.RowKey(nil, vals)
 				if err != nil {
 					return nil, nil, nil, nil, err
@@ -553,7 +563,9 @@ func (a *applier) decode(j *job) error {
 				if c.after, c.avals, c.akey, c.aents, err = img(); err != nil {
 					return err
 				}
-				if kind == binlog.WriteRowsEventV2 || !bytes.Equal(c.akey, c.bkey) {
+				if t.Keyless() {
+					j.serial = true
+				} else if kind == binlog.WriteRowsEventV2 || !bytes.Equal(c.akey, c.bkey) {
 					j.addWS(c.akey, c.aents)
 				} else {
 					for _, e := range c.aents {
@@ -562,6 +574,9 @@ func (a *applier) decode(j *job) error {
 						}
 					}
 				}
+			}
+			if t.Keyless() {
+				j.serial = true
 			}
 			j.changes = append(j.changes, c)
 		}
@@ -613,16 +628,24 @@ func (a *applier) checkColumns(t *storage.Table, m binlog.TableMap) error {
 	return nil
 }
 
-// lookup returns a key's current value: the transaction's own writes, then
-// the overlay of submitted transactions, then storage.
-func (a *applier) lookup(local map[string][]byte, key []byte) ([]byte, bool, error) {
-	if v, ok := local[string(key)]; ok {
-		return v, v != nil, nil
+// lookup calls fn with a key's current value, if it has one: the
+// transaction's own writes, then the overlay of submitted transactions, then
+// storage. fn must not keep the value.
+func (a *applier) lookup(local map[string][]byte, key []byte, fn func(v []byte) error) (bool, error) {
+	v, ok := local[string(key)]
+	if !ok {
+		v, ok = a.ov.get(key)
 	}
-	if v, found := a.ov.get(key); found {
-		return v, v != nil, nil
+	if !ok {
+		return storage.View(a.r.o.Store.DB(), key, fn)
 	}
-	return storage.Get(a.r.o.Store.DB(), key)
+	if v == nil {
+		return false, nil
+	}
+	if fn == nil {
+		return true, nil
+	}
+	return true, fn(v)
 }
 
 // tombstone marks a deleted key in the overlay maps.
@@ -660,13 +683,21 @@ func (a *applier) build(worker int, j *job) (*commit.Trx, map[string][]byte, err
 			began = true
 		}
 		var err error
-		switch c.kind {
-		case binlog.WriteRowsEventV2:
+		var entries func() error
+		if c.t.Keyless() {
+			entries, err = a.findKeyless(c, local, set, del)
+		}
+		switch {
+		case err != nil:
+		case c.kind == binlog.WriteRowsEventV2:
 			err = a.applyWrite(c, local, set)
-		case binlog.UpdateRowsEventV2:
+		case c.kind == binlog.UpdateRowsEventV2:
 			err = a.applyUpdate(c, local, set, del)
-		case binlog.DeleteRowsEventV2:
+		case c.kind == binlog.DeleteRowsEventV2:
 			err = a.applyDelete(c, local, del)
+		}
+		if err == nil && entries != nil {
+			err = entries()
 		}
 		var ae *applyError
 		if err != nil && errors.As(err, &ae) && a.r.skipError(ae.code) {
@@ -691,15 +722,86 @@ func (a *applier) build(worker int, j *job) (*commit.Trx, map[string][]byte, err
 	ev.AddXID(a.xid.Add(1))
 	ct := &commit.Trx{Events: ev, Batch: b, WriteSet: j.ws, KeepGTID: true,
 		GTID: binlog.GTIDInfo{SID: j.trx.GTID.SID, GNO: j.trx.GTID.GNO, OriginalCommitUS: j.trx.GTID.OriginalCommitUS}}
-	if len(ct.WriteSet) == 0 {
+	if len(ct.WriteSet) == 0 || j.serial {
 		ct.WriteSet = nil
 	}
 	return ct, local, nil
 }
 
+// findKeyless finds the row a change of a table without a primary key
+// acts on, or the key a new row takes, as the source did (see package
+// storage): it sets the change's keys and index entries, and returns the
+// image-index writes to make once the change is applied.
+func (a *applier) findKeyless(c *rowChange, local map[string][]byte, set func(k, v []byte) error, del func(k []byte) error) (func() error, error) {
+	get := func(k []byte) ([]byte, bool, error) {
+		var out []byte
+		ok, err := a.lookup(local, k, func(v []byte) error {
+			out = append([]byte(nil), v...)
+			return nil
+		})
+		return out, ok, err
+	}
+	var err error
+	if c.kind == binlog.WriteRowsEventV2 {
+		key, entry, err := c.t.KeylessInsert(c.after, get, nil)
+		if err != nil {
+			return nil, err
+		}
+		c.akey = key
+		if c.aents, err = c.t.IndexEntries(c.avals, key); err != nil {
+			return nil, err
+		}
+		return func() error { return set(entry, key) }, nil
+	}
+	key, entries, err := c.t.KeylessFind(c.before, nil, get, nil)
+	if err != nil {
+		return nil, err
+	}
+	if key == nil {
+		return nil, notFound(c.t, c.bvals)
+	}
+	c.bkey = key
+	if c.bents, err = c.t.IndexEntries(c.bvals, key); err != nil {
+		return nil, err
+	}
+	write := func() error {
+		for _, w := range entries {
+			var err error
+			if w.Value == nil {
+				err = del(w.Key)
+			} else {
+				err = set(w.Key, w.Value)
+			}
+			if err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	if c.kind == binlog.DeleteRowsEventV2 {
+		return write, nil
+	}
+	c.akey = key
+	if c.aents, err = c.t.IndexEntries(c.avals, key); err != nil {
+		return nil, err
+	}
+	if bytes.Equal(c.before, c.after) {
+		return nil, nil
+	}
+	return func() error {
+		if err := write(); err != nil {
+			return err
+		}
+		next, err := c.t.KeylessEntry(c.after, get, nil)
+		if err != nil {
+			return err
+		}
+		return set(next, key)
+	}, nil
+}
+
 func (a *applier) exists(local map[string][]byte, k []byte) (bool, error) {
-	_, ok, err := a.lookup(local, k)
-	return ok, err
+	return a.lookup(local, k, nil)
 }
 
 func (a *applier) applyWrite(c *rowChange, local map[string][]byte, set func(k, v []byte) error) error {
@@ -731,21 +833,26 @@ func (a *applier) applyWrite(c *rowChange, local map[string][]byte, set func(k, 
 
 // current finds the row a before image names and its index entries.
 func (a *applier) current(c *rowChange, local map[string][]byte) ([]storage.IndexEntry, error) {
-	cur, ok, err := a.lookup(local, c.bkey)
+	var ents []storage.IndexEntry
+	ok, err := a.lookup(local, c.bkey, func(cur []byte) error {
+		if bytes.Equal(cur, c.before) {
+			ents = c.bents
+			return nil
+		}
+		vals, err := c.t.Decode(cur, nil)
+		if err != nil {
+			return err
+		}
+		ents, err = c.t.IndexEntries(vals, c.bkey)
+		return err
+	})
 	if err != nil {
 		return nil, err
 	}
 	if !ok {
 		return nil, notFound(c.t, c.bvals)
 	}
-	if bytes.Equal(cur, c.before) {
-		return c.bents, nil
-	}
-	vals, err := c.t.Decode(cur, nil)
-	if err != nil {
-		return nil, err
-	}
-	return c.t.IndexEntries(vals, c.bkey)
+	return ents, nil
 }
 
 func (a *applier) applyUpdate(c *rowChange, local map[string][]byte, set func(k, v []byte) error, del func(k []byte) error) error {

@@ -224,6 +224,11 @@ func (t *Table) RewriteInserter(ctx *sql.Context, oldSch, newSch sql.PrimaryKeyS
 	}
 	cur := t.current()
 	old := cur.Def
+	if len(old.PK) == 0 {
+		// Rows of a keyless table are keyed by their image: a rewrite
+		// would re-key every row, which is not built.
+		return nil, errNotSupported("changing the columns of a table without a primary key (create a new table and copy the rows)")
+	}
 	// Where each new column comes from.
 	sources := make([]int, len(newSch.Schema))
 	for i, c := range newSch.Schema {

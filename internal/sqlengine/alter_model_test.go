@@ -18,12 +18,19 @@ import (
 // compares the table with a simple model after each step, through a full
 // scan and through index lookups; then replays the binlog into an empty
 // store and compares again. LOCKSTEP_SEED replays a run.
-func TestColumnChangesAgainstModel(t *testing.T) {
+// seedFromEnv returns a random seed for a randomized test, or
+// LOCKSTEP_SEED's to replay a run, and logs it.
+func seedFromEnv(t *testing.T) uint64 {
 	seed := uint64(rand.Int64())
 	if s := os.Getenv("LOCKSTEP_SEED"); s != "" {
 		seed, _ = strconv.ParseUint(s, 10, 64)
 	}
 	t.Logf("LOCKSTEP_SEED=%d", seed)
+	return seed
+}
+
+func TestColumnChangesAgainstModel(t *testing.T) {
+	seed := seedFromEnv(t)
 	r := rand.New(rand.NewPCG(seed, 1))
 
 	type column struct {

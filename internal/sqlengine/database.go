@@ -181,7 +181,9 @@ func createTableText(ctx *sql.Context, def *storage.TableDef, sch sql.PrimaryKey
 	for _, i := range def.PK {
 		pk = append(pk, def.Columns[i].Name) // the formatter quotes
 	}
-	cols = append(cols, f.GenerateCreateTablePrimaryKeyDefinition(pk))
+	if len(pk) > 0 {
+		cols = append(cols, f.GenerateCreateTablePrimaryKeyDefinition(pk))
+	}
 	return f.GenerateCreateTableStatement(def.Name, cols, "", "", coll.CharacterSet().Name(), coll.Name(), comment), nil
 }
 

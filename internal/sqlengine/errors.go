@@ -12,15 +12,9 @@ import (
 
 // MySQL error numbers not named in vitess.
 const (
-	erTableWithoutPK  = 3750 // ER_TABLE_WITHOUT_PK
 	erErrorOnWrite    = 1026 // ER_ERROR_ON_WRITE
 	erTableDefChanged = 1412 // ER_TABLE_DEF_CHANGED
 )
-
-func errNoPrimaryKey(table string) error {
-	return mysql.NewSQLError(erTableWithoutPK, "HY000",
-		"Unable to create or change a table without a primary key (table `%s`): Lockstep requires a PRIMARY KEY on every table for now", table)
-}
 
 func errNotSupported(what string) error {
 	return mysql.NewSQLError(mysql.ERNotSupportedYet, "42000", "This version of Lockstep doesn't yet support '%s'", what)

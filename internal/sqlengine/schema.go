@@ -32,9 +32,6 @@ type colMeta struct {
 
 // newTableDef builds the storage definition of a new table.
 func newTableDef(ctx *sql.Context, cat sql.Catalog, id uint64, db, name string, sch sql.PrimaryKeySchema, coll sql.CollationID, comment string) (*storage.TableDef, error) {
-	if len(sch.PkOrdinals) == 0 {
-		return nil, errNoPrimaryKey(name)
-	}
 	def := &storage.TableDef{ID: id, DB: db, Name: name, PK: append([]int(nil), sch.PkOrdinals...), Collation: uint16(coll), NextIndex: 1}
 	meta := sqlMeta{Comment: comment}
 	for _, c := range sch.Schema {

@@ -295,9 +295,6 @@ func TestDDLOnData(t *testing.T) {
 	if _, err := c.query("SELECT * FROM t"); errno(err) != mysql.ERNoSuchTable {
 		t.Fatalf("dropped table: %v", err)
 	}
-	if _, err := c.query("CREATE TABLE nopk (a INT)"); errno(err) != erTableWithoutPK {
-		t.Fatalf("table without primary key: %v", err)
-	}
 	if _, err := c.query("CREATE TABLE j (id INT PRIMARY KEY, doc JSON)"); errno(err) != mysql.ERNotSupportedYet {
 		t.Fatalf("JSON column: %v", err)
 	}

@@ -204,6 +204,11 @@ func (r *rowIter) Next(ctx *sql.Context) (sql.Row, error) {
 			if !found {
 				continue // deleted since the index entry was read
 			}
+			if r.t.st.Keyless() {
+				r.tx.NoteRow(kv.Value, img)
+			}
+		} else if r.t.st.Keyless() {
+			r.tx.NoteRow(kv.Key, img)
 		}
 		return r.t.toSQLRow(img, &r.vals)
 	}
@@ -252,6 +257,9 @@ func (p *pointIter) Next(ctx *sql.Context) (sql.Row, error) {
 	img, found, err := get(key)
 	if err != nil || !found {
 		return nil, orEOF(p.s.afterError(err))
+	}
+	if p.t.st.Keyless() {
+		p.tx.NoteRow(key, img)
 	}
 	var scratch []row.Value
 	return p.t.toSQLRow(img, &scratch)
@@ -316,7 +324,10 @@ type index struct {
 }
 
 func (t *Table) GetIndexes(ctx *sql.Context) ([]sql.Index, error) {
-	out := []sql.Index{t.newIndex(-1)}
+	var out []sql.Index
+	if !t.st.Keyless() {
+		out = append(out, t.newIndex(-1))
+	}
 	for i := range t.st.Def.Indexes {
 		out = append(out, t.newIndex(i))
 	}

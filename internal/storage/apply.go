@@ -324,9 +324,11 @@ func (e *Engine) PublishCatalog(c *CatalogChange) {
 }
 
 // ApplyRowEvent adds the effect of one *_rows event (as logged) to b. Used
-// by replay and replica apply; it trusts the images (no uniqueness checks:
-// the source already enforced them).
-func (e *Engine) ApplyRowEvent(b *Batch, typ byte, r binlog.Rows) error {
+// by replay; it trusts the images (no uniqueness checks: the source already
+// enforced them). Rows of a table with a primary key are written blindly; a
+// keyless table's copies are counted against the store plus own, the keys
+// this transaction wrote before (filled here).
+func (e *Engine) ApplyRowEvent(b *Batch, own ownWrites, typ byte, r binlog.Rows) error {
 	t, ok := e.TableByID(r.TableID)
 	if !ok {
 		return fmt.Errorf("rows event for unknown table id %d", r.TableID)
@@ -353,30 +355,42 @@ func (e *Engine) ApplyRowEvent(b *Batch, typ byte, r binlog.Rows) error {
 			if err != nil {
 				return err
 			}
-			if err := e.putRow(b, t, img, v); err != nil {
+			if err := e.putRow(b, own, t, img, v); err != nil {
 				return err
 			}
 		case binlog.DeleteRowsEventV2:
-			_, v, err := next()
+			img, v, err := next()
 			if err != nil {
 				return err
 			}
-			if err := e.deleteRow(b, t, v); err != nil {
+			if err := e.deleteRow(b, own, t, img, v); err != nil {
 				return err
 			}
 		case binlog.UpdateRowsEventV2:
-			_, v, err := next()
+			bimg, bv, err := next()
 			if err != nil {
 				return err
 			}
-			if err := e.deleteRow(b, t, v); err != nil {
+			if t.Keyless() {
+				bv = append([]row.Value(nil), bv...)
+				vals = nil
+				aimg, av, err := next()
+				if err != nil {
+					return err
+				}
+				if err := e.updateKeyless(b, own, t, bimg, bv, aimg, av); err != nil {
+					return err
+				}
+				continue
+			}
+			if err := e.deleteRow(b, own, t, bimg, bv); err != nil {
 				return err
 			}
 			img, v2, err := next()
 			if err != nil {
 				return err
 			}
-			if err := e.putRow(b, t, img, v2); err != nil {
+			if err := e.putRow(b, own, t, img, v2); err != nil {
 				return err
 			}
 		default:
@@ -386,14 +400,133 @@ func (e *Engine) ApplyRowEvent(b *Batch, typ byte, r binlog.Rows) error {
 	return nil
 }
 
-func (e *Engine) putRow(b *Batch, t *Table, img []byte, vals []row.Value) error {
-	k, err := t.RowKey(nil, vals)
+// ownWrites is what a replayed transaction has written so far to the keys
+// of keyless tables (nil: deleted), which its later rows must see.
+type ownWrites map[string][]byte
+
+func (e *Engine) getter(own ownWrites) Getter {
+	return func(k []byte) ([]byte, bool, error) {
+		if v, ok := own[string(k)]; ok {
+			return v, v != nil, nil
+		}
+		var out []byte
+		ok, err := View(e.db, k, func(v []byte) error {
+			out = append([]byte(nil), v...)
+			return nil
+		})
+		return out, ok, err
+	}
+}
+
+// set and del write to b and, for keyless tables, remember the write.
+func (own ownWrites) set(b *Batch, keyless bool, k, v []byte) error {
+	if keyless {
+		own[string(k)] = v
+	}
+	return b.Set(k, v)
+}
+
+func (own ownWrites) write(b *Batch, ws []EntryWrite) error {
+	for _, w := range ws {
+		var err error
+		if w.Value == nil {
+			err = own.del(b, true, w.Key)
+		} else {
+			err = own.set(b, true, w.Key, w.Value)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (own ownWrites) del(b *Batch, keyless bool, k []byte) error {
+	if keyless {
+		own[string(k)] = nil
+	}
+	return b.Delete(k)
+}
+
+func (e *Engine) putRow(b *Batch, own ownWrites, t *Table, img []byte, vals []row.Value) error {
+	kl := t.Keyless()
+	var k []byte
+	var err error
+	if kl {
+		var entry []byte
+		if k, entry, err = t.KeylessInsert(img, e.getter(own), nil); err != nil {
+			return err
+		}
+		if err := own.set(b, kl, entry, k); err != nil {
+			return err
+		}
+	} else if k, err = t.RowKey(nil, vals); err != nil {
+		return err
+	}
+	if err := own.set(b, kl, k, img); err != nil {
+		return err
+	}
+	return setEntries(b, t, vals, k)
+}
+
+func (e *Engine) deleteRow(b *Batch, own ownWrites, t *Table, img []byte, vals []row.Value) error {
+	kl := t.Keyless()
+	var k []byte
+	var err error
+	if kl {
+		var writes []EntryWrite
+		if k, writes, err = t.KeylessFind(img, nil, e.getter(own), nil); err != nil {
+			return err
+		}
+		if k == nil {
+			return fmt.Errorf("row to delete from %s.%s (no primary key) not found", t.Def.DB, t.Def.Name)
+		}
+		if err := own.write(b, writes); err != nil {
+			return err
+		}
+	} else if k, err = t.RowKey(nil, vals); err != nil {
+		return err
+	}
+	if err := own.del(b, kl, k); err != nil {
+		return err
+	}
+	return deleteEntries(b, t, vals, k)
+}
+
+// updateKeyless changes a keyless row in place: it keeps its key and moves
+// from its old image's index entry to a new one.
+func (e *Engine) updateKeyless(b *Batch, own ownWrites, t *Table, bimg []byte, bvals []row.Value, aimg []byte, avals []row.Value) error {
+	get := e.getter(own)
+	k, writes, err := t.KeylessFind(bimg, nil, get, nil)
 	if err != nil {
 		return err
 	}
-	if err := b.Set(k, img); err != nil {
+	if k == nil {
+		return fmt.Errorf("row to update in %s.%s (no primary key) not found", t.Def.DB, t.Def.Name)
+	}
+	if bytes.Equal(bimg, aimg) {
+		return nil
+	}
+	if err := own.write(b, writes); err != nil {
 		return err
 	}
+	if err := deleteEntries(b, t, bvals, k); err != nil {
+		return err
+	}
+	entry, err := t.KeylessEntry(aimg, get, nil)
+	if err != nil {
+		return err
+	}
+	if err := own.set(b, true, entry, k); err != nil {
+		return err
+	}
+	if err := own.set(b, true, k, aimg); err != nil {
+		return err
+	}
+	return setEntries(b, t, avals, k)
+}
+
+func setEntries(b *Batch, t *Table, vals []row.Value, k []byte) error {
 	ents, err := t.IndexEntries(vals, k)
 	if err != nil {
 		return err
@@ -406,14 +539,7 @@ func (e *Engine) putRow(b *Batch, t *Table, img []byte, vals []row.Value) error 
 	return nil
 }
 
-func (e *Engine) deleteRow(b *Batch, t *Table, vals []row.Value) error {
-	k, err := t.RowKey(nil, vals)
-	if err != nil {
-		return err
-	}
-	if err := b.Delete(k); err != nil {
-		return err
-	}
+func deleteEntries(b *Batch, t *Table, vals []row.Value, k []byte) error {
 	ents, err := t.IndexEntries(vals, k)
 	if err != nil {
 		return err
@@ -430,6 +556,7 @@ func (e *Engine) deleteRow(b *Batch, t *Table, vals []row.Value) error {
 // change it carries.
 func (e *Engine) Replay(trx *binlog.Transaction, end binlog.Position) error {
 	b := e.NewBatch()
+	own := ownWrites{}
 	var changes []*CatalogChange
 	for _, ev := range trx.Events {
 		switch ev.Type {
@@ -439,7 +566,7 @@ func (e *Engine) Replay(trx *binlog.Transaction, end binlog.Position) error {
 				b.Close()
 				return err
 			}
-			if err := e.ApplyRowEvent(b, ev.Type, r); err != nil {
+			if err := e.ApplyRowEvent(b, own, ev.Type, r); err != nil {
 				b.Close()
 				return fmt.Errorf("replaying GTID %s:%d: %w", trx.GTID.SID, trx.GTID.GNO, err)
 			}
@@ -460,7 +587,7 @@ func (e *Engine) Replay(trx *binlog.Transaction, end binlog.Position) error {
 			changes = append(changes, c)
 		}
 	}
-	if err := e.Apply([]*Batch{b}, end); err != nil {
+	if err := e.Apply([]*Batch{b}, []binlog.Position{end}); err != nil {
 		return err
 	}
 	for _, c := range changes {

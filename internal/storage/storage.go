@@ -2,11 +2,11 @@
 // disabled: the binlog is the only log.
 //
 // Invariants:
-//   - Every batch applied through Apply also records the binlog position it
+//   - Every Pebble commit made by Apply also records the binlog position it
 //     reflects (the end of its last transaction) under metaApplied, so after
 //     a crash the position read at Open is the end of the last transaction
-//     whose effects reached a flushed memtable. Everything after it is
-//     replayed from the binlog by the caller.
+//     whose effects reached a flushed memtable, and nothing after it did.
+//     Everything after it is replayed from the binlog by the caller, once.
 //   - Batches are applied in binlog order by one goroutine (the commit
 //     pipeline's committer, or replay), so a Pebble snapshot always sees a
 //     prefix of the binlog: snapshot reads are consistent in commit order.
@@ -14,10 +14,25 @@
 //     primary-key prefix plus the memcomparable key of its primary key
 //     columns. A secondary index entry maps the index key (plus the primary
 //     key unless the index is unique and the key has no NULL) to the row key.
+//   - A table without a primary key gives each row a hidden key: a 128-bit
+//     hash of the image it was inserted with plus a slot number. The key
+//     stays with the row when it is updated, as InnoDB's hidden row id does,
+//     so a statement waiting for the row's lock finds it changed, not gone.
+//     A row event carries only images, and replay and replicas write from
+//     images alone, so rows are also found by what they are now: an image
+//     index maps the hash of each row's current image plus an entry number
+//     (0..m-1, no gap) to its key. Every choice (the slot an insert takes,
+//     the row a delete of an image removes: the image's last entry) is a
+//     function of the data before it, so replay and replicas make the same
+//     choices the source made. Locks and write sets name the key without
+//     its slot and the image hashes touched, which serialises every pair of
+//     transactions whose choices could interfere.
 //
 // Layout:
 //
 //	0x01 tableID(8) 0x01 pk                  -> row image
+//	0x01 tableID(8) 0x03 hash(16) slot(4)    -> row image (no primary key)
+//	0x01 tableID(8) 0x04 hash(16) n(4)       -> row key (image index, no primary key)
 //	0x01 tableID(8) 0x02 indexID(4) ik [pk]  -> pk
 //	0x00 "meta/applied"                      -> binlog file(8) pos(8)
 //	0x00 "meta/" name                        -> value (server uuid, ...)
@@ -26,6 +41,8 @@
 package storage
 
 import (
+	"bytes"
+	"crypto/sha256"
 	"encoding/binary"
 	"encoding/json"
 	"errors"
@@ -46,6 +63,11 @@ const (
 	prefixTable = 0x01
 	kindPrimary = 0x01
 	kindIndex   = 0x02
+	kindKeyless = 0x03
+	kindImage   = 0x04
+
+	groupHashLen  = 16
+	keylessKeyLen = 1 + 8 + 1 + groupHashLen + 4
 )
 
 var metaAppliedKey = []byte("\x00meta/applied")
@@ -85,7 +107,7 @@ type Table struct {
 	Def     *TableDef
 	coll    row.Collator
 	prefix  []byte // 0x01 id
-	rowPfx  []byte // prefix + kindPrimary
+	rowPfx  []byte // prefix + kindPrimary (kindKeyless without a primary key)
 	mapBody []byte
 }
 
@@ -224,7 +246,11 @@ func nameKey(db, table string) string { return strings.ToLower(db) + "." + strin
 func (e *Engine) newTable(d *TableDef) *Table {
 	t := &Table{Def: d, coll: e.coll}
 	t.prefix = binary.BigEndian.AppendUint64([]byte{prefixTable}, d.ID)
-	t.rowPfx = append(append([]byte(nil), t.prefix...), kindPrimary)
+	kind := byte(kindPrimary)
+	if len(d.PK) == 0 {
+		kind = kindKeyless
+	}
+	t.rowPfx = append(append([]byte(nil), t.prefix...), kind)
 	t.mapBody = binlog.TableMapBody(d.ID, d.DB, d.Name, d.Columns, d.PK)
 	return t
 }
@@ -308,10 +334,188 @@ func (t *Table) Ref() binlog.TableRef {
 	return binlog.TableRef{ID: t.Def.ID, NCols: len(t.Def.Columns), Map: t.mapBody}
 }
 
+// ErrKeyless is returned by RowKey for a table without a primary key: its
+// rows are found by group (GroupKey, FindCopies).
+var ErrKeyless = errors.New("table has no primary key")
+
+// Keyless reports whether the table has no primary key.
+func (t *Table) Keyless() bool { return len(t.Def.PK) == 0 }
+
 // RowKey returns the primary key of a row.
 func (t *Table) RowKey(dst []byte, vals []row.Value) ([]byte, error) {
+	if t.Keyless() {
+		return nil, ErrKeyless
+	}
 	dst = append(dst, t.rowPfx...)
 	return row.AppendTupleKey(dst, t.Def.Columns, t.Def.PK, vals, t.coll)
+}
+
+// Keyless tables (see the package comment). A group is a prefix
+// (row or image index) plus an image hash; its members are numbered.
+
+func (t *Table) group(kind byte, img []byte) []byte {
+	h := sha256.Sum256(img)
+	k := make([]byte, 0, keylessKeyLen)
+	k = append(k, t.prefix...)
+	k = append(k, kind)
+	return append(k, h[:groupHashLen]...)
+}
+
+func member(group []byte, n uint32) []byte {
+	k := make([]byte, len(group), len(group)+4)
+	copy(k, group)
+	return binary.BigEndian.AppendUint32(k, n)
+}
+
+// ImageGroup is the image-index group of an image: the lock (and write
+// set) key of every change that adds or removes a row with that image.
+func (t *Table) ImageGroup(img []byte) []byte { return t.group(kindImage, img) }
+
+// Getter reads the current data as a writer sees it (its own writes over
+// the latest committed data).
+type Getter func(k []byte) (v []byte, ok bool, err error)
+
+// KeylessInsert returns the keys a row inserted with image img takes: its
+// row key (the first free slot of the image's hash) and its image-index
+// entry. lock (nil for none) is called for the row key's LockKey and the
+// image group before they are read.
+func (t *Table) KeylessInsert(img []byte, get Getter, lock func(k []byte) error) (rowKey, entry []byte, err error) {
+	rg := t.group(kindKeyless, img)
+	if err := lockKey(lock, rg); err != nil {
+		return nil, nil, err
+	}
+	slot, err := count(rg, get)
+	if err != nil {
+		return nil, nil, err
+	}
+	entry, err = t.KeylessEntry(img, get, lock)
+	if err != nil {
+		return nil, nil, err
+	}
+	return member(rg, slot), entry, nil
+}
+
+// EntryWrite is one image-index write (Value nil: delete).
+type EntryWrite struct{ Key, Value []byte }
+
+// KeylessFind returns the row a change of a row with image img acts on,
+// and the image-index writes that take it out of the image's entries:
+// hint, if it is a row with that image (the row the caller read, so that a
+// statement changing identical rows changes each of the rows it visits),
+// else the row of the image's last entry. rowKey is nil if no row has that
+// image. lock is called for the image group; the caller locks the row.
+func (t *Table) KeylessFind(img, hint []byte, get Getter, lock func(k []byte) error) (rowKey []byte, writes []EntryWrite, err error) {
+	ig := t.group(kindImage, img)
+	if err := lockKey(lock, ig); err != nil {
+		return nil, nil, err
+	}
+	n, err := count(ig, get)
+	if err != nil || n == 0 {
+		return nil, nil, err
+	}
+	entry := func(i uint32) ([]byte, []byte, error) {
+		k := member(ig, i)
+		v, ok, err := get(k)
+		if err == nil && (!ok || len(v) != keylessKeyLen) {
+			err = fmt.Errorf("image index of %s.%s is corrupt", t.Def.DB, t.Def.Name)
+		}
+		return k, append([]byte(nil), v...), err
+	}
+	last, lastRow, err := entry(n - 1)
+	if err != nil {
+		return nil, nil, err
+	}
+	if hint != nil && !bytes.Equal(hint, lastRow) {
+		if v, ok, err := get(hint); err != nil {
+			return nil, nil, err
+		} else if ok && bytes.Equal(v, img) {
+			// Move the last entry into the hint's, keeping them gapless.
+			for i := uint32(0); i < n-1; i++ {
+				k, r, err := entry(i)
+				if err != nil {
+					return nil, nil, err
+				}
+				if bytes.Equal(r, hint) {
+					return r, []EntryWrite{{k, lastRow}, {last, nil}}, nil
+				}
+			}
+		}
+	}
+	return lastRow, []EntryWrite{{last, nil}}, nil
+}
+
+// KeylessEntry returns the image-index entry a row inserted or changed
+// to image img adds. lock is called for the image group.
+func (t *Table) KeylessEntry(img []byte, get Getter, lock func(k []byte) error) ([]byte, error) {
+	ig := t.group(kindImage, img)
+	if err := lockKey(lock, ig); err != nil {
+		return nil, err
+	}
+	n, err := count(ig, get)
+	if err != nil {
+		return nil, err
+	}
+	return member(ig, n), nil
+}
+
+func lockKey(lock func(k []byte) error, k []byte) error {
+	if lock == nil {
+		return nil
+	}
+	return lock(k)
+}
+
+// LockKey is the key to lock (and to put in a write set) for a row key: the
+// key itself, or for a keyless row its hash without the slot.
+func LockKey(k []byte) []byte {
+	if len(k) == keylessKeyLen && k[0] == prefixTable && k[9] == kindKeyless {
+		return k[:keylessKeyLen-4]
+	}
+	return k
+}
+
+// count returns n such that member n of group is missing and, if n > 0,
+// member n-1 exists. Where members are numbered without a gap (image
+// index entries) that is their number; where deletes leave gaps (row
+// slots) it is a free slot, the same one for the same data. It probes
+// O(log n) keys.
+func count(group []byte, get Getter) (uint32, error) {
+	has := func(n uint32) (bool, error) {
+		_, ok, err := get(member(group, n))
+		return ok, err
+	}
+	ok, err := has(0)
+	if err != nil || !ok {
+		return 0, err
+	}
+	// Member lo-1 exists; find hi with member hi-1 missing.
+	lo, hi := uint32(1), uint32(2)
+	for {
+		ok, err := has(hi - 1)
+		if err != nil {
+			return 0, err
+		}
+		if !ok {
+			break
+		}
+		if hi >= 1<<31 {
+			return 0, fmt.Errorf("too many identical rows in a table without a primary key")
+		}
+		lo, hi = hi, hi*2
+	}
+	for hi-lo > 1 {
+		mid := lo + (hi-lo)/2
+		ok, err := has(mid - 1)
+		if err != nil {
+			return 0, err
+		}
+		if ok {
+			lo = mid
+		} else {
+			hi = mid
+		}
+	}
+	return lo, nil
 }
 
 // KeyOf encodes the given column values (a prefix of an index's columns)
@@ -394,28 +598,115 @@ func (b *Batch) Len() int { return b.b.Len() }
 // Close releases a batch that was not applied.
 func (b *Batch) Close() { b.b.Close() }
 
-// Apply applies the batches in order, records pos as the applied position
-// and makes them visible. Called by one goroutine at a time, in binlog
-// order.
-func (e *Engine) Apply(batches []*Batch, pos binlog.Position) error {
+// Apply applies the batches in order and makes them visible; ends[i] is the
+// binlog position batch i reaches. Called by one goroutine at a time, in
+// binlog order.
+//
+// Consecutive small batches are copied into one Pebble batch and committed
+// together. Every Pebble commit takes the DB mutex, reserves sequence
+// numbers and publishes them; at a replica's rate (tens of thousands of
+// transactions a second, hundreds per group) that costs more than copying
+// a few hundred bytes. The order of the writes is unchanged, and a group
+// becomes visible at once instead of batch by batch, which no reader could
+// rely on anyway: visibility is announced per group by the pipeline.
+//
+// Every Pebble commit carries the position its last batch reaches, so
+// whatever prefix of commits a crash leaves flushed, the recorded position
+// says exactly which transactions it holds: replay redoes each transaction
+// once, which writes that are not idempotent (rows of tables without a
+// primary key) depend on.
+func (e *Engine) Apply(batches []*Batch, ends []binlog.Position) error {
+	if len(batches) != len(ends) {
+		return fmt.Errorf("storage apply: %d batches, %d positions", len(batches), len(ends))
+	}
 	if len(batches) == 0 {
 		return nil
 	}
-	var v [16]byte
-	binary.BigEndian.PutUint64(v[:], uint64(pos.File))
-	binary.BigEndian.PutUint64(v[8:], uint64(pos.Pos))
-	last := batches[len(batches)-1]
-	if err := last.b.Set(metaAppliedKey, v[:], nil); err != nil {
-		return err
-	}
-	for _, b := range batches {
-		if err := b.b.Commit(pebble.NoSync); err != nil {
+	m := merger{db: e.db}
+	for i, b := range batches {
+		if err := m.add(b.b, ends[i]); err != nil {
 			return err
 		}
-		b.b.Close()
 	}
+	if err := m.flush(); err != nil {
+		return err
+	}
+	pos := ends[len(ends)-1]
 	e.applied.Store(&pos)
 	return nil
+}
+
+const (
+	// mergeBatchMax: a batch this large is committed by itself.
+	mergeBatchMax = 64 << 10
+	// mergeGroupMax: a merged batch is committed once it is this large.
+	mergeGroupMax = 4 << 20
+)
+
+// merger commits a sequence of batches, merging runs of small ones. A run
+// of one is committed as it is, without a copy.
+type merger struct {
+	db     *pebble.DB
+	first  *pebble.Batch // the first small batch of the run, not yet copied
+	merged *pebble.Batch // the run's copy once it has two batches
+	end    binlog.Position
+}
+
+func (m *merger) add(b *pebble.Batch, end binlog.Position) error {
+	if b.Len() >= mergeBatchMax {
+		if err := m.flush(); err != nil {
+			return err
+		}
+		m.first, m.end = b, end
+		return m.flush()
+	}
+	m.end = end
+	switch {
+	case m.first == nil:
+		m.first = b
+		return nil
+	case m.merged == nil:
+		m.merged = m.db.NewBatch()
+		if err := m.merged.Apply(m.first, nil); err != nil {
+			return err
+		}
+	}
+	if err := m.merged.Apply(b, nil); err != nil {
+		return err
+	}
+	b.Close()
+	if m.merged.Len() >= mergeGroupMax {
+		return m.flush()
+	}
+	return nil
+}
+
+// flush commits the pending run with the position it reaches.
+func (m *merger) flush() error {
+	first, merged := m.first, m.merged
+	m.first, m.merged = nil, nil
+	if first == nil {
+		return nil
+	}
+	b := first
+	if merged != nil {
+		first.Close()
+		b = merged
+	}
+	var v [16]byte
+	binary.BigEndian.PutUint64(v[:], uint64(m.end.File))
+	binary.BigEndian.PutUint64(v[8:], uint64(m.end.Pos))
+	if err := b.Set(metaAppliedKey, v[:], nil); err != nil {
+		return err
+	}
+	return commitBatch(b)
+}
+
+func commitBatch(b *pebble.Batch) error {
+	if err := b.Commit(pebble.NoSync); err != nil {
+		return err
+	}
+	return b.Close()
 }
 
 // SetMeta stores a small metadata value durably (flushing the store).
@@ -450,6 +741,25 @@ func Get(r pebble.Reader, k []byte) ([]byte, bool, error) {
 	}
 	out := append([]byte(nil), v...)
 	return out, true, c.Close()
+}
+
+// View calls fn (if not nil) with k's value in r without copying it, and
+// reports whether k exists. fn must not keep the value.
+func View(r pebble.Reader, k []byte, fn func(v []byte) error) (bool, error) {
+	v, c, err := r.Get(k)
+	if errors.Is(err, pebble.ErrNotFound) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	if fn != nil {
+		err = fn(v)
+	}
+	if cerr := c.Close(); err == nil {
+		err = cerr
+	}
+	return true, err
 }
 
 // Preview returns an open table for a definition that is not (yet) in the

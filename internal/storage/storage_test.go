@@ -34,7 +34,7 @@ func catalog(t *testing.T, e *Engine, c *CatalogChange) error {
 		b.Close()
 		return err
 	}
-	if err := e.Apply([]*Batch{b}, binlog.Position{File: 1, Pos: 100}); err != nil {
+	if err := e.Apply([]*Batch{b}, []binlog.Position{{File: 1, Pos: 100}}); err != nil {
 		return err
 	}
 	e.PublishCatalog(c)
@@ -113,10 +113,10 @@ func TestReplayMaintainsIndexes(t *testing.T) {
 	tab, _ := e.Table("D", "T")
 	apply := func(typ byte, images ...[]row.Value) {
 		b := e.NewBatch()
-		if err := e.ApplyRowEvent(b, typ, rowsEvent(t, tab, typ, images...)); err != nil {
+		if err := e.ApplyRowEvent(b, ownWrites{}, typ, rowsEvent(t, tab, typ, images...)); err != nil {
 			t.Fatal(err)
 		}
-		if err := e.Apply([]*Batch{b}, binlog.Position{File: 1, Pos: 200}); err != nil {
+		if err := e.Apply([]*Batch{b}, []binlog.Position{{File: 1, Pos: 200}}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -176,5 +176,83 @@ func TestReplayMaintainsIndexes(t *testing.T) {
 	}
 	if got := e.Applied(); got != (binlog.Position{File: 1, Pos: 100}) {
 		t.Fatalf("applied position %v", got)
+	}
+}
+
+// Apply merges runs of small batches into one commit and commits large ones
+// alone; every write lands, in order, and each commit records the position
+// its last batch reaches.
+func TestApplyMergesSmallBatches(t *testing.T) {
+	e := open(t)
+	big := make([]byte, mergeBatchMax)
+	var batches []*Batch
+	var ends []binlog.Position
+	add := func(k string, v []byte) {
+		b := e.NewBatch()
+		if err := b.Set([]byte(k), v); err != nil {
+			t.Fatal(err)
+		}
+		batches = append(batches, b)
+		ends = append(ends, binlog.Position{File: 1, Pos: int64(100 * len(ends))})
+	}
+	add("\x02a", []byte("1"))
+	add("\x02a", []byte("2")) // a later write of the same key wins
+	add("\x02b", big)
+	add("\x02c", []byte("3"))
+	add("\x02a", []byte("4"))
+	if err := e.Apply(batches, ends); err != nil {
+		t.Fatal(err)
+	}
+	for k, want := range map[string]int{"\x02a": 1, "\x02b": len(big), "\x02c": 1} {
+		v, ok, err := Get(e.DB(), []byte(k))
+		if err != nil || !ok || len(v) != want {
+			t.Fatalf("%q: %d bytes, %v %v", k, len(v), ok, err)
+		}
+	}
+	if v, _, _ := Get(e.DB(), []byte("\x02a")); string(v) != "4" {
+		t.Fatalf("a = %q, want the last write", v)
+	}
+	if e.Applied() != ends[len(ends)-1] {
+		t.Fatalf("applied %v", e.Applied())
+	}
+	if v, _, _ := Get(e.DB(), metaAppliedKey); len(v) != 16 || v[15] != byte(ends[4].Pos) {
+		t.Fatalf("recorded position %x", v)
+	}
+	if err := e.Apply(batches[:1], ends); err == nil {
+		t.Fatal("Apply with mismatched positions succeeded")
+	}
+}
+
+// count finds a free member of a group in O(log n) probes, with or
+// without gaps.
+func TestCountMembers(t *testing.T) {
+	for _, tc := range []struct {
+		present []uint32
+		want    uint32
+	}{
+		{nil, 0}, {[]uint32{0}, 1}, {[]uint32{0, 1, 2}, 3}, {[]uint32{1}, 0}, {[]uint32{0, 1, 2, 3, 4, 5, 6, 7, 8}, 9},
+	} {
+		set := map[string]bool{}
+		group := []byte("g")
+		for _, n := range tc.present {
+			set[string(member(group, n))] = true
+		}
+		probes := 0
+		got, err := count(group, func(k []byte) ([]byte, bool, error) {
+			probes++
+			return nil, set[string(k)], nil
+		})
+		if err != nil || got != tc.want || probes > 12 {
+			t.Fatalf("present %v: count %d (want %d) in %d probes, %v", tc.present, got, tc.want, probes, err)
+		}
+	}
+	// With gaps it returns a free member whose predecessor exists.
+	set := map[string]bool{}
+	for _, n := range []uint32{0, 1, 3, 4, 5} {
+		set[string(member([]byte("g"), n))] = true
+	}
+	got, _ := count([]byte("g"), func(k []byte) ([]byte, bool, error) { return nil, set[string(k)], nil })
+	if set[string(member([]byte("g"), got))] || !set[string(member([]byte("g"), got-1))] {
+		t.Fatalf("gapped: %d", got)
 	}
 }

@@ -98,6 +98,8 @@ type Txn struct {
 	undo       []undoRec
 	events     binlog.TrxEvents
 	ws         []uint64
+	serial     bool              // wrote to a table without a primary key: no write set
+	hints      map[string][]byte // keyless rows just read: image -> key (NoteRow)
 	savepoints map[string]mark
 	stmt       mark
 	inStmt     bool
@@ -304,7 +306,7 @@ func (t *Txn) GetLatest(key []byte) ([]byte, bool, error) { return t.latest(key)
 
 // Lock takes a row lock.
 func (t *Txn) Lock(key []byte, mode lock.Mode) error {
-	return t.m.Locks.Lock(t.Ctx, t.owner, string(key), mode, t.LockTimeout)
+	return t.m.Locks.Lock(t.Ctx, t.owner, string(storage.LockKey(key)), mode, t.LockTimeout)
 }
 
 // GetLocked locks key and reads its latest committed version.
@@ -474,7 +476,13 @@ func (t *Txn) dupError(tab *storage.Table, index int, key []byte, rowKey []byte)
 
 // Insert adds a row, failing with a DuplicateKeyError on a key collision.
 func (t *Txn) Insert(tab *storage.Table, vals []row.Value) error {
-	key, err := tab.RowKey(nil, vals)
+	var key, entry []byte
+	var err error
+	if tab.Keyless() {
+		key, entry, err = t.keylessInsert(tab, vals)
+	} else {
+		key, err = tab.RowKey(nil, vals)
+	}
 	if err != nil {
 		return err
 	}
@@ -499,6 +507,9 @@ func (t *Txn) Insert(tab *storage.Table, vals []row.Value) error {
 	}
 	t.beginWrite()
 	t.put(key, img, false)
+	if entry != nil {
+		t.put(entry, key, false)
+	}
 	for _, e := range ents {
 		t.put(e.Key, e.Value, false)
 	}
@@ -529,7 +540,7 @@ func (t *Txn) checkUnique(tab *storage.Table, ents []storage.IndexEntry, skip ma
 }
 
 func (t *Txn) addWriteSet(key []byte, ents []storage.IndexEntry) {
-	t.ws = append(t.ws, hashKey(key))
+	t.ws = append(t.ws, hashKey(storage.LockKey(key)))
 	for _, e := range ents {
 		if e.UniqueKey {
 			t.ws = append(t.ws, hashKey(e.Key))
@@ -543,9 +554,20 @@ var ErrRowNotFound = errors.New("row not found")
 // Update replaces the row old by new. The row must have been read under a
 // lock (or is locked here), and old must match its latest version's key.
 func (t *Txn) Update(tab *storage.Table, old, new []row.Value) error {
-	oldKey, err := tab.RowKey(nil, old)
+	var oldKey, newKey, newEntry []byte
+	var oldEntries []storage.EntryWrite
+	var err error
+	if tab.Keyless() {
+		oldKey, oldEntries, newEntry, err = t.keylessUpdate(tab, old, new)
+		newKey = oldKey
+	} else {
+		oldKey, err = tab.RowKey(nil, old)
+	}
 	if err != nil {
 		return err
+	}
+	if oldKey == nil {
+		return ErrRowNotFound
 	}
 	before, exists, err := t.GetLocked(oldKey, lock.Exclusive)
 	if err != nil {
@@ -558,9 +580,10 @@ func (t *Txn) Update(tab *storage.Table, old, new []row.Value) error {
 	if err != nil {
 		return err
 	}
-	newKey, err := tab.RowKey(nil, new)
-	if err != nil {
-		return err
+	if newKey == nil {
+		if newKey, err = tab.RowKey(nil, new); err != nil {
+			return err
+		}
 	}
 	pkChanged := !bytes.Equal(oldKey, newKey)
 	if pkChanged {
@@ -605,6 +628,10 @@ func (t *Txn) Update(tab *storage.Table, old, new []row.Value) error {
 	if pkChanged {
 		t.put(oldKey, nil, true)
 	}
+	if newEntry != nil {
+		t.putEntries(oldEntries)
+		t.put(newEntry, newKey, false)
+	}
 	t.put(newKey, img, false)
 	for _, e := range newEnts {
 		if !owned[string(e.Key)] || pkChanged {
@@ -628,8 +655,20 @@ func (t *Txn) Update(tab *storage.Table, old, new []row.Value) error {
 // Delete removes the row with vals' primary key. It reports whether a row
 // was deleted.
 func (t *Txn) Delete(tab *storage.Table, vals []row.Value) (bool, error) {
-	key, err := tab.RowKey(nil, vals)
-	if err != nil {
+	var key []byte
+	var entries []storage.EntryWrite
+	var err error
+	if tab.Keyless() {
+		img, err := tab.Encode(nil, vals)
+		if err != nil {
+			return false, err
+		}
+		t.serial = true
+		key, entries, err = tab.KeylessFind(img, t.hints[string(img)], t.latest, t.lockX)
+		if err != nil || key == nil {
+			return false, err
+		}
+	} else if key, err = tab.RowKey(nil, vals); err != nil {
 		return false, err
 	}
 	before, exists, err := t.GetLocked(key, lock.Exclusive)
@@ -646,12 +685,72 @@ func (t *Txn) Delete(tab *storage.Table, vals []row.Value) (bool, error) {
 	}
 	t.beginWrite()
 	t.put(key, nil, true)
+	t.putEntries(entries)
 	for _, e := range ents {
 		t.put(e.Key, nil, true)
 	}
 	t.events.AddRow(binlog.DeleteRowsEventV2, tab.Ref(), before, nil)
 	t.addWriteSet(key, ents)
 	return true, nil
+}
+
+// Tables without a primary key (see package storage): a row is found by
+// its image's index entry and keeps its key when it changes. Their
+// transactions get no write set, as in MySQL (WRITESET dependency tracking
+// needs a primary key): a replica applies them in commit order.
+
+func (t *Txn) lockX(k []byte) error { return t.Lock(k, lock.Exclusive) }
+
+// keylessInsert returns the row key and image-index entry a new row takes.
+func (t *Txn) keylessInsert(tab *storage.Table, vals []row.Value) (key, entry []byte, err error) {
+	img, err := tab.Encode(nil, vals)
+	if err != nil {
+		return nil, nil, err
+	}
+	t.serial = true
+	return tab.KeylessInsert(img, t.latest, t.lockX)
+}
+
+// keylessUpdate returns the key of the row an update of old acts on (nil
+// if there is none), the image-index entry it leaves and the one it takes
+// (both nil if the image does not change).
+func (t *Txn) keylessUpdate(tab *storage.Table, old, new []row.Value) (key []byte, oldEntries []storage.EntryWrite, newEntry []byte, err error) {
+	oldImg, err := tab.Encode(nil, old)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	newImg, err := tab.Encode(nil, new)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	t.serial = true
+	key, oldEntries, err = tab.KeylessFind(oldImg, t.hints[string(oldImg)], t.latest, t.lockX)
+	if err != nil || key == nil || bytes.Equal(oldImg, newImg) {
+		return key, nil, nil, err
+	}
+	newEntry, err = tab.KeylessEntry(newImg, t.latest, t.lockX)
+	return key, oldEntries, newEntry, err
+}
+
+func (t *Txn) putEntries(ws []storage.EntryWrite) {
+	for _, w := range ws {
+		t.put(w.Key, w.Value, w.Value == nil)
+	}
+}
+
+// maxHints bounds the rows NoteRow remembers.
+const maxHints = 4096
+
+// NoteRow tells the transaction that the statement has just read the
+// keyless row at key with image img, so that an update or delete of that
+// image changes this row rather than an identical one (which the
+// statement may visit next). Only the most recent rows are remembered;
+// GMS changes a row right after reading it.
+func (t *Txn) NoteRow(key, img []byte) {
+	if t.hints == nil || len(t.hints) >= maxHints {
+		t.hints = make(map[string][]byte)
+	}
+	t.hints[string(img)] = append([]byte(nil), key...)
 }
 
 // Commit makes the transaction durable and visible, then releases its locks.
@@ -680,7 +779,7 @@ func (t *Txn) Commit() error {
 	}
 	t.owner.Committing.Store(true)
 	ws := t.ws
-	if len(ws) == 0 {
+	if len(ws) == 0 || t.serial {
 		ws = nil
 	}
 	return t.m.Pipeline.Commit(&commit.Trx{Events: &t.events, Batch: b, WriteSet: ws, Session: t.session})
