@@ -764,20 +764,7 @@ func (a *applier) findKeyless(c *rowChange, local map[string][]byte, set func(k,
 	if c.bents, err = c.t.IndexEntries(c.bvals, key); err != nil {
 		return nil, err
 	}
-	write := func() error {
-		for _, w := range entries {
-			var err error
-			if w.Value == nil {
-				err = del(w.Key)
-			} else {
-				err = set(w.Key, w.Value)
-			}
-			if err != nil {
-				return err
-			}
-		}
-		return nil
-	}
+	write := func() error { return storage.WriteEntries(entries, set, del) }
 	if c.kind == binlog.DeleteRowsEventV2 {
 		return write, nil
 	}

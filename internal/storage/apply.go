@@ -427,18 +427,9 @@ func (own ownWrites) set(b *Batch, keyless bool, k, v []byte) error {
 }
 
 func (own ownWrites) write(b *Batch, ws []EntryWrite) error {
-	for _, w := range ws {
-		var err error
-		if w.Value == nil {
-			err = own.del(b, true, w.Key)
-		} else {
-			err = own.set(b, true, w.Key, w.Value)
-		}
-		if err != nil {
-			return err
-		}
-	}
-	return nil
+	return WriteEntries(ws,
+		func(k, v []byte) error { return own.set(b, true, k, v) },
+		func(k []byte) error { return own.del(b, true, k) })
 }
 
 func (own ownWrites) del(b *Batch, keyless bool, k []byte) error {

@@ -398,6 +398,22 @@ func (t *Table) KeylessInsert(img []byte, get Getter, lock func(k []byte) error)
 // EntryWrite is one image-index write (Value nil: delete).
 type EntryWrite struct{ Key, Value []byte }
 
+// WriteEntries makes image-index writes with the caller's set and del.
+func WriteEntries(ws []EntryWrite, set func(k, v []byte) error, del func(k []byte) error) error {
+	for _, w := range ws {
+		var err error
+		if w.Value == nil {
+			err = del(w.Key)
+		} else {
+			err = set(w.Key, w.Value)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // KeylessFind returns the row a change of a row with image img acts on,
 // and the image-index writes that take it out of the image's entries:
 // hint, if it is a row with that image (the row the caller read, so that a
