@@ -63,3 +63,4 @@ hz=$(getconf CLK_TCK)
 awk -v n=$((c1 - c0)) -v g=$((g1 - g0)) -v s="$(echo "$t1 - $t0" | bc)" -v c=$((cpu1 - cpu0)) -v hz="$hz" 'BEGIN {
   printf "applied %d transactions in %.2f s: %.0f trx/s, replica CPU %.1f s (%.0f us/trx), %d commit groups (%.1f trx/group)\n",
     n, s, n / s, c / hz, c / hz / n * 1e6, g, (g > 0 ? n / g : 0) }'
+echo "row checks from the read-ahead: $(status Replica_prefetch_used) used, $(status Replica_prefetch_stale) read again"

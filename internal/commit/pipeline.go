@@ -174,10 +174,13 @@ type Pipeline struct {
 
 	groups    chan []*Trx
 	committed atomic.Int64 // highest sequence_number visible in storage
-	visMu     sync.Mutex
-	visible   binlog.GTIDSet // GTIDs of transactions visible in storage
-	wg        sync.WaitGroup
-	quit      chan struct{}
+	// ownVisible counts transactions committed under their own new GTID
+	// (not KeepGTID: a replica applier's), once visible in storage.
+	ownVisible atomic.Uint64
+	visMu      sync.Mutex
+	visible    binlog.GTIDSet // GTIDs of transactions visible in storage
+	wg         sync.WaitGroup
+	quit       chan struct{}
 }
 
 // New starts a pipeline appending to log and applying to store. gtids is
@@ -231,6 +234,12 @@ func (p *Pipeline) GTIDVisible() binlog.GTIDSet {
 
 // Committed is the highest sequence_number visible in storage.
 func (p *Pipeline) Committed() int64 { return p.committed.Load() }
+
+// OwnCommits counts the transactions that got a new GTID here (the server's
+// own clients, not a replica applier's KeepGTID commits), each counted once
+// its writes are visible in storage. A reader that saw the count unchanged
+// across an interval knows no such transaction became visible in it.
+func (p *Pipeline) OwnCommits() uint64 { return p.ownVisible.Load() }
 
 // Err returns the error that stopped the pipeline, if any.
 func (p *Pipeline) Err() error {
@@ -704,6 +713,15 @@ func (p *Pipeline) committer() {
 			p.mu.Unlock()
 		} else {
 			p.committed.Store(last.GTID.SequenceNumber)
+			own := 0
+			for _, t := range group {
+				if !t.rotateOnly && !t.KeepGTID {
+					own++
+				}
+			}
+			if own > 0 {
+				p.ownVisible.Add(uint64(own))
+			}
 			p.visMu.Lock()
 			for _, t := range group {
 				if !t.rotateOnly {

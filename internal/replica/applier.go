@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"hash/fnv"
+	"hash/maphash"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -26,8 +27,9 @@ import (
 //     workers (or applies them itself with 0 or 1 workers); DDL runs here,
 //     as a barrier;
 //  3. a worker waits until the dependency has reserved its commit slot,
-//     checks the rows against the overlay of submitted rows and storage,
-//     and builds the storage batch and the replica's own binlog events;
+//     checks the rows against its own writes, the overlay of submitted rows
+//     and storage, and builds the storage batch and the replica's own
+//     binlog events;
 //  4. it waits for its turn (the previous transaction submitted), publishes
 //     its rows to the overlay and submits to the commit pipeline, without
 //     waiting for the commit.
@@ -36,6 +38,23 @@ import (
 // from the overlay once storage shows them, and keeps the statistics. The
 // pipeline groups the submitted commits, so even a single-threaded applier
 // is not fsync-bound.
+//
+// Prefetch. The storage read that checks a row (it must exist for an update
+// or delete, must not for an insert) is the costliest part of step 3, and
+// step 3 is serial without workers. So the decoders read each row's key
+// from storage ahead, and step 3 uses that read instead of its own when it
+// can prove nothing it must see was missing from it:
+//
+//   - the decoder notes, before reading, the applier's visible mark (every
+//     transaction up to it is visible in storage) and the pipeline's count
+//     of the server's own commits (clients writing on the replica);
+//   - step 3 looks the key up in lastWrite, the number of the newest
+//     transaction that wrote a key hashing to the same slot (stored when a
+//     transaction publishes its rows, so every writer before the reader's
+//     dependency has stored it);
+//   - the prefetched read stands if that writer was visible at the mark and
+//     no own commit became visible since; otherwise the row is read as
+//     without prefetch. A slot collision only costs that second read.
 
 // job is one transaction on its way through the applier.
 type job struct {
@@ -66,6 +85,13 @@ type rowChange struct {
 	bents, aents  []storage.IndexEntry
 	stmtEnd       bool
 	event         string // "Write_rows" ...
+
+	// Prefetch of the row key (bkey, or akey for an insert), see above.
+	pre      []byte
+	preFound bool
+	preDone  bool
+	preVis   int64  // the visible mark before the read
+	preOwn   uint64 // own commits before the read
 }
 
 // applyError stops the SQL thread with a MySQL error.
@@ -89,17 +115,22 @@ type applier struct {
 	workers int
 	mode    string
 
-	seq   sequencer
-	ov    overlay
-	jobs  chan []*job // runs of consecutive transactions, one worker each
-	infl  chan inflight
-	wg    sync.WaitGroup
-	cwg   sync.WaitGroup
-	xid   atomic.Uint64
-	maps  sync.Map // *storage.Table -> binlog.TableMap of its own columns
-	busy  atomic.Int64
-	once  sync.Once
-	state atomic.Value
+	seq  sequencer
+	ov   overlay
+	jobs chan []*job // runs of consecutive transactions, one worker each
+	infl chan inflight
+	wg   sync.WaitGroup
+	cwg  sync.WaitGroup
+	xid  atomic.Uint64
+	maps sync.Map // *storage.Table -> binlog.TableMap of its own columns
+	busy atomic.Int64
+	// visible is the newest transaction number visible in storage, with
+	// all before it; lastWrite the newest to write a key of each slot.
+	visible   atomic.Int64
+	lastWrite []atomic.Int64
+	seed      maphash.Seed
+	once      sync.Once
+	state     atomic.Value
 }
 
 func newApplier(r *Replica, rl *relayLog) *applier {
@@ -112,6 +143,10 @@ func newApplier(r *Replica, rl *relayLog) *applier {
 		workers: int(r.Settings.Workers.Load()),
 		mode:    mode,
 		infl:    make(chan inflight, 8192),
+		// 2^18 slots: a few thousand transactions in flight collide
+		// rarely.
+		lastWrite: make([]atomic.Int64, 1<<18),
+		seed:      maphash.MakeSeed(),
 	}
 	a.ov.init()
 	a.state.Store("Replica has read all relay log; waiting for more updates")
@@ -419,6 +454,9 @@ func (a *applier) process(worker int, j *job) (err error) {
 	j.counted = true
 	waited += time.Since(tw2)
 	j.keys = a.ov.publish(local, j.idx)
+	for _, k := range j.keys {
+		a.lastWrite[a.slot(k)].Store(j.idx)
+	}
 	if err := a.r.o.Pipe.Submit(ct); err != nil {
 		ct.Batch.Close()
 		a.ov.remove(j.keys, j.idx)
@@ -451,6 +489,7 @@ func (a *applier) complete() {
 			}
 			a.ov.remove(in.j.keys, in.j.idx)
 		}
+		a.visible.Store(in.j.idx)
 		if in.j.counted {
 			a.busy.Add(-1)
 		}
@@ -588,7 +627,59 @@ func (a *applier) decode(j *job) error {
 		j.changes[n-1].stmtEnd = true
 	}
 	j.decoded = true
+	if !j.serial {
+		return a.prefetch(j)
+	}
 	return nil
+}
+
+// prefetch reads the current value of each change's row key (see the top
+// of the file).
+func (a *applier) prefetch(j *job) error {
+	vis, own := a.visible.Load(), a.r.o.Pipe.OwnCommits()
+	db := a.r.o.Store.DB()
+	for i := range j.changes {
+		c := &j.changes[i]
+		c.preVis, c.preOwn = vis, own
+		k := c.bkey
+		if c.kind == binlog.WriteRowsEventV2 {
+			k = c.akey
+		}
+		found, err := storage.View(db, k, func(v []byte) error {
+			c.pre = append(make([]byte, 0, len(v)), v...) // non-nil: nil is a tombstone
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+		c.preFound, c.preDone = found, true
+	}
+	return nil
+}
+
+func (a *applier) slot(k string) uint32 {
+	return uint32(maphash.String(a.seed, k)) & uint32(len(a.lastWrite)-1)
+}
+
+// prefetched returns c's prefetched read of key if it is still the value
+// storage holds for j (see the top of the file).
+func (a *applier) prefetched(c *rowChange, key []byte) (v []byte, found, ok bool) {
+	if c == nil || !c.preDone {
+		return nil, false, false
+	}
+	want := c.bkey
+	if c.kind == binlog.WriteRowsEventV2 {
+		want = c.akey
+	}
+	if !bytes.Equal(key, want) {
+		return nil, false, false
+	}
+	if a.lastWrite[a.slot(string(key))].Load() > c.preVis || a.r.o.Pipe.OwnCommits() != c.preOwn {
+		a.r.Stats.PrefetchStale.Add(1)
+		return nil, false, false
+	}
+	a.r.Stats.PrefetchUsed.Add(1)
+	return c.pre, c.preFound, true
 }
 
 func (j *job) addWS(k []byte, ents []storage.IndexEntry) {
@@ -629,10 +720,17 @@ func (a *applier) checkColumns(t *storage.Table, m binlog.TableMap) error {
 }
 
 // lookup calls fn with a key's current value, if it has one: the
-// transaction's own writes, then the overlay of submitted transactions, then
-// storage. fn must not keep the value.
-func (a *applier) lookup(local map[string][]byte, key []byte, fn func(v []byte) error) (bool, error) {
+// transaction's own writes, then change c's prefetched read (c may be nil),
+// then the overlay of submitted transactions, then storage. fn must not keep
+// the value.
+func (a *applier) lookup(c *rowChange, local map[string][]byte, key []byte, fn func(v []byte) error) (bool, error) {
 	v, ok := local[string(key)]
+	if !ok {
+		var found bool
+		if v, found, ok = a.prefetched(c, key); ok && !found {
+			return false, nil
+		}
+	}
 	if !ok {
 		v, ok = a.ov.get(key)
 	}
@@ -735,7 +833,7 @@ func (a *applier) build(worker int, j *job) (*commit.Trx, map[string][]byte, err
 func (a *applier) findKeyless(c *rowChange, local map[string][]byte, set func(k, v []byte) error, del func(k []byte) error) (func() error, error) {
 	get := func(k []byte) ([]byte, bool, error) {
 		var out []byte
-		ok, err := a.lookup(local, k, func(v []byte) error {
+		ok, err := a.lookup(nil, local, k, func(v []byte) error {
 			out = append([]byte(nil), v...)
 			return nil
 		})
@@ -787,12 +885,12 @@ func (a *applier) findKeyless(c *rowChange, local map[string][]byte, set func(k,
 	}, nil
 }
 
-func (a *applier) exists(local map[string][]byte, k []byte) (bool, error) {
-	return a.lookup(local, k, nil)
+func (a *applier) exists(c *rowChange, local map[string][]byte, k []byte) (bool, error) {
+	return a.lookup(c, local, k, nil)
 }
 
 func (a *applier) applyWrite(c *rowChange, local map[string][]byte, set func(k, v []byte) error) error {
-	if ok, err := a.exists(local, c.akey); err != nil {
+	if ok, err := a.exists(c, local, c.akey); err != nil {
 		return err
 	} else if ok {
 		return dupError(c.t, -1, c.avals)
@@ -801,7 +899,7 @@ func (a *applier) applyWrite(c *rowChange, local map[string][]byte, set func(k, 
 		if !e.UniqueKey {
 			continue
 		}
-		if ok, err := a.exists(local, e.Key); err != nil {
+		if ok, err := a.exists(c, local, e.Key); err != nil {
 			return err
 		} else if ok {
 			return dupError(c.t, e.Index, c.avals)
@@ -821,7 +919,7 @@ func (a *applier) applyWrite(c *rowChange, local map[string][]byte, set func(k, 
 // current finds the row a before image names and its index entries.
 func (a *applier) current(c *rowChange, local map[string][]byte) ([]storage.IndexEntry, error) {
 	var ents []storage.IndexEntry
-	ok, err := a.lookup(local, c.bkey, func(cur []byte) error {
+	ok, err := a.lookup(c, local, c.bkey, func(cur []byte) error {
 		if bytes.Equal(cur, c.before) {
 			ents = c.bents
 			return nil
@@ -849,7 +947,7 @@ func (a *applier) applyUpdate(c *rowChange, local map[string][]byte, set func(k,
 	}
 	pkChanged := !bytes.Equal(c.bkey, c.akey)
 	if pkChanged {
-		if ok, err := a.exists(local, c.akey); err != nil {
+		if ok, err := a.exists(c, local, c.akey); err != nil {
 			return err
 		} else if ok {
 			return dupError(c.t, -1, c.avals)
@@ -863,7 +961,7 @@ func (a *applier) applyUpdate(c *rowChange, local map[string][]byte, set func(k,
 		if !e.UniqueKey || (owned[string(e.Key)] && !pkChanged) {
 			continue
 		}
-		if ok, err := a.exists(local, e.Key); err != nil {
+		if ok, err := a.exists(c, local, e.Key); err != nil {
 			return err
 		} else if ok && !owned[string(e.Key)] {
 			return dupError(c.t, e.Index, c.avals)

@@ -121,6 +121,8 @@ type ApplyStats struct {
 	Applied        atomic.Uint64 // transactions committed
 	Skipped        atomic.Uint64 // already executed, not applied again
 	SkippedErrors  atomic.Uint64 // rows skipped by replica_skip_errors
+	PrefetchUsed   atomic.Uint64 // row checks answered by the read ahead
+	PrefetchStale  atomic.Uint64 // read ahead, then read again (a writer in between)
 	DepDistSum     atomic.Uint64
 	DepDistN       atomic.Uint64
 	Concurrency    [ConcurrencyBuckets]atomic.Uint64

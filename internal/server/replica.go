@@ -455,6 +455,8 @@ func (s *Server) replicaStatus(live map[string]func() any) {
 	live["Replica_transactions_applied"] = func() any { return st.Applied.Load() }
 	live["Replica_transactions_skipped"] = func() any { return st.Skipped.Load() }
 	live["Replica_rows_skipped_errors"] = func() any { return st.SkippedErrors.Load() }
+	live["Replica_prefetch_used"] = func() any { return st.PrefetchUsed.Load() }
+	live["Replica_prefetch_stale"] = func() any { return st.PrefetchStale.Load() }
 	live["Replica_apply_queue"] = func() any { return uint64(st.Pending()) }
 	live["Replica_dependency_distance_avg"] = func() any {
 		n := st.DepDistN.Load()
