@@ -2,6 +2,8 @@ package sqlengine
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"math"
@@ -90,6 +92,9 @@ func (t *Table) ModifyColumn(ctx *sql.Context, name string, col *sql.Column, ord
 	ins, err := t.RewriteInserter(ctx, t.sch, sql.NewPrimaryKeySchema(sch, t.sch.PkOrdinals...), oldCol, &nc, nil)
 	if err != nil {
 		return err
+	}
+	if w, ok := ins.(*rewriter); ok {
+		w.sameImages = true // checked above: no stored value changes
 	}
 	return ins.Close(ctx)
 }
@@ -224,11 +229,6 @@ func (t *Table) RewriteInserter(ctx *sql.Context, oldSch, newSch sql.PrimaryKeyS
 	}
 	cur := t.current()
 	old := cur.Def
-	if len(old.PK) == 0 {
-		// Rows of a keyless table are keyed by their image: a rewrite
-		// would re-key every row, which is not built.
-		return nil, errNotSupported("changing the columns of a table without a primary key (create a new table and copy the rows)")
-	}
 	// Where each new column comes from.
 	sources := make([]int, len(newSch.Schema))
 	for i, c := range newSch.Schema {
@@ -362,6 +362,11 @@ type rewriter struct {
 	discarded bool
 
 	ovals []row.Value
+	// Keyless tables: the multiset of images GMS made (a sum of their
+	// hashes, and their number), checked against storage's at Close.
+	sum        uint64
+	n          int
+	sameImages bool // no rows streamed: only names or metadata change
 }
 
 func (w *rewriter) StatementBegin(*sql.Context) {}
@@ -387,6 +392,9 @@ func (w *rewriter) Insert(ctx *sql.Context, r sql.Row) error {
 			return err
 		}
 		got[i] = sv
+	}
+	if w.nt.Keyless() {
+		return w.insertKeyless(got)
 	}
 	key, err := w.nt.RowKey(nil, got)
 	if err != nil {
@@ -430,18 +438,93 @@ func (w *rewriter) Insert(ctx *sql.Context, r sql.Row) error {
 		return err
 	}
 	b, err := w.nt.Encode(nil, want)
-	if err != nil {
-		return err
-	}
-	if !bytes.Equal(a, b) {
+	if err != nil || !bytes.Equal(a, b) {
 		for i, s := range w.sources {
 			if s < 0 && !sameValue(w.nt, i, got, want) {
 				return errNotSupported(fmt.Sprintf("ALTER TABLE ... ADD COLUMN whose value differs from row to row (column `%s`)", w.sch[i].Name))
 			}
 		}
-		return errNotSupported(fmt.Sprintf("ALTER TABLE that converts the stored values of column `%s` (only renames, widening integer and VARCHAR types, and NULL/NOT NULL changes keep them)", w.col))
+		return w.converts()
 	}
 	return nil
+}
+
+// insertKeyless checks a new row of a table without a primary key. No key
+// leads from it to its old row, so each added column's value is checked
+// here and the rows as a whole at Close, as a multiset.
+func (w *rewriter) insertKeyless(got []row.Value) error {
+	if !w.filled {
+		for i, s := range w.sources {
+			if s < 0 {
+				w.fill[i] = got[i]
+			}
+		}
+		w.filled = true
+	}
+	for i, s := range w.sources {
+		if s < 0 && !sameValue(w.nt, i, got, w.fill) {
+			return errNotSupported(fmt.Sprintf("ALTER TABLE ... ADD COLUMN whose value differs from row to row (column `%s`)", w.sch[i].Name))
+		}
+	}
+	img, err := w.nt.Encode(nil, got)
+	if err != nil {
+		return err
+	}
+	w.sum += imageHash(img)
+	w.n++
+	return nil
+}
+
+func imageHash(img []byte) uint64 {
+	h := sha256.Sum256(img)
+	return binary.LittleEndian.Uint64(h[:8])
+}
+
+// checkKeyless compares the rows GMS made with the rows storage's rewrite
+// will make from the same snapshot, as multisets.
+func (w *rewriter) checkKeyless(ctx *sql.Context) error {
+	_, tx, err := w.t.begin(ctx)
+	if err != nil {
+		return err
+	}
+	p := w.old.PrimaryPrefix()
+	it, err := tx.Scan(p, row.PrefixEnd(p))
+	if err != nil {
+		return err
+	}
+	defer it.Close()
+	var sum uint64
+	n := 0
+	want := make([]row.Value, len(w.sources))
+	for it.Next() {
+		if w.ovals, err = w.old.Decode(it.KV().Value, w.ovals); err != nil {
+			return err
+		}
+		for i, s := range w.sources {
+			if s >= 0 {
+				want[i] = w.ovals[s]
+			} else {
+				want[i] = w.fill[i]
+			}
+		}
+		img, err := w.nt.Encode(nil, want)
+		if err != nil {
+			return w.converts()
+		}
+		sum += imageHash(img)
+		n++
+	}
+	if err := it.Err(); err != nil {
+		return err
+	}
+	if sum != w.sum || n != w.n {
+		return w.converts()
+	}
+	return nil
+}
+
+func (w *rewriter) converts() error {
+	return errNotSupported(fmt.Sprintf("ALTER TABLE that converts the stored values of column `%s` (only renames, widening integer and VARCHAR types, and NULL/NOT NULL changes keep them)", w.col))
 }
 
 // sameValue compares column i of two rows by their encodings.
@@ -457,6 +540,11 @@ func sameValue(t *storage.Table, i int, a, b []row.Value) bool {
 func (w *rewriter) Close(ctx *sql.Context) error {
 	if w.discarded {
 		return nil
+	}
+	if w.nt.Keyless() && !w.sameImages {
+		if err := w.checkKeyless(ctx); err != nil {
+			return err
+		}
 	}
 	fill, err := storage.FillImage(w.nt, w.fill)
 	if err != nil {

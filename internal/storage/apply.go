@@ -174,8 +174,15 @@ func (e *Engine) buildIndex(b *Batch, old, nt *Table, ix *IndexDef) error {
 // rewriteRows rewrites every row of old under nt (see CatalogChange) and
 // rebuilds all of nt's indexes. The primary key's columns and values must
 // be unchanged (the caller refuses changes to them), so each row keeps its
-// key.
+// key. A row of a table without a primary key keeps its hidden key too (it
+// names the row, not its image); the image index is rebuilt, numbering the
+// rows of each new image in key order, so replay and replicas number them
+// alike.
 func (e *Engine) rewriteRows(b *Batch, old, nt *Table, sources []int, fillImg []byte) error {
+	keyless := old.Keyless()
+	if keyless != nt.Keyless() {
+		return fmt.Errorf("table rewrite cannot add or remove the primary key of %s", nt.Def.Name)
+	}
 	if len(sources) != len(nt.Def.Columns) {
 		return fmt.Errorf("table rewrite: %d sources for %d columns", len(sources), len(nt.Def.Columns))
 	}
@@ -190,6 +197,13 @@ func (e *Engine) rewriteRows(b *Batch, old, nt *Table, sources []int, fillImg []
 	}
 	for i := range old.Def.Indexes {
 		p := old.IndexPrefix(i)
+		if err := b.b.DeleteRange(p, row.PrefixEnd(p), nil); err != nil {
+			return err
+		}
+	}
+	entries := map[string]uint32{} // image group -> entries numbered so far
+	if keyless {
+		p := append(append([]byte(nil), old.prefix...), kindImage)
 		if err := b.b.DeleteRange(p, row.PrefixEnd(p), nil); err != nil {
 			return err
 		}
@@ -216,16 +230,26 @@ func (e *Engine) rewriteRows(b *Batch, old, nt *Table, sources []int, fillImg []
 				return &NullValueError{Column: nt.Def.Columns[i].Name}
 			}
 		}
-		k, err := nt.RowKey(nil, nvals)
-		if err != nil {
-			return err
-		}
-		if !bytes.Equal(k, it.Key()) {
-			return fmt.Errorf("table rewrite would change the primary key of a row of %s", nt.Def.Name)
-		}
 		img, err := nt.Encode(nil, nvals)
 		if err != nil {
 			return err
+		}
+		var k []byte
+		if keyless {
+			k = append([]byte(nil), it.Key()...)
+			g := nt.group(kindImage, img)
+			n := entries[string(g)]
+			entries[string(g)] = n + 1
+			if err := b.Set(member(g, n), k); err != nil {
+				return err
+			}
+		} else {
+			if k, err = nt.RowKey(nil, nvals); err != nil {
+				return err
+			}
+			if !bytes.Equal(k, it.Key()) {
+				return fmt.Errorf("table rewrite would change the primary key of a row of %s", nt.Def.Name)
+			}
 		}
 		if err := b.Set(k, img); err != nil {
 			return err
