@@ -550,7 +550,10 @@ func (w *rewriter) Close(ctx *sql.Context) error {
 	if err != nil {
 		return err
 	}
-	c := &storage.CatalogChange{Op: "rewrite_table", TableID: w.nd.ID, Table: w.nd, Sources: w.sources, Fill: fill}
+	// The rewritten table takes a new id (see storage/rebuild.go).
+	nd := *w.nd
+	nd.ID = w.t.e.store.NewTableID()
+	c := &storage.CatalogChange{Op: "rewrite_table", TableID: w.nd.ID, Table: &nd, Sources: w.sources, Fill: fill}
 	err = w.t.e.ddl(ctx, w.t.db.name, w.stmt, c, []uint64{w.nd.ID})
 	var nv *storage.NullValueError
 	if errors.As(err, &nv) {

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/cockroachdb/pebble/v2"
 	"github.com/lockstepdb/lockstep/internal/binlog"
 	"github.com/lockstepdb/lockstep/internal/row"
 )
@@ -84,6 +83,12 @@ func (e *Engine) PrepareCatalog(b *Batch, c *CatalogChange) error {
 			}
 		}
 		v, _ := json.Marshal(c.Table)
+		// A crash may have left a rebuild's chunks under this id
+		// (rebuild.go).
+		p := e.newTable(c.Table).prefix
+		if err := b.b.DeleteRange(p, row.PrefixEnd(p), nil); err != nil {
+			return err
+		}
 		return b.Set(tabKey(c.Table.ID), v)
 	case "drop_table", "truncate":
 		t, ok := e.tables[c.TableID]
@@ -100,14 +105,52 @@ func (e *Engine) PrepareCatalog(b *Batch, c *CatalogChange) error {
 			return fmt.Errorf("table id %d not found", c.TableID)
 		}
 		v, _ := json.Marshal(c.Table)
+		if c.Op == "rewrite_table" && c.Table.ID != c.TableID {
+			// Rewritten under a new id (rebuild.go): the old table goes
+			// as the new one is published.
+			if _, taken := e.tables[c.Table.ID]; taken {
+				return fmt.Errorf("table rewrite: table id %d is taken", c.Table.ID)
+			}
+			nt := e.newTable(c.Table)
+			if err := e.chunked(nt.prefix, func(s sink) error { return e.rewriteRows(s, t, nt, c.Sources, c.Fill) }); err != nil {
+				return err
+			}
+			if err := dropTableData(b, t); err != nil {
+				return err
+			}
+			return b.Set(tabKey(c.Table.ID), v)
+		}
 		if err := b.Set(tabKey(c.TableID), v); err != nil {
 			return err
 		}
 		switch c.Op {
 		case "rewrite_table":
-			return e.rewriteRows(b, t, e.newTable(c.Table), c.Sources, c.Fill)
+			// Logged before rewrites took a new id: in place, in b.
+			for i := range t.Def.Indexes {
+				p := t.IndexPrefix(i)
+				if err := b.b.DeleteRange(p, row.PrefixEnd(p), nil); err != nil {
+					return err
+				}
+			}
+			if t.Keyless() {
+				p := append(append([]byte(nil), t.prefix...), kindImage)
+				if err := b.b.DeleteRange(p, row.PrefixEnd(p), nil); err != nil {
+					return err
+				}
+			}
+			return e.rewriteRows(&memSink{b: b, seen: map[string]bool{}}, t, e.newTable(c.Table), c.Sources, c.Fill)
 		case "add_index":
-			return e.buildIndex(b, t, e.newTable(c.Table), c.Index)
+			nt := e.newTable(c.Table)
+			pos := -1
+			for i := range nt.Def.Indexes {
+				if nt.Def.Indexes[i].ID == c.Index.ID {
+					pos = i
+				}
+			}
+			if pos < 0 {
+				return fmt.Errorf("index %q missing from the new definition", c.Index.Name)
+			}
+			return e.chunked(nt.IndexPrefix(pos), func(s sink) error { return e.buildIndex(s, t, nt, c.Index) })
 		case "drop_index":
 			for i, ix := range t.Def.Indexes {
 				if strings.EqualFold(ix.Name, c.IndexName) {
@@ -127,150 +170,6 @@ func dropTableData(b *Batch, t *Table) error {
 		return err
 	}
 	return b.Delete(tabKey(t.Def.ID))
-}
-
-// buildIndex writes the entries of a new index for every row, failing on a
-// duplicate for a unique index.
-func (e *Engine) buildIndex(b *Batch, old, nt *Table, ix *IndexDef) error {
-	pos := -1
-	for i := range nt.Def.Indexes {
-		if nt.Def.Indexes[i].ID == ix.ID {
-			pos = i
-		}
-	}
-	if pos < 0 {
-		return fmt.Errorf("index %q missing from the new definition", ix.Name)
-	}
-	it, err := e.db.NewIter(&pebble.IterOptions{LowerBound: old.rowPfx, UpperBound: row.PrefixEnd(old.rowPfx)})
-	if err != nil {
-		return err
-	}
-	defer it.Close()
-	var vals []row.Value
-	seen := map[string]bool{} // unique keys built so far (the index is new)
-	for it.First(); it.Valid(); it.Next() {
-		vals, err = nt.Decode(it.Value(), vals)
-		if err != nil {
-			return err
-		}
-		ents, err := nt.IndexEntries(vals, it.Key())
-		if err != nil {
-			return err
-		}
-		ent := ents[pos]
-		if ent.UniqueKey {
-			if seen[string(ent.Key)] {
-				return &DuplicateKeyError{Table: nt, Index: pos, Key: ent.Key}
-			}
-			seen[string(ent.Key)] = true
-		}
-		if err := b.Set(ent.Key, append([]byte(nil), ent.Value...)); err != nil {
-			return err
-		}
-	}
-	return it.Error()
-}
-
-// rewriteRows rewrites every row of old under nt (see CatalogChange) and
-// rebuilds all of nt's indexes. The primary key's columns and values must
-// be unchanged (the caller refuses changes to them), so each row keeps its
-// key. A row of a table without a primary key keeps its hidden key too (it
-// names the row, not its image); the image index is rebuilt, numbering the
-// rows of each new image in key order, so replay and replicas number them
-// alike.
-func (e *Engine) rewriteRows(b *Batch, old, nt *Table, sources []int, fillImg []byte) error {
-	keyless := old.Keyless()
-	if keyless != nt.Keyless() {
-		return fmt.Errorf("table rewrite cannot add or remove the primary key of %s", nt.Def.Name)
-	}
-	if len(sources) != len(nt.Def.Columns) {
-		return fmt.Errorf("table rewrite: %d sources for %d columns", len(sources), len(nt.Def.Columns))
-	}
-	for _, s := range sources {
-		if s >= len(old.Def.Columns) {
-			return fmt.Errorf("table rewrite: source column %d of %d", s, len(old.Def.Columns))
-		}
-	}
-	fill, _, err := row.DecodeImage(fillImg, fillColumns(nt.Def.Columns), nil)
-	if err != nil {
-		return fmt.Errorf("table rewrite: fill values: %w", err)
-	}
-	for i := range old.Def.Indexes {
-		p := old.IndexPrefix(i)
-		if err := b.b.DeleteRange(p, row.PrefixEnd(p), nil); err != nil {
-			return err
-		}
-	}
-	entries := map[string]uint32{} // image group -> entries numbered so far
-	if keyless {
-		p := append(append([]byte(nil), old.prefix...), kindImage)
-		if err := b.b.DeleteRange(p, row.PrefixEnd(p), nil); err != nil {
-			return err
-		}
-	}
-	it, err := e.db.NewIter(&pebble.IterOptions{LowerBound: old.rowPfx, UpperBound: row.PrefixEnd(old.rowPfx)})
-	if err != nil {
-		return err
-	}
-	defer it.Close()
-	var ovals []row.Value
-	nvals := make([]row.Value, len(sources))
-	seen := map[string]bool{} // unique index keys written so far
-	for it.First(); it.Valid(); it.Next() {
-		if ovals, err = old.Decode(it.Value(), ovals); err != nil {
-			return err
-		}
-		for i, s := range sources {
-			if s >= 0 {
-				nvals[i] = ovals[s]
-			} else {
-				nvals[i] = fill[i]
-			}
-			if nvals[i] == nil && !nt.Def.Columns[i].Nullable {
-				return &NullValueError{Column: nt.Def.Columns[i].Name}
-			}
-		}
-		img, err := nt.Encode(nil, nvals)
-		if err != nil {
-			return err
-		}
-		var k []byte
-		if keyless {
-			k = append([]byte(nil), it.Key()...)
-			g := nt.group(kindImage, img)
-			n := entries[string(g)]
-			entries[string(g)] = n + 1
-			if err := b.Set(member(g, n), k); err != nil {
-				return err
-			}
-		} else {
-			if k, err = nt.RowKey(nil, nvals); err != nil {
-				return err
-			}
-			if !bytes.Equal(k, it.Key()) {
-				return fmt.Errorf("table rewrite would change the primary key of a row of %s", nt.Def.Name)
-			}
-		}
-		if err := b.Set(k, img); err != nil {
-			return err
-		}
-		ents, err := nt.IndexEntries(nvals, k)
-		if err != nil {
-			return err
-		}
-		for i, en := range ents {
-			if en.UniqueKey {
-				if seen[string(en.Key)] {
-					return &DuplicateKeyError{Table: nt, Index: i, Key: en.Key}
-				}
-				seen[string(en.Key)] = true
-			}
-			if err := b.Set(en.Key, append([]byte(nil), en.Value...)); err != nil {
-				return err
-			}
-		}
-	}
-	return it.Error()
 }
 
 // FillImage encodes the fill values of a rewrite_table change: a row image
@@ -332,6 +231,10 @@ func (e *Engine) PublishCatalog(c *CatalogChange) {
 		delete(e.dbs, strings.ToLower(c.DB.Name))
 	case "create_table", "add_index", "drop_index", "rename_table", "rewrite_table":
 		if old, ok := e.tables[c.Table.ID]; ok {
+			delete(e.byName, nameKey(old.Def.DB, old.Def.Name))
+		}
+		if old, ok := e.tables[c.TableID]; ok && c.Op == "rewrite_table" && c.TableID != c.Table.ID {
+			delete(e.tables, c.TableID)
 			delete(e.byName, nameKey(old.Def.DB, old.Def.Name))
 		}
 		d := *c.Table
