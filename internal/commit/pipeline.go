@@ -273,6 +273,15 @@ func (p *Pipeline) kickFlusher() {
 	}
 }
 
+// Barrier returns once every transaction submitted before it is durable
+// (per policy) and visible, or failed. Commits that start meanwhile wait
+// for it, briefly.
+func (p *Pipeline) Barrier() {
+	p.commitMu.Lock()
+	//lint:ignore SA2001 taking the lock is the wait; nothing is guarded
+	p.commitMu.Unlock()
+}
+
 // Commit commits t and returns once it is durable (per policy) and visible,
 // or with the error that stopped it.
 func (p *Pipeline) Commit(t *Trx) error {

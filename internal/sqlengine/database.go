@@ -221,6 +221,13 @@ func (e *Engine) ddl(ctx *sql.Context, db, stmt string, c *storage.CatalogChange
 		}
 		keep, s.replUsed = s.replGTID, true
 	}
+	// A rebuild (an index, a rewritten table) writes its data first, with
+	// every earlier commit visible and the table held by the metadata
+	// lock, so only its publication stops other tables' commits.
+	e.pipe.Barrier()
+	if err := e.store.Stage(c); err != nil {
+		return ddlError(err)
+	}
 	err := e.pipe.CommitExclusive(func() (*commit.Trx, error) {
 		var ev binlog.TrxEvents
 		ev.AddCatalog(c.Encode())
@@ -236,6 +243,16 @@ func (e *Engine) ddl(ctx *sql.Context, db, stmt string, c *storage.CatalogChange
 		}
 		return t, nil
 	})
+	if err != nil {
+		if uerr := e.store.Unstage(c); uerr != nil {
+			err = fmt.Errorf("%w (and clearing the staged rebuild failed: %v)", err, uerr)
+		}
+	}
+	return ddlError(err)
+}
+
+// ddlError maps a DDL's storage error to MySQL's.
+func ddlError(err error) error {
 	var dup *storage.DuplicateKeyError
 	if errors.As(err, &dup) {
 		return sql.NewUniqueKeyErr(fmt.Sprintf("Duplicate entry for key '%s'", dup.Table.Def.Indexes[dup.Index].Name), false, nil)

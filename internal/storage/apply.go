@@ -29,6 +29,9 @@ type CatalogChange struct {
 	// expressions that made them, so replay writes exactly the same rows.
 	Sources []int  `json:"sources,omitempty"`
 	Fill    []byte `json:"fill,omitempty"`
+
+	// staged: Stage has written the rebuild's data (rebuild.go).
+	staged bool
 }
 
 // Encode serialises the change for the binlog.
@@ -108,12 +111,10 @@ func (e *Engine) PrepareCatalog(b *Batch, c *CatalogChange) error {
 		if c.Op == "rewrite_table" && c.Table.ID != c.TableID {
 			// Rewritten under a new id (rebuild.go): the old table goes
 			// as the new one is published.
-			if _, taken := e.tables[c.Table.ID]; taken {
-				return fmt.Errorf("table rewrite: table id %d is taken", c.Table.ID)
-			}
-			nt := e.newTable(c.Table)
-			if err := e.chunked(nt.prefix, func(s sink) error { return e.rewriteRows(s, t, nt, c.Sources, c.Fill) }); err != nil {
-				return err
+			if !c.staged {
+				if err := e.stageLocked(c); err != nil {
+					return err
+				}
 			}
 			if err := dropTableData(b, t); err != nil {
 				return err
@@ -140,17 +141,10 @@ func (e *Engine) PrepareCatalog(b *Batch, c *CatalogChange) error {
 			}
 			return e.rewriteRows(&memSink{b: b, seen: map[string]bool{}}, t, e.newTable(c.Table), c.Sources, c.Fill)
 		case "add_index":
-			nt := e.newTable(c.Table)
-			pos := -1
-			for i := range nt.Def.Indexes {
-				if nt.Def.Indexes[i].ID == c.Index.ID {
-					pos = i
-				}
+			if c.staged {
+				return nil
 			}
-			if pos < 0 {
-				return fmt.Errorf("index %q missing from the new definition", c.Index.Name)
-			}
-			return e.chunked(nt.IndexPrefix(pos), func(s sink) error { return e.buildIndex(s, t, nt, c.Index) })
+			return e.stageLocked(c)
 		case "drop_index":
 			for i, ix := range t.Def.Indexes {
 				if strings.EqualFold(ix.Name, c.IndexName) {

@@ -26,8 +26,11 @@ import (
 //   - a rebuild that fails (a duplicate for a UNIQUE index, a NULL in a
 //     column that became NOT NULL) clears what it wrote.
 //
-// The DDL holds its table's exclusive metadata lock and commits exclusively,
-// so no row changes while a rebuild reads.
+// The SQL layer stages a rebuild (Stage) before the DDL's exclusive commit,
+// holding the table's exclusive metadata lock with every earlier commit
+// visible, so no row of the table changes while the rebuild reads and
+// other tables' commits go on; only the publication is exclusive. Replay
+// rebuilds inside PrepareCatalog.
 //
 // A rewrite takes a new table id: its rows go under the new id's prefix
 // while the old ones stay readable, and the new definition replaces the old
@@ -63,6 +66,9 @@ func (s *chunkSink) set(k, v []byte, _ bool) error {
 		return err
 	}
 	if s.b.Len() >= chunkBytes {
+		if rebuildHook != nil {
+			rebuildHook()
+		}
 		return s.flush()
 	}
 	return nil
@@ -273,4 +279,86 @@ func (e *Engine) rewriteRows(s sink, old, nt *Table, sources []int, fillImg []by
 		}
 	}
 	return it.Error()
+}
+
+// rebuildHook, if set, is called before each chunk is committed (tests).
+var rebuildHook func()
+
+// SetRebuildHook sets the chunk size of rebuilds (0: unchanged) and a
+// function called before each chunk is committed, and returns what
+// restores both. For tests.
+func SetRebuildHook(chunk int, fn func()) (restore func()) {
+	oldFn, oldChunk := rebuildHook, chunkBytes
+	rebuildHook = fn
+	if chunk > 0 {
+		chunkBytes = chunk
+	}
+	return func() { rebuildHook, chunkBytes = oldFn, oldChunk }
+}
+
+// Stage writes the data of a change that rebuilds (add_index, and
+// rewrite_table under a new id) before its commit, so that only the
+// publication runs inside the DDL's exclusive commit: other tables'
+// commits go on while a large table is rebuilt. The caller must keep the
+// table from changing until the change commits (its exclusive metadata
+// lock, with every earlier commit visible), and call Unstage if it does
+// not commit. Other changes have nothing to stage.
+func (e *Engine) Stage(c *CatalogChange) error {
+	if c.Op != "add_index" && (c.Op != "rewrite_table" || c.Table.ID == c.TableID) {
+		return nil
+	}
+	e.mu.RLock()
+	defer e.mu.RUnlock()
+	if err := e.stageLocked(c); err != nil {
+		return err
+	}
+	c.staged = true
+	return nil
+}
+
+// Unstage clears what Stage wrote for a change that did not commit.
+func (e *Engine) Unstage(c *CatalogChange) error {
+	if !c.staged {
+		return nil
+	}
+	c.staged = false
+	p, err := e.target(c)
+	if err != nil {
+		return err
+	}
+	return e.clearRange(p)
+}
+
+// target is the key range a rebuilding change writes.
+func (e *Engine) target(c *CatalogChange) ([]byte, error) {
+	nt := e.newTable(c.Table)
+	if c.Op == "rewrite_table" {
+		return nt.prefix, nil
+	}
+	for i := range nt.Def.Indexes {
+		if nt.Def.Indexes[i].ID == c.Index.ID {
+			return nt.IndexPrefix(i), nil
+		}
+	}
+	return nil, fmt.Errorf("index %q missing from the new definition", c.Index.Name)
+}
+
+// stageLocked writes a rebuilding change's data. Called with e.mu held.
+func (e *Engine) stageLocked(c *CatalogChange) error {
+	t, ok := e.tables[c.TableID]
+	if !ok {
+		return fmt.Errorf("table id %d not found", c.TableID)
+	}
+	p, err := e.target(c)
+	if err != nil {
+		return err
+	}
+	nt := e.newTable(c.Table)
+	if c.Op == "rewrite_table" {
+		if _, taken := e.tables[c.Table.ID]; taken {
+			return fmt.Errorf("table rewrite: table id %d is taken", c.Table.ID)
+		}
+		return e.chunked(p, func(s sink) error { return e.rewriteRows(s, t, nt, c.Sources, c.Fill) })
+	}
+	return e.chunked(p, func(s sink) error { return e.buildIndex(s, t, nt, c.Index) })
 }
