@@ -60,11 +60,7 @@ func TestExecutedDDLInRelayIsSkipped(t *testing.T) {
 		}
 		r.relay = rl
 		for _, trx := range [][][]byte{ddlTrx(t, 1, "CREATE DATABASE a"), ddlTrx(t, 1, "CREATE DATABASE a"), ddlTrx(t, 2, "CREATE DATABASE b")} {
-			for i, ev := range trx {
-				if err := rl.append(ev, i == 0); err != nil {
-					t.Fatal(err)
-				}
-			}
+			appendTrx(t, rl, trx)
 		}
 		if err := rl.flush(); err != nil {
 			t.Fatal(err)
@@ -88,5 +84,15 @@ func TestExecutedDDLInRelayIsSkipped(t *testing.T) {
 		rl.close()
 		p.Close()
 		s.Close()
+	}
+}
+
+// appendTrx writes one transaction's events to the relay log.
+func appendTrx(t *testing.T, rl *relayLog, evs [][]byte) {
+	t.Helper()
+	for i, ev := range evs {
+		if err := rl.append(ev, i == 0); err != nil {
+			t.Fatal(err)
+		}
 	}
 }

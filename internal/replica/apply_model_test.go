@@ -150,11 +150,7 @@ func applyModelStream(t *testing.T, rng *rand.Rand, workers int64, mode string) 
 		ev.AddXID(gno)
 		ev.Close()
 		g := binlog.GTIDInfo{SID: testUUID, GNO: gno, LastCommitted: int64(gno) - 1, SequenceNumber: int64(gno), OriginalCommitUS: 1_700_000_000_000_000}
-		for i, e := range events(t, ev.Finalize(make([]byte, ev.FinalSize(false)), 4, 1, 1, g)) {
-			if err := rl.append(e, i == 0); err != nil {
-				t.Fatal(err)
-			}
-		}
+		appendTrx(t, rl, events(t, ev.Finalize(make([]byte, ev.FinalSize(false)), 4, 1, 1, g)))
 	}
 	if err := rl.flush(); err != nil {
 		t.Fatal(err)

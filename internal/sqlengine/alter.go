@@ -417,14 +417,7 @@ func (w *rewriter) Insert(ctx *sql.Context, r sql.Row) error {
 	if w.ovals, err = w.old.Decode(img, w.ovals); err != nil {
 		return err
 	}
-	if !w.filled {
-		for i, s := range w.sources {
-			if s < 0 {
-				w.fill[i] = got[i]
-			}
-		}
-		w.filled = true
-	}
+	w.takeFill(got)
 	want := make([]row.Value, len(got))
 	for i, s := range w.sources {
 		if s >= 0 {
@@ -449,18 +442,25 @@ func (w *rewriter) Insert(ctx *sql.Context, r sql.Row) error {
 	return nil
 }
 
+// takeFill keeps the added columns' values of the first row: every row
+// must have the same (storage writes one fill value).
+func (w *rewriter) takeFill(got []row.Value) {
+	if w.filled {
+		return
+	}
+	for i, s := range w.sources {
+		if s < 0 {
+			w.fill[i] = got[i]
+		}
+	}
+	w.filled = true
+}
+
 // insertKeyless checks a new row of a table without a primary key. No key
 // leads from it to its old row, so each added column's value is checked
 // here and the rows as a whole at Close, as a multiset.
 func (w *rewriter) insertKeyless(got []row.Value) error {
-	if !w.filled {
-		for i, s := range w.sources {
-			if s < 0 {
-				w.fill[i] = got[i]
-			}
-		}
-		w.filled = true
-	}
+	w.takeFill(got)
 	for i, s := range w.sources {
 		if s < 0 && !sameValue(w.nt, i, got, w.fill) {
 			return errNotSupported(fmt.Sprintf("ALTER TABLE ... ADD COLUMN whose value differs from row to row (column `%s`)", w.sch[i].Name))
