@@ -641,10 +641,7 @@ func (a *applier) prefetch(j *job) error {
 	for i := range j.changes {
 		c := &j.changes[i]
 		c.preVis, c.preOwn = vis, own
-		k := c.bkey
-		if c.kind == binlog.WriteRowsEventV2 {
-			k = c.akey
-		}
+		k := c.checked()
 		found, err := storage.View(db, k, func(v []byte) error {
 			c.pre = append(make([]byte, 0, len(v)), v...) // non-nil: nil is a tombstone
 			return nil
@@ -657,6 +654,15 @@ func (a *applier) prefetch(j *job) error {
 	return nil
 }
 
+// checked is the key a change's row check reads: the row it changes, or
+// for an insert the key the row takes.
+func (c *rowChange) checked() []byte {
+	if c.kind == binlog.WriteRowsEventV2 {
+		return c.akey
+	}
+	return c.bkey
+}
+
 func (a *applier) slot(k string) uint32 {
 	return uint32(maphash.String(a.seed, k)) & uint32(len(a.lastWrite)-1)
 }
@@ -667,10 +673,7 @@ func (a *applier) prefetched(c *rowChange, key []byte) (v []byte, found, ok bool
 	if c == nil || !c.preDone {
 		return nil, false, false
 	}
-	want := c.bkey
-	if c.kind == binlog.WriteRowsEventV2 {
-		want = c.akey
-	}
+	want := c.checked()
 	if !bytes.Equal(key, want) {
 		return nil, false, false
 	}
