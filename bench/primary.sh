@@ -14,6 +14,7 @@
 #
 #   bench/primary.sh                       # full matrix (~35 min at SECS=20)
 #   SECS=10 THREADS="4 16" WORKLOADS=oltp_update_non_index DURS=full bench/primary.sh
+#   LOPTS="--lockstep-gomaxprocs 8" bench/primary.sh   # extra Lockstep serve flags
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 SHARED=${SHARED:-$ROOT/../shared/bench/mariadb}
@@ -44,7 +45,8 @@ max_binlog_size=1G"
 iinit $N
 istart $N
 mkusers $N
-lstart
+# shellcheck disable=SC2086
+lstart ${LOPTS:-}
 log "prepare ${SB_TABLES}x${SB_SIZE} on both"
 sb_prepare $PORT
 sb_prepare $LPORT
@@ -78,7 +80,7 @@ measure() {
 {
   echo "# Lockstep vs MariaDB, primary alone ($(date -u +%FT%TZ))"
   echo
-  echo "sysbench ${SB_TABLES} tables x ${SB_SIZE} rows, --rand-type=$SB_RAND, --db-ps-mode=$SB_PS, ${SECS} s per run, client on the same $(nproc) cores. MariaDB $(q $N 'SELECT @@version'), Lockstep $(cd "$ROOT" && git rev-parse --short HEAD)."
+  echo "sysbench ${SB_TABLES} tables x ${SB_SIZE} rows, --rand-type=$SB_RAND, --db-ps-mode=$SB_PS, ${SECS} s per run, client on the same $(nproc) cores. MariaDB $(q $N 'SELECT @@version'), Lockstep $(cd "$ROOT" && git rev-parse --short HEAD)${LOPTS:+ with $LOPTS}."
 } > "$OUT"
 i=0
 for dur in $DURS; do

@@ -36,17 +36,18 @@ skip-name-resolve
 binlog_transaction_dependency_tracking = commit_order
 [lockstep]
 binlog_parallel_flush = ON
+lockstep_gomaxprocs = 8
 `), 0o644)
 	c, err := parse(t, "--defaults-file", cnf, "--sync_binlog=5", "--binlog-group-commit-sync-delay", "250")
 	if err != nil {
 		t.Fatal(err)
 	}
 	if c.Port != 3307 || c.SyncBinlog != 5 || c.MaxBinlogSize != 64<<20 || c.SyncDelayMicros != 250 ||
-		!c.ParallelFlush || c.DependencyTracking != commit.CommitOrder {
+		!c.ParallelFlush || c.DependencyTracking != commit.CommitOrder || c.GoMaxProcs != 8 {
 		t.Fatalf("config %+v", c)
 	}
 	d := Defaults()
-	if d.Port != 3306 || d.BindAddress != "127.0.0.1" || d.DataDir != "./lockstep-data" || d.SyncBinlog != 1 || d.DependencyTracking != commit.WriteSet {
+	if d.Port != 3306 || d.BindAddress != "127.0.0.1" || d.DataDir != "./lockstep-data" || d.SyncBinlog != 1 || d.DependencyTracking != commit.WriteSet || d.GoMaxProcs != 0 {
 		t.Fatalf("defaults %+v", d)
 	}
 }
@@ -58,6 +59,7 @@ func TestConfigRejectsBadValues(t *testing.T) {
 		{"--binlog-parallel-flush", "maybe"},
 		{"--innodb-flush-log-at-trx-commit", "-1"},
 		{"--datadir", ""},
+		{"--lockstep-gomaxprocs", "-2"},
 	} {
 		if _, err := parse(t, args...); err == nil || !strings.Contains(err.Error(), strings.TrimLeft(args[0], "-")) {
 			t.Fatalf("%v: %v", args, err)

@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"runtime"
 	"runtime/debug"
 	"strconv"
 	"strings"
@@ -450,6 +451,16 @@ func Run(ctx context.Context, cfg Config, log *slog.Logger) error {
 	}
 	if os.Getenv("GOMEMLIMIT") == "" {
 		debug.SetMemoryLimit(cfg.GCMemoryLimit)
+	}
+	// Durable commits pass through two serial goroutines (the flusher and
+	// the committer, internal/commit). The flusher returns from each fsync
+	// without a processor when every one is busy, and waits in the global
+	// run queue behind the connections; more processors than CPUs let it
+	// take an idle one and leave the sharing to the kernel. That trades
+	// read-heavy CPU for commit latency, so it is an option, not the
+	// default (docs/BENCHMARKS.md, "Go's scheduler and the commit path").
+	if cfg.GoMaxProcs > 0 && os.Getenv("GOMAXPROCS") == "" {
+		runtime.GOMAXPROCS(int(cfg.GoMaxProcs))
 	}
 	s, err := Start(cfg, log)
 	if err != nil {
