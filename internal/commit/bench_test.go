@@ -40,11 +40,7 @@ func benchPipeline(b *testing.B, size, committers int, parallel bool) {
 	defer func() { p.Close(); s.Close() }()
 	c := &storage.CatalogChange{Op: "create_table", Table: &storage.TableDef{ID: s.NewTableID(), DB: "db", Name: "t", Columns: blobCols, PK: []int{0}}}
 	if err := p.CommitExclusive(func() (*Trx, error) {
-		var ev binlog.TrxEvents
-		ev.AddCatalog(c.Encode())
-		ev.AddQuery("db", "DDL", binlog.QueryOptions{})
-		bt := s.NewBatch()
-		return &Trx{Events: &ev, Batch: bt, Catalog: c}, s.PrepareCatalog(bt, c)
+		return CatalogTrx(s, c, "db", "DDL", binlog.QueryOptions{})
 	}); err != nil {
 		b.Fatal(err)
 	}

@@ -57,15 +57,7 @@ func createTable(t testing.TB, p *Pipeline, s *storage.Engine) *storage.Table {
 		{Op: "create_table", Table: &storage.TableDef{ID: s.NewTableID(), DB: "db", Name: "kv", Columns: kvCols, PK: []int{0}}},
 	} {
 		err := p.CommitExclusive(func() (*Trx, error) {
-			var ev binlog.TrxEvents
-			ev.AddCatalog(c.Encode())
-			ev.AddQuery("db", "DDL", binlog.QueryOptions{})
-			b := s.NewBatch()
-			if err := s.PrepareCatalog(b, c); err != nil {
-				b.Close()
-				return nil, err
-			}
-			return &Trx{Events: &ev, Batch: b, Catalog: c}, nil
+			return CatalogTrx(s, c, "db", "DDL", binlog.QueryOptions{})
 		})
 		if err != nil {
 			t.Fatal(err)

@@ -85,6 +85,21 @@ type Trx struct {
 	done         chan struct{}
 }
 
+// CatalogTrx builds the transaction of a DDL statement: catalog change c,
+// logged as a Catalog event and the statement's Query event, with the
+// storage batch that applies it.
+func CatalogTrx(store *storage.Engine, c *storage.CatalogChange, db, query string, opts binlog.QueryOptions) (*Trx, error) {
+	var ev binlog.TrxEvents
+	ev.AddCatalog(c.Encode())
+	ev.AddQuery(db, query, opts)
+	b := store.NewBatch()
+	if err := store.PrepareCatalog(b, c); err != nil {
+		b.Close()
+		return nil, err
+	}
+	return &Trx{Events: &ev, Batch: b, Catalog: c}, nil
+}
+
 // Config holds the pipeline's settings. Dynamic ones are read per group.
 type Config struct {
 	ServerID   uint32

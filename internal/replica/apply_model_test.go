@@ -68,15 +68,7 @@ func modelReplica(t *testing.T, workers int64, mode string) (*commit.Pipeline, *
 			Indexes: []storage.IndexDef{{ID: 1, Name: "v", Columns: []int{1}}}, NextIndex: 2}},
 	} {
 		err := p.CommitExclusive(func() (*commit.Trx, error) {
-			var ev binlog.TrxEvents
-			ev.AddCatalog(c.Encode())
-			ev.AddQuery("db", "DDL", binlog.QueryOptions{})
-			b := s.NewBatch()
-			if err := s.PrepareCatalog(b, c); err != nil {
-				b.Close()
-				return nil, err
-			}
-			return &commit.Trx{Events: &ev, Batch: b, Catalog: c}, nil
+			return commit.CatalogTrx(s, c, "db", "DDL", binlog.QueryOptions{})
 		})
 		if err != nil {
 			t.Fatal(err)

@@ -229,19 +229,11 @@ func (e *Engine) ddl(ctx *sql.Context, db, stmt string, c *storage.CatalogChange
 		return ddlError(err)
 	}
 	err := e.pipe.CommitExclusive(func() (*commit.Trx, error) {
-		var ev binlog.TrxEvents
-		ev.AddCatalog(c.Encode())
-		ev.AddQuery(db, stmt, binlog.QueryOptions{ThreadID: uint32(ctx.Session.ID())})
-		b := e.store.NewBatch()
-		if err := e.store.PrepareCatalog(b, c); err != nil {
-			b.Close()
-			return nil, err
-		}
-		t := &commit.Trx{Events: &ev, Batch: b, Catalog: c}
-		if keep != nil {
+		t, err := commit.CatalogTrx(e.store, c, db, stmt, binlog.QueryOptions{ThreadID: uint32(ctx.Session.ID())})
+		if err == nil && keep != nil {
 			t.KeepGTID, t.GTID = true, *keep
 		}
-		return t, nil
+		return t, err
 	})
 	if err != nil {
 		if uerr := e.store.Unstage(c); uerr != nil {

@@ -39,11 +39,7 @@ func setup(t *testing.T) (*Manager, *storage.Table) {
 			Indexes: []storage.IndexDef{{ID: 1, Name: "u", Columns: []int{2}, Unique: true}}}},
 	} {
 		err := p.CommitExclusive(func() (*commit.Trx, error) {
-			var ev binlog.TrxEvents
-			ev.AddCatalog(c.Encode())
-			ev.AddQuery("db", "DDL", binlog.QueryOptions{})
-			b := s.NewBatch()
-			return &commit.Trx{Events: &ev, Batch: b, Catalog: c}, s.PrepareCatalog(b, c)
+			return commit.CatalogTrx(s, c, "db", "DDL", binlog.QueryOptions{})
 		})
 		if err != nil {
 			t.Fatal(err)
