@@ -71,14 +71,20 @@ func TestDeadlockDetected(t *testing.T) {
 	m.Lock(bg, a, "x", Exclusive, time.Second)
 	m.Lock(bg, b, "y", Exclusive, time.Second)
 	got := make(chan error)
-	go func() { got <- m.Lock(bg, a, "y", Exclusive, 5*time.Second) }()
+	go func() { got <- m.Lock(bg, a, "y", Exclusive, time.Minute) }()
 	waitForWaiters(t, m, 1)
-	start := time.Now()
-	if err := m.Lock(bg, b, "x", Exclusive, 5*time.Second); !errors.Is(err, ErrDeadlock) {
-		t.Fatalf("b: %v", err)
-	}
-	if time.Since(start) > time.Second {
-		t.Fatal("deadlock was not detected at once")
+	// b closes the cycle. It is refused before it waits: a detector that
+	// only ran after b's lock wait timeout (a minute) would answer with
+	// ErrLockWaitTimeout instead, well after the bound below.
+	victim := make(chan error, 1)
+	go func() { victim <- m.Lock(bg, b, "x", Exclusive, time.Minute) }()
+	select {
+	case err := <-victim:
+		if !errors.Is(err, ErrDeadlock) {
+			t.Fatalf("b: %v", err)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("deadlock not detected within 20 s (b's lock wait timeout is a minute)")
 	}
 	m.ReleaseAll(b) // the victim rolls back
 	if err := <-got; err != nil {

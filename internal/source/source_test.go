@@ -376,12 +376,16 @@ func TestSemiSyncAcksAndFallback(t *testing.T) {
 	if semi.Status() || semi.Stats.NoTx.Load() != 1 {
 		t.Fatalf("after a timeout: status %v no_tx %d", semi.Status(), semi.Stats.NoTx.Load())
 	}
-	// Async: the next commit does not wait; an ACK of the latest position
-	// switches semi-sync back on.
-	start = time.Now()
-	semi.WaitAck(f.log.Current(), 1)
-	if time.Since(start) > 100*time.Millisecond {
-		t.Fatal("an async commit waited")
+	// Async: the next commit does not wait (with a timeout of a minute
+	// now, one that waited would outlast the bound below); an ACK of the
+	// latest position switches semi-sync back on.
+	semi.SetTimeout(60000)
+	returned := make(chan struct{})
+	go func() { semi.WaitAck(f.log.Current(), 1); close(returned) }()
+	select {
+	case <-returned:
+	case <-time.After(20 * time.Second):
+		t.Fatal("an async commit waited for an ACK")
 	}
 	ackTo(true)
 	for !semi.Status() {
@@ -392,14 +396,20 @@ func TestSemiSyncAcksAndFallback(t *testing.T) {
 func TestWaitNoReplicaOffFallsBackAtOnce(t *testing.T) {
 	f := newFixture(t)
 	semi := f.src.Semi
-	semi.SetTimeout(5000)
+	semi.SetTimeout(60000)
 	semi.SetWaitNoReplica(false)
 	semi.SetEnabled(true)
 	f.commit(false, 0)
-	start := time.Now()
-	semi.WaitAck(f.log.Current(), 1)
-	if time.Since(start) > time.Second || semi.Status() {
+	// A commit that waited would wait out the minute's timeout.
+	returned := make(chan struct{})
+	go func() { semi.WaitAck(f.log.Current(), 1); close(returned) }()
+	select {
+	case <-returned:
+	case <-time.After(20 * time.Second):
 		t.Fatal("with no semi-sync replica and wait_no_replica OFF the commit must not wait")
+	}
+	if semi.Status() {
+		t.Fatal("with no semi-sync replica and wait_no_replica OFF semi-sync stayed on")
 	}
 }
 
