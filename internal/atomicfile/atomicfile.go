@@ -5,6 +5,7 @@
 package atomicfile
 
 import (
+	"os"
 	"path/filepath"
 
 	"github.com/cockroachdb/pebble/v2/vfs"
@@ -42,4 +43,23 @@ func SyncDir(fs vfs.FS, dir string) error {
 	}
 	defer d.Close()
 	return d.Sync()
+}
+
+// MkdirAll creates dir and any missing parents, syncing the parent of each
+// directory it creates, so the new directories survive a crash.
+func MkdirAll(fs vfs.FS, dir string, perm os.FileMode) error {
+	dir = filepath.Clean(dir)
+	if _, err := fs.Stat(dir); err == nil {
+		return nil
+	}
+	parent := filepath.Dir(dir)
+	if parent != dir {
+		if err := MkdirAll(fs, parent, perm); err != nil {
+			return err
+		}
+	}
+	if err := fs.MkdirAll(dir, perm); err != nil {
+		return err
+	}
+	return SyncDir(fs, parent)
 }

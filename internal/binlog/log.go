@@ -1,17 +1,13 @@
 package binlog
 
 import (
-	"bufio"
 	"bytes"
 	"fmt"
 	"io"
 	"path/filepath"
-	"strconv"
-	"strings"
 	"sync"
 	"time"
 
-	"github.com/cockroachdb/errors/oserror"
 	"github.com/cockroachdb/pebble/v2/vfs"
 	"github.com/lockstepdb/lockstep/internal/atomicfile"
 )
@@ -20,14 +16,20 @@ import (
 // appended to.
 //
 // Invariants:
-//   - Files are numbered by a counter; the index file lists them in order and
-//     is replaced atomically (write, sync, rename, sync dir) whenever the list
-//     changes. No directory scan ever decides what the log contains.
+//   - Files are numbered by a counter, contiguously. The files present are
+//     the truth; the index file (binlog.index, for MySQL's tools) lists them
+//     in order, is replaced atomically (write, sync, rename, sync dir)
+//     whenever the list changes, and is checked against the files at Open
+//     (recover.go says what each disagreement means).
+//   - A file is created, its header written and synced and its directory
+//     entry synced before the index names it or a transaction is appended to
+//     it, so no crash leaves the index naming a file that does not exist.
 //   - Every file starts with the magic number, a format description and a
-//     Previous_gtids event, and holds whole transactions only once synced:
-//     Open truncates a torn tail of the last file back to the end of its last
-//     complete transaction and refuses to start if damage is found before
-//     the tail.
+//     Previous_gtids event, and holds whole transactions only once synced.
+//     After every sync the synced end is written to the synced mark
+//     (binlog.synced, not itself synced): a lower bound on what is durable
+//     that survives a process crash, so Open can tell damage in bytes that
+//     were synced (refuse) from a torn tail that never was (cut).
 //   - Open always starts a new file, so appends never reopen an old one.
 //   - The appending side (Append, Sync, Rotate) belongs to one goroutine, the
 //     commit pipeline's flusher. The file list has its own mutex and is never
@@ -40,6 +42,7 @@ type Log struct {
 	cur     vfs.File
 	curNum  int
 	curSize int64
+	mark    syncedMark
 
 	listMu sync.Mutex
 	files  []FileInfo // in order; the last one is the current file
@@ -99,82 +102,24 @@ type Recovered struct {
 	Truncated int64
 }
 
-// Open opens (or creates) the log in opts.Dir, repairs a torn tail, and
-// starts a new file whose Previous_gtids is every GTID already logged plus
-// extra (GTIDs known to be executed but not in any file, e.g. purged ones).
-//
-// durable is a position the caller knows was durable (storage has flushed
-// the transactions before it): damage before it, or in any file but the
-// last, is corruption and stops Open; damage after it in the last file is
-// treated as a torn tail and cut. A bit flip in that unflushed tail cannot be
-// told from a torn write.
+// Open opens (or creates) the log in opts.Dir: Inspect, then OpenFound
+// with the next file numbered after the last one present. durable is a
+// position the caller knows was durable (see Inspect).
 func Open(opts Options, extra GTIDSet, durable Position) (*Log, Recovered, error) {
-	if opts.BaseName == "" {
-		opts.BaseName = "binlog"
-	}
-	l := &Log{opts: opts}
-	var rec Recovered
-	if err := opts.FS.MkdirAll(opts.Dir, 0o755); err != nil {
-		return nil, rec, err
-	}
-	names, err := l.readIndex()
+	f, err := Inspect(opts, durable)
 	if err != nil {
-		return nil, rec, err
+		return nil, Recovered{}, err
 	}
-	gtids := extra.Clone()
-	for i, name := range names {
-		num, err := l.parseNum(name)
-		if err != nil {
-			return nil, rec, err
-		}
-		data, err := readAll(opts.FS, filepath.Join(opts.Dir, name))
-		if err != nil {
-			return nil, rec, fmt.Errorf("binlog file %s listed in the index: %w", name, err)
-		}
-		last := i == len(names)-1
-		scan, err := ScanFile(data, nil)
-		torn := last && IsTornTail(err) && (durable.File < num || scan.End >= durable.Pos)
-		if err != nil && !torn {
-			return nil, rec, fmt.Errorf("binlog file %s is damaged at offset %d (%v); refusing to start: restore it or remove it and everything after it from %s", name, scan.End, err, filepath.Base(opts.indexPath()))
-		}
-		if i == 0 {
-			gtids.AddSet(scan.Previous)
-		}
-		gtids.AddSet(scan.GTIDs)
-		if last {
-			if scan.End < int64(len(data)) {
-				rec.Truncated = int64(len(data)) - scan.End
-				if err := l.truncate(name, data[:scan.End]); err != nil {
-					return nil, rec, err
-				}
-			}
-			rec.LastSequence = scan.LastSequence
-			rec.End = Position{File: num, Pos: scan.End}
-		}
-		l.files = append(l.files, FileInfo{Name: name, Num: num, Size: scan.End, Created: scan.Created})
+	l, err := OpenFound(f, extra, f.NextFile())
+	if err != nil {
+		return nil, Recovered{}, err
 	}
-	rec.GTIDs = gtids
-	next := 1
-	if n := len(l.files); n > 0 {
-		next = l.files[n-1].Num + 1
-	}
-	if err := l.startFile(next, time.Now(), gtids); err != nil {
-		return nil, rec, err
-	}
+	rec := Recovered{GTIDs: f.GTIDs.Clone(), LastSequence: f.LastSequence, End: f.End, Truncated: f.Cut}
+	rec.GTIDs.AddSet(extra)
 	if rec.End.File == 0 {
-		rec.End = Position{File: next, Pos: l.curSize}
+		rec.End = l.Current()
 	}
-	l.pub, l.pubCh = l.Current(), make(chan struct{})
 	return l, rec, nil
-}
-
-func (l *Log) parseNum(name string) (int, error) {
-	suffix, ok := strings.CutPrefix(name, l.opts.BaseName+".")
-	n, err := strconv.Atoi(suffix)
-	if !ok || err != nil || n <= 0 {
-		return 0, fmt.Errorf("unexpected binlog file name %q in the index", name)
-	}
-	return n, nil
 }
 
 func readAll(fs vfs.FS, path string) ([]byte, error) {
@@ -186,27 +131,6 @@ func readAll(fs vfs.FS, path string) ([]byte, error) {
 	return io.ReadAll(f)
 }
 
-func (l *Log) readIndex() ([]string, error) {
-	f, err := l.opts.FS.Open(l.opts.indexPath())
-	if err != nil {
-		if oserror.IsNotExist(err) {
-			return nil, nil
-		}
-		return nil, err
-	}
-	defer f.Close()
-	var names []string
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		line := strings.TrimSpace(sc.Text())
-		if line == "" {
-			continue
-		}
-		names = append(names, filepath.Base(line))
-	}
-	return names, sc.Err()
-}
-
 // writeIndex replaces the index atomically. Callers hold listMu.
 func (l *Log) writeIndex() error {
 	var b bytes.Buffer
@@ -216,17 +140,16 @@ func (l *Log) writeIndex() error {
 	return atomicfile.Write(l.opts.FS, l.opts.indexPath(), b.Bytes())
 }
 
-func (l *Log) truncate(name string, valid []byte) error {
-	return atomicfile.Write(l.opts.FS, filepath.Join(l.opts.Dir, name), valid)
-}
-
 // HeaderLen is the size of a new file's header for a Previous_gtids set g.
 func HeaderLen(g GTIDSet) int64 {
 	return int64(FileHeaderSize + FormatDescriptionSize + PreviousGTIDsSize(g))
 }
 
-// startFile creates file num with its header, syncs it and adds it to the
-// index.
+// startFile creates file num with its header and makes it durable, then
+// adds it to the index. The order matters: the file and its directory entry
+// are synced before the index names it, so an index never names a file that
+// a crash can take away, and the synced mark names the new file only once
+// the index does.
 func (l *Log) startFile(num int, now time.Time, prev GTIDSet) error {
 	name := l.opts.FileName(num)
 	f, err := l.opts.FS.Create(filepath.Join(l.opts.Dir, name), vfs.WriteCategoryUnspecified)
@@ -245,6 +168,10 @@ func (l *Log) startFile(num int, now time.Time, prev GTIDSet) error {
 		f.Close()
 		return err
 	}
+	if err := atomicfile.SyncDir(l.opts.FS, l.opts.Dir); err != nil {
+		f.Close()
+		return err
+	}
 	l.cur, l.curNum, l.curSize = f, num, int64(len(hdr))
 	l.listMu.Lock()
 	l.files = append(l.files, FileInfo{Name: name, Num: num, Size: l.curSize, Created: now})
@@ -253,7 +180,7 @@ func (l *Log) startFile(num int, now time.Time, prev GTIDSet) error {
 	if err != nil {
 		return err
 	}
-	return atomicfile.SyncDir(l.opts.FS, l.opts.Dir)
+	return l.mark.record(l.Current())
 }
 
 // Current is the position the next Append writes at.
@@ -273,8 +200,14 @@ func (l *Log) Append(p []byte) error {
 }
 
 // Sync makes everything appended so far durable (fdatasync, as MySQL syncs
-// its binlog: the file's size is data for this purpose).
-func (l *Log) Sync() error { return l.cur.SyncData() }
+// its binlog: the file's size is data for this purpose), then records the
+// synced end in the synced mark.
+func (l *Log) Sync() error {
+	if err := l.cur.SyncData(); err != nil {
+		return err
+	}
+	return l.mark.record(l.Current())
+}
 
 // Rotate ends the current file with a Rotate event, syncs and closes it, and
 // starts the next file with prev as its Previous_gtids.
@@ -285,6 +218,9 @@ func (l *Log) Rotate(now time.Time, prev GTIDSet) error {
 		return err
 	}
 	if err := l.cur.Sync(); err != nil {
+		return err
+	}
+	if err := l.mark.record(l.Current()); err != nil {
 		return err
 	}
 	if err := l.cur.Close(); err != nil {
@@ -340,11 +276,15 @@ func (l *Log) Close() error {
 		close(l.pubCh)
 	}
 	l.pubMu.Unlock()
+	merr := l.mark.close()
 	if l.cur == nil {
-		return nil
+		return merr
 	}
 	err := l.cur.Close()
 	l.cur = nil
+	if err == nil {
+		err = merr
+	}
 	return err
 }
 

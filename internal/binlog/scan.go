@@ -28,6 +28,10 @@ type FileScan struct {
 	GTIDs        GTIDSet
 	LastSequence int64
 	Created      time.Time
+	// Header says the file's header (format description and Previous_gtids)
+	// is complete; HeaderEnd is where it ends.
+	Header    bool
+	HeaderEnd int64
 }
 
 // ScanFile walks a whole binlog file, verifying every checksum, and calls fn
@@ -77,6 +81,7 @@ func scanFrom(data []byte, from int64, fn func(*Transaction) error) (FileScan, e
 			}
 			s.Previous = g
 			s.End = next
+			s.Header, s.HeaderEnd = true, next
 		case e.Type == GTIDEvent || e.Type == AnonymousGTIDEvent:
 			if inTrx {
 				return s, fmt.Errorf("binlog: GTID event at %d inside a transaction", pos)
