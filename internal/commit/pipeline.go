@@ -187,7 +187,7 @@ type Pipeline struct {
 	kick     chan struct{}
 	lockWait atomic.Bool
 
-	groups    chan []*Trx
+	groups    chan handoff
 	committed atomic.Int64 // highest sequence_number visible in storage
 	// ownVisible counts transactions committed under their own new GTID
 	// (not KeepGTID: a replica applier's), once visible in storage.
@@ -209,7 +209,7 @@ func New(cfg *Config, log *binlog.Log, store *storage.Engine, gtids binlog.GTIDS
 		gtids:   gtids.Clone(),
 		visible: gtids.Clone(),
 		kick:    make(chan struct{}, 1),
-		groups:  make(chan []*Trx, 64),
+		groups:  make(chan handoff, 64),
 		quit:    make(chan struct{}),
 	}
 	p.nextGNO = gtids.MaxGNO(cfg.ServerUUID) + 1
@@ -519,6 +519,7 @@ func (p *Pipeline) flusher() {
 			}
 			dirty = false
 		}
+		g := handoff{trxs: group, synced: !dirty}
 		// Replicas may read the group now: under AFTER_SYNC semi-sync the
 		// committer waits for their acknowledgement before applying it.
 		// The goroutine woken last runs next on this thread, so when the
@@ -529,11 +530,11 @@ func (p *Pipeline) flusher() {
 			p.cfg.Observer.GroupCommitted(len(group))
 		}
 		if wait, afterSync := p.ackWaitPoint(); wait && afterSync {
-			p.groups <- group
+			p.groups <- g
 			p.log.Publish()
 		} else {
 			p.log.Publish()
-			p.groups <- group
+			p.groups <- g
 		}
 		// More may have queued while we wrote and synced.
 		p.qmu.Lock()
@@ -543,6 +544,13 @@ func (p *Pipeline) flusher() {
 			p.kickFlusher()
 		}
 	}
+}
+
+// handoff is what the flusher hands the committer: transactions written
+// (and synced, if synced) to the binlog, in order.
+type handoff struct {
+	trxs   []*Trx
+	synced bool
 }
 
 const (
@@ -701,11 +709,15 @@ func (p *Pipeline) committer() {
 	defer p.wg.Done()
 	batches := make([]*storage.Batch, 0, 64)
 	ends := make([]binlog.Position, 0, 64)
-	for group := range p.groups {
+	for g := range p.groups {
+		group := g.trxs
 		batches, ends = batches[:0], ends[:0]
 		for _, t := range group {
 			if t.Batch == nil {
 				t.Batch = p.store.NewBatch()
+			}
+			if !t.rotateOnly {
+				t.Batch.SetGTID(t.GTID.SID, t.GTID.GNO)
 			}
 			batches = append(batches, t.Batch)
 			ends = append(ends, t.End)
@@ -724,7 +736,7 @@ func (p *Pipeline) committer() {
 		if wait && afterSync {
 			p.cfg.Acks.WaitAck(last.End, trxs)
 		}
-		err := p.store.Apply(batches, ends)
+		err := p.store.Apply(batches, ends, g.synced)
 		for _, t := range group {
 			if err == nil && t.Catalog != nil {
 				p.store.PublishCatalog(t.Catalog)

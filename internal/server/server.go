@@ -98,11 +98,14 @@ func Start(cfg Config, log *slog.Logger) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
+	for _, n := range rec.Notes {
+		log.Warn("recovery: " + n)
+	}
 	if rec.Replayed > 0 || rec.Truncated > 0 {
 		log.Info("recovered from the binlog", "replayed_transactions", rec.Replayed, "truncated_tail_bytes", rec.Truncated)
 	}
 	if rec.StoreAhead {
-		log.Warn("the store holds transactions the binlog lost (relaxed sync setting and an OS crash); replicas will not receive them")
+		log.Warn("the binlog lost transactions the store holds (a relaxed sync_binlog / innodb_flush_log_at_trx_commit setting and an OS crash): they stay, replicas will not receive them, and their GTIDs stay executed", "gtids", rec.StoreOnly.String(), "store_position", fmt.Sprintf("%d:%d", rec.DurableFrom.File, rec.DurableFrom.Pos))
 	}
 	s := &Server{cfg: cfg, uuid: id, pipe: pipe, store: store, blog: blog, log: log}
 	s.source = source.New(blog, cfg.ServerID, id, pipe.GTIDExecuted, semi, log.With("component", "source"))

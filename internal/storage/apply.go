@@ -499,7 +499,9 @@ func (e *Engine) Replay(trx *binlog.Transaction, end binlog.Position) error {
 			changes = append(changes, c)
 		}
 	}
-	if err := e.Apply([]*Batch{b}, []binlog.Position{end}); err != nil {
+	b.SetGTID(trx.GTID.SID, trx.GTID.GNO)
+	// Open syncs the binlog before replaying from it.
+	if err := e.Apply([]*Batch{b}, []binlog.Position{end}, true); err != nil {
 		return err
 	}
 	for _, c := range changes {

@@ -99,7 +99,7 @@ func TestChunkedRebuilds(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			if err := e.Apply([]*Batch{b}, []binlog.Position{{File: 1, Pos: 200}}); err != nil {
+			if err := e.Apply([]*Batch{b}, []binlog.Position{{File: 1, Pos: 200}}, true); err != nil {
 				t.Fatal(err)
 			}
 
@@ -158,7 +158,7 @@ func TestChunkedRebuilds(t *testing.T) {
 			if err := nb.Set(ents[0].Key, ents[0].Value); err != nil {
 				t.Fatal(err)
 			}
-			if err := e.Apply([]*Batch{nb}, []binlog.Position{{File: 1, Pos: 300}}); err != nil {
+			if err := e.Apply([]*Batch{nb}, []binlog.Position{{File: 1, Pos: 300}}, true); err != nil {
 				t.Fatal(err)
 			}
 			fill, _ := FillImage(e.newTable(&nn), make([]row.Value, 3))
@@ -184,7 +184,7 @@ func TestChunkedRebuilds(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			if err := e.Apply([]*Batch{db}, []binlog.Position{{File: 1, Pos: 400}}); err != nil {
+			if err := e.Apply([]*Batch{db}, []binlog.Position{{File: 1, Pos: 400}}, true); err != nil {
 				t.Fatal(err)
 			}
 

@@ -34,7 +34,8 @@
 //	0x01 tableID(8) 0x03 hash(16) slot(4)    -> row image (no primary key)
 //	0x01 tableID(8) 0x04 hash(16) n(4)       -> row key (image index, no primary key)
 //	0x01 tableID(8) 0x02 indexID(4) ik [pk]  -> pk
-//	0x00 "meta/applied"                      -> binlog file(8) pos(8)
+//	0x00 "meta/applied"                      -> binlog file(8) pos(8) flags(1)
+//	0x00 "meta/gtidmax/" uuid(16)            -> highest GTID number applied
 //	0x00 "meta/" name                        -> value (server uuid, ...)
 //	0x00 "cat/db/" name                      -> DatabaseDef (JSON)
 //	0x00 "cat/tab/" id(8)                    -> TableDef (JSON)
@@ -71,6 +72,14 @@ const (
 )
 
 var metaAppliedKey = []byte("\x00meta/applied")
+
+// appliedRelaxed flags a metaApplied record written by an Apply whose
+// binlog bytes were not known to be synced.
+const appliedRelaxed = 1
+
+const gtidMaxPrefix = "\x00meta/gtidmax/"
+
+func gtidMaxKey(sid binlog.UUID) []byte { return append([]byte(gtidMaxPrefix), sid[:]...) }
 
 // DatabaseDef is a database (schema) in the catalog.
 type DatabaseDef struct {
@@ -122,7 +131,8 @@ type Engine struct {
 	byName map[string]*Table // lower(db) + "." + lower(name)
 	nextID uint64
 
-	applied atomic.Pointer[binlog.Position]
+	applied       atomic.Pointer[binlog.Position]
+	openedRelaxed bool // the applied record read at Open was written relaxed
 }
 
 // Options configure an Engine.
@@ -156,6 +166,9 @@ func Open(o Options) (*Engine, error) {
 		defer c.Unref()
 		popts.Cache = c
 	}
+	if err := checkManifestMarker(o.FS, o.Dir); err != nil {
+		return nil, err
+	}
 	db, err := pebble.Open(o.Dir, popts)
 	if err != nil {
 		return nil, err
@@ -167,9 +180,12 @@ func Open(o Options) (*Engine, error) {
 	}
 	var pos binlog.Position
 	if v, c, err := db.Get(metaAppliedKey); err == nil {
-		if len(v) == 16 {
+		if len(v) >= 16 {
 			pos = binlog.Position{File: int(binary.BigEndian.Uint64(v)), Pos: int64(binary.BigEndian.Uint64(v[8:]))}
 		}
+		// A 16-byte record (written before the flag existed) counts as
+		// synced, the stricter reading.
+		e.openedRelaxed = len(v) > 16 && v[16]&appliedRelaxed != 0
 		c.Close()
 	} else if !errors.Is(err, pebble.ErrNotFound) {
 		db.Close()
@@ -177,6 +193,29 @@ func Open(o Options) (*Engine, error) {
 	}
 	e.applied.Store(&pos)
 	return e, nil
+}
+
+// checkManifestMarker refuses a store directory that holds files but no
+// manifest marker: Pebble would start an empty store there, and the data
+// it held would be silently gone.
+func checkManifestMarker(fs vfs.FS, dir string) error {
+	names, err := fs.List(dir)
+	if err != nil {
+		return nil // no directory yet: a new store
+	}
+	var other string
+	for _, n := range names {
+		if strings.HasPrefix(n, "marker.manifest.") {
+			return nil
+		}
+		if strings.HasPrefix(n, "MANIFEST-") || strings.HasSuffix(n, ".sst") {
+			other = n
+		}
+	}
+	if other != "" {
+		return fmt.Errorf("the store in %s holds %s but no manifest marker (marker.manifest.*): it is damaged; refusing to open it as a new, empty store", dir, other)
+	}
+	return nil
 }
 
 type quietLogger struct{}
@@ -198,6 +237,32 @@ func (e *Engine) Close() error {
 
 // Applied is the binlog position of the last applied batch.
 func (e *Engine) Applied() binlog.Position { return *e.applied.Load() }
+
+// OpenedRelaxed says the position read at Open was recorded by an Apply
+// whose binlog bytes were not known to be synced: the binlog may have lost
+// transactions the store holds.
+func (e *Engine) OpenedRelaxed() bool { return e.openedRelaxed }
+
+// GTIDHighWater returns, per source UUID, the highest GTID number of a
+// transaction the store holds (as of the last flush).
+func (e *Engine) GTIDHighWater() (map[binlog.UUID]uint64, error) {
+	it, err := e.db.NewIter(&pebble.IterOptions{LowerBound: []byte(gtidMaxPrefix), UpperBound: row.PrefixEnd([]byte(gtidMaxPrefix))})
+	if err != nil {
+		return nil, err
+	}
+	defer it.Close()
+	out := map[binlog.UUID]uint64{}
+	for it.First(); it.Valid(); it.Next() {
+		k, v := it.Key(), it.Value()
+		if len(k) != len(gtidMaxPrefix)+16 || len(v) != 8 {
+			return nil, fmt.Errorf("store: bad GTID record %x", k)
+		}
+		var sid binlog.UUID
+		copy(sid[:], k[len(gtidMaxPrefix):])
+		out[sid] = binary.BigEndian.Uint64(v)
+	}
+	return out, it.Error()
+}
 
 // Flush makes everything applied so far durable and returns the position
 // that is now durable.
@@ -596,8 +661,14 @@ func (t *Table) Encode(dst []byte, vals []row.Value) ([]byte, error) {
 
 // Batch is a set of changes applied atomically with a binlog position.
 type Batch struct {
-	b *pebble.Batch
+	b   *pebble.Batch
+	sid binlog.UUID
+	gno uint64 // 0: no GTID (a rotation marker)
 }
+
+// SetGTID names the transaction the batch applies; Apply records the
+// highest GTID number applied per source UUID with the position.
+func (b *Batch) SetGTID(sid binlog.UUID, gno uint64) { b.sid, b.gno = sid, gno }
 
 // NewBatch starts a batch.
 func (e *Engine) NewBatch() *Batch { return &Batch{b: e.db.NewBatch()} }
@@ -631,16 +702,22 @@ func (b *Batch) Close() { b.b.Close() }
 // says exactly which transactions it holds: replay redoes each transaction
 // once, which writes that are not idempotent (rows of tables without a
 // primary key) depend on.
-func (e *Engine) Apply(batches []*Batch, ends []binlog.Position) error {
+//
+// synced says the binlog bytes of these transactions were synced before
+// Apply was called (a durable setting). It is recorded with the position:
+// a store recorded as synced can never be ahead of the binlog, so recovery
+// treats a binlog that ends before it as damage, while under a relaxed
+// setting an OS crash can lose a binlog tail the store has.
+func (e *Engine) Apply(batches []*Batch, ends []binlog.Position, synced bool) error {
 	if len(batches) != len(ends) {
 		return fmt.Errorf("storage apply: %d batches, %d positions", len(batches), len(ends))
 	}
 	if len(batches) == 0 {
 		return nil
 	}
-	m := merger{db: e.db}
+	m := merger{db: e.db, relaxed: !synced}
 	for i, b := range batches {
-		if err := m.add(b.b, ends[i]); err != nil {
+		if err := m.add(b, ends[i]); err != nil {
 			return err
 		}
 	}
@@ -662,20 +739,43 @@ const (
 // merger commits a sequence of batches, merging runs of small ones. A run
 // of one is committed as it is, without a copy.
 type merger struct {
-	db     *pebble.DB
-	first  *pebble.Batch // the first small batch of the run, not yet copied
-	merged *pebble.Batch // the run's copy once it has two batches
-	end    binlog.Position
+	db      *pebble.DB
+	first   *pebble.Batch // the first small batch of the run, not yet copied
+	merged  *pebble.Batch // the run's copy once it has two batches
+	end     binlog.Position
+	relaxed bool
+	high    []gtidMax // highest GTID per UUID in the run
 }
 
-func (m *merger) add(b *pebble.Batch, end binlog.Position) error {
+type gtidMax struct {
+	sid binlog.UUID
+	gno uint64
+}
+
+func (m *merger) note(b *Batch) {
+	if b.gno == 0 {
+		return
+	}
+	for i := range m.high {
+		if m.high[i].sid == b.sid {
+			m.high[i].gno = max(m.high[i].gno, b.gno)
+			return
+		}
+	}
+	m.high = append(m.high, gtidMax{b.sid, b.gno})
+}
+
+func (m *merger) add(sb *Batch, end binlog.Position) error {
+	b := sb.b
 	if b.Len() >= mergeBatchMax {
 		if err := m.flush(); err != nil {
 			return err
 		}
+		m.note(sb)
 		m.first, m.end = b, end
 		return m.flush()
 	}
+	m.note(sb)
 	m.end = end
 	switch {
 	case m.first == nil:
@@ -709,12 +809,23 @@ func (m *merger) flush() error {
 		first.Close()
 		b = merged
 	}
-	var v [16]byte
+	var v [17]byte
 	binary.BigEndian.PutUint64(v[:], uint64(m.end.File))
 	binary.BigEndian.PutUint64(v[8:], uint64(m.end.Pos))
+	if m.relaxed {
+		v[16] = appliedRelaxed
+	}
 	if err := b.Set(metaAppliedKey, v[:], nil); err != nil {
 		return err
 	}
+	for _, h := range m.high {
+		var g [8]byte
+		binary.BigEndian.PutUint64(g[:], h.gno)
+		if err := b.Set(gtidMaxKey(h.sid), g[:], nil); err != nil {
+			return err
+		}
+	}
+	m.high = m.high[:0]
 	return commitBatch(b)
 }
 

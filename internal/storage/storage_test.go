@@ -34,7 +34,7 @@ func catalog(t *testing.T, e *Engine, c *CatalogChange) error {
 		b.Close()
 		return err
 	}
-	if err := e.Apply([]*Batch{b}, []binlog.Position{{File: 1, Pos: 100}}); err != nil {
+	if err := e.Apply([]*Batch{b}, []binlog.Position{{File: 1, Pos: 100}}, true); err != nil {
 		return err
 	}
 	e.PublishCatalog(c)
@@ -116,7 +116,7 @@ func TestReplayMaintainsIndexes(t *testing.T) {
 		if err := e.ApplyRowEvent(b, ownWrites{}, typ, rowsEvent(t, tab, typ, images...)); err != nil {
 			t.Fatal(err)
 		}
-		if err := e.Apply([]*Batch{b}, []binlog.Position{{File: 1, Pos: 200}}); err != nil {
+		if err := e.Apply([]*Batch{b}, []binlog.Position{{File: 1, Pos: 200}}, true); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -200,7 +200,7 @@ func TestApplyMergesSmallBatches(t *testing.T) {
 	add("\x02b", big)
 	add("\x02c", []byte("3"))
 	add("\x02a", []byte("4"))
-	if err := e.Apply(batches, ends); err != nil {
+	if err := e.Apply(batches, ends, true); err != nil {
 		t.Fatal(err)
 	}
 	for k, want := range map[string]int{"\x02a": 1, "\x02b": len(big), "\x02c": 1} {
@@ -215,10 +215,10 @@ func TestApplyMergesSmallBatches(t *testing.T) {
 	if e.Applied() != ends[len(ends)-1] {
 		t.Fatalf("applied %v", e.Applied())
 	}
-	if v, _, _ := Get(e.DB(), metaAppliedKey); len(v) != 16 || v[15] != byte(ends[4].Pos) {
+	if v, _, _ := Get(e.DB(), metaAppliedKey); len(v) != 17 || v[15] != byte(ends[4].Pos) || v[16] != 0 {
 		t.Fatalf("recorded position %x", v)
 	}
-	if err := e.Apply(batches[:1], ends); err == nil {
+	if err := e.Apply(batches[:1], ends, true); err == nil {
 		t.Fatal("Apply with mismatched positions succeeded")
 	}
 }
