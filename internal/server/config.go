@@ -65,6 +65,10 @@ type Config struct {
 	ReplicaSkipErrors                      string
 	SemiSyncReplicaEnabled                 bool
 	ReadOnly, SuperReadOnly                bool
+
+	// ResetAccounts recreates a missing account store (mysql.db) with
+	// root@localhost and no password instead of refusing to start.
+	ResetAccounts bool
 }
 
 // Defaults are the values with no options.
@@ -311,6 +315,8 @@ var options = []option{
 	strOpt("source-password", "that user's password", func(c *Config) *string { return &c.SourcePassword }),
 	boolOpt("source-auto-position", "find the position on the source from the replica's GTIDs",
 		func(c *Config) *bool { return &c.SourceAutoPosition }),
+	boolOpt("lockstep-reset-accounts", "when the account store (<datadir>/mysql.db) of a data directory in use is missing, recreate it with root@localhost and no password instead of refusing to start",
+		func(c *Config) *bool { return &c.ResetAccounts }),
 	boolOpt("skip-replica-start", "do not start replication at server start",
 		func(c *Config) *bool { return &c.SkipReplicaStart }),
 	intOpt("replica-parallel-workers", "applier worker threads (0 or 1 = apply in the coordinator)",

@@ -16,6 +16,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/cockroachdb/pebble/v2/vfs"
@@ -55,6 +56,7 @@ type Server struct {
 	repl     *replica.Replica
 	gtidNext sync.Map // connection id -> binlog.GTIDInfo (SET gtid_next)
 	unbound  *handler // the handler wrapHandler made last, until bound
+	dirLock  *os.File // holds the data directory's lock (lockDataDir)
 }
 
 // bind gives the handler wrapHandler just made its listener's session
@@ -66,10 +68,19 @@ func (s *Server) bind(lst *gmsserver.Server) {
 
 // Start opens the data directory (recovering it if needed) and starts
 // listening. It returns once clients can connect.
-func Start(cfg Config, log *slog.Logger) (*Server, error) {
-	if err := os.MkdirAll(cfg.DataDir, 0o755); err != nil {
+func Start(cfg Config, log *slog.Logger) (_ *Server, err error) {
+	if err := atomicfile.MkdirAll(vfs.Default, cfg.DataDir, 0o755); err != nil {
 		return nil, fmt.Errorf("creating --datadir %s: %w", cfg.DataDir, err)
 	}
+	dirLock, err := lockDataDir(cfg.DataDir)
+	if err != nil {
+		return nil, err
+	}
+	defer func() {
+		if err != nil {
+			dirLock.Close()
+		}
+	}()
 	id, err := serverUUID(cfg.DataDir)
 	if err != nil {
 		return nil, err
@@ -107,7 +118,7 @@ func Start(cfg Config, log *slog.Logger) (*Server, error) {
 	if rec.StoreAhead {
 		log.Warn("the binlog lost transactions the store holds (a relaxed sync_binlog / innodb_flush_log_at_trx_commit setting and an OS crash): they stay, replicas will not receive them, and their GTIDs stay executed", "gtids", rec.StoreOnly.String(), "store_position", fmt.Sprintf("%d:%d", rec.DurableFrom.File, rec.DurableFrom.Pos))
 	}
-	s := &Server{cfg: cfg, uuid: id, pipe: pipe, store: store, blog: blog, log: log}
+	s := &Server{cfg: cfg, uuid: id, pipe: pipe, store: store, blog: blog, log: log, dirLock: dirLock}
 	s.source = source.New(blog, cfg.ServerID, id, pipe.GTIDExecuted, semi, log.With("component", "source"))
 	s.source.DomainID = uint32(cfg.GTIDDomainID)
 	locks := lock.New()
@@ -294,7 +305,32 @@ func (s *Server) Close() error {
 	if e := s.shutdownStorage(); err == nil {
 		err = e
 	}
+	s.dirLock.Close()
 	return err
+}
+
+// lockDataDir takes <dir>/lockstep.pid with an exclusive advisory lock,
+// held until the returned file is closed (or the process ends), and
+// writes the process id in it: a second server on the same directory is
+// refused with a message naming the one that holds it.
+func lockDataDir(dir string) (*os.File, error) {
+	path := filepath.Join(dir, "lockstep.pid")
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
+	if err != nil {
+		return nil, fmt.Errorf("locking the data directory: %w", err)
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		pid, _ := os.ReadFile(path)
+		f.Close()
+		if errors.Is(err, syscall.EWOULDBLOCK) {
+			return nil, fmt.Errorf("the data directory %s is in use by another lockstep server (pid %s); stop it, or give this one another --datadir", dir, strings.TrimSpace(string(pid)))
+		}
+		return nil, fmt.Errorf("locking the data directory %s: %w", dir, err)
+	}
+	if err := f.Truncate(0); err == nil {
+		_, _ = f.WriteAt([]byte(strconv.Itoa(os.Getpid())+"\n"), 0)
+	}
+	return f, nil
 }
 
 func (s *Server) shutdownStorage() error {

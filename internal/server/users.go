@@ -1,37 +1,120 @@
 package server
 
 import (
+	"bytes"
+	"encoding/binary"
+	"errors"
 	"fmt"
+	"hash/crc32"
 	"os"
 	"path/filepath"
+	"sync/atomic"
 
 	"github.com/cockroachdb/pebble/v2/vfs"
 	"github.com/dolthub/go-mysql-server/sql"
 	"github.com/lockstepdb/lockstep/internal/atomicfile"
+	"github.com/lockstepdb/lockstep/internal/storage"
 )
 
 // userStore keeps accounts and grants (GMS's mysql database) in
 // <datadir>/mysql.db, replaced atomically on every change.
-type userStore struct{ path string }
+//
+// The file starts with a magic string and a CRC-32C of the rest, so damage
+// is found at start instead of being read as another set of accounts (a
+// file without the magic, written by an earlier version, is read as it
+// is). Once the file has been written, the store records so (meta
+// "accounts"): a data directory whose account store has gone missing
+// refuses to start, since starting would give a passwordless root and
+// none of the accounts and grants it had, unless --lockstep-reset-accounts
+// asks for exactly that.
+type userStore struct {
+	path     string
+	store    *storage.Engine
+	recorded atomic.Bool // the store knows the file exists
+}
 
-func (u userStore) Persist(_ *sql.Context, data []byte) error {
-	return atomicfile.Write(vfs.Default, u.path, data)
+const (
+	accountsMeta  = "accounts"
+	accountsMagic = "LKACCT1\n"
+)
+
+var accountsCRC = crc32.MakeTable(crc32.Castagnoli)
+
+func (u *userStore) Persist(_ *sql.Context, data []byte) error {
+	var b bytes.Buffer
+	b.WriteString(accountsMagic)
+	_ = binary.Write(&b, binary.BigEndian, crc32.Checksum(data, accountsCRC))
+	b.Write(data)
+	if err := atomicfile.Write(vfs.Default, u.path, b.Bytes()); err != nil {
+		return err
+	}
+	return u.record()
+}
+
+// record notes in the store that the account file exists.
+func (u *userStore) record() error {
+	if u.recorded.Load() {
+		return nil
+	}
+	if err := u.store.SetMeta(accountsMeta, []byte("1")); err != nil {
+		return err
+	}
+	u.recorded.Store(true)
+	return nil
+}
+
+// decodeAccounts checks the file's checksum and returns GMS's data.
+func decodeAccounts(b []byte) ([]byte, error) {
+	rest, ok := bytes.CutPrefix(b, []byte(accountsMagic))
+	if !ok {
+		return b, nil // written before the checksum existed
+	}
+	if len(rest) < 4 {
+		return nil, errors.New("truncated")
+	}
+	data := rest[4:]
+	if crc32.Checksum(data, accountsCRC) != binary.BigEndian.Uint32(rest) {
+		return nil, errors.New("checksum mismatch")
+	}
+	return data, nil
 }
 
 // loadUsers installs the persister and loads saved accounts, if any.
 func (s *Server) loadUsers() error {
-	u := userStore{path: filepath.Join(s.cfg.DataDir, "mysql.db")}
+	u := &userStore{path: filepath.Join(s.cfg.DataDir, "mysql.db"), store: s.store}
+	_, known, err := s.store.Meta(accountsMeta)
+	if err != nil {
+		return err
+	}
+	u.recorded.Store(known)
 	db := s.sql.GMS.Analyzer.Catalog.MySQLDb
 	db.SetPersister(u)
-	data, err := os.ReadFile(u.path)
+	raw, err := os.ReadFile(u.path)
 	if os.IsNotExist(err) {
-		return nil
+		if !known {
+			return nil
+		}
+		if !s.cfg.ResetAccounts {
+			return fmt.Errorf("refusing to start: the account store %s is missing from a data directory that had one; starting would give a passwordless root and lose every account and grant. Restore it from a backup, or start once with --lockstep-reset-accounts to recreate root@localhost without a password", u.path)
+		}
+		s.log.Warn("the account store is missing: recreated with root@localhost and no password (--lockstep-reset-accounts); every other account and grant is gone", "file", u.path)
+		db.AddRootAccount()
+		ed := db.Editor()
+		defer ed.Close()
+		return db.Persist(sql.NewEmptyContext(), ed)
 	}
 	if err != nil {
 		return err
 	}
+	data, err := decodeAccounts(raw)
+	if err != nil {
+		return fmt.Errorf("refusing to start: the account store %s is damaged (%v). Restore it from a backup, or remove it and start once with --lockstep-reset-accounts to recreate root@localhost without a password", u.path, err)
+	}
 	if err := db.LoadData(sql.NewEmptyContext(), data); err != nil {
-		return fmt.Errorf("loading accounts from %s: %w", u.path, err)
+		return fmt.Errorf("refusing to start: loading accounts from %s: %w", u.path, err)
+	}
+	if err := u.record(); err != nil {
+		return err
 	}
 	// root@localhost without a password is always there.
 	db.AddRootAccount()
