@@ -5,8 +5,14 @@
 package atomicfile
 
 import (
+	"bytes"
+	"fmt"
+	"hash/crc32"
+	"io"
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
 
 	"github.com/cockroachdb/pebble/v2/vfs"
 )
@@ -62,4 +68,46 @@ func MkdirAll(fs vfs.FS, dir string, perm os.FileMode) error {
 		return err
 	}
 	return SyncDir(fs, parent)
+}
+
+// checkedTrailer starts the last line of a file written by WriteChecked.
+const checkedTrailer = "\n// crc32c "
+
+var castagnoli = crc32.MakeTable(crc32.Castagnoli)
+
+// WriteChecked replaces path with data followed by a line holding data's
+// CRC-32C, so that ReadChecked finds damage instead of reading another
+// value (a flipped bit in a host name is still a valid host name).
+func WriteChecked(fs vfs.FS, path string, data []byte) error {
+	out := append(append([]byte(nil), data...), fmt.Sprintf("%s%08x\n", checkedTrailer, crc32.Checksum(data, castagnoli))...)
+	return Write(fs, path, out)
+}
+
+// ReadChecked reads a file written by WriteChecked and verifies it. A file
+// without the checksum line (written before it existed) is returned as it
+// is.
+func ReadChecked(fs vfs.FS, path string) ([]byte, error) {
+	f, err := fs.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	b, err := io.ReadAll(f)
+	if err != nil {
+		return nil, err
+	}
+	tag := []byte(checkedTrailer[1:])
+	i := bytes.LastIndex(b, tag)
+	if i < 0 {
+		return b, nil
+	}
+	if i == 0 || b[i-1] != '\n' {
+		return nil, fmt.Errorf("%s is damaged (its checksum line is)", path)
+	}
+	data, line := b[:i-1], strings.TrimSpace(string(b[i+len(tag):]))
+	sum, err := strconv.ParseUint(line, 16, 32)
+	if err != nil || uint32(sum) != crc32.Checksum(data, castagnoli) {
+		return nil, fmt.Errorf("%s is damaged (checksum mismatch)", path)
+	}
+	return data, nil
 }

@@ -36,6 +36,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/cockroachdb/errors/oserror"
 	"github.com/cockroachdb/pebble/v2/vfs"
 	"github.com/lockstepdb/lockstep/internal/atomicfile"
 	"github.com/lockstepdb/lockstep/internal/binlog"
@@ -144,7 +145,7 @@ func New(o Options) (*Replica, error) {
 	r.Settings.Type.Store(TypeLogicalClock)
 	r.Settings.SkipErrors.Store("OFF")
 	r.Settings.NetTimeout.Store(60)
-	b, err := os.ReadFile(filepath.Join(o.Dir, sourceFile))
+	b, err := atomicfile.ReadChecked(vfs.Default, filepath.Join(o.Dir, sourceFile))
 	switch {
 	case err == nil:
 		r.src = DefaultSource()
@@ -152,11 +153,15 @@ func New(o Options) (*Replica, error) {
 			return nil, fmt.Errorf("%s: %w", sourceFile, err)
 		}
 		r.configured = true
-	case !os.IsNotExist(err):
+	case !oserror.IsNotExist(err):
 		return nil, err
 	}
-	if b, err := os.ReadFile(filepath.Join(o.Dir, positionFile)); err == nil {
-		_ = json.Unmarshal(b, &r.execPos)
+	if b, err := atomicfile.ReadChecked(vfs.Default, filepath.Join(o.Dir, positionFile)); err == nil {
+		if err := json.Unmarshal(b, &r.execPos); err != nil {
+			return nil, fmt.Errorf("%s: %w", positionFile, err)
+		}
+	} else if !oserror.IsNotExist(err) {
+		return nil, err
 	}
 	if err := removeRelayFiles(o.Dir); err != nil {
 		return nil, err
@@ -216,7 +221,7 @@ func (r *Replica) ChangeSource(change func(*SourceConfig) error) error {
 		}
 	}
 	b, _ := json.MarshalIndent(c, "", "  ")
-	if err := atomicfile.Write(vfs.Default, filepath.Join(r.o.Dir, sourceFile), b); err != nil {
+	if err := atomicfile.WriteChecked(vfs.Default, filepath.Join(r.o.Dir, sourceFile), b); err != nil {
 		return err
 	}
 	r.src, r.configured = c, true
@@ -385,7 +390,7 @@ func (r *Replica) resumePosition(src SourceConfig) (string, uint64) {
 
 func (r *Replica) savePositionLocked() error {
 	b, _ := json.Marshal(r.execPos)
-	return atomicfile.Write(vfs.Default, filepath.Join(r.o.Dir, positionFile), b)
+	return atomicfile.WriteChecked(vfs.Default, filepath.Join(r.o.Dir, positionFile), b)
 }
 
 // saveExecPosition records the source position of applied transactions
