@@ -4,7 +4,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"log/slog"
 	"os"
 	"os/signal"
 	"runtime/pprof"
@@ -30,7 +29,7 @@ func main() {
 			if err != nil {
 				return err
 			}
-			log := slog.New(slog.NewTextHandler(os.Stderr, nil))
+			log := server.NewLogger(os.Stderr, cfg.LogLevel)
 			// Development aid: LOCKSTEP_CPUPROFILE=file profiles until shutdown.
 			if path := os.Getenv("LOCKSTEP_CPUPROFILE"); path != "" {
 				f, err := os.Create(path)

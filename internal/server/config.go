@@ -2,6 +2,7 @@ package server
 
 import (
 	"fmt"
+	"log/slog"
 	"sort"
 	"strconv"
 	"strings"
@@ -37,6 +38,8 @@ type Config struct {
 	GoMaxProcs int64
 	// HTTPPort serves /metrics on BindAddress (0 = off).
 	HTTPPort int
+	// LogLevel is the least severe level the log shows (NewLogger).
+	LogLevel slog.Level
 
 	// Semi-synchronous replication, source side.
 	SemiSyncEnabled       bool
@@ -279,6 +282,21 @@ var options = []option{
 		func(c *Config) *int64 { return &c.GCMemoryLimit }, 64<<20, 1<<50),
 	intOpt("lockstep-gomaxprocs", "OS threads running Go code at once (GOMAXPROCS; 0 = the CPUs available; GOMAXPROCS in the environment takes precedence): more than the CPUs shortens durable commit latency under many connections and costs read-heavy work CPU",
 		func(c *Config) *int64 { return &c.GoMaxProcs }, 0, 1024),
+	{name: "lockstep-log-level", help: "least severe messages the log shows: DEBUG (adds client connections and go-mysql-server's query logging), INFO, WARN or ERROR",
+		def: func(c *Config) string { return c.LogLevel.String() },
+		apply: func(c *Config, v string) error {
+			var l slog.Level
+			switch u := strings.ToUpper(strings.TrimSpace(v)); u {
+			case "DEBUG", "INFO", "WARN", "ERROR":
+				if err := l.UnmarshalText([]byte(u)); err != nil {
+					return err
+				}
+			default:
+				return fmt.Errorf("invalid value %q for --lockstep-log-level (expected DEBUG, INFO, WARN or ERROR)", v)
+			}
+			c.LogLevel = l
+			return nil
+		}},
 	boolOpt("rpl-semi-sync-source-enabled", "semi-synchronous replication: commits wait for a replica's acknowledgement",
 		func(c *Config) *bool { return &c.SemiSyncEnabled }),
 	intOpt("rpl-semi-sync-source-timeout", "milliseconds a commit waits for an acknowledgement before the source falls back to async",

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
@@ -37,17 +38,18 @@ binlog_transaction_dependency_tracking = commit_order
 [lockstep]
 binlog_parallel_flush = ON
 lockstep_gomaxprocs = 8
+lockstep_log_level = warn
 `), 0o644)
-	c, err := parse(t, "--defaults-file", cnf, "--sync_binlog=5", "--binlog-group-commit-sync-delay", "250")
+	c, err := parse(t, "--defaults-file", cnf, "--sync_binlog=5", "--binlog-group-commit-sync-delay", "250", "--lockstep-log-level=debug")
 	if err != nil {
 		t.Fatal(err)
 	}
 	if c.Port != 3307 || c.SyncBinlog != 5 || c.MaxBinlogSize != 64<<20 || c.SyncDelayMicros != 250 ||
-		!c.ParallelFlush || c.DependencyTracking != commit.CommitOrder || c.GoMaxProcs != 8 {
+		!c.ParallelFlush || c.DependencyTracking != commit.CommitOrder || c.GoMaxProcs != 8 || c.LogLevel != slog.LevelDebug {
 		t.Fatalf("config %+v", c)
 	}
 	d := Defaults()
-	if d.Port != 3306 || d.BindAddress != "127.0.0.1" || d.DataDir != "./lockstep-data" || d.SyncBinlog != 1 || d.DependencyTracking != commit.WriteSet || d.GoMaxProcs != 0 {
+	if d.Port != 3306 || d.BindAddress != "127.0.0.1" || d.DataDir != "./lockstep-data" || d.SyncBinlog != 1 || d.DependencyTracking != commit.WriteSet || d.GoMaxProcs != 0 || d.LogLevel != slog.LevelInfo {
 		t.Fatalf("defaults %+v", d)
 	}
 }
@@ -60,6 +62,7 @@ func TestConfigRejectsBadValues(t *testing.T) {
 		{"--innodb-flush-log-at-trx-commit", "-1"},
 		{"--datadir", ""},
 		{"--lockstep-gomaxprocs", "-2"},
+		{"--lockstep-log-level", "loud"},
 	} {
 		if _, err := parse(t, args...); err == nil || !strings.Contains(err.Error(), strings.TrimLeft(args[0], "-")) {
 			t.Fatalf("%v: %v", args, err)
