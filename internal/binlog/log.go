@@ -6,6 +6,7 @@ import (
 	"io"
 	"path/filepath"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/cockroachdb/pebble/v2/vfs"
@@ -227,6 +228,34 @@ func (l *Log) Rotate(now time.Time, prev GTIDSet) error {
 		return err
 	}
 	return l.startFile(l.curNum+1, now, prev)
+}
+
+// Rewind cuts the current file back to pos after an append that failed
+// part-way (a full disk), so the next append continues from a transaction
+// boundary. pos must be in the current file, at or after its last synced
+// end. The bytes are cut with the file's descriptor; a file without one
+// can only be "rewound" to where it already ends.
+func (l *Log) Rewind(pos Position) error {
+	if pos.File != l.curNum || pos.Pos > l.curSize {
+		return fmt.Errorf("binlog: cannot rewind %s to %d (it is at %s:%d)", l.Name(pos.File), pos.Pos, l.Name(l.curNum), l.curSize)
+	}
+	if pos.Pos < l.curSize {
+		fd := l.cur.Fd()
+		if fd == vfs.InvalidFd {
+			return fmt.Errorf("binlog: cannot cut %s back to %d: no file descriptor", l.Name(l.curNum), pos.Pos)
+		}
+		if err := syscall.Ftruncate(int(fd), pos.Pos); err != nil {
+			return fmt.Errorf("binlog: cutting %s back to %d: %w", l.Name(l.curNum), pos.Pos, err)
+		}
+		if _, err := syscall.Seek(int(fd), pos.Pos, io.SeekStart); err != nil {
+			return fmt.Errorf("binlog: cutting %s back to %d: %w", l.Name(l.curNum), pos.Pos, err)
+		}
+	}
+	l.curSize = pos.Pos
+	l.listMu.Lock()
+	l.files[len(l.files)-1].Size = l.curSize
+	l.listMu.Unlock()
+	return nil
 }
 
 // RotateEventSize is the size of the Rotate event that ends the current file.

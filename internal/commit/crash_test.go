@@ -7,6 +7,7 @@ import (
 	"io"
 	"math/rand/v2"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -279,9 +280,11 @@ func mapsEqual(a, b map[int64]int64) bool {
 
 // checkBinlogDecodes parses every binlog file with go-mysql, verifying
 // checksums, and checks that last_committed < sequence_number.
-func checkBinlogDecodes(t *testing.T, fs vfs.FS) {
+func checkBinlogDecodes(t *testing.T, fs vfs.FS) { checkBinlogDecodesIn(t, fs, "/data") }
+
+func checkBinlogDecodesIn(t *testing.T, fs vfs.FS, dir string) {
 	t.Helper()
-	names, err := fs.List("/data")
+	names, err := fs.List(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -289,7 +292,7 @@ func checkBinlogDecodes(t *testing.T, fs vfs.FS) {
 		if len(n) != len("binlog.000001") || n[:7] != "binlog." {
 			continue
 		}
-		f, err := fs.Open("/data/" + n)
+		f, err := fs.Open(filepath.Join(dir, n))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -378,34 +381,74 @@ func TestFsyncFailureRefusesCommits(t *testing.T) {
 	s.Close()
 }
 
-// TestDiskFullRefusesCommits: a failing write (ENOSPC) is never
-// acknowledged and stops later commits, like a failing fsync.
-func TestDiskFullRefusesCommits(t *testing.T) {
-	ffs := &failFS{FS: vfs.NewMem()}
-	p, s, _ := openAt(t, ffs, newConfig(0, true, 1<<30))
-	tab := createTable(t, p, s)
-	if err := put(p, s, tab, map[int64]int64{1: 1}, nil); err != nil {
-		t.Fatal(err)
+// TestDiskFullUndoesAndResumes: a write that fails for lack of space
+// (ENOSPC) is never acknowledged; the group is cut from the binlog and
+// taken back, and commits resume by themselves once writes succeed again,
+// with the GTID and sequence numbers the failed ones would have had. Run
+// on memory (nothing written before the error) and on a real directory
+// with half of the group written before the error (cut back with the
+// file's descriptor).
+func TestDiskFullUndoesAndResumes(t *testing.T) {
+	for _, partial := range []bool{false, true} {
+		t.Run(fmt.Sprintf("partial=%v", partial), func(t *testing.T) {
+			var base vfs.FS = vfs.NewMem()
+			dir := "/data"
+			if partial {
+				base, dir = vfs.Default, t.TempDir()
+			}
+			ffs := &failFS{FS: base}
+			ffs.partial.Store(partial)
+			cfg := newConfig(1, true, 1<<30)
+			p, s, _, _, err := Open(OpenOptions{FS: ffs, Dir: dir, Config: cfg})
+			if err != nil {
+				t.Fatal(err)
+			}
+			tab := createTable(t, p, s)
+			if err := put(p, s, tab, map[int64]int64{1: 1}, nil); err != nil {
+				t.Fatal(err)
+			}
+			before := p.GTIDExecuted().MaxGNO(crashUUID)
+			ffs.failWrite.Store(true)
+			for k := range int64(3) {
+				err := put(p, s, tab, map[int64]int64{10 + k: 1}, nil)
+				if !errors.Is(err, ErrNoSpace) || !strings.Contains(err.Error(), "no space left") {
+					t.Fatalf("commit with a failing write: %v", err)
+				}
+			}
+			if g := p.GTIDExecuted().MaxGNO(crashUUID); g != before {
+				t.Fatalf("failed commits kept GTIDs up to %d (had %d)", g, before)
+			}
+			ffs.failWrite.Store(false)
+			if err := put(p, s, tab, map[int64]int64{3: 3}, nil); err != nil {
+				t.Fatalf("commit after space returned: %v", err)
+			}
+			if g := p.GTIDExecuted().MaxGNO(crashUUID); g != before+1 {
+				t.Fatalf("the commit after the failures took GTID %d, want %d", g, before+1)
+			}
+			if got := readAllRows(t, s, tab); !mapsEqual(got, map[int64]int64{1: 1, 3: 3}) {
+				t.Fatalf("rows after the failures: %v", got)
+			}
+			p.Close()
+			s.Close()
+			checkBinlogDecodesIn(t, base, dir)
+			p, s, _, rec, err := Open(OpenOptions{FS: base, Dir: dir, Config: newConfig(1, true, 1<<30)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer func() { p.Close(); s.Close() }()
+			tab, _ = s.Table("db", "kv")
+			if got := readAllRows(t, s, tab); !mapsEqual(got, map[int64]int64{1: 1, 3: 3}) || rec.Truncated != 0 {
+				t.Fatalf("rows after reopening: %v (cut %d)", got, rec.Truncated)
+			}
+		})
 	}
-	ffs.failWrite.Store(true)
-	err := put(p, s, tab, map[int64]int64{2: 2}, nil)
-	if err == nil || !strings.Contains(err.Error(), "no space left") {
-		t.Fatalf("commit with a failing write: %v", err)
-	}
-	if err := put(p, s, tab, map[int64]int64{3: 3}, nil); !errors.Is(err, ErrStopped) {
-		t.Fatalf("commit after a failed write: %v", err)
-	}
-	if got := readAllRows(t, s, tab); len(got) != 1 {
-		t.Fatalf("rows visible after the failure: %v", got)
-	}
-	p.Close()
-	s.Close()
 }
 
 type failFS struct {
 	vfs.FS
 	failSync  atomic.Bool
 	failWrite atomic.Bool
+	partial   atomic.Bool // a failing write writes half its bytes first
 }
 
 func (f *failFS) Create(name string, c vfs.DiskWriteCategory) (vfs.File, error) {
@@ -437,6 +480,10 @@ func (f *failFile) SyncData() error { return f.Sync() }
 
 func (f *failFile) Write(p []byte) (int, error) {
 	if f.fs.failWrite.Load() {
+		if f.fs.partial.Load() {
+			n, _ := f.File.Write(p[:len(p)/2])
+			return n, syscall.ENOSPC
+		}
 		return 0, syscall.ENOSPC
 	}
 	return f.File.Write(p)

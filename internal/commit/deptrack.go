@@ -54,6 +54,17 @@ func (t *tracker) reset(seq int64) {
 	t.historyStart = seq
 }
 
+// rollback forgets every transaction after seq (reserved, then undone):
+// later ones depend on everything up to seq.
+func (t *tracker) rollback(seq int64) {
+	t.reset(seq)
+	for s, v := range t.sessions {
+		if v > seq {
+			t.sessions[s] = seq
+		}
+	}
+}
+
 func (t *tracker) lastCommitted(mode Tracking, size int, ws []uint64, seq, commitParent int64, session uint64) int64 {
 	if mode == CommitOrder {
 		return commitParent

@@ -64,6 +64,8 @@ type OpenOptions struct {
 	CacheSize int64
 	// Logger receives the store's (Pebble's) messages; nil is quiet.
 	Logger pebble.Logger
+	// Warn receives the store's disk-full episodes (storage.Options.Warn).
+	Warn func(msg string)
 }
 
 // Recovery reports what Open did.
@@ -100,7 +102,7 @@ func refuse(format string, a ...any) error { return &RefusalError{Err: fmt.Error
 // starts the pipeline.
 func Open(o OpenOptions) (*Pipeline, *storage.Engine, *binlog.Log, Recovery, error) {
 	var rec Recovery
-	store, err := storage.Open(storage.Options{FS: o.FS, Dir: filepath.Join(o.Dir, "store"), Collator: o.Collator, CacheSize: o.CacheSize, Logger: o.Logger})
+	store, err := storage.Open(storage.Options{FS: o.FS, Dir: filepath.Join(o.Dir, "store"), Collator: o.Collator, CacheSize: o.CacheSize, Logger: o.Logger, Warn: o.Warn})
 	if err != nil {
 		return nil, nil, nil, rec, &RefusalError{Err: fmt.Errorf("opening the store: %w", err)}
 	}

@@ -43,6 +43,7 @@ import (
 	"fmt"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/lockstepdb/lockstep/internal/binlog"
@@ -154,6 +155,7 @@ type Stats struct {
 	Fsyncs          atomic.Uint64
 	FsyncNanos      atomic.Uint64
 	RotateCount     atomic.Uint64
+	NoSpaceErrors   atomic.Uint64 // groups undone for lack of disk space
 }
 
 // ErrStopped is returned once the pipeline has failed or closed.
@@ -501,6 +503,9 @@ func (p *Pipeline) flusher() {
 		}
 		// 3. write
 		if err := p.write(group); err != nil {
+			if p.rewind(err, group) {
+				continue
+			}
 			p.fail(err, group)
 			return
 		}
@@ -667,6 +672,65 @@ func (p *Pipeline) sync() error {
 		p.cfg.Observer.Fsynced(d)
 	}
 	return err
+}
+
+// ErrNoSpace wraps a binlog write that failed for lack of disk space and
+// was undone: the transactions it carried and those queued behind it were
+// not committed; later ones are tried again.
+var ErrNoSpace = errors.New("binlog write failed for lack of disk space; the transaction was not committed")
+
+func isNoSpace(err error) bool {
+	return errors.Is(err, syscall.ENOSPC) || errors.Is(err, syscall.EDQUOT)
+}
+
+// rewind undoes a group whose write failed for lack of space, so that
+// commits resume by themselves once space is freed, instead of stopping
+// the pipeline: the file is cut back to where the group started, the
+// group and everything queued behind it fail with ErrNoSpace, and the
+// reservations they made (positions, GTID numbers, sequence numbers,
+// dependency history) are taken back, so the next transaction is reserved
+// as if they had never been. None of them was acknowledged, published to
+// replicas or applied. A group that rotated the file, and a write the log
+// cannot cut back, still stop the pipeline.
+func (p *Pipeline) rewind(err error, group []*Trx) bool {
+	if !isNoSpace(err) {
+		return false
+	}
+	for _, t := range group {
+		if t.rotateBefore {
+			return false
+		}
+	}
+	start := group[0].start
+	if p.log.Rewind(start) != nil {
+		return false
+	}
+	p.mu.Lock()
+	p.qmu.Lock()
+	failed := append(group, p.queue...)
+	p.queue = nil
+	p.qmu.Unlock()
+	var gone binlog.GTIDSet
+	for _, t := range failed {
+		if !t.rotateOnly {
+			gone.Add(t.GTID.SID, t.GTID.GNO)
+		}
+	}
+	p.gtids = p.gtids.Subtract(gone)
+	p.nextGNO = p.gtids.MaxGNO(p.cfg.ServerUUID) + 1
+	p.pos = start
+	p.nextSeq = group[0].GTID.SequenceNumber
+	p.tracker.rollback(p.nextSeq - 1)
+	p.mu.Unlock()
+	p.Stats.NoSpaceErrors.Add(1)
+	err = fmt.Errorf("%w: %w", ErrNoSpace, err)
+	for _, t := range failed {
+		if t.Batch != nil {
+			t.Batch.Close()
+		}
+		p.finish(t, err)
+	}
+	return true
 }
 
 // fail stops the pipeline: group and everything queued get err.

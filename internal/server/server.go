@@ -105,6 +105,7 @@ func Start(cfg Config, log *slog.Logger) (_ *Server, err error) {
 	pipe, store, blog, rec, err := commit.Open(commit.OpenOptions{
 		FS: vfs.Default, Dir: cfg.DataDir, Collator: sqlengine.Collator{}, Config: pc, CacheSize: cfg.CacheSizeBytes,
 		Logger: storeLogger{log.With("component", "store")},
+		Warn:   func(msg string) { log.Warn(msg, "component", "store") },
 	})
 	if err != nil {
 		return nil, err

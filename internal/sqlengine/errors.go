@@ -34,6 +34,8 @@ func mysqlError(err error) error {
 		return mysql.NewSQLError(mysql.ERSPDoesNotExist, "42000", "%s", err.Error())
 	case errors.Is(err, context.Canceled):
 		return mysql.NewSQLError(mysql.ERQueryInterrupted, "70100", "Query execution was interrupted")
+	case errors.Is(err, commit.ErrNoSpace):
+		return mysql.NewSQLError(erErrorOnWrite, "HY000", "Error writing file 'binlog' (errno: 28 - No space left on device): %s", err.Error())
 	case errors.Is(err, commit.ErrStopped):
 		return mysql.NewSQLError(erErrorOnWrite, "HY000", "Error writing the binary log: %s", err.Error())
 	}

@@ -52,6 +52,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/cockroachdb/pebble/v2/vfs"
@@ -145,6 +146,9 @@ type Options struct {
 	// Logger receives Pebble's messages (quiet if nil). Pebble's Fatalf
 	// must not return.
 	Logger pebble.Logger
+	// Warn receives the start and end of a disk-full episode (diskfull.go);
+	// nil sends them to Logger's Errorf.
+	Warn func(msg string)
 }
 
 // Open opens or creates the store.
@@ -152,14 +156,19 @@ func Open(o Options) (*Engine, error) {
 	if o.Collator == nil {
 		o.Collator = row.BinaryCollator{}
 	}
+	var logger pebble.Logger = quietLogger{}
+	if o.Logger != nil {
+		logger = o.Logger
+	}
+	el := &episodeLogger{inner: logger, warn: o.Warn}
+	if el.warn == nil {
+		el.warn = func(msg string) { logger.Errorf("%s", msg) }
+	}
 	popts := &pebble.Options{
-		FS:           o.FS,
+		FS:           &noSpaceFS{FS: o.FS, log: el, sleep: time.Sleep},
 		DisableWAL:   true,
 		MemTableSize: 64 << 20,
-		Logger:       o.Logger,
-	}
-	if popts.Logger == nil {
-		popts.Logger = quietLogger{}
+		Logger:       el,
 	}
 	if o.CacheSize > 0 {
 		c := pebble.NewCache(o.CacheSize)
