@@ -187,6 +187,9 @@ func checkRecovers(t *testing.T, name string, fs vfs.FS, acked uint64) {
 	if err != nil {
 		t.Fatalf("%s: %v", name, err)
 	}
+	if files := l.Files(); len(files) > 1 && rec.End.File != files[len(files)-2].Num {
+		t.Fatalf("%s: recovered end %v, but the last file before the new one is %s", name, rec.End, files[len(files)-2].Name)
+	}
 	got := rec.GTIDs.MaxGNO(testSID)
 	if got < acked {
 		t.Fatalf("%s: recovered GTIDs %s, but 1-%d were acknowledged", name, rec.GTIDs, acked)

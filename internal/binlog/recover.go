@@ -290,10 +290,9 @@ func Inspect(opts Options, durable Position) (*Found, error) {
 		all.AddSet(scan.GTIDs)
 		f.Files = append(f.Files, FileInfo{Name: name, Num: num, Size: scan.End, Created: scan.Created})
 		f.heads = append(f.heads, scan.HeaderEnd)
-		if isLast {
-			f.LastSequence = scan.LastSequence
-			f.End = Position{File: num, Pos: scan.End}
-		}
+		// The last file kept (a half-created one after it is removed).
+		f.LastSequence = scan.LastSequence
+		f.End = Position{File: num, Pos: scan.End}
 	}
 	if len(f.Files) != len(listed) {
 		f.indexDiffers = true

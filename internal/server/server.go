@@ -130,7 +130,7 @@ func Start(cfg Config, log *slog.Logger) (_ *Server, err error) {
 	})
 	if err != nil {
 		s.shutdownStorage()
-		return nil, err
+		return nil, fmt.Errorf("refusing to start: %w. Restore the file from a backup, or remove it and configure replication again with CHANGE REPLICATION SOURCE TO", err)
 	}
 	s.repl.Settings.Workers.Store(cfg.ReplicaParallelWorkers)
 	s.repl.Settings.Type.Store(cfg.ReplicaParallelType)
