@@ -24,7 +24,9 @@ func Write(fs vfs.FS, path string, data []byte) error {
 	if err != nil {
 		return err
 	}
-	if _, err := f.Write(data); err != nil {
+	// vfs.File.Write may modify what it is given (Pebble's in-memory
+	// filesystem does, under the race detector): write a copy.
+	if _, err := f.Write(append([]byte(nil), data...)); err != nil {
 		f.Close()
 		return err
 	}
