@@ -1,6 +1,7 @@
 package binlog
 
 import (
+	"cmp"
 	"encoding/binary"
 	"encoding/hex"
 	"fmt"
@@ -237,6 +238,10 @@ func (g GTIDSet) appendEncoded(dst []byte) []byte {
 	return dst
 }
 
+// decodeGTIDSet decodes the binary form. It takes bytes from peers
+// (replicas' dump commands) and from files: the intervals are collected,
+// then sorted and merged once, so the work is O(n log n) whatever their
+// order (adding them one by one in descending order was quadratic).
 func decodeGTIDSet(b []byte) (GTIDSet, error) {
 	var g GTIDSet
 	if len(b) < 8 {
@@ -244,6 +249,7 @@ func decodeGTIDSet(b []byte) (GTIDSet, error) {
 	}
 	n := binary.LittleEndian.Uint64(b)
 	b = b[8:]
+	raw := map[UUID][]Interval{}
 	for range n {
 		if len(b) < 24 {
 			return g, errShort
@@ -252,13 +258,30 @@ func decodeGTIDSet(b []byte) (GTIDSet, error) {
 		copy(u[:], b)
 		k := binary.LittleEndian.Uint64(b[16:])
 		b = b[24:]
-		if uint64(len(b)) < 16*k {
+		if k > uint64(len(b))/16 {
 			return g, errShort
 		}
 		for range k {
-			g.AddRange(u, binary.LittleEndian.Uint64(b), binary.LittleEndian.Uint64(b[8:]))
+			if s, e := binary.LittleEndian.Uint64(b), binary.LittleEndian.Uint64(b[8:]); s < e {
+				raw[u] = append(raw[u], Interval{s, e})
+			}
 			b = b[16:]
 		}
+	}
+	for u, ivs := range raw {
+		slices.SortFunc(ivs, func(a, b Interval) int { return cmp.Compare(a.Start, b.Start) })
+		merged := ivs[:1]
+		for _, iv := range ivs[1:] {
+			if last := &merged[len(merged)-1]; iv.Start <= last.End {
+				last.End = max(last.End, iv.End)
+			} else {
+				merged = append(merged, iv)
+			}
+		}
+		if g.m == nil {
+			g.m = make(map[UUID][]Interval)
+		}
+		g.m[u] = slices.Clip(merged)
 	}
 	return g, nil
 }
