@@ -61,14 +61,17 @@ var (
 
 // adminStatement runs query if it is one of the binlog administration
 // statements; handled reports whether it was.
-func (s *Server) adminStatement(query string) (res *sqltypes.Result, handled bool, err error) {
+func (s *Server) adminStatement(c *mysql.Conn, query string) (res *sqltypes.Result, handled bool, err error) {
 	if len(query) > 256 || !adminPrefix(query) {
 		return nil, false, nil
 	}
 	if m := showRepl.FindStringSubmatch(query); m != nil {
+		if err := s.require(c, needReplicationSlave); err != nil {
+			return nil, true, err
+		}
 		return s.showReplicas(!strings.EqualFold(m[1], "replicas")), true, nil
 	}
-	ok, err := s.binlogAdmin(query)
+	ok, err := s.binlogAdmin(c, query)
 	if ok {
 		return &sqltypes.Result{}, true, err
 	}
@@ -86,10 +89,19 @@ func adminPrefix(q string) bool {
 	return p == "flush" || p == "purge" || strings.HasPrefix(p, "show")
 }
 
-func (s *Server) binlogAdmin(query string) (handled bool, err error) {
+func (s *Server) binlogAdmin(c *mysql.Conn, query string) (handled bool, err error) {
 	switch {
 	case flushLogs.MatchString(query):
+		if err := s.require(c, needReload); err != nil {
+			return true, err
+		}
 		return true, s.pipe.Rotate()
+	case purgeTo.MatchString(query), purgeBef.MatchString(query):
+		if err := s.require(c, needBinlogAdmin); err != nil {
+			return true, err
+		}
+	}
+	switch {
 	case purgeTo.MatchString(query):
 		name := purgeTo.FindStringSubmatch(query)[2]
 		for _, f := range s.blog.Files() {

@@ -69,6 +69,10 @@ type Config struct {
 	SemiSyncReplicaEnabled                 bool
 	ReadOnly, SuperReadOnly                bool
 
+	// SecureFilePriv confines file import and export (relative to
+	// DataDir; empty: anywhere the server can read and write).
+	SecureFilePriv string
+
 	// ResetAccounts recreates a missing account store (mysql.db) with
 	// root@localhost and no password instead of refusing to start.
 	ResetAccounts bool
@@ -80,6 +84,7 @@ func Defaults() Config {
 		Port:                   3306,
 		BindAddress:            "127.0.0.1",
 		DataDir:                "./lockstep-data",
+		SecureFilePriv:         "secure-files",
 		ServerID:               1,
 		SyncBinlog:             1,
 		FlushLogAtTrxCommit:    1,
@@ -331,6 +336,8 @@ var options = []option{
 	intOpt("source-connect-retry", "seconds between reconnection attempts", func(c *Config) *int64 { return &c.SourceConnectRetry }, 1, 31536000),
 	strOpt("source-user", "user the replica connects to its source as", func(c *Config) *string { return &c.SourceUser }),
 	strOpt("source-password", "that user's password", func(c *Config) *string { return &c.SourcePassword }),
+	strOpt("secure-file-priv", "the only folder LOAD_FILE(), LOAD DATA INFILE and SELECT ... INTO OUTFILE/DUMPFILE may use (relative to --datadir; empty: any folder the server can reach, not recommended)",
+		func(c *Config) *string { return &c.SecureFilePriv }),
 	boolOpt("source-auto-position", "find the position on the source from the replica's GTIDs",
 		func(c *Config) *bool { return &c.SourceAutoPosition }),
 	boolOpt("lockstep-reset-accounts", "when the account store (<datadir>/mysql.db) of a data directory in use is missing, recreate it with root@localhost and no password instead of refusing to start",

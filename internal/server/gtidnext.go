@@ -30,6 +30,9 @@ func (s *Server) gtidNextStatement(c *mysql.Conn, query string) (*sqltypes.Resul
 	q := strings.TrimLeft(query, " \t\r\n")
 	if len(q) < 200 && len(q) > 3 && strings.EqualFold(q[:3], "set") && strings.Contains(strings.ToLower(q), "gtid_next") {
 		if m := setGTIDNext.FindStringSubmatch(query); m != nil {
+			if err := s.require(c, needGTIDNext); err != nil {
+				return nil, true, err
+			}
 			return s.setGTIDNext(c, m)
 		}
 	}

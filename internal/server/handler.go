@@ -101,6 +101,23 @@ var gmsErrors = []struct {
 	{"Duplicate key name ", "", mysql.ERDupKeyName, "42000", ""},
 	{"table with name ", " already exists", mysql.ERTableExists, "42S01", ""},
 	{"column \"", "\" could not be found in any table in scope", mysql.ERBadFieldError, "42S22", ""},
+	// A privilege missing: GMS says neither which nor at what level. A
+	// statement on tables gets MySQL's 1142 (see deniedFor), others 1227.
+	{"command denied to user ", "", erSpecificAccessDenied, "42000", ""},
+}
+
+// tableStatement matches statements whose privileges are table privileges.
+var tableStatement = regexp.MustCompile(`(?i)^\s*(\(\s*)*(select|insert|update|delete|replace|with|table|create\s+table|drop\s+table|alter\s+table|truncate|rename\s+table|create\s+index|drop\s+index)\b`)
+
+// deniedFor turns a privilege denial of a statement on tables into
+// MySQL's ER_TABLEACCESS_DENIED_ERROR (1142); restoreError has made every
+// denial 1227, which is right for global privileges (CREATE USER, KILL).
+func deniedFor(query string, err error) error {
+	var se *mysql.SQLError
+	if errors.As(err, &se) && se.Num == erSpecificAccessDenied && strings.HasPrefix(se.Message, "command denied to user ") && tableStatement.MatchString(query) {
+		return mysql.NewSQLError(erTableAccessDenied, "42000", "%s", se.Message)
+	}
+	return err
 }
 
 // sqlStates are MySQL's SQLSTATEs for errors GMS sends with its generic
@@ -134,20 +151,21 @@ func track(ctx context.Context, c *mysql.Conn) (context.Context, func()) {
 	}
 }
 
+// intercept runs the statements Lockstep answers itself, in one order
+// for both query entry points: SET gtid_next and what follows it, replica
+// control and status, binlog administration. handled reports whether
+// query was one of them.
+func (s *Server) intercept(c *mysql.Conn, query string) (res *sqltypes.Result, handled bool, err error) {
+	for _, f := range []func(*mysql.Conn, string) (*sqltypes.Result, bool, error){s.gtidNextStatement, s.replicaStatement, s.adminStatement} {
+		if res, ok, err := f(c, query); ok {
+			return res, true, err
+		}
+	}
+	return nil, false, nil
+}
+
 func (h *handler) ComQuery(ctx context.Context, c *mysql.Conn, query string, cb mysql.ResultSpoolFn) error {
-	if res, ok, err := h.s.gtidNextStatement(c, query); ok {
-		if err != nil {
-			return err
-		}
-		return cb(res, false)
-	}
-	if res, ok, err := h.s.replicaStatement(c, query); ok {
-		if err != nil {
-			return err
-		}
-		return cb(res, false)
-	}
-	if res, ok, err := h.s.adminStatement(query); ok {
+	if res, ok, err := h.s.intercept(c, query); ok {
 		if err != nil {
 			return err
 		}
@@ -156,19 +174,13 @@ func (h *handler) ComQuery(ctx context.Context, c *mysql.Conn, query string, cb 
 	ctx, done := track(ctx, c)
 	defer done()
 	if ok, err := h.fast.query(ctx, h.Handler, c, query, nil, nil, func(r *sqltypes.Result) error { return cb(r, false) }); ok {
-		return restoreError(err)
+		return deniedFor(query, restoreError(err))
 	}
-	return restoreError(h.Handler.ComQuery(ctx, c, query, cb))
+	return deniedFor(query, restoreError(h.Handler.ComQuery(ctx, c, query, cb)))
 }
 
 func (h *handler) ComMultiQuery(ctx context.Context, c *mysql.Conn, query string, cb mysql.ResultSpoolFn) (string, error) {
-	if res, ok, err := h.s.replicaStatement(c, query); ok {
-		if err != nil {
-			return "", err
-		}
-		return "", cb(res, false)
-	}
-	if res, ok, err := h.s.adminStatement(query); ok {
+	if res, ok, err := h.s.intercept(c, query); ok {
 		if err != nil {
 			return "", err
 		}
@@ -178,10 +190,10 @@ func (h *handler) ComMultiQuery(ctx context.Context, c *mysql.Conn, query string
 	defer done()
 	// The fast path takes a query of one statement (parse checks).
 	if ok, err := h.fast.query(ctx, h.Handler, c, query, nil, nil, func(r *sqltypes.Result) error { return cb(r, false) }); ok {
-		return "", restoreError(err)
+		return "", deniedFor(query, restoreError(err))
 	}
 	rest, err := h.Handler.ComMultiQuery(ctx, c, query, cb)
-	return rest, restoreError(err)
+	return rest, deniedFor(query, restoreError(err))
 }
 
 // ComInitDB is USE from the protocol (mysql -D, a driver's database).
@@ -194,7 +206,7 @@ func (h *handler) ComPrepare(ctx context.Context, c *mysql.Conn, query string, p
 	if err == nil {
 		h.fast.prepare(ctx, h.Handler, c, query, p)
 	}
-	return f, restoreError(err)
+	return f, deniedFor(query, restoreError(err))
 }
 
 func (h *handler) ComStmtExecute(ctx context.Context, c *mysql.Conn, p *mysql.PrepareData, cb func(*sqltypes.Result) error) error {
@@ -202,10 +214,10 @@ func (h *handler) ComStmtExecute(ctx context.Context, c *mysql.Conn, p *mysql.Pr
 	defer done()
 	if plan := h.fast.planFor(c, p); plan != nil {
 		if ok, err := h.fast.query(ctx, h.Handler, c, p.PrepareStmt, p.BindVars, plan, cb); ok {
-			return restoreError(err)
+			return deniedFor(p.PrepareStmt, restoreError(err))
 		}
 	}
-	return restoreError(h.Handler.ComStmtExecute(ctx, c, p, cb))
+	return deniedFor(p.PrepareStmt, restoreError(h.Handler.ComStmtExecute(ctx, c, p, cb)))
 }
 
 // ConnectionClosed forgets the connection's COM_REGISTER_SLAVE, if any.
@@ -214,6 +226,15 @@ func (h *handler) ConnectionClosed(c *mysql.Conn) {
 	h.s.gtidNext.Delete(c.ConnectionID)
 	h.fast.forget(c.ConnectionID)
 	h.Handler.ConnectionClosed(c)
+}
+
+// ConnectionAuthenticated lets the wire wrapper parse dump commands from
+// now on (see wireConn.authed).
+func (h *handler) ConnectionAuthenticated(c *mysql.Conn) error {
+	if w, ok := c.Conn.(*wireConn); ok {
+		w.authed.Store(true)
+	}
+	return h.Handler.ConnectionAuthenticated(c)
 }
 
 // NewConnection advertises autocommit in the handshake: sessions start with

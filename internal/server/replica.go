@@ -43,13 +43,11 @@ func (s *Server) replicaStatement(c *mysql.Conn, query string) (*sqltypes.Result
 	if len(query) > 4096 || !replicaPrefix(query) {
 		return nil, false, nil
 	}
-	admin := func() error {
-		if c != nil && !s.hasPrivilege(c, sql.PrivilegeType_Super) && !s.hasPrivilege(c, sql.PrivilegeType_ReplicationClient) {
-			return mysql.NewSQLError(1227, "42000", "Access denied; you need (at least one of) the SUPER or REPLICATION_SLAVE_ADMIN privilege(s) for this operation")
-		}
-		return nil
-	}
+	admin := func() error { return s.require(c, needReplicaAdmin) }
 	if m := showReplica.FindStringSubmatch(query); m != nil {
+		if err := s.require(c, needReplicationClient); err != nil {
+			return nil, true, err
+		}
 		return s.showReplicaStatus(strings.EqualFold(m[1], "slave")), true, nil
 	}
 	if m := changeSource.FindStringSubmatch(query); m != nil {
@@ -81,7 +79,7 @@ func (s *Server) replicaStatement(c *mysql.Conn, query string) (*sqltypes.Result
 		return &sqltypes.Result{}, true, nil
 	}
 	if m := resetReplica.FindStringSubmatch(query); m != nil {
-		if err := admin(); err != nil {
+		if err := s.require(c, needReload); err != nil {
 			return nil, true, err
 		}
 		return &sqltypes.Result{}, true, replicaError(s.repl.Reset(m[1] != ""))

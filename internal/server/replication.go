@@ -21,6 +21,9 @@ import (
 
 // ComRegisterReplica implements mysql.BinlogReplicaHandler.
 func (h handler) ComRegisterReplica(c *mysql.Conn, host string, port uint16, _, _ string) error {
+	if err := h.s.require(c, needReplicationSlave); err != nil {
+		return err
+	}
 	h.s.source.Register(c.ConnectionID, source.Registration{Host: host, Port: port})
 	return nil
 }
@@ -40,8 +43,8 @@ func (h handler) ComBinlogDumpGTID(c *mysql.Conn, _ string, _ uint64, _ mysql.GT
 	if cmd.err != nil {
 		return mysql.NewSQLError(1835, "HY000", "Malformed communication packet: %v", cmd.err)
 	}
-	if !h.s.hasPrivilege(c, sql.PrivilegeType_ReplicationSlave) {
-		return mysql.NewSQLError(source.ErrSpecificAccessDenied, "42000", "Access denied; you need (at least one of) the REPLICATION SLAVE privilege(s) for this operation")
+	if err := h.s.require(c, needReplicationSlave); err != nil {
+		return err
 	}
 	req := h.s.dumpRequest(c, cmd)
 	// The dump owns the connection from here; it sends its own errors.
@@ -49,20 +52,6 @@ func (h handler) ComBinlogDumpGTID(c *mysql.Conn, _ string, _ uint64, _ mysql.GT
 		h.s.log.Debug("dump ended", "conn", c.ConnectionID, "err", err)
 	}
 	return nil
-}
-
-// hasPrivilege reports whether the connection's account holds priv
-// globally.
-func (s *Server) hasPrivilege(c *mysql.Conn, priv sql.PrivilegeType) bool {
-	u, ok := c.UserData.(sql.MysqlConnectionUser)
-	if !ok {
-		return false
-	}
-	db := s.sql.GMS.Analyzer.Catalog.MySQLDb
-	rd := db.Reader()
-	defer rd.Close()
-	user := db.GetUser(rd, u.User, u.Host, false)
-	return user != nil && user.PrivilegeSet.Has(priv)
 }
 
 // dumpRequest resolves the replica's session settings into a Request.

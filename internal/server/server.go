@@ -57,6 +57,9 @@ type Server struct {
 	gtidNext sync.Map // connection id -> binlog.GTIDInfo (SET gtid_next)
 	unbound  *handler // the handler wrapHandler made last, until bound
 	dirLock  *os.File // holds the data directory's lock (lockDataDir)
+	// secureFilePriv is the folder LOAD_FILE, LOAD DATA and SELECT ...
+	// INTO OUTFILE are confined to ("" = anywhere).
+	secureFilePriv string
 }
 
 // bind gives the handler wrapHandler just made its listener's session
@@ -136,6 +139,10 @@ func Start(cfg Config, log *slog.Logger) (_ *Server, err error) {
 	s.repl.Settings.Type.Store(cfg.ReplicaParallelType)
 	s.repl.Settings.SkipErrors.Store(cfg.ReplicaSkipErrors)
 	s.repl.Settings.SemiSync.Store(cfg.SemiSyncReplicaEnabled)
+	if s.secureFilePriv, err = secureFileDir(cfg); err != nil {
+		s.shutdownStorage()
+		return nil, err
+	}
 	s.sql.ReadOnly.Store(cfg.ReadOnly || cfg.SuperReadOnly)
 	s.sql.SuperReadOnly.Store(cfg.SuperReadOnly)
 	started := time.Now()
@@ -448,7 +455,29 @@ func (s *Server) registerVariables() error {
 		"port":                     int64(s.cfg.Port),
 		"datadir":                  s.cfg.DataDir,
 		"innodb_lock_wait_timeout": s.cfg.LockWaitTimeoutSeconds,
+		"secure_file_priv":         s.secureFilePriv,
 	})
+}
+
+// secureFileDir resolves --secure-file-priv (relative to the data
+// directory; empty: no confinement) and creates the folder, readable by
+// the server's user only.
+func secureFileDir(cfg Config) (string, error) {
+	dir := cfg.SecureFilePriv
+	if dir == "" {
+		return "", nil
+	}
+	if !filepath.IsAbs(dir) {
+		dir = filepath.Join(cfg.DataDir, dir)
+	}
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return "", err
+	}
+	if err := os.MkdirAll(abs, 0o700); err != nil {
+		return "", fmt.Errorf("--secure-file-priv %s: %w", abs, err)
+	}
+	return abs, nil
 }
 
 func toInt64(v any) int64 {

@@ -110,13 +110,13 @@ func (s *Server) loadUsers() error {
 	if err != nil {
 		return fmt.Errorf("refusing to start: the account store %s is damaged (%v). Restore it from a backup, or remove it and start once with --lockstep-reset-accounts to recreate root@localhost without a password", u.path, err)
 	}
-	if err := db.LoadData(sql.NewEmptyContext(), data); err != nil {
+	// The saved accounts replace the passwordless root a new server
+	// starts with, so a dropped or changed root stays as it was left.
+	ed := db.Editor()
+	err = db.OverwriteUsersAndGrantData(sql.NewEmptyContext(), ed, data)
+	ed.Close()
+	if err != nil {
 		return fmt.Errorf("refusing to start: loading accounts from %s: %w", u.path, err)
 	}
-	if err := u.record(); err != nil {
-		return err
-	}
-	// root@localhost without a password is always there.
-	db.AddRootAccount()
-	return nil
+	return u.record()
 }

@@ -80,6 +80,10 @@ type wireConn struct {
 	plain     bool   // SSL: pass everything through
 
 	dump atomic.Pointer[dumpCommand]
+	// authed is set once the client has logged in (the handler's
+	// ConnectionAuthenticated): dump commands are parsed only after, so
+	// nothing from a peer that has not logged in is decoded here.
+	authed atomic.Bool
 	// queryStart is when the statement now running began (unix nanos), 0
 	// when idle; read by the disconnect watchdog.
 	queryStart atomic.Int64
@@ -157,7 +161,7 @@ func (c *wireConn) nextPacket() error {
 		// TLS follows. Pass it and everything after it through.
 		c.plain = true
 	}
-	if !wasCont && seq == 0 && size > 0 && size < 0xffffff {
+	if c.authed.Load() && !wasCont && seq == 0 && size > 0 && size < 0xffffff {
 		first, err := c.r.Peek(5)
 		if err == nil && (first[4] == comBinlogDump || first[4] == comBinlogDumpGTID) {
 			pkt := make([]byte, 4+size)

@@ -29,6 +29,7 @@ func TestWireRewritesDumpCommands(t *testing.T) {
 	client, server := net.Pipe()
 	l := &wireListener{}
 	w := &wireConn{Conn: server, r: newReader(server), l: l}
+	w.authed.Store(true)
 	handshake := pkt(1, bytes.Repeat([]byte{'h'}, 60))
 	query := pkt(0, append([]byte{0x03}, "SELECT 1"...))
 	dump := pkt(0, comBinlogDumpPacket(1234, 1, 77, "binlog.000003"))
@@ -52,6 +53,28 @@ func TestWireRewritesDumpCommands(t *testing.T) {
 	}
 	if w.takeDump() != nil {
 		t.Fatal("takeDump must forget the command")
+	}
+}
+
+// TestWireIgnoresDumpsBeforeLogin: before the client has logged in, a
+// packet shaped like a dump command (with a GTID set to decode) passes
+// untouched and nothing is parsed.
+func TestWireIgnoresDumpsBeforeLogin(t *testing.T) {
+	client, server := net.Pipe()
+	w := &wireConn{Conn: server, r: newReader(server), l: &wireListener{}}
+	p := []byte{comBinlogDumpGTID, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0}
+	p = binary.LittleEndian.AppendUint64(p, 4)
+	p = binary.LittleEndian.AppendUint32(p, 8)
+	p = binary.LittleEndian.AppendUint64(p, 1<<40) // claims 2^40 UUIDs
+	dump := pkt(0, p)
+	go client.Write(dump)
+	got := make([]byte, len(dump))
+	w.SetReadDeadline(time.Now().Add(5 * time.Second))
+	if _, err := io.ReadFull(w, got); err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(got, dump) || w.takeDump() != nil {
+		t.Fatal("a dump-shaped packet before login must pass untouched")
 	}
 }
 

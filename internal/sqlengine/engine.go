@@ -73,6 +73,7 @@ func New(store *storage.Engine, pipe *commit.Pipeline, locks *lock.Manager) *Eng
 	e.GMS = sqle.New(a, &sqle.Config{IncludeRootAccount: true})
 	e.GMS.Parser = p
 	registerVariables()
+	installRegistry()
 	return e
 }
 

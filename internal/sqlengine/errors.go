@@ -12,8 +12,9 @@ import (
 
 // MySQL error numbers not named in vitess.
 const (
-	erErrorOnWrite    = 1026 // ER_ERROR_ON_WRITE
-	erTableDefChanged = 1412 // ER_TABLE_DEF_CHANGED
+	erErrorOnWrite         = 1026 // ER_ERROR_ON_WRITE
+	erSpecificAccessDenied = 1227 // ER_SPECIFIC_ACCESS_DENIED_ERROR
+	erTableDefChanged      = 1412 // ER_TABLE_DEF_CHANGED
 )
 
 func errNotSupported(what string) error {

@@ -396,6 +396,9 @@ func note(ctx context.Context, st ast.Statement) error {
 		if err := renameInCurrentDB(sctx, st); err != nil {
 			return err
 		}
+		if err := checkFile(sctx, st); err != nil {
+			return err
+		}
 		if s := sessionOf(sctx); s != nil {
 			s.noteStatement(st)
 		}
@@ -559,7 +562,19 @@ func installRegistry() {
 // aliased variables equal.
 type computedRegistry struct{ sql.SystemVariableRegistry }
 
+// SetGlobal requires SUPER or SYSTEM_VARIABLES_ADMIN of a client's
+// session, as MySQL does (go-mysql-server checks nothing): any account
+// could otherwise turn off read_only or durability. Settings made by the
+// server itself have no client session.
 func (r computedRegistry) SetGlobal(ctx *sql.Context, name string, val any) error {
+	if ctx != nil {
+		if s := sessionOf(ctx); s != nil {
+			db := s.eng.GMS.Analyzer.Catalog.MySQLDb
+			if !db.UserHasPrivileges(ctx, sql.NewDynamicPrivilegedOperation("system_variables_admin")) {
+				return mysql.NewSQLError(erSpecificAccessDenied, "42000", "Access denied; you need (at least one of) the SUPER or SYSTEM_VARIABLES_ADMIN privilege(s) for this operation")
+			}
+		}
+	}
 	if err := r.SystemVariableRegistry.SetGlobal(ctx, name, val); err != nil {
 		return err
 	}

@@ -1,0 +1,220 @@
+package integration
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	gomysql "github.com/go-mysql-org/go-mysql/mysql"
+	"github.com/go-mysql-org/go-mysql/replication"
+	mysqldrv "github.com/go-sql-driver/mysql"
+)
+
+// as opens a connection pool for an account.
+func (s *server) as(t *testing.T, user, password string) *sql.DB {
+	t.Helper()
+	db, err := sql.Open("mysql", fmt.Sprintf("%s:%s@tcp(127.0.0.1:%d)/", user, password, s.port))
+	if err != nil {
+		t.Fatal(err)
+	}
+	db.SetMaxOpenConns(1) // one session: SET gtid_next, BEGIN and COMMIT share it
+	t.Cleanup(func() { db.Close() })
+	return db
+}
+
+func errNumber(err error) uint16 {
+	var me *mysqldrv.MySQLError
+	if errors.As(err, &me) {
+		return me.Number
+	}
+	return 0
+}
+
+// TestPrivileges logs in as accounts without the privileges each statement
+// and protocol command needs, expecting MySQL's errors, then as accounts
+// that hold them (directly or through a role), expecting success. It
+// covers what Lockstep answers itself (binlog administration, replica
+// control and status, gtid_next, replication commands) and what
+// go-mysql-server left unchecked (SET GLOBAL, LOAD_FILE, INTO OUTFILE and
+// DUMPFILE, secure_file_priv).
+func TestPrivileges(t *testing.T) {
+	dir := t.TempDir()
+	s := startServer(t, dir, "--skip-replica-start")
+	root := s.db("")
+	for _, q := range []string{
+		"CREATE DATABASE app",
+		"CREATE TABLE app.t (id INT PRIMARY KEY)",
+		"CREATE USER low@'%' IDENTIFIED BY 'pw'",
+		"GRANT SELECT, INSERT ON app.* TO low@'%'",
+		"CREATE USER monitor@'%' IDENTIFIED BY 'pw'",
+		"GRANT REPLICATION CLIENT, PROCESS ON *.* TO monitor@'%'",
+		"CREATE USER ops@'%' IDENTIFIED BY 'pw'",
+		"GRANT RELOAD, FILE, REPLICATION SLAVE, REPLICATION CLIENT ON *.* TO ops@'%'",
+		"CREATE ROLE replicator",
+		"GRANT REPLICATION_SLAVE_ADMIN ON *.* TO replicator",
+		"GRANT replicator TO ops@'%'",
+		"CREATE USER boss@'%' IDENTIFIED BY 'pw'",
+		"GRANT SUPER ON *.* TO boss@'%'",
+	} {
+		mustExec(t, root, q)
+	}
+	secure := filepath.Join(dir, "data", "secure-files")
+	if st, err := os.Stat(secure); err != nil || st.Mode().Perm() != 0o700 {
+		t.Fatalf("secure_file_priv folder: %v %v", st, err)
+	}
+	var sfp string
+	if err := root.QueryRow("SELECT @@secure_file_priv").Scan(&sfp); err != nil || sfp != secure {
+		t.Fatalf("secure_file_priv = %q (%v), want %s", sfp, err, secure)
+	}
+	var uuid string
+	if err := root.QueryRow("SELECT @@server_uuid").Scan(&uuid); err != nil {
+		t.Fatal(err)
+	}
+	stmts := []struct {
+		q    string
+		want uint16 // error for low and monitor
+	}{
+		{"SET GLOBAL read_only = ON", 1227},
+		{"SET GLOBAL sync_binlog = 0", 1227},
+		{"SET GLOBAL innodb_flush_log_at_trx_commit = 0", 1227},
+		{"SELECT LOAD_FILE('" + filepath.Join(dir, "data", "mysql.db") + "')", 1227},
+		{"SELECT 1 INTO OUTFILE '" + filepath.Join(secure, "low.txt") + "'", 1227},
+		{"SELECT 'x' INTO DUMPFILE '" + filepath.Join(secure, "low.bin") + "'", 1227},
+		{"FLUSH BINARY LOGS", 1227},
+		{"PURGE BINARY LOGS TO 'binlog.000001'", 1227},
+		{"PURGE BINARY LOGS BEFORE '2030-01-01 00:00:00'", 1227},
+		{"SHOW REPLICAS", 1227},
+		{"SHOW SLAVE HOSTS", 1227},
+		{"CHANGE REPLICATION SOURCE TO SOURCE_HOST='127.0.0.1', SOURCE_PORT=1", 1227},
+		{"START REPLICA", 1227},
+		{"STOP REPLICA", 1227},
+		{"RESET REPLICA", 1227},
+		{"SET gtid_next = '" + uuid + ":1000'", 1227},
+		{"CREATE USER x@'%'", 1227},
+		{"DROP USER root@localhost", 1227},
+	}
+	low := s.as(t, "low", "pw")
+	monitor := s.as(t, "monitor", "pw")
+	for _, c := range stmts {
+		for name, db := range map[string]*sql.DB{"low": low, "monitor": monitor} {
+			_, err := db.Exec(c.q)
+			if errNumber(err) != c.want {
+				t.Errorf("%s: %s: got %v, want error %d", name, c.q, err, c.want)
+			}
+		}
+	}
+	// A table privilege missing is 1142, on the fast path and off it.
+	for _, q := range []string{"UPDATE app.t SET id = 2 WHERE id = 1", "DELETE FROM app.t", "SELECT COUNT(*) FROM app.t t1 JOIN app.t t2"} {
+		_, err := monitor.Exec(q)
+		if errNumber(err) != 1142 {
+			t.Errorf("monitor: %s: %v, want 1142", q, err)
+		}
+	}
+	// Status is REPLICATION CLIENT's: the monitor sees it, low does not.
+	if _, err := low.Exec("SHOW REPLICA STATUS"); errNumber(err) != 1227 {
+		t.Errorf("low: SHOW REPLICA STATUS: %v", err)
+	}
+	if _, err := monitor.Exec("SHOW REPLICA STATUS"); err != nil {
+		t.Errorf("monitor: SHOW REPLICA STATUS: %v", err)
+	}
+	// A file outside secure_file_priv is not read, even with FILE.
+	var content sql.NullString
+	if err := root.QueryRow("SELECT LOAD_FILE('/etc/hostname')").Scan(&content); err == nil && content.Valid {
+		t.Errorf("LOAD_FILE outside secure_file_priv returned %q", content.String)
+	}
+	if _, err := root.Exec("SELECT 'x' INTO DUMPFILE '" + filepath.Join(dir, "outside.bin") + "'"); err == nil {
+		t.Error("INTO DUMPFILE outside secure_file_priv succeeded")
+	}
+
+	// The replication protocol: registering and dumping need REPLICATION
+	// SLAVE.
+	for _, user := range []string{"low", "monitor"} {
+		cfg := replication.BinlogSyncerConfig{ServerID: 900, Flavor: gomysql.MySQLFlavor, Host: "127.0.0.1", Port: uint16(s.port), User: user, Password: "pw"}
+		cfg.Logger = nil
+		b := replication.NewBinlogSyncer(cfg)
+		st, err := b.StartSync(gomysql.Position{Name: "binlog.000001", Pos: 4})
+		if err == nil {
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			_, err = st.GetEvent(ctx)
+			cancel()
+		}
+		b.Close()
+		if err == nil || !strings.Contains(err.Error(), "1227") && !strings.Contains(err.Error(), "REPLICATION SLAVE") {
+			t.Errorf("%s: binlog dump: %v", user, err)
+		}
+	}
+
+	// The same as accounts that hold each privilege: ops holds RELOAD,
+	// FILE and the replication privileges, and REPLICATION_SLAVE_ADMIN
+	// through a role; boss holds SUPER, which stands for the dynamic
+	// privileges go-mysql-server cannot grant yet (SYSTEM_VARIABLES_ADMIN,
+	// BINLOG_ADMIN, REPLICATION_APPLIER).
+	ops := s.as(t, "ops", "pw")
+	boss := s.as(t, "boss", "pw")
+	for _, c := range []struct {
+		db *sql.DB
+		q  string
+	}{
+		{ops, "SELECT 'x' INTO DUMPFILE '" + filepath.Join(secure, "ops.bin") + "'"},
+		{ops, "FLUSH BINARY LOGS"},
+		{ops, "SHOW REPLICAS"},
+		{ops, "SHOW REPLICA STATUS"},
+		{ops, "CHANGE REPLICATION SOURCE TO SOURCE_HOST='127.0.0.1', SOURCE_PORT=1, SOURCE_USER='x'"},
+		{ops, "RESET REPLICA ALL"},
+		{boss, "SET GLOBAL sync_binlog = 1"},
+		{boss, "PURGE BINARY LOGS BEFORE '2000-01-01 00:00:00'"},
+		{boss, "SET gtid_next = '" + uuid + ":1000'"},
+		{boss, "BEGIN"},
+		{boss, "COMMIT"},
+	} {
+		if _, err := c.db.Exec(c.q); err != nil {
+			t.Errorf("%s: %v", c.q, err)
+		}
+	}
+	if err := ops.QueryRow("SELECT LOAD_FILE('" + filepath.Join(secure, "ops.bin") + "')").Scan(&content); err != nil || content.String != "x" {
+		t.Errorf("ops: LOAD_FILE in secure_file_priv: %q %v", content.String, err)
+	}
+	cfg := replication.BinlogSyncerConfig{ServerID: 901, Flavor: gomysql.MySQLFlavor, Host: "127.0.0.1", Port: uint16(s.port), User: "ops", Password: "pw"}
+	cfg.Logger = nil
+	b := replication.NewBinlogSyncer(cfg)
+	defer b.Close()
+	st, err := b.StartSync(gomysql.Position{Name: "binlog.000001", Pos: 4})
+	if err != nil {
+		t.Fatalf("ops: binlog dump: %v", err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if _, err := st.GetEvent(ctx); err != nil {
+		t.Fatalf("ops: binlog dump: %v", err)
+	}
+}
+
+// TestDroppedRootStaysDropped: the passwordless root a new server starts
+// with does not come back after DROP USER and a restart.
+func TestDroppedRootStaysDropped(t *testing.T) {
+	s := startServer(t, t.TempDir())
+	root := s.db("")
+	mustExec(t, root, "CREATE USER admin@'%' IDENTIFIED BY 'pw'")
+	mustExec(t, root, "GRANT ALL ON *.* TO admin@'%' WITH GRANT OPTION")
+	mustExec(t, root, "DROP USER root@localhost")
+	s.stop()
+	s.start()
+	db, err := sql.Open("mysql", fmt.Sprintf("root@tcp(127.0.0.1:%d)/", s.port))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if err := db.Ping(); errNumber(err) != 1045 {
+		t.Fatalf("root after DROP USER and a restart: %v, want 1045", err)
+	}
+	admin := s.as(t, "admin", "pw")
+	if _, err := admin.Exec("CREATE DATABASE still_admin"); err != nil {
+		t.Fatal(err)
+	}
+}
