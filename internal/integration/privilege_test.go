@@ -109,6 +109,31 @@ func TestPrivileges(t *testing.T) {
 			}
 		}
 	}
+	// ALTER USER: one's own account only, not another host's account of
+	// the same name, without CREATE USER.
+	mustExec(t, root, "CREATE USER app@'%' IDENTIFIED BY 'pw'")
+	mustExec(t, root, "CREATE USER app@'10.9.8.7' IDENTIFIED BY 'other'")
+	app := s.as(t, "app", "pw")
+	if _, err := app.Exec("ALTER USER app@'10.9.8.7' IDENTIFIED BY 'mine'"); errNumber(err) != 1227 {
+		t.Errorf("app@%%: ALTER USER app@'10.9.8.7': %v, want 1227", err)
+	}
+	if _, err := app.Exec("ALTER USER app@'%' IDENTIFIED BY 'pw2'"); err != nil {
+		t.Errorf("app@%%: ALTER USER of its own account: %v", err)
+	}
+	// Account options go-mysql-server would ignore are refused; their
+	// defaults are accepted.
+	for _, q := range []string{
+		"CREATE USER l1@'%' ACCOUNT LOCK",
+		"CREATE USER l2@'%' FAILED_LOGIN_ATTEMPTS 3 PASSWORD_LOCK_TIME 2",
+		"CREATE USER l3@'%' WITH MAX_USER_CONNECTIONS 5",
+		"CREATE USER l4@'%' PASSWORD EXPIRE INTERVAL 90 DAY",
+	} {
+		if _, err := root.Exec(q); errNumber(err) != 1235 {
+			t.Errorf("%s: %v, want 1235", q, err)
+		}
+	}
+	mustExec(t, root, "CREATE USER l5@'%' IDENTIFIED BY 'p' PASSWORD EXPIRE DEFAULT ACCOUNT UNLOCK")
+
 	// A table privilege missing is 1142, on the fast path and off it.
 	for _, q := range []string{"UPDATE app.t SET id = 2 WHERE id = 1", "DELETE FROM app.t", "SELECT COUNT(*) FROM app.t t1 JOIN app.t t2"} {
 		_, err := monitor.Exec(q)

@@ -399,6 +399,9 @@ func note(ctx context.Context, st ast.Statement) error {
 		if err := checkFile(sctx, st); err != nil {
 			return err
 		}
+		if err := checkAccountStatement(sctx, st); err != nil {
+			return err
+		}
 		if s := sessionOf(sctx); s != nil {
 			s.noteStatement(st)
 		}
