@@ -34,7 +34,7 @@ trap stop EXIT
 setsid "$B/lockstep" serve --port $PPORT --http-port 0 --datadir "$B/p" --lockstep-cache-size 512M \
   --sync-binlog 0 --innodb-flush-log-at-trx-commit 2 > "$B/p.log" 2>&1 < /dev/null & echo $! > "$B/p.pid"
 # shellcheck disable=SC2086
-setsid "$B/lockstep" serve --port $RPORT --server-id 2 --http-port $((RPORT + 80)) --datadir "$B/r" --lockstep-cache-size 512M \
+setsid "$B/lockstep" serve --port $RPORT --server-id 2 --http-port $((RPORT + 80)) --lockstep-http-pprof=ON --datadir "$B/r" --lockstep-cache-size 512M \
   --skip-replica-start --replica-parallel-workers "$WORKERS" --replica-parallel-type "$TYPE" $ROPTS > "$B/r.log" 2>&1 < /dev/null & echo $! > "$B/r.pid"
 for _ in $(seq 100); do q $PPORT "SELECT 1" >/dev/null 2>&1 && q $RPORT "SELECT 1" >/dev/null 2>&1 && break; sleep 0.1; done
 q $PPORT "CREATE DATABASE sbtest"

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -217,6 +218,29 @@ func TestPrivileges(t *testing.T) {
 	defer cancel()
 	if _, err := st.GetEvent(ctx); err != nil {
 		t.Fatalf("ops: binlog dump: %v", err)
+	}
+}
+
+// TestHTTPEndpointDefaults: the profiler is off unless asked for; the
+// metrics are there.
+func TestHTTPEndpointDefaults(t *testing.T) {
+	for _, pprof := range []bool{false, true} {
+		var args []string
+		if pprof {
+			args = []string{"--lockstep-http-pprof=ON"}
+		}
+		s := startServer(t, t.TempDir(), args...)
+		for path, want := range map[string]int{"/metrics": 200, "/debug/pprof/": map[bool]int{false: 404, true: 200}[pprof]} {
+			resp, err := http.Get(fmt.Sprintf("http://127.0.0.1:%d%s", s.httpPort, path))
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp.Body.Close()
+			if resp.StatusCode != want {
+				t.Errorf("pprof=%v: GET %s: %d, want %d", pprof, path, resp.StatusCode, want)
+			}
+		}
+		s.stop()
 	}
 }
 

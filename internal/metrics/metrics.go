@@ -175,16 +175,18 @@ func (c replicaCollector) Collect(ch chan<- prometheus.Metric) {
 	}
 }
 
-// Handler serves the registry at /metrics; callers add their own routes
-// (the dashboard) to the mux.
-func Handler(r *prometheus.Registry) *http.ServeMux {
+// Handler serves the registry at /metrics, and Go's profiler under
+// /debug/pprof/ only if withPprof (profiles and traces cost CPU and show
+// the process's internals, so they are off unless asked for); callers add
+// their own routes (the dashboard) to the mux.
+func Handler(r *prometheus.Registry, withPprof bool) *http.ServeMux {
 	mux := http.NewServeMux()
 	mux.Handle("/metrics", promhttp.HandlerFor(r, promhttp.HandlerOpts{}))
-	// Go's profiler, for finding where CPU goes (the endpoint listens on
-	// --bind-address, loopback by default).
-	mux.HandleFunc("/debug/pprof/", pprof.Index)
-	mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
-	mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
+	if withPprof {
+		mux.HandleFunc("/debug/pprof/", pprof.Index)
+		mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
+		mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
+	}
 	return mux
 }
 

@@ -36,8 +36,11 @@ type Config struct {
 	GCMemoryLimit int64
 	// GoMaxProcs is the Go scheduler's GOMAXPROCS (0 = the CPUs available).
 	GoMaxProcs int64
-	// HTTPPort serves /metrics on BindAddress (0 = off).
-	HTTPPort int
+	// HTTPPort serves /metrics and the dashboard on HTTPBindAddress (0 =
+	// off); HTTPPprof adds Go's profiler under /debug/pprof/.
+	HTTPPort        int
+	HTTPBindAddress string
+	HTTPPprof       bool
 	// LogLevel is the least severe level the log shows (NewLogger).
 	LogLevel slog.Level
 
@@ -83,6 +86,7 @@ func Defaults() Config {
 	return Config{
 		Port:                   3306,
 		BindAddress:            "127.0.0.1",
+		HTTPBindAddress:        "127.0.0.1",
 		DataDir:                "./lockstep-data",
 		SecureFilePriv:         "secure-files",
 		ServerID:               1,
@@ -199,7 +203,11 @@ var options = []option{
 			c.Port = n
 			return nil
 		}},
-	{name: "http-port", help: "port for the HTTP endpoint (/metrics), on --bind-address; 0 turns it off",
+	strOpt("http-bind-address", "address the HTTP endpoint (dashboard, /metrics) listens on; it has no authentication, so keep it on loopback or behind a proxy that has",
+		func(c *Config) *string { return &c.HTTPBindAddress }),
+	boolOpt("lockstep-http-pprof", "serve Go's profiler under /debug/pprof/ on the HTTP endpoint",
+		func(c *Config) *bool { return &c.HTTPPprof }),
+	{name: "http-port", help: "port for the HTTP endpoint (dashboard, /metrics), on --http-bind-address; 0 turns it off",
 		def: func(c *Config) string { return strconv.Itoa(c.HTTPPort) },
 		apply: func(c *Config, v string) error {
 			n, err := strconv.Atoi(v)

@@ -190,7 +190,7 @@ func Start(cfg Config, log *slog.Logger) (_ *Server, err error) {
 	s.listener = lst
 	s.addr = lst.Listener.Addr().String()
 	if cfg.HTTPPort != 0 {
-		haddr := net.JoinHostPort(cfg.BindAddress, strconv.Itoa(cfg.HTTPPort))
+		haddr := net.JoinHostPort(cfg.HTTPBindAddress, strconv.Itoa(cfg.HTTPPort))
 		hl, err := net.Listen("tcp", haddr)
 		if err != nil {
 			lst.Close()
@@ -200,11 +200,17 @@ func Start(cfg Config, log *slog.Logger) (_ *Server, err error) {
 		reg := metrics.Registry(obs, pipe, locks, s.source, started)
 		metrics.RegisterReplica(reg, s.repl)
 		metrics.RegisterFastPath(reg, s.sql.Fast.Executed.Load, s.sql.Fast.Fallbacks.Load)
-		mux := metrics.Handler(reg)
+		mux := metrics.Handler(reg, cfg.HTTPPprof)
 		sampler := dashboard.NewSampler(reg, dashboardKeep, time.Second, dashboard.DefaultKeep)
 		go sampler.Run(s.stop)
 		dashboard.New(sampler, s.topology).Register(mux)
-		s.http = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+		// A profile or trace runs for as many seconds as asked: the write
+		// timeout leaves room for that only when the profiler is on.
+		write := time.Minute
+		if cfg.HTTPPprof {
+			write = 10 * time.Minute
+		}
+		s.http = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, ReadTimeout: 30 * time.Second, WriteTimeout: write, IdleTimeout: 2 * time.Minute}
 		s.httpAddr = hl.Addr().String()
 		go func() {
 			if err := s.http.Serve(hl); err != nil && !errors.Is(err, http.ErrServerClosed) {
