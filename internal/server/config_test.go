@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/dolthub/go-mysql-server/sql/mysql_db"
 	"github.com/dolthub/vitess/go/mysql"
 	"github.com/lockstepdb/lockstep/internal/commit"
 	"github.com/spf13/pflag"
@@ -111,4 +112,25 @@ func TestRestoreError(t *testing.T) {
 // errFromText is a generic 1105 error carrying msg.
 func errFromText(msg string) error {
 	return mysql.NewSQLError(mysql.ERUnknownError, "HY000", "%s", msg)
+}
+
+func TestPasswordlessRemoteAccounts(t *testing.T) {
+	users := []*mysql_db.User{
+		{User: "root", Host: "localhost"},
+		{User: "app", Host: "%", AuthString: "*ABC"},
+		{User: "open", Host: "%"},
+		{User: "lan", Host: "10.0.0.%"},
+		{User: "locked", Host: "%", Locked: true},
+		{User: "role", Host: "%", IsRole: true},
+		{User: "v6", Host: "::1"},
+	}
+	got := strings.Join(passwordlessRemote(users), ",")
+	if got != "'lan'@'10.0.0.%','open'@'%'" {
+		t.Fatalf("passwordless remote accounts: %s", got)
+	}
+	for addr, want := range map[string]bool{"127.0.0.1": true, "127.0.0.2": true, "::1": true, "localhost": true, "0.0.0.0": false, "::": false, "10.1.2.3": false, "db.example": false} {
+		if loopbackOnly(addr) != want {
+			t.Errorf("loopbackOnly(%q) = %v", addr, !want)
+		}
+	}
 }

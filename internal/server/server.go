@@ -155,6 +155,10 @@ func Start(cfg Config, log *slog.Logger) (_ *Server, err error) {
 		s.shutdownStorage()
 		return nil, err
 	}
+	if err := s.checkExposure(); err != nil {
+		s.shutdownStorage()
+		return nil, err
+	}
 	s.sql.GMS.Analyzer.Catalog.BinlogPrimaryController = primary{s}
 	s.registerPerformanceSchema()
 	s.registerFunctions()

@@ -6,12 +6,16 @@ import (
 	"errors"
 	"fmt"
 	"hash/crc32"
+	"net"
 	"os"
 	"path/filepath"
+	"sort"
+	"strings"
 	"sync/atomic"
 
 	"github.com/cockroachdb/pebble/v2/vfs"
 	"github.com/dolthub/go-mysql-server/sql"
+	"github.com/dolthub/go-mysql-server/sql/mysql_db"
 	"github.com/lockstepdb/lockstep/internal/atomicfile"
 	"github.com/lockstepdb/lockstep/internal/storage"
 )
@@ -119,4 +123,50 @@ func (s *Server) loadUsers() error {
 		return fmt.Errorf("refusing to start: loading accounts from %s: %w", u.path, err)
 	}
 	return u.record()
+}
+
+// passwordlessRemote lists the accounts that could log in without a
+// password from another machine: no password, not locked, not a role, and
+// a host other than this machine's own names.
+func passwordlessRemote(users []*mysql_db.User) []string {
+	var out []string
+	for _, u := range users {
+		if u.IsRole || u.Locked || u.AuthString != "" {
+			continue
+		}
+		switch strings.ToLower(u.Host) {
+		case "localhost", "127.0.0.1", "::1":
+			continue
+		}
+		out = append(out, fmt.Sprintf("'%s'@'%s'", u.User, u.Host))
+	}
+	sort.Strings(out)
+	return out
+}
+
+// loopbackOnly reports whether a bind address accepts connections from
+// this machine only.
+func loopbackOnly(addr string) bool {
+	if strings.EqualFold(addr, "localhost") {
+		return true
+	}
+	ip := net.ParseIP(addr)
+	return ip != nil && ip.IsLoopback()
+}
+
+// checkExposure refuses to listen beyond loopback while an account can log
+// in from elsewhere without a password.
+func (s *Server) checkExposure() error {
+	if loopbackOnly(s.cfg.BindAddress) {
+		return nil
+	}
+	db := s.sql.GMS.Analyzer.Catalog.MySQLDb
+	rd := db.Reader()
+	var users []*mysql_db.User
+	rd.VisitUsers(func(u *mysql_db.User) { users = append(users, u) })
+	rd.Close()
+	if open := passwordlessRemote(users); len(open) > 0 {
+		return fmt.Errorf("refusing to start: --bind-address %s accepts connections from other machines, and %s can log in from them without a password. Start once on 127.0.0.1 and give them passwords (ALTER USER ... IDENTIFIED BY) or drop them", s.cfg.BindAddress, strings.Join(open, ", "))
+	}
+	return nil
 }
