@@ -53,8 +53,9 @@ func SyncDir(fs vfs.FS, dir string) error {
 	return d.Sync()
 }
 
-// MkdirAll creates dir and any missing parents, syncing the parent of each
-// directory it creates, so the new directories survive a crash.
+// MkdirAll creates dir (with perm) and any missing parents (0755),
+// syncing the parent of each directory it creates, so the new directories
+// survive a crash.
 func MkdirAll(fs vfs.FS, dir string, perm os.FileMode) error {
 	dir = filepath.Clean(dir)
 	if _, err := fs.Stat(dir); err == nil {
@@ -62,7 +63,7 @@ func MkdirAll(fs vfs.FS, dir string, perm os.FileMode) error {
 	}
 	parent := filepath.Dir(dir)
 	if parent != dir {
-		if err := MkdirAll(fs, parent, perm); err != nil {
+		if err := MkdirAll(fs, parent, 0o755); err != nil {
 			return err
 		}
 	}

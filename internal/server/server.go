@@ -72,7 +72,7 @@ func (s *Server) bind(lst *gmsserver.Server) {
 // Start opens the data directory (recovering it if needed) and starts
 // listening. It returns once clients can connect.
 func Start(cfg Config, log *slog.Logger) (_ *Server, err error) {
-	if err := atomicfile.MkdirAll(vfs.Default, cfg.DataDir, 0o755); err != nil {
+	if err := atomicfile.MkdirAll(vfs.Default, cfg.DataDir, 0o700); err != nil {
 		return nil, fmt.Errorf("creating --datadir %s: %w", cfg.DataDir, err)
 	}
 	dirLock, err := lockDataDir(cfg.DataDir)
