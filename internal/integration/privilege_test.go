@@ -267,3 +267,66 @@ func TestDroppedRootStaysDropped(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestMaxConnections: past max_connections a client gets 1040 (at login;
+// past one more, before the handshake), except one more connection for an
+// account with SUPER; closing connections makes room.
+func TestMaxConnections(t *testing.T) {
+	s := startServer(t, t.TempDir(), "--max-connections", "4")
+	root := s.db("")
+	mustExec(t, root, "CREATE USER low@'%' IDENTIFIED BY 'pw'")
+	root.Close()
+	// open makes one connection in a pool of its own (closing the pool
+	// closes the connection).
+	open := func(user, pw string) (*sql.DB, error) {
+		db, err := sql.Open("mysql", fmt.Sprintf("%s:%s@tcp(127.0.0.1:%d)/", user, pw, s.port))
+		if err != nil {
+			t.Fatal(err)
+		}
+		db.SetMaxOpenConns(1)
+		t.Cleanup(func() { db.Close() })
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		return db, db.PingContext(ctx)
+	}
+	retry := func(user, pw string) (*sql.DB, error) {
+		var db *sql.DB
+		var err error
+		for range 50 { // a closed connection leaves the count a moment later
+			if db, err = open(user, pw); err == nil {
+				return db, nil
+			}
+			db.Close()
+			time.Sleep(100 * time.Millisecond)
+		}
+		return nil, err
+	}
+	var held []*sql.DB
+	for i := range 4 {
+		db, err := retry("low", "pw")
+		if err != nil {
+			t.Fatalf("connection %d of 4: %v", i+1, err)
+		}
+		held = append(held, db)
+	}
+	if _, err := open("low", "pw"); errNumber(err) != 1040 {
+		t.Fatalf("a fifth connection without SUPER: %v, want 1040", err)
+	}
+	admin, err := open("root", "")
+	if err != nil {
+		t.Fatalf("the connection kept for SUPER: %v", err)
+	}
+	if _, err := open("root", ""); errNumber(err) != 1040 {
+		t.Fatalf("a second connection past the limit: %v, want 1040", err)
+	}
+	if _, err := admin.Exec("SELECT 1"); err != nil {
+		t.Fatal(err)
+	}
+	// Four are open again (three of low's and root's): one of low's
+	// closing makes room for another.
+	admin.Close()
+	held[0].Close()
+	if _, err := retry("low", "pw"); err != nil {
+		t.Fatalf("after one connection closed: %v", err)
+	}
+}

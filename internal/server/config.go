@@ -72,6 +72,10 @@ type Config struct {
 	SemiSyncReplicaEnabled                 bool
 	ReadOnly, SuperReadOnly                bool
 
+	// MaxConnections is max_connections (one more is kept for SUPER or
+	// CONNECTION_ADMIN).
+	MaxConnections int64
+
 	// SecureFilePriv confines file import and export (relative to
 	// DataDir; empty: anywhere the server can read and write).
 	SecureFilePriv string
@@ -89,6 +93,7 @@ func Defaults() Config {
 		HTTPBindAddress:        "127.0.0.1",
 		DataDir:                "./lockstep-data",
 		SecureFilePriv:         "secure-files",
+		MaxConnections:         151,
 		ServerID:               1,
 		SyncBinlog:             1,
 		FlushLogAtTrxCommit:    1,
@@ -344,6 +349,8 @@ var options = []option{
 	intOpt("source-connect-retry", "seconds between reconnection attempts", func(c *Config) *int64 { return &c.SourceConnectRetry }, 1, 31536000),
 	strOpt("source-user", "user the replica connects to its source as", func(c *Config) *string { return &c.SourceUser }),
 	strOpt("source-password", "that user's password", func(c *Config) *string { return &c.SourcePassword }),
+	intOpt("max-connections", "client connections at once (one more for an account with SUPER or CONNECTION_ADMIN); past that, error 1040",
+		func(c *Config) *int64 { return &c.MaxConnections }, 1, 100000),
 	strOpt("secure-file-priv", "the only folder LOAD_FILE(), LOAD DATA INFILE and SELECT ... INTO OUTFILE/DUMPFILE may use (relative to --datadir; empty: any folder the server can reach, not recommended)",
 		func(c *Config) *string { return &c.SecureFilePriv }),
 	boolOpt("source-auto-position", "find the position on the source from the replica's GTIDs",

@@ -230,8 +230,14 @@ func (h *handler) ConnectionClosed(c *mysql.Conn) {
 
 // ConnectionAuthenticated lets the wire wrapper parse dump commands from
 // now on (see wireConn.authed).
+//
+// It also enforces max_connections' reserved slot: past the limit only an
+// account with SUPER or CONNECTION_ADMIN stays.
 func (h *handler) ConnectionAuthenticated(c *mysql.Conn) error {
 	if w, ok := c.Conn.(*wireConn); ok {
+		if w.l.limit.over() && !h.s.holds(c, needConnectionAdmin) {
+			return mysql.NewSQLError(mysql.ERConCount, "08004", "Too many connections")
+		}
 		w.authed.Store(true)
 	}
 	return h.Handler.ConnectionAuthenticated(c)

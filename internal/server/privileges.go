@@ -39,6 +39,8 @@ var (
 	needReplicationClient = need{static: []sql.PrivilegeType{sql.PrivilegeType_ReplicationClient}}
 	// PURGE BINARY LOGS.
 	needBinlogAdmin = need{dynamic: []string{"binlog_admin"}}
+	// The connection max_connections keeps for administrators.
+	needConnectionAdmin = need{dynamic: []string{"connection_admin"}}
 	// COM_REGISTER_SLAVE, the dump commands, SHOW REPLICAS.
 	needReplicationSlave = need{static: []sql.PrivilegeType{sql.PrivilegeType_ReplicationSlave}}
 )

@@ -60,6 +60,7 @@ type Server struct {
 	// secureFilePriv is the folder LOAD_FILE, LOAD DATA and SELECT ...
 	// INTO OUTFILE are confined to ("" = anywhere).
 	secureFilePriv string
+	conns          *connLimit // max_connections, over both client ports
 }
 
 // bind gives the handler wrapHandler just made its listener's session
@@ -170,7 +171,11 @@ func Start(cfg Config, log *slog.Logger) (_ *Server, err error) {
 		s.shutdownStorage()
 		return nil, fmt.Errorf("listening on %s: %w", addr, err)
 	}
-	s.wire = &wireListener{Listener: tl}
+	s.conns = &connLimit{max: func() int64 {
+		_, v, _ := sql.SystemVariables.GetGlobal("max_connections")
+		return toInt64(v)
+	}}
+	s.wire = &wireListener{Listener: tl, limit: s.conns}
 	lst, err := gmsserver.NewServerWithHandler(gmsserver.Config{
 		Protocol: "tcp",
 		Address:  addr,
@@ -272,7 +277,7 @@ func (s *Server) listenMariaDB() error {
 	if err != nil {
 		return fmt.Errorf("listening on %s (--mariadb-port): %w", addr, err)
 	}
-	wl := &wireListener{Listener: tl, mariadb: true}
+	wl := &wireListener{Listener: tl, mariadb: true, limit: s.conns}
 	lst, err := gmsserver.NewServerWithHandler(gmsserver.Config{
 		Protocol: "tcp", Address: addr, Listener: wl, Version: mariadbVersion,
 	}, s.sql.GMS, mariadbContext, s.sql.SessionBuilder(), nil, s.wrapHandler)
@@ -466,6 +471,7 @@ func (s *Server) registerVariables() error {
 		"datadir":                  s.cfg.DataDir,
 		"innodb_lock_wait_timeout": s.cfg.LockWaitTimeoutSeconds,
 		"secure_file_priv":         s.secureFilePriv,
+		"max_connections":          s.cfg.MaxConnections,
 	})
 }
 

@@ -44,16 +44,63 @@ type wireListener struct {
 	conns sync.Map // *wireConn -> struct{}
 	// mariadb marks the --mariadb-port listener.
 	mariadb bool
+	// limit counts the connections of every listener against
+	// max_connections.
+	limit *connLimit
 }
 
+// connLimit enforces max_connections as MySQL does: one connection more
+// than the limit is accepted, for an account with SUPER or
+// CONNECTION_ADMIN (checked once it has logged in, see
+// handler.ConnectionAuthenticated); past that a client gets 1040 "Too many
+// connections" instead of the handshake, before anything it sends is read.
+type connLimit struct {
+	active atomic.Int64
+	max    func() int64
+}
+
+// over reports whether the active connections exceed max_connections.
+func (l *connLimit) over() bool { return l != nil && l.active.Load() > l.max() }
+
+// Accept waits for the next connection. Errors that end one connection
+// attempt (too many open files, an aborted handshake) do not end the
+// accept loop: the listener pauses, briefly and then longer, and goes on;
+// only closing the listener ends it.
 func (l *wireListener) Accept() (net.Conn, error) {
-	c, err := l.Listener.Accept()
-	if err != nil {
-		return nil, err
+	pause := 5 * time.Millisecond
+	for {
+		c, err := l.Listener.Accept()
+		if err != nil {
+			if errors.Is(err, net.ErrClosed) {
+				return nil, err
+			}
+			time.Sleep(pause)
+			pause = min(2*pause, time.Second)
+			continue
+		}
+		pause = 5 * time.Millisecond
+		if l.limit != nil {
+			if n := l.limit.active.Add(1); n > l.limit.max()+1 {
+				l.limit.active.Add(-1)
+				refuseTooMany(c)
+				continue
+			}
+		}
+		w := &wireConn{Conn: c, r: newReader(c), l: l}
+		l.conns.Store(w, struct{}{})
+		return w, nil
 	}
-	w := &wireConn{Conn: c, r: newReader(c), l: l}
-	l.conns.Store(w, struct{}{})
-	return w, nil
+}
+
+// refuseTooMany answers a connection with MySQL's error 1040 in place of
+// the handshake (as mysqld does: no SQLSTATE yet) and closes it.
+func refuseTooMany(c net.Conn) {
+	msg := "Too many connections"
+	payload := append([]byte{0xff, 0x10, 0x04}, msg...)
+	pkt := append([]byte{byte(len(payload)), 0, 0, 0}, payload...)
+	_ = c.SetWriteDeadline(time.Now().Add(time.Second))
+	_, _ = c.Write(pkt)
+	_ = c.Close()
 }
 
 func newReader(c net.Conn) *bufio.Reader { return bufio.NewReaderSize(c, 16<<10) }
@@ -114,6 +161,9 @@ func (c *wireConn) Close() error {
 	var err error
 	c.closeOnce.Do(func() {
 		c.l.conns.Delete(c)
+		if c.l.limit != nil {
+			c.l.limit.active.Add(-1)
+		}
 		err = c.Conn.Close()
 	})
 	return err
