@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -328,5 +329,49 @@ func TestMaxConnections(t *testing.T) {
 	held[0].Close()
 	if _, err := retry("low", "pw"); err != nil {
 		t.Fatalf("after one connection closed: %v", err)
+	}
+}
+
+// TestPacketLimits: a command larger than max_allowed_packet gets 1153 and
+// its connection ends, before the server buffers it; a client that has
+// not logged in cannot send more than 64 KiB; others go on being served.
+func TestPacketLimits(t *testing.T) {
+	s := startServer(t, t.TempDir(), "--max-allowed-packet", "1M")
+	db := s.db("")
+	mustExec(t, db, "CREATE DATABASE p")
+	mustExec(t, db, "CREATE TABLE p.t (id INT PRIMARY KEY, v LONGTEXT)")
+	var max int64
+	if err := db.QueryRow("SELECT @@max_allowed_packet").Scan(&max); err != nil || max != 1<<20 {
+		t.Fatalf("max_allowed_packet = %d, %v", max, err)
+	}
+	big := strings.Repeat("x", 2<<20)
+	_, err := db.Exec("INSERT INTO p.t VALUES (1, '" + big + "')")
+	if errNumber(err) != 1153 {
+		t.Fatalf("a 2 MiB command with max_allowed_packet 1M: %v", err)
+	}
+	mustExec(t, db, "INSERT INTO p.t VALUES (2, '"+strings.Repeat("y", 512<<10)+"')")
+	// Before login: a 1 MiB "handshake response" is refused.
+	c, err := net.Dial("tcp", fmt.Sprintf("127.0.0.1:%d", s.port))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	c.SetDeadline(time.Now().Add(10 * time.Second))
+	greeting := make([]byte, 4096)
+	if _, err := c.Read(greeting); err != nil {
+		t.Fatal(err)
+	}
+	n := 1 << 20
+	pkt := append([]byte{byte(n), byte(n >> 8), byte(n >> 16), 1}, make([]byte, n)...)
+	c.Write(pkt)
+	buf := make([]byte, 256)
+	for {
+		if _, err := c.Read(buf); err != nil {
+			break // the server closed it
+		}
+	}
+	var one int
+	if err := db.QueryRow("SELECT COUNT(*) FROM p.t").Scan(&one); err != nil || one != 1 {
+		t.Fatalf("after the refused packets: %d rows, %v", one, err)
 	}
 }

@@ -76,6 +76,9 @@ type Config struct {
 	// CONNECTION_ADMIN).
 	MaxConnections int64
 
+	// MaxAllowedPacket is max_allowed_packet: the largest command.
+	MaxAllowedPacket int64
+
 	// SecureFilePriv confines file import and export (relative to
 	// DataDir; empty: anywhere the server can read and write).
 	SecureFilePriv string
@@ -94,6 +97,7 @@ func Defaults() Config {
 		DataDir:                "./lockstep-data",
 		SecureFilePriv:         "secure-files",
 		MaxConnections:         151,
+		MaxAllowedPacket:       64 << 20,
 		ServerID:               1,
 		SyncBinlog:             1,
 		FlushLogAtTrxCommit:    1,
@@ -351,6 +355,8 @@ var options = []option{
 	strOpt("source-password", "that user's password", func(c *Config) *string { return &c.SourcePassword }),
 	intOpt("max-connections", "client connections at once (one more for an account with SUPER or CONNECTION_ADMIN); past that, error 1040",
 		func(c *Config) *int64 { return &c.MaxConnections }, 1, 100000),
+	intOpt("max-allowed-packet", "the largest command a client may send (MySQL 8's default, 64M); a larger one gets error 1153 and the connection ends",
+		func(c *Config) *int64 { return &c.MaxAllowedPacket }, 1024, 1<<30),
 	strOpt("secure-file-priv", "the only folder LOAD_FILE(), LOAD DATA INFILE and SELECT ... INTO OUTFILE/DUMPFILE may use (relative to --datadir; empty: any folder the server can reach, not recommended)",
 		func(c *Config) *string { return &c.SecureFilePriv }),
 	boolOpt("source-auto-position", "find the position on the source from the replica's GTIDs",

@@ -175,7 +175,7 @@ func Start(cfg Config, log *slog.Logger) (_ *Server, err error) {
 		_, v, _ := sql.SystemVariables.GetGlobal("max_connections")
 		return toInt64(v)
 	}}
-	s.wire = &wireListener{Listener: tl, limit: s.conns}
+	s.wire = &wireListener{Listener: tl, limit: s.conns, maxPacket: maxAllowedPacket}
 	lst, err := gmsserver.NewServerWithHandler(gmsserver.Config{
 		Protocol: "tcp",
 		Address:  addr,
@@ -277,7 +277,7 @@ func (s *Server) listenMariaDB() error {
 	if err != nil {
 		return fmt.Errorf("listening on %s (--mariadb-port): %w", addr, err)
 	}
-	wl := &wireListener{Listener: tl, mariadb: true, limit: s.conns}
+	wl := &wireListener{Listener: tl, mariadb: true, limit: s.conns, maxPacket: maxAllowedPacket}
 	lst, err := gmsserver.NewServerWithHandler(gmsserver.Config{
 		Protocol: "tcp", Address: addr, Listener: wl, Version: mariadbVersion,
 	}, s.sql.GMS, mariadbContext, s.sql.SessionBuilder(), nil, s.wrapHandler)
@@ -472,7 +472,14 @@ func (s *Server) registerVariables() error {
 		"innodb_lock_wait_timeout": s.cfg.LockWaitTimeoutSeconds,
 		"secure_file_priv":         s.secureFilePriv,
 		"max_connections":          s.cfg.MaxConnections,
+		"max_allowed_packet":       s.cfg.MaxAllowedPacket,
 	})
+}
+
+// maxAllowedPacket reads max_allowed_packet.
+func maxAllowedPacket() int64 {
+	_, v, _ := sql.SystemVariables.GetGlobal("max_allowed_packet")
+	return toInt64(v)
 }
 
 // secureFileDir resolves --secure-file-priv (relative to the data

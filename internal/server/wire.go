@@ -44,6 +44,9 @@ type wireListener struct {
 	conns sync.Map // *wireConn -> struct{}
 	// mariadb marks the --mariadb-port listener.
 	mariadb bool
+	// maxPacket is max_allowed_packet: a command larger than this (over
+	// all its packets) is refused before it is buffered.
+	maxPacket func() int64
 	// limit counts the connections of every listener against
 	// max_connections.
 	limit *connLimit
@@ -103,6 +106,21 @@ func refuseTooMany(c net.Conn) {
 	_ = c.Close()
 }
 
+// maxPacketBeforeLogin bounds what a client may send before it has logged
+// in (a handshake response with its attributes is well under it).
+const maxPacketBeforeLogin = 64 << 10
+
+var errPacketTooLarge = errors.New("packet bigger than max_allowed_packet")
+
+// refuseLargePacket tells the client its command is too large (MySQL's
+// ER_NET_PACKET_TOO_LARGE); the connection then ends, as in mysqld.
+func (c *wireConn) refuseLargePacket(seq byte) {
+	payload := append([]byte{0xff, 0x81, 0x04}, "#08S01Got a packet bigger than 'max_allowed_packet' bytes"...)
+	pkt := append([]byte{byte(len(payload)), 0, 0, seq}, payload...)
+	_ = c.Conn.SetWriteDeadline(time.Now().Add(time.Second))
+	_, _ = c.Conn.Write(pkt)
+}
+
 func newReader(c net.Conn) *bufio.Reader { return bufio.NewReaderSize(c, 16<<10) }
 
 // dumpCommand is a parsed COM_BINLOG_DUMP or COM_BINLOG_DUMP_GTID.
@@ -124,6 +142,7 @@ type wireConn struct {
 	out       []byte // bytes ready for the reader
 	remaining int    // payload bytes of the current packet still to pass
 	cont      bool   // the current packet continues in the next one
+	cmdSize   int64  // bytes of the current command so far
 	plain     bool   // SSL: pass everything through
 
 	dump atomic.Pointer[dumpCommand]
@@ -206,6 +225,21 @@ func (c *wireConn) nextPacket() error {
 	seq := hdr[3]
 	wasCont := c.cont
 	c.cont = size == 0xffffff
+	if !c.plain {
+		if wasCont {
+			c.cmdSize += int64(size)
+		} else {
+			c.cmdSize = int64(size)
+		}
+		limit := int64(maxPacketBeforeLogin)
+		if c.authed.Load() && c.l.maxPacket != nil {
+			limit = c.l.maxPacket()
+		}
+		if c.cmdSize > limit {
+			c.refuseLargePacket(seq + 1)
+			return errPacketTooLarge
+		}
+	}
 	if !wasCont && seq == 1 && size == 32 {
 		// An SSLRequest (capabilities, max packet, charset, 23 zero bytes):
 		// TLS follows. Pass it and everything after it through.
