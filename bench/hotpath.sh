@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Lockstep vs MariaDB 10.11: statement CPU cost on the OLTP read and write
-# paths, side by side in one run on the same box (issue 3). Both servers run
+# paths, side by side in one run on the same box. Both servers run
 # with relaxed durability (sync_binlog=0, innodb_flush_log_at_trx_commit=2)
 # and the binlog on; for every workload x threads x --db-ps-mode the two
 # run back to back (the order alternates), each SECS seconds, under the
