@@ -109,17 +109,7 @@ func TestDiskFullResumes(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer db2.Close()
-	rows, err := db2.Query("SELECT id FROM f.t")
-	if err != nil {
-		t.Fatal(err)
-	}
-	got := map[int]bool{}
-	for rows.Next() {
-		var i int
-		rows.Scan(&i)
-		got[i] = true
-	}
-	rows.Close()
+	got := idSet(t, db2, "SELECT id FROM f.t")
 	for i := range acked {
 		if !got[i] {
 			t.Fatalf("acknowledged row %d lost after the full disk", i)

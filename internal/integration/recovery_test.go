@@ -211,6 +211,28 @@ func tryStart(t *testing.T, data string, args ...string) (*server, string) {
 	return nil, ""
 }
 
+// idSet returns the integers a query's first column holds.
+func idSet(t *testing.T, db *sql.DB, q string) map[int]bool {
+	t.Helper()
+	rows, err := db.Query(q)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	got := map[int]bool{}
+	for rows.Next() {
+		var id int
+		if err := rows.Scan(&id); err != nil {
+			t.Fatal(err)
+		}
+		got[id] = true
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return got
+}
+
 // checkExact: every acknowledged row is there, nothing that was never
 // sent is, the GTIDs executed before the kill still are, and a new
 // commit takes a GTID that was never issued.
@@ -221,17 +243,7 @@ func checkExact(t *testing.T, s *server, k killedDir) {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	rows, err := db.Query("SELECT id FROM r.t")
-	if err != nil {
-		t.Fatal(err)
-	}
-	got := map[int]bool{}
-	for rows.Next() {
-		var id int
-		rows.Scan(&id)
-		got[id] = true
-	}
-	rows.Close()
+	got := idSet(t, db, "SELECT id FROM r.t")
 	for id := range k.acked {
 		if !got[id] {
 			t.Fatalf("acknowledged row %d is gone (%d rows, %d acknowledged)", id, len(got), len(k.acked))
