@@ -320,6 +320,10 @@ func TestRecoveryOfRealServer(t *testing.T) {
 			{"account store missing", func(d string) { os.Remove(filepath.Join(d, "mysql.db")) }, nil, "mysql.db"},
 			{"account store missing, reset asked for", func(d string) { os.Remove(filepath.Join(d, "mysql.db")) }, []string{"--lockstep-reset-accounts"}, ""},
 			{"account store, one bit flipped", func(d string) { flip(t, filepath.Join(d, "mysql.db"), func(n int) int { return n / 2 }) }, nil, "mysql.db"},
+			{"account store truncated", func(d string) { os.Truncate(filepath.Join(d, "mysql.db"), fileSize(t, filepath.Join(d, "mysql.db"))/2) }, nil, "mysql.db"},
+			{"replica-source.json truncated", func(d string) {
+				os.Truncate(filepath.Join(d, "replica-source.json"), fileSize(t, filepath.Join(d, "replica-source.json"))/2)
+			}, nil, "replica-source.json"},
 			{"replica-source.json, one bit flipped", func(d string) {
 				flip(t, filepath.Join(d, "replica-source.json"), func(n int) int { return n / 3 })
 			}, nil, "replica-source.json"},
