@@ -207,6 +207,26 @@ func TestPrivileges(t *testing.T) {
 	if err := ops.QueryRow("SELECT LOAD_FILE('" + filepath.Join(secure, "ops.bin") + "')").Scan(&content); err != nil || content.String != "x" {
 		t.Errorf("ops: LOAD_FILE in secure_file_priv: %q %v", content.String, err)
 	}
+	// LOAD_FILE still works after max_allowed_packet is set, and returns
+	// NULL for a file larger than it.
+	mustExec(t, root, "SET GLOBAL max_allowed_packet = 1024")
+	if err := os.WriteFile(filepath.Join(secure, "big.bin"), make([]byte, 4096), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := ops.QueryRow("SELECT LOAD_FILE('" + filepath.Join(secure, "big.bin") + "')").Scan(&content); err != nil || content.Valid {
+		t.Errorf("ops: LOAD_FILE of a file over max_allowed_packet: %q %v", content.String, err)
+	}
+	if err := ops.QueryRow("SELECT LOAD_FILE('" + filepath.Join(secure, "ops.bin") + "')").Scan(&content); err != nil || content.String != "x" {
+		t.Errorf("ops: LOAD_FILE after SET GLOBAL max_allowed_packet: %q %v", content.String, err)
+	}
+	// A link out of the folder is not followed.
+	if err := os.Symlink(filepath.Join(dir, "data", "mysql.db"), filepath.Join(secure, "link")); err != nil {
+		t.Fatal(err)
+	}
+	if err := ops.QueryRow("SELECT LOAD_FILE('" + filepath.Join(secure, "link") + "')").Scan(&content); err != nil || content.Valid {
+		t.Errorf("ops: LOAD_FILE through a link out of secure_file_priv: %d bytes, %v", len(content.String), err)
+	}
+	mustExec(t, root, "SET GLOBAL max_allowed_packet = 67108864")
 	cfg := replication.BinlogSyncerConfig{ServerID: 901, Flavor: gomysql.MySQLFlavor, Host: "127.0.0.1", Port: uint16(s.port), User: "ops", Password: "pw"}
 	cfg.Logger = nil
 	b := replication.NewBinlogSyncer(cfg)

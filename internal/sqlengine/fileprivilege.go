@@ -1,8 +1,14 @@
 package sqlengine
 
 import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
 	"github.com/dolthub/go-mysql-server/sql"
-	"github.com/dolthub/go-mysql-server/sql/expression/function"
+	"github.com/dolthub/go-mysql-server/sql/expression"
+	"github.com/dolthub/go-mysql-server/sql/types"
 	"github.com/dolthub/vitess/go/mysql"
 	ast "github.com/dolthub/vitess/go/vt/sqlparser"
 )
@@ -27,35 +33,96 @@ func (e *Engine) hasFile(ctx *sql.Context) bool {
 }
 
 // Function implements sql.FunctionProvider: the catalog asks the provider
-// before its built-in functions, so this LOAD_FILE replaces go-mysql-server's.
+// before its built-in functions, so this LOAD_FILE replaces go-mysql-server's
+// (which checks no privilege, and panics when max_allowed_packet has been
+// set, as its value then is unsigned).
 func (p provider) Function(_ *sql.Context, name string) (sql.Function, bool) {
 	if name == "load_file" {
-		return sql.Function1{Name: "load_file", Fn: func(ctx *sql.Context, arg sql.Expression) sql.Expression {
-			return &loadFile{Expression: function.NewLoadFile(ctx, arg), e: p.e}
+		return sql.Function1{Name: "load_file", Fn: func(_ *sql.Context, arg sql.Expression) sql.Expression {
+			return &loadFile{UnaryExpressionStub: expression.UnaryExpressionStub{Child: arg}, e: p.e}
 		}}, true
 	}
 	return nil, false
 }
 
-// loadFile is LOAD_FILE() checking FILE before it reads.
+// loadFile is MySQL's LOAD_FILE(name): the file's bytes, or NULL when it
+// is not under secure_file_priv, cannot be read, or is larger than
+// max_allowed_packet. It needs FILE.
 type loadFile struct {
-	sql.Expression
+	expression.UnaryExpressionStub
 	e *Engine
+}
+
+var _ sql.FunctionExpression = (*loadFile)(nil)
+
+func (f *loadFile) FunctionName() string { return "load_file" }
+
+func (f *loadFile) Description() string { return "returns the content of a file" }
+
+func (f *loadFile) String() string { return fmt.Sprintf("load_file(%s)", f.Child) }
+
+func (f *loadFile) Type(*sql.Context) sql.Type { return types.LongBlob }
+
+func (f *loadFile) IsNullable(*sql.Context) bool { return true }
+
+func (f *loadFile) CollationCoercibility(*sql.Context) (sql.CollationID, byte) {
+	return sql.Collation_binary, 5
+}
+
+func (f *loadFile) WithChildren(_ *sql.Context, children ...sql.Expression) (sql.Expression, error) {
+	if len(children) != 1 {
+		return nil, sql.ErrInvalidChildrenNumber.New(f, len(children), 1)
+	}
+	return &loadFile{UnaryExpressionStub: expression.UnaryExpressionStub{Child: children[0]}, e: f.e}, nil
 }
 
 func (f *loadFile) Eval(ctx *sql.Context, row sql.Row) (any, error) {
 	if !f.e.hasFile(ctx) {
 		return nil, fileDenied()
 	}
-	return f.Expression.Eval(ctx, row)
-}
-
-func (f *loadFile) WithChildren(ctx *sql.Context, children ...sql.Expression) (sql.Expression, error) {
-	inner, err := f.Expression.WithChildren(ctx, children...)
+	v, err := f.Child.Eval(ctx, row)
+	if err != nil || v == nil {
+		return nil, err
+	}
+	name, _, err := types.LongText.Convert(ctx, v)
 	if err != nil {
 		return nil, err
 	}
-	return &loadFile{Expression: inner, e: f.e}, nil
+	path, ok := name.(string)
+	if !ok {
+		return nil, nil
+	}
+	_, dir, _ := sql.SystemVariables.GetGlobal("secure_file_priv")
+	if d, _ := dir.(string); d != "" && !underDir(d, path) {
+		return nil, nil
+	}
+	st, err := os.Stat(path)
+	if err != nil || !st.Mode().IsRegular() {
+		return nil, nil
+	}
+	_, maxv, _ := sql.SystemVariables.GetGlobal("max_allowed_packet")
+	if max, ok := asInt64(maxv); ok && st.Size() > max {
+		return nil, nil
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, nil
+	}
+	return data, nil
+}
+
+// underDir reports whether path lies in dir or below it, links resolved.
+func underDir(dir, path string) bool {
+	d, err := filepath.EvalSymlinks(dir)
+	if err != nil {
+		return false
+	}
+	p, err := filepath.EvalSymlinks(path)
+	if err != nil {
+		return false
+	}
+	rel, err := filepath.Rel(d, p)
+	return err == nil && rel != ".." && !strings.HasPrefix(rel, "../") && !filepath.IsAbs(rel)
 }
 
 // writesFile reports whether st writes a file (INTO OUTFILE / DUMPFILE).
