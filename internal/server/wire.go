@@ -113,12 +113,27 @@ const maxPacketBeforeLogin = 64 << 10
 var errPacketTooLarge = errors.New("packet bigger than max_allowed_packet")
 
 // refuseLargePacket tells the client its command is too large (MySQL's
-// ER_NET_PACKET_TOO_LARGE); the connection then ends, as in mysqld.
-func (c *wireConn) refuseLargePacket(seq byte) {
+// ER_NET_PACKET_TOO_LARGE); the connection then ends, as in mysqld. The
+// rest of the command is read and dropped first (for at most a few
+// seconds, and never kept), so that a client still writing it is not cut
+// off before it can read why.
+func (c *wireConn) refuseLargePacket(seq byte, size int) {
 	payload := append([]byte{0xff, 0x81, 0x04}, "#08S01Got a packet bigger than 'max_allowed_packet' bytes"...)
 	pkt := append([]byte{byte(len(payload)), 0, 0, seq}, payload...)
-	_ = c.Conn.SetWriteDeadline(time.Now().Add(time.Second))
+	_ = c.Conn.SetDeadline(time.Now().Add(5 * time.Second))
 	_, _ = c.Conn.Write(pkt)
+	// Drop this packet and any packets that continue the command.
+	for n := 4 + size; ; {
+		if _, err := io.CopyN(io.Discard, c.r, int64(n)); err != nil || size < 0xffffff {
+			return
+		}
+		hdr := make([]byte, 4)
+		if _, err := io.ReadFull(c.r, hdr); err != nil {
+			return
+		}
+		size = int(hdr[0]) | int(hdr[1])<<8 | int(hdr[2])<<16
+		n = size
+	}
 }
 
 func newReader(c net.Conn) *bufio.Reader { return bufio.NewReaderSize(c, 16<<10) }
@@ -236,7 +251,7 @@ func (c *wireConn) nextPacket() error {
 			limit = c.l.maxPacket()
 		}
 		if c.cmdSize > limit {
-			c.refuseLargePacket(seq + 1)
+			c.refuseLargePacket(seq+1, size)
 			return errPacketTooLarge
 		}
 	}
