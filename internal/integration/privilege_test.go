@@ -356,7 +356,8 @@ func TestMaxConnections(t *testing.T) {
 
 // TestPacketLimits: a command larger than max_allowed_packet gets 1153 and
 // its connection ends, before the server buffers it; a client that has
-// not logged in cannot send more than 64 KiB; others go on being served.
+// not logged in cannot send more than 64 KiB; a statement nested too deep
+// gets 1436; others go on being served.
 func TestPacketLimits(t *testing.T) {
 	s := startServer(t, t.TempDir(), "--max-allowed-packet", "1M")
 	db := s.db("")
@@ -396,6 +397,11 @@ func TestPacketLimits(t *testing.T) {
 		if _, err := c.Read(buf); err != nil {
 			break // the server closed it
 		}
+	}
+	// An expression bomb is refused at once (1436) instead of holding a
+	// CPU for minutes.
+	if _, err := db.Exec("SELECT 1" + strings.Repeat("+1", 20000)); errNumber(err) != 1436 {
+		t.Fatalf("SELECT 1+1+... (20,000 terms): %v, want 1436", err)
 	}
 	var one int
 	if err := db.QueryRow("SELECT COUNT(*) FROM p.t").Scan(&one); err != nil || one != 1 {

@@ -388,7 +388,10 @@ type parsed struct {
 	consumed int
 }
 
-func note(ctx context.Context, st ast.Statement) error {
+func note(ctx context.Context, st ast.Statement, queryLen int) error {
+	if err := checkDepth(st, queryLen); err != nil {
+		return err
+	}
 	if err := unsupportedLocking(st); err != nil {
 		return err
 	}
@@ -470,7 +473,7 @@ func (p parser) Parse(ctx *sql.Context, query string, multi bool) (ast.Statement
 	}
 	// GMS's handler runs a returned statement even when an error comes
 	// with it: return none on error.
-	if err := note(ctx, r.st); err != nil {
+	if err := note(ctx, r.st, len(query)); err != nil {
 		return nil, r.q, r.rem, err
 	}
 	return r.st, r.q, r.rem, nil
@@ -484,7 +487,7 @@ func (p parser) ParseWithOptions(ctx context.Context, query string, delimiter ru
 	if err != nil {
 		return nil, r.q, r.rem, syntaxError(err)
 	}
-	if err := note(ctx, r.st); err != nil {
+	if err := note(ctx, r.st, len(query)); err != nil {
 		return nil, r.q, r.rem, err
 	}
 	return r.st, r.q, r.rem, nil
@@ -497,6 +500,9 @@ func (p parser) ParseOneWithOptions(ctx context.Context, query string, o ast.Par
 	})
 	if err != nil {
 		return nil, r.consumed, syntaxError(err)
+	}
+	if err := checkDepth(r.st, len(query)); err != nil {
+		return nil, r.consumed, err
 	}
 	if err := unsupportedLocking(r.st); err != nil {
 		return nil, r.consumed, err
