@@ -199,16 +199,16 @@ func replay(store *storage.Engine, log *binlog.Log, found *binlog.Found, from bi
 		if f.Num < from.File {
 			continue
 		}
+		data, err := log.ReadFile(f.Num)
+		if err != nil {
+			return err
+		}
 		start := int64(0)
 		if f.Num == from.File {
 			start = from.Pos
 			if head, _ := found.HeaderEnd(f.Num); start != 0 && start != head {
 				// The store's position must be where a transaction ends.
 				ok := false
-				data, err := log.ReadFile(f.Num)
-				if err != nil {
-					return err
-				}
 				_, _ = binlog.ScanFile(data, func(t *binlog.Transaction) error {
 					ok = ok || t.End == start
 					return nil
@@ -217,10 +217,6 @@ func replay(store *storage.Engine, log *binlog.Log, found *binlog.Found, from bi
 					return refuse("the store's position %s:%d is not the end of a transaction in that file", f.Name, start)
 				}
 			}
-		}
-		data, err := log.ReadFile(f.Num)
-		if err != nil {
-			return err
 		}
 		_, err = binlog.ScanFrom(data, start, func(t *binlog.Transaction) error {
 			rec.Replayed++

@@ -43,7 +43,6 @@ import (
 	"fmt"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"time"
 
 	"github.com/lockstepdb/lockstep/internal/binlog"
@@ -155,7 +154,6 @@ type Stats struct {
 	Fsyncs          atomic.Uint64
 	FsyncNanos      atomic.Uint64
 	RotateCount     atomic.Uint64
-	NoSpaceErrors   atomic.Uint64 // groups undone for lack of disk space
 }
 
 // ErrStopped is returned once the pipeline has failed or closed.
@@ -679,10 +677,6 @@ func (p *Pipeline) sync() error {
 // not committed; later ones are tried again.
 var ErrNoSpace = errors.New("binlog write failed for lack of disk space; the transaction was not committed")
 
-func isNoSpace(err error) bool {
-	return errors.Is(err, syscall.ENOSPC) || errors.Is(err, syscall.EDQUOT)
-}
-
 // rewind undoes a group whose write failed for lack of space, so that
 // commits resume by themselves once space is freed, instead of stopping
 // the pipeline: the file is cut back to where the group started, the
@@ -693,7 +687,7 @@ func isNoSpace(err error) bool {
 // replicas or applied. A group that rotated the file, and a write the log
 // cannot cut back, still stop the pipeline.
 func (p *Pipeline) rewind(err error, group []*Trx) bool {
-	if !isNoSpace(err) {
+	if !storage.IsNoSpace(err) {
 		return false
 	}
 	for _, t := range group {
@@ -722,7 +716,6 @@ func (p *Pipeline) rewind(err error, group []*Trx) bool {
 	p.nextSeq = group[0].GTID.SequenceNumber
 	p.tracker.rollback(p.nextSeq - 1)
 	p.mu.Unlock()
-	p.Stats.NoSpaceErrors.Add(1)
 	err = fmt.Errorf("%w: %w", ErrNoSpace, err)
 	for _, t := range failed {
 		if t.Batch != nil {

@@ -44,13 +44,15 @@ type noSpaceFS struct {
 	sleep func(time.Duration)
 }
 
-func isNoSpace(err error) bool {
+// IsNoSpace reports whether err is a write that failed for lack of space
+// (a full disk or an exhausted quota).
+func IsNoSpace(err error) bool {
 	return errors.Is(err, syscall.ENOSPC) || errors.Is(err, syscall.EDQUOT)
 }
 
 // outcome records the result of one operation and paces failures.
 func (fs *noSpaceFS) outcome(op string, err error) error {
-	if err == nil || !isNoSpace(err) {
+	if err == nil || !IsNoSpace(err) {
 		if err == nil {
 			fs.mu.Lock()
 			was := fs.wait
