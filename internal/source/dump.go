@@ -497,7 +497,10 @@ func (d *dumper) handle(ev []byte, last bool) (rotated bool, err error) {
 		d.skip = false
 	}
 	if !d.skip {
-		ack := last && d.s.Semi.Enabled() && (typ == binlog.XIDEvent || typ == binlog.QueryEvent)
+		// Only a semi-sync replica is asked for an ACK (and numbers its
+		// packets from 1 again after one); other consumers of a semi-sync
+		// source get a plain, continuously numbered stream.
+		ack := last && d.r.req.SemiSync && d.s.Semi.Enabled() && (typ == binlog.XIDEvent || typ == binlog.QueryEvent)
 		if err := d.emit(ev, ack); err != nil {
 			return false, err
 		}

@@ -498,3 +498,32 @@ func TestPacketWriterSplitsLargePayloads(t *testing.T) {
 		}
 	}
 }
+
+// TestPlainConsumerOfSemiSyncSource: a consumer that did not ask for
+// semi-sync gets a continuously numbered stream from a source with
+// semi-sync on (sequence numbers restart only for a replica that ACKs;
+// python-mysql-replication and mysqlbinlog reject the stream otherwise).
+func TestPlainConsumerOfSemiSyncSource(t *testing.T) {
+	f := newFixture(t)
+	f.src.Semi.SetEnabled(true)
+	f.commit(false, 0)
+	f.commit(false, 0)
+	c := f.dump(Request{File: "binlog.000001", Pos: 4, Flags: DumpNonBlock})
+	c.conn.SetReadDeadline(time.Now().Add(5 * time.Second))
+	for want := byte(1); ; want++ { // the dump command was 0
+		var hdr [4]byte
+		if _, err := io.ReadFull(c.r, hdr[:]); err != nil {
+			t.Fatal(err)
+		}
+		if hdr[3] != want {
+			t.Fatalf("packet %d has sequence number %d", want, hdr[3])
+		}
+		p := make([]byte, int(hdr[0])|int(hdr[1])<<8|int(hdr[2])<<16)
+		if _, err := io.ReadFull(c.r, p); err != nil {
+			t.Fatal(err)
+		}
+		if p[0] == 0xfe {
+			return
+		}
+	}
+}
