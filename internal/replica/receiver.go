@@ -2,7 +2,6 @@ package replica
 
 import (
 	"context"
-	"crypto/tls"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -16,7 +15,9 @@ import (
 	"time"
 
 	"github.com/go-mysql-org/go-mysql/client"
+	gomysql "github.com/go-mysql-org/go-mysql/mysql"
 	"github.com/lockstepdb/lockstep/internal/binlog"
+	"github.com/lockstepdb/lockstep/internal/tlscert"
 )
 
 // The receiver (the IO thread) keeps one connection to the source: it
@@ -73,6 +74,21 @@ func (rc *receiver) State() string {
 	return s
 }
 
+// connectErrno is Last_IO_Errno for a failed connection: the source's own
+// error number when it refused (1045 for a login it denied, as MySQL
+// shows), ours for a TLS set-up error, else 2003.
+func connectErrno(err error) uint16 {
+	var me *gomysql.MyError
+	if errors.As(err, &me) {
+		return me.Code
+	}
+	var re *Error
+	if errors.As(err, &re) {
+		return re.Code
+	}
+	return 2003
+}
+
 func (rc *receiver) run() {
 	defer close(rc.done)
 	for attempt := 0; ; attempt++ {
@@ -86,7 +102,7 @@ func (rc *receiver) run() {
 		}
 		var ie *ioError
 		if !errors.As(err, &ie) {
-			ie = &ioError{code: 2003, msg: fmt.Sprintf("error reconnecting to source '%s@%s:%d' - retry-time: %d retries: %d message: %v", rc.src.User, rc.src.Host, rc.src.Port, rc.src.ConnectRetry, attempt+1, err)}
+			ie = &ioError{code: connectErrno(err), msg: fmt.Sprintf("error reconnecting to source '%s@%s:%d' - retry-time: %d retries: %d message: %v", rc.src.User, rc.src.Host, rc.src.Port, rc.src.ConnectRetry, attempt+1, err)}
 		}
 		rc.r.setIOError(ie.code, ie.msg)
 		if ie.fatal || uint64(attempt+1) >= rc.src.RetryCount {
@@ -136,8 +152,12 @@ func (rc *receiver) session() error {
 	addr := net.JoinHostPort(rc.src.Host, strconv.Itoa(rc.src.Port))
 	var opts []client.Option
 	if rc.src.SSL {
+		cfg, err := tlscert.Client(rc.src.SSLCA, rc.src.SSLCert, rc.src.SSLKey, rc.src.Host, rc.src.SSLVerify)
+		if err != nil {
+			return &Error{Code: 2026, Msg: fmt.Sprintf("SSL connection error: %v", err)}
+		}
 		opts = append(opts, func(c *client.Conn) error {
-			c.SetTLSConfig(&tls.Config{InsecureSkipVerify: !rc.src.SSLVerify, ServerName: rc.src.Host})
+			c.SetTLSConfig(cfg)
 			return nil
 		})
 	}

@@ -73,6 +73,9 @@ type SourceConfig struct {
 	LogPos          uint64  `json:"log_pos,omitempty"`
 	SSL             bool    `json:"ssl"`
 	SSLVerify       bool    `json:"ssl_verify_server_cert"`
+	SSLCA           string  `json:"ssl_ca,omitempty"`
+	SSLCert         string  `json:"ssl_cert,omitempty"`
+	SSLKey          string  `json:"ssl_key,omitempty"`
 	HeartbeatPeriod float64 `json:"heartbeat_period"`
 	ConnectRetry    int     `json:"connect_retry"`
 	RetryCount      uint64  `json:"retry_count"`

@@ -83,6 +83,14 @@ type Config struct {
 	// DataDir; empty: anywhere the server can read and write).
 	SecureFilePriv string
 
+	// TLS: SSL offers TLS to clients, with SSLCert/SSLKey/SSLCA or, when
+	// none is given, certificates generated in the data directory at first
+	// start (as mysqld's auto_generate_certs). RequireSecureTransport
+	// refuses logins without TLS.
+	SSL                    bool
+	SSLCert, SSLKey, SSLCA string
+	RequireSecureTransport bool
+
 	// ResetAccounts recreates a missing account store (mysql.db) with
 	// root@localhost and no password instead of refusing to start.
 	ResetAccounts bool
@@ -96,6 +104,7 @@ func Defaults() Config {
 		HTTPBindAddress:        "127.0.0.1",
 		DataDir:                "./lockstep-data",
 		SecureFilePriv:         "secure-files",
+		SSL:                    true,
 		MaxConnections:         151,
 		MaxAllowedPacket:       64 << 20,
 		ServerID:               1,
@@ -359,6 +368,13 @@ var options = []option{
 		func(c *Config) *int64 { return &c.MaxAllowedPacket }, 1024, 1<<30),
 	strOpt("secure-file-priv", "the only folder LOAD_FILE(), LOAD DATA INFILE and SELECT ... INTO OUTFILE/DUMPFILE may use (relative to --datadir; empty: any folder the server can reach, not recommended)",
 		func(c *Config) *string { return &c.SecureFilePriv }),
+	boolOpt("ssl", "offer TLS to clients (certificates from --ssl-cert/--ssl-key/--ssl-ca, or generated in the data directory at first start)",
+		func(c *Config) *bool { return &c.SSL }),
+	strOpt("ssl-cert", "the server's TLS certificate (PEM)", func(c *Config) *string { return &c.SSLCert }),
+	strOpt("ssl-key", "the server's TLS private key (PEM)", func(c *Config) *string { return &c.SSLKey }),
+	strOpt("ssl-ca", "CA certificates that verify client certificates (PEM; REQUIRE X509 accounts need one)", func(c *Config) *string { return &c.SSLCA }),
+	boolOpt("require-secure-transport", "refuse logins that do not use TLS (error 3159)",
+		func(c *Config) *bool { return &c.RequireSecureTransport }),
 	boolOpt("source-auto-position", "find the position on the source from the replica's GTIDs",
 		func(c *Config) *bool { return &c.SourceAutoPosition }),
 	boolOpt("lockstep-reset-accounts", "when the account store (<datadir>/mysql.db) of a data directory in use is missing, recreate it with root@localhost and no password instead of refusing to start",

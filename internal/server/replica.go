@@ -238,6 +238,12 @@ func applySourceOptions(c *replica.SourceConfig, opts []replOption) error {
 		case "SSL_VERIFY_SERVER_CERT":
 			n, err = num()
 			c.SSLVerify = n != 0
+		case "SSL_CA":
+			c.SSLCA = o.value
+		case "SSL_CERT":
+			c.SSLCert = o.value
+		case "SSL_KEY":
+			c.SSLKey = o.value
 		case "HEARTBEAT_PERIOD":
 			f, ferr := strconv.ParseFloat(o.value, 64)
 			if ferr != nil || f < 0 || f > 4294967 {
@@ -331,8 +337,8 @@ func (s *Server) showReplicaStatus(legacy bool) *sqltypes.Result {
 		yn(st.SQLRunning), str(""), str(""), str(""), str(""),
 		str(""), str(""), num(uint64(lastErrno)), str(lastErr), num(0),
 		num(uint64(st.ExecSourceLogPos)), num(uint64(st.RelayLogSpace)), str("None"), str(""), num(0),
-		yn(src.SSL), str(""), str(""), str(""), str(""),
-		str(""), lag, yn(src.SSLVerify), num(uint64(st.IOErrno)), str(st.IOError),
+		yn(src.SSL), str(src.SSLCA), str(""), str(src.SSLCert), str(""),
+		str(src.SSLKey), lag, yn(src.SSLVerify), num(uint64(st.IOErrno)), str(st.IOError),
 		num(uint64(st.SQLErrno)), str(st.SQLError), str(""), num(uint64(st.SourceServerID)), str(st.SourceUUID),
 		str("mysql.slave_master_info"), num(0), null, str(st.SQLState), num(src.RetryCount),
 		str(""), ts(st.IOErrorTime), ts(st.SQLErrorTime), str(""), str(""),

@@ -9,7 +9,7 @@ import (
 func TestChangeReplicationSourceOptions(t *testing.T) {
 	c := replica.DefaultSource()
 	opts, err := parseReplicationOptions(`SOURCE_HOST = '10.0.0.1', MASTER_PORT=3307, SOURCE_USER="re\"pl", SOURCE_PASSWORD='it''s',
-		SOURCE_HEARTBEAT_PERIOD = 2.5, SOURCE_CONNECT_RETRY=5, SOURCE_SSL=1, SOURCE_LOG_FILE='binlog.000002', SOURCE_LOG_POS=120`)
+		SOURCE_HEARTBEAT_PERIOD = 2.5, SOURCE_CONNECT_RETRY=5, SOURCE_SSL=1, MASTER_SSL_CA='/ca.pem', SOURCE_SSL_CERT='/c.pem', SOURCE_SSL_KEY='/k.pem', SOURCE_LOG_FILE='binlog.000002', SOURCE_LOG_POS=120`)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -17,7 +17,7 @@ func TestChangeReplicationSourceOptions(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := replica.SourceConfig{Host: "10.0.0.1", Port: 3307, User: `re"pl`, Password: "it's", HeartbeatPeriod: 2.5,
-		ConnectRetry: 5, SSL: true, LogFile: "binlog.000002", LogPos: 120, RetryCount: 86400}
+		ConnectRetry: 5, SSL: true, SSLCA: "/ca.pem", SSLCert: "/c.pem", SSLKey: "/k.pem", LogFile: "binlog.000002", LogPos: 120, RetryCount: 86400}
 	if c != want {
 		t.Fatalf("got %+v\nwant %+v", c, want)
 	}
@@ -26,7 +26,7 @@ func TestChangeReplicationSourceOptions(t *testing.T) {
 			t.Errorf("%q parsed", bad)
 		}
 	}
-	for _, bad := range []string{"SOURCE_PORT=0", "SOURCE_PORT=x", "SOURCE_SSL_CA='/x'", "MASTER_USE_GTID=maybe", "SOURCE_HEARTBEAT_PERIOD=-1"} {
+	for _, bad := range []string{"SOURCE_PORT=0", "SOURCE_PORT=x", "SOURCE_SSL_CRL='/x'", "MASTER_USE_GTID=maybe", "SOURCE_HEARTBEAT_PERIOD=-1"} {
 		opts, err := parseReplicationOptions(bad)
 		if err != nil {
 			t.Fatalf("%q: %v", bad, err)

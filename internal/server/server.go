@@ -4,6 +4,7 @@ package server
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -23,6 +24,7 @@ import (
 	gmsserver "github.com/dolthub/go-mysql-server/server"
 	"github.com/dolthub/go-mysql-server/sql"
 	"github.com/dolthub/go-mysql-server/sql/types"
+	"github.com/dolthub/vitess/go/mysql"
 	"github.com/google/uuid"
 	"github.com/lockstepdb/lockstep/internal/atomicfile"
 	"github.com/lockstepdb/lockstep/internal/binlog"
@@ -34,6 +36,7 @@ import (
 	"github.com/lockstepdb/lockstep/internal/source"
 	"github.com/lockstepdb/lockstep/internal/sqlengine"
 	"github.com/lockstepdb/lockstep/internal/storage"
+	"github.com/lockstepdb/lockstep/internal/tlscert"
 )
 
 // Server is a running Lockstep server.
@@ -53,6 +56,11 @@ type Server struct {
 	httpAddr string
 	source   *source.Source
 	wire     *wireListener
+	// tls is what clients are offered (nil: --ssl=OFF), from tlsFiles;
+	// auth checks logins (auth.go).
+	tls      *tls.Config
+	tlsFiles tlscert.Files
+	auth     *authServer
 	repl     *replica.Replica
 	gtidNext sync.Map // connection id -> binlog.GTIDInfo (SET gtid_next)
 	unbound  *handler // the handler wrapHandler made last, until bound
@@ -148,6 +156,10 @@ func Start(cfg Config, log *slog.Logger) (_ *Server, err error) {
 	s.sql.SuperReadOnly.Store(cfg.SuperReadOnly)
 	started := time.Now()
 	installStatus(pipe, locks, started, s.semiSyncStatus, s.replicaStatus, s.fastPathStatus)
+	if s.tls, s.tlsFiles, err = s.tlsConfig(); err != nil {
+		s.shutdownStorage()
+		return nil, err
+	}
 	if err := s.registerVariables(); err != nil {
 		s.shutdownStorage()
 		return nil, err
@@ -160,6 +172,10 @@ func Start(cfg Config, log *slog.Logger) (_ *Server, err error) {
 		s.shutdownStorage()
 		return nil, err
 	}
+	s.auth = newAuthServer(s.sql.GMS.Analyzer.Catalog.MySQLDb, cfg.DataDir, func() bool {
+		_, v, _ := sql.SystemVariables.GetGlobal("require_secure_transport")
+		return toInt64(v) != 0
+	})
 	s.sql.GMS.Analyzer.Catalog.BinlogPrimaryController = primary{s}
 	s.registerPerformanceSchema()
 	s.registerFunctions()
@@ -175,12 +191,13 @@ func Start(cfg Config, log *slog.Logger) (_ *Server, err error) {
 		_, v, _ := sql.SystemVariables.GetGlobal("max_connections")
 		return toInt64(v)
 	}}
-	s.wire = &wireListener{Listener: tl, limit: s.conns, maxPacket: maxAllowedPacket}
+	s.wire = &wireListener{Listener: tl, limit: s.conns, maxPacket: maxAllowedPacket, tls: s.tls}
 	lst, err := gmsserver.NewServerWithHandler(gmsserver.Config{
-		Protocol: "tcp",
-		Address:  addr,
-		Listener: s.wire,
-		Version:  binlog.ServerVersion,
+		Protocol:                "tcp",
+		Address:                 addr,
+		Listener:                s.wire,
+		Version:                 binlog.ServerVersion,
+		ProtocolListenerFactory: s.protocolListener,
 	}, s.sql.GMS, sql.NewContext, s.sql.SessionBuilder(), nil, s.wrapHandler)
 	if err != nil {
 		tl.Close()
@@ -263,6 +280,13 @@ func (s *Server) startReplication() error {
 	return nil
 }
 
+// protocolListener makes go-mysql-server's protocol listener with
+// Lockstep's authentication (auth.go) in place of go-mysql-server's.
+func (s *Server) protocolListener(cfg gmsserver.Config, lc mysql.ListenerConfig, sel gmsserver.ServerEventListener) (gmsserver.ProtocolListener, error) {
+	lc.AuthServer = s.auth
+	return gmsserver.MySQLProtocolListenerFactory(cfg, lc, sel)
+}
+
 // mariadbVersion is what the --mariadb-port handshake announces. MariaDB
 // itself sends its version behind a "5.5.5-" prefix, which MariaDB clients
 // and replicas strip; a MariaDB replica uses GTIDs only if the version
@@ -277,9 +301,10 @@ func (s *Server) listenMariaDB() error {
 	if err != nil {
 		return fmt.Errorf("listening on %s (--mariadb-port): %w", addr, err)
 	}
-	wl := &wireListener{Listener: tl, mariadb: true, limit: s.conns, maxPacket: maxAllowedPacket}
+	wl := &wireListener{Listener: tl, mariadb: true, limit: s.conns, maxPacket: maxAllowedPacket, tls: s.tls}
 	lst, err := gmsserver.NewServerWithHandler(gmsserver.Config{
 		Protocol: "tcp", Address: addr, Listener: wl, Version: mariadbVersion,
+		ProtocolListenerFactory: s.protocolListener,
 	}, s.sql.GMS, mariadbContext, s.sql.SessionBuilder(), nil, s.wrapHandler)
 	if err != nil {
 		tl.Close()
@@ -452,6 +477,7 @@ func (s *Server) registerVariables() error {
 			ValueFunction: func() (any, error) { return s.pipe.GTIDVisible().String(), nil },
 		},
 	)
+	vars = append(vars, s.tlsVariables()...)
 	sql.SystemVariables.AddSystemVariables(vars)
 	sqlengine.RegisterComputedVariable("gtid_executed")
 	// Start-up values, read-only ones included (as mysqld's options).
@@ -473,6 +499,7 @@ func (s *Server) registerVariables() error {
 		"secure_file_priv":         s.secureFilePriv,
 		"max_connections":          s.cfg.MaxConnections,
 		"max_allowed_packet":       s.cfg.MaxAllowedPacket,
+		"require_secure_transport": onOff(s.cfg.RequireSecureTransport),
 	})
 }
 

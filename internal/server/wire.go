@@ -3,6 +3,7 @@ package server
 import (
 	"bufio"
 	"context"
+	"crypto/tls"
 	"encoding/binary"
 	"errors"
 	"io"
@@ -27,8 +28,9 @@ import (
 // The wrapper parses only packet boundaries: a 4-byte header (3-byte
 // length, sequence number) per packet, payloads of 0xffffff bytes
 // continuing in the next packet. Only a packet with sequence 0 (a command)
-// whose first byte is a dump command is touched. After an SSL request the
-// stream is encrypted and passed through untouched.
+// whose first byte is a dump command is touched. TLS is terminated here,
+// below the protocol library, so that all of this sees the plaintext (see
+// tls.go, which also covers the connection phase's renumbering).
 //
 // Wrapping also turns off go-mysql-server's per-query socket poll (it looks
 // for a *net.TCPConn); wireConn.closedByPeer gives the server a cheaper
@@ -50,6 +52,8 @@ type wireListener struct {
 	// limit counts the connections of every listener against
 	// max_connections.
 	limit *connLimit
+	// tls, if set, is offered to clients (see tls.go).
+	tls *tls.Config
 }
 
 // connLimit enforces max_connections as MySQL does: one connection more
@@ -89,7 +93,7 @@ func (l *wireListener) Accept() (net.Conn, error) {
 				continue
 			}
 		}
-		w := &wireConn{Conn: c, r: newReader(c), l: l}
+		w := newWireConn(c, l)
 		l.conns.Store(w, struct{}{})
 		return w, nil
 	}
@@ -121,7 +125,7 @@ func (c *wireConn) refuseLargePacket(seq byte, size int) {
 	payload := append([]byte{0xff, 0x81, 0x04}, "#08S01Got a packet bigger than 'max_allowed_packet' bytes"...)
 	pkt := append([]byte{byte(len(payload)), 0, 0, seq}, payload...)
 	_ = c.Conn.SetDeadline(time.Now().Add(5 * time.Second))
-	_, _ = c.Conn.Write(pkt)
+	_, _ = c.w.Write(pkt)
 	// Drop this packet and any packets that continue the command.
 	for n := 4 + size; ; {
 		if _, err := io.CopyN(io.Discard, c.r, int64(n)); err != nil || size < 0xffffff {
@@ -150,15 +154,22 @@ type dumpCommand struct {
 }
 
 type wireConn struct {
-	net.Conn
-	l *wireListener
-	r *bufio.Reader
+	net.Conn // the socket
+	l        *wireListener
+	r        *bufio.Reader // the socket's bytes, or after TLS the plaintext
+	w        io.Writer     // the socket, or after TLS the TLS connection
+	hdr      [4]byte
 
 	out       []byte // bytes ready for the reader
 	remaining int    // payload bytes of the current packet still to pass
 	cont      bool   // the current packet continues in the next one
 	cmdSize   int64  // bytes of the current command so far
-	plain     bool   // SSL: pass everything through
+
+	// The connection phase (see tls.go): until the server's OK or ERR
+	// ends it, packets are numbered with shift added on the wire.
+	secure  atomic.Pointer[tls.Conn]
+	phase   connPhase
+	pending []byte // written bytes of an incomplete packet (connection phase)
 
 	dump atomic.Pointer[dumpCommand]
 	// authed is set once the client has logged in (the handler's
@@ -170,6 +181,10 @@ type wireConn struct {
 	queryStart atomic.Int64
 	cancel     atomic.Pointer[context.CancelFunc]
 	closeOnce  sync.Once
+}
+
+func newWireConn(c net.Conn, l *wireListener) *wireConn {
+	return &wireConn{Conn: c, r: newReader(c), w: c, l: l}
 }
 
 // statementStarted notes a running statement and how to cancel it.
@@ -208,9 +223,6 @@ func (c *wireConn) takeDump() *dumpCommand { return c.dump.Swap(nil) }
 
 func (c *wireConn) Read(p []byte) (int, error) {
 	for len(c.out) == 0 {
-		if c.plain {
-			return c.r.Read(p)
-		}
 		if c.remaining > 0 {
 			n := min(len(p), c.remaining)
 			n, err := c.r.Read(p[:n])
@@ -226,8 +238,17 @@ func (c *wireConn) Read(p []byte) (int, error) {
 	return n, nil
 }
 
-// nextPacket reads the next packet header (and, for a dump command, the
-// whole packet) and queues what the reader gets.
+// Write sends the server's bytes: during the connection phase packet by
+// packet (see connPhase), then as they come.
+func (c *wireConn) Write(p []byte) (int, error) {
+	if c.phase.done.Load() {
+		return c.w.Write(p)
+	}
+	return c.writeConnectionPhase(p)
+}
+
+// nextPacket reads the next packet header (and, for a dump command or an
+// SSL request, the whole packet) and queues what the reader gets.
 func (c *wireConn) nextPacket() error {
 	hdr, err := c.r.Peek(4)
 	if err != nil {
@@ -240,25 +261,24 @@ func (c *wireConn) nextPacket() error {
 	seq := hdr[3]
 	wasCont := c.cont
 	c.cont = size == 0xffffff
-	if !c.plain {
-		if wasCont {
-			c.cmdSize += int64(size)
-		} else {
-			c.cmdSize = int64(size)
-		}
-		limit := int64(maxPacketBeforeLogin)
-		if c.authed.Load() && c.l.maxPacket != nil {
-			limit = c.l.maxPacket()
-		}
-		if c.cmdSize > limit {
-			c.refuseLargePacket(seq+1, size)
-			return errPacketTooLarge
-		}
+	if wasCont {
+		c.cmdSize += int64(size)
+	} else {
+		c.cmdSize = int64(size)
 	}
-	if !wasCont && seq == 1 && size == 32 {
-		// An SSLRequest (capabilities, max packet, charset, 23 zero bytes):
-		// TLS follows. Pass it and everything after it through.
-		c.plain = true
+	limit := int64(maxPacketBeforeLogin)
+	if c.authed.Load() && c.l.maxPacket != nil {
+		limit = c.l.maxPacket()
+	}
+	if c.cmdSize > limit {
+		c.refuseLargePacket(seq+1, size)
+		return errPacketTooLarge
+	}
+	if !c.phase.done.Load() {
+		if c.l.tls != nil && c.secure.Load() == nil && isSSLRequest(c.r, seq, size) {
+			return c.startTLS()
+		}
+		seq = c.phase.fromClient(seq)
 	}
 	if c.authed.Load() && !wasCont && seq == 0 && size > 0 && size < 0xffffff {
 		first, err := c.r.Peek(5)
@@ -273,7 +293,13 @@ func (c *wireConn) nextPacket() error {
 			return nil
 		}
 	}
-	c.remaining = 4 + size
+	copy(c.hdr[:], hdr)
+	c.hdr[3] = seq
+	if _, err := c.r.Discard(4); err != nil {
+		return err
+	}
+	c.out = c.hdr[:]
+	c.remaining = size
 	return nil
 }
 

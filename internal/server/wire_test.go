@@ -2,11 +2,15 @@ package server
 
 import (
 	"bytes"
+	"crypto/tls"
 	"encoding/binary"
+	"fmt"
 	"io"
 	"net"
 	"testing"
 	"time"
+
+	"github.com/lockstepdb/lockstep/internal/tlscert"
 )
 
 func pkt(seq byte, payload []byte) []byte {
@@ -28,7 +32,7 @@ func comBinlogDumpPacket(pos uint32, flags uint16, serverID uint32, file string)
 func TestWireRewritesDumpCommands(t *testing.T) {
 	client, server := net.Pipe()
 	l := &wireListener{}
-	w := &wireConn{Conn: server, r: newReader(server), l: l}
+	w := newWireConn(server, l)
 	w.authed.Store(true)
 	handshake := pkt(1, bytes.Repeat([]byte{'h'}, 60))
 	query := pkt(0, append([]byte{0x03}, "SELECT 1"...))
@@ -61,7 +65,7 @@ func TestWireRewritesDumpCommands(t *testing.T) {
 // untouched and nothing is parsed.
 func TestWireIgnoresDumpsBeforeLogin(t *testing.T) {
 	client, server := net.Pipe()
-	w := &wireConn{Conn: server, r: newReader(server), l: &wireListener{}}
+	w := newWireConn(server, &wireListener{})
 	p := []byte{comBinlogDumpGTID, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0}
 	p = binary.LittleEndian.AppendUint64(p, 4)
 	p = binary.LittleEndian.AppendUint32(p, 8)
@@ -78,24 +82,104 @@ func TestWireIgnoresDumpsBeforeLogin(t *testing.T) {
 	}
 }
 
-// TestWirePassesTLSThrough: after an SSLRequest nothing is parsed.
-func TestWirePassesTLSThrough(t *testing.T) {
-	client, server := net.Pipe()
-	w := &wireConn{Conn: server, r: newReader(server), l: &wireListener{}}
-	sslRequest := pkt(1, make([]byte, 32))
-	looksLikeDump := pkt(0, comBinlogDumpPacket(4, 0, 1, "x")) // random TLS bytes could
-	go func() {
-		client.Write(sslRequest)
-		client.Write(looksLikeDump)
-	}()
-	want := append(append([]byte(nil), sslRequest...), looksLikeDump...)
-	got := make([]byte, len(want))
-	w.SetReadDeadline(time.Now().Add(5 * time.Second))
-	if _, err := io.ReadFull(w, got); err != nil {
+// TestWireTerminatesTLS: the wrapper offers TLS in the greeting, answers
+// the SSLRequest with the handshake without passing it on, renumbers the
+// connection phase so that the protocol layer sees a plain login, and
+// intercepts a dump command sent over TLS.
+func TestWireTerminatesTLS(t *testing.T) {
+	dir := t.TempDir()
+	files, _, err := tlscert.Ensure(dir)
+	if err != nil {
 		t.Fatal(err)
 	}
-	if !bytes.Equal(got, want) || w.takeDump() != nil {
-		t.Fatal("bytes after an SSL request must pass untouched")
+	cfg, err := tlscert.Server(files)
+	if err != nil {
+		t.Fatal(err)
+	}
+	client, server := net.Pipe()
+	defer client.Close()
+	w := newWireConn(server, &wireListener{tls: cfg})
+	defer w.Close()
+	deadline := time.Now().Add(10 * time.Second)
+	_ = client.SetDeadline(deadline)
+	_ = w.SetDeadline(deadline)
+
+	greeting := append([]byte{10}, "8.0.99\x00"...)
+	greeting = append(greeting, make([]byte, 4+8+1)...)        // id, auth data, filler
+	greeting = append(greeting, 0x00, 0x02, 33, 2, 0, 0, 0, 0) // caps (PROTOCOL_41), charset, status, caps
+	response := append([]byte{0x00, 0x0a, 0x00, 0x00}, bytes.Repeat([]byte{'r'}, 40)...)
+	ok := []byte{0x00, 0, 0, 2, 0, 0, 0}
+	dump := pkt(0, comBinlogDumpPacket(4, 0, 9, "binlog.000001"))
+
+	// The protocol layer's side.
+	layer := make(chan error, 1)
+	go func() {
+		layer <- func() error {
+			if _, err := w.Write(pkt(0, greeting)); err != nil {
+				return err
+			}
+			got := make([]byte, 4+len(response))
+			if _, err := io.ReadFull(w, got); err != nil {
+				return err
+			}
+			if !bytes.Equal(got, pkt(1, response)) {
+				return fmt.Errorf("handshake response as the layer saw it: %x", got)
+			}
+			if _, err := w.Write(pkt(2, ok)); err != nil {
+				return err
+			}
+			w.authed.Store(true)
+			got = make([]byte, len(canonicalDump()))
+			if _, err := io.ReadFull(w, got); err != nil {
+				return err
+			}
+			if !bytes.Equal(got, canonicalDump()) {
+				return fmt.Errorf("dump over TLS was not intercepted: %x", got)
+			}
+			return nil
+		}()
+	}()
+
+	// The client's side.
+	hdr := make([]byte, 4)
+	if _, err := io.ReadFull(client, hdr); err != nil {
+		t.Fatal(err)
+	}
+	g := make([]byte, int(hdr[0]))
+	if _, err := io.ReadFull(client, g); err != nil {
+		t.Fatal(err)
+	}
+	at := 1 + len("8.0.99") + 1 + 4 + 8 + 1
+	if caps := binary.LittleEndian.Uint16(g[at:]); caps&clientSSL == 0 {
+		t.Fatalf("greeting capabilities %#x do not offer TLS", caps)
+	}
+	sslRequest := binary.LittleEndian.AppendUint32(nil, clientSSL|0x0200)
+	sslRequest = append(sslRequest, make([]byte, 28)...)
+	if _, err := client.Write(pkt(1, sslRequest)); err != nil {
+		t.Fatal(err)
+	}
+	tc := tls.Client(client, &tls.Config{InsecureSkipVerify: true})
+	if err := tc.Handshake(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tc.Write(pkt(2, response)); err != nil {
+		t.Fatal(err)
+	}
+	got := make([]byte, 4+len(ok))
+	if _, err := io.ReadFull(tc, got); err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(got, pkt(3, ok)) {
+		t.Fatalf("OK as the client saw it: %x, want sequence 3", got)
+	}
+	if _, err := tc.Write(dump); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-layer; err != nil {
+		t.Fatal(err)
+	}
+	if cmd := w.takeDump(); cmd == nil || cmd.serverID != 9 || cmd.file != "binlog.000001" {
+		t.Fatalf("parsed dump %+v", cmd)
 	}
 }
 
