@@ -5,16 +5,28 @@ usage: pyrepl.py PORT file            # COM_BINLOG_DUMP from binlog.000001:4
        pyrepl.py PORT gtid GTID_SET   # COM_BINLOG_DUMP_GTID (auto_position)
 
 The dump is non-blocking: the stream ends at the end of the binlog.
+PYREPL_USER and PYREPL_PASSWORD set the account (root, no password by
+default); PYREPL_SSL_CA makes both connections use TLS, verifying the
+server's certificate against that CA.
 """
 import json
+import os
 import sys
 
 from pymysqlreplication import BinLogStreamReader
 from pymysqlreplication.row_event import DeleteRowsEvent, UpdateRowsEvent, WriteRowsEvent
 
 port, mode = int(sys.argv[1]), sys.argv[2]
+settings = {
+    "host": "127.0.0.1",
+    "port": port,
+    "user": os.environ.get("PYREPL_USER", "root"),
+    "passwd": os.environ.get("PYREPL_PASSWORD", ""),
+}
+if os.environ.get("PYREPL_SSL_CA"):
+    settings["ssl"] = {"ca": os.environ["PYREPL_SSL_CA"], "check_hostname": True}
 kw = dict(
-    connection_settings={"host": "127.0.0.1", "port": port, "user": "root", "passwd": ""},
+    connection_settings=settings,
     server_id=4242,
     blocking=False,
     only_events=[WriteRowsEvent, UpdateRowsEvent, DeleteRowsEvent],
@@ -25,7 +37,15 @@ else:
     kw.update(auto_position=sys.argv[3])
 stream = BinLogStreamReader(**kw)
 out = []
+insecure = set()
 for ev in stream:
+    if os.environ.get("PYREPL_SSL_CA"):
+        # Both of the reader's connections: the dump's and the one that
+        # reads table definitions.
+        for name in ("_stream_connection", "_ctl_connection"):
+            sock = getattr(stream, name)._sock
+            if getattr(sock, "version", lambda: None)() is None:
+                insecure.add(name)
     for r in ev.rows:
         vals = r.get("values") or r.get("after_values")
         out.append({
@@ -35,4 +55,6 @@ for ev in stream:
             "row": {k: str(v) for k, v in vals.items()},
         })
 stream.close()
+if insecure:
+    raise SystemExit("connections not using TLS: %s" % sorted(insecure))
 print(json.dumps(out))
