@@ -316,3 +316,99 @@ func TestReplicationOverTLS(t *testing.T) {
 		}
 	})
 }
+
+// TestTLSClients: the mariadb CLI and PyMySQL log in over TLS, verifying
+// the server's certificate with the generated CA, and PyMySQL logs in to
+// a caching_sha2_password account with and without TLS.
+func TestTLSClients(t *testing.T) {
+	dir := t.TempDir()
+	s := startServer(t, dir)
+	ca := filepath.Join(dir, "data", "ca.pem")
+	mustExec(t, s.db(""), "CREATE USER 'app'@'%' IDENTIFIED WITH caching_sha2_password BY 'app-pw' REQUIRE SSL")
+	mustExec(t, s.db(""), "CREATE USER 'plain'@'%' IDENTIFIED WITH caching_sha2_password BY 'plain-pw'")
+
+	t.Run("mariadb CLI", func(t *testing.T) {
+		cli := needTool(t, "mariadb")
+		out, err := tool(t, time.Minute, cli, "-h127.0.0.1", fmt.Sprintf("-P%d", s.port), "-uroot",
+			"--ssl-ca="+ca, "--ssl-verify-server-cert", "-e", "status").CombinedOutput()
+		if err != nil || !strings.Contains(string(out), "Cipher in use is") {
+			t.Fatalf("mariadb over verified TLS: %v\n%s", err, out)
+		}
+		// A CA that did not sign the server's certificate: refused.
+		other := t.TempDir()
+		o := startServer(t, other)
+		o.stop()
+		out, err = tool(t, time.Minute, cli, "-h127.0.0.1", fmt.Sprintf("-P%d", s.port), "-uroot",
+			"--ssl-ca="+filepath.Join(other, "data", "ca.pem"), "--ssl-verify-server-cert", "-e", "SELECT 1").CombinedOutput()
+		if err == nil {
+			t.Fatalf("mariadb trusting another CA connected:\n%s", out)
+		}
+	})
+
+	t.Run("PyMySQL", func(t *testing.T) {
+		py := needTool(t, "python3")
+		if err := tool(t, time.Minute, py, "-c", "import pymysql, cryptography").Run(); err != nil {
+			if os.Getenv("LOCKSTEP_REQUIRE_TOOLS") == "1" {
+				t.Fatal("PyMySQL and cryptography are required (LOCKSTEP_REQUIRE_TOOLS=1)")
+			}
+			t.Skip("PyMySQL or cryptography not installed")
+		}
+		script := fmt.Sprintf(`
+import pymysql
+def q(c, sql):
+    cur = c.cursor()
+    cur.execute(sql)
+    return cur.fetchall()
+c = pymysql.connect(host="127.0.0.1", port=%[1]d, user="app", password="app-pw", ssl={"ca": %[2]q})
+assert c._sock.version() in ("TLSv1.2", "TLSv1.3"), c._sock.version()
+assert q(c, "SELECT CURRENT_USER()")[0][0] == "app@%%"
+c.close()
+# No TLS (PyMySQL uses it when offered unless told not to): the RSA
+# exchange (PyMySQL asks for the key), then the cache.
+for _ in range(2):
+    c = pymysql.connect(host="127.0.0.1", port=%[1]d, user="plain", password="plain-pw", ssl_disabled=True)
+    assert not hasattr(c._sock, "version")
+    assert q(c, "SELECT 1")[0][0] == 1
+    c.close()
+try:
+    pymysql.connect(host="127.0.0.1", port=%[1]d, user="app", password="app-pw", ssl_disabled=True)
+    raise SystemExit("a REQUIRE SSL account logged in without TLS")
+except pymysql.err.OperationalError as e:
+    assert e.args[0] == 1045, e
+print("ok")
+`, s.port, ca)
+		out, err := tool(t, time.Minute, py, "-c", script).CombinedOutput()
+		if err != nil || strings.TrimSpace(string(out)) != "ok" {
+			t.Fatalf("PyMySQL: %v\n%s", err, out)
+		}
+	})
+}
+
+// TestConnectorJ logs in with MySQL Connector/J (LOCKSTEP_CONNECTOR_J
+// names its jar; .ci/run fetches it from Maven Central) to a
+// caching_sha2_password account: over TLS verifying the server's name and
+// certificate, then without TLS by the RSA exchange and from the cache.
+func TestConnectorJ(t *testing.T) {
+	java := needTool(t, "java")
+	keytool := needTool(t, "keytool")
+	jar := os.Getenv("LOCKSTEP_CONNECTOR_J")
+	if jar == "" {
+		if os.Getenv("LOCKSTEP_REQUIRE_TOOLS") == "1" {
+			t.Fatal("LOCKSTEP_CONNECTOR_J (the Connector/J jar) is required (LOCKSTEP_REQUIRE_TOOLS=1)")
+		}
+		t.Skip("LOCKSTEP_CONNECTOR_J not set")
+	}
+	dir := t.TempDir()
+	s := startServer(t, dir)
+	mustExec(t, s.db(""), "CREATE USER 'sha'@'%' IDENTIFIED WITH caching_sha2_password BY 'sha-pw'")
+	trust := filepath.Join(dir, "trust.p12")
+	if out, err := tool(t, time.Minute, keytool, "-importcert", "-noprompt", "-alias", "ca",
+		"-file", filepath.Join(dir, "data", "ca.pem"), "-keystore", trust, "-storetype", "PKCS12",
+		"-storepass", "changeit").CombinedOutput(); err != nil {
+		t.Fatalf("keytool: %v\n%s", err, out)
+	}
+	out, err := tool(t, 2*time.Minute, java, "-cp", jar, "testdata/ConnectorJ.java", fmt.Sprint(s.port), trust).CombinedOutput()
+	if err != nil || strings.TrimSpace(string(out)) != "sha@% tls\nsha@% plain\nsha@% plain" {
+		t.Fatalf("Connector/J: %v\n%s", err, out)
+	}
+}
