@@ -165,6 +165,7 @@ func (s *Server) intercept(c *mysql.Conn, query string) (res *sqltypes.Result, h
 }
 
 func (h *handler) ComQuery(ctx context.Context, c *mysql.Conn, query string, cb mysql.ResultSpoolFn) error {
+	defer h.s.afterStatement(c, query)
 	if res, ok, err := h.s.intercept(c, query); ok {
 		if err != nil {
 			return err
@@ -180,6 +181,7 @@ func (h *handler) ComQuery(ctx context.Context, c *mysql.Conn, query string, cb 
 }
 
 func (h *handler) ComMultiQuery(ctx context.Context, c *mysql.Conn, query string, cb mysql.ResultSpoolFn) (string, error) {
+	defer h.s.afterStatement(c, query)
 	if res, ok, err := h.s.intercept(c, query); ok {
 		if err != nil {
 			return "", err
@@ -239,6 +241,11 @@ func (h *handler) ConnectionAuthenticated(c *mysql.Conn) error {
 			return mysql.NewSQLError(mysql.ERConCount, "08004", "Too many connections")
 		}
 		w.authed.Store(true)
+		if err := h.Handler.ConnectionAuthenticated(c); err != nil {
+			return err
+		}
+		h.s.startTimeouts(c, w)
+		return nil
 	}
 	return h.Handler.ConnectionAuthenticated(c)
 }

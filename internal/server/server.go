@@ -191,7 +191,7 @@ func Start(cfg Config, log *slog.Logger) (_ *Server, err error) {
 		_, v, _ := sql.SystemVariables.GetGlobal("max_connections")
 		return toInt64(v)
 	}}
-	s.wire = &wireListener{Listener: tl, limit: s.conns, maxPacket: maxAllowedPacket, tls: s.tls}
+	s.wire = &wireListener{Listener: tl, limit: s.conns, maxPacket: maxAllowedPacket, tls: s.tls, connectTimeout: connectTimeout}
 	lst, err := gmsserver.NewServerWithHandler(gmsserver.Config{
 		Protocol:                "tcp",
 		Address:                 addr,
@@ -301,7 +301,7 @@ func (s *Server) listenMariaDB() error {
 	if err != nil {
 		return fmt.Errorf("listening on %s (--mariadb-port): %w", addr, err)
 	}
-	wl := &wireListener{Listener: tl, mariadb: true, limit: s.conns, maxPacket: maxAllowedPacket, tls: s.tls}
+	wl := &wireListener{Listener: tl, mariadb: true, limit: s.conns, maxPacket: maxAllowedPacket, tls: s.tls, connectTimeout: connectTimeout}
 	lst, err := gmsserver.NewServerWithHandler(gmsserver.Config{
 		Protocol: "tcp", Address: addr, Listener: wl, Version: mariadbVersion,
 		ProtocolListenerFactory: s.protocolListener,

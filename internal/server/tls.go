@@ -47,7 +47,11 @@ import (
 // sequence + shift, in both directions; lastSeq is the wire sequence of
 // the last packet read, so the server's next packet is lastSeq+1.
 
-const clientSSL = 0x0800 // CLIENT_SSL capability flag
+// Capability flags of the handshake response.
+const (
+	clientInteractive = 0x0400
+	clientSSL         = 0x0800
+)
 
 // connPhase is the connection phase's renumbering state. It is used only
 // by the connection's own goroutine until done is set.
@@ -74,8 +78,8 @@ func isSSLRequest(r *bufio.Reader, seq byte, size int) bool {
 	return err == nil && binary.LittleEndian.Uint32(b[4:])&clientSSL != 0
 }
 
-// tlsHandshakeTimeout bounds the TLS handshake, as connect_timeout bounds
-// the rest of the connection phase.
+// tlsHandshakeTimeout bounds the TLS handshake when connect_timeout does
+// not (it bounds the whole connection phase).
 const tlsHandshakeTimeout = 10 * time.Second
 
 // startTLS consumes the SSLRequest and runs the TLS handshake; reads and
@@ -87,9 +91,11 @@ func (c *wireConn) startTLS() error {
 	c.phase.lastSeq = 1
 	c.phase.shift = 1
 	tc := tls.Server(&bufferedConn{Conn: c.Conn, r: c.r}, c.l.tls)
-	_ = c.Conn.SetDeadline(time.Now().Add(tlsHandshakeTimeout))
+	if c.connectDeadline.IsZero() {
+		_ = c.Conn.SetDeadline(time.Now().Add(tlsHandshakeTimeout))
+	}
 	err := tc.Handshake()
-	_ = c.Conn.SetDeadline(time.Time{})
+	_ = c.Conn.SetDeadline(c.connectDeadline)
 	if err != nil {
 		return fmt.Errorf("TLS handshake: %w", err)
 	}

@@ -54,6 +54,8 @@ type wireListener struct {
 	limit *connLimit
 	// tls, if set, is offered to clients (see tls.go).
 	tls *tls.Config
+	// connectTimeout reads connect_timeout (nil: none).
+	connectTimeout func() time.Duration
 }
 
 // connLimit enforces max_connections as MySQL does: one connection more
@@ -94,6 +96,11 @@ func (l *wireListener) Accept() (net.Conn, error) {
 			}
 		}
 		w := newWireConn(c, l)
+		if l.connectTimeout != nil {
+			// The whole connection phase, TLS handshake included.
+			w.connectDeadline = time.Now().Add(l.connectTimeout())
+			_ = c.SetDeadline(w.connectDeadline)
+		}
 		l.conns.Store(w, struct{}{})
 		return w, nil
 	}
@@ -171,6 +178,16 @@ type wireConn struct {
 	phase   connPhase
 	pending []byte // written bytes of an incomplete packet (connection phase)
 
+	// The session's wait_timeout, net_read_timeout and net_write_timeout
+	// (nanoseconds, 0: none), set once logged in (see timeouts.go);
+	// interactive is the client's CLIENT_INTERACTIVE flag.
+	waitTimeout, readTimeout, writeTimeout atomic.Int64
+	interactive                            bool
+	connectDeadline                        time.Time
+	// streaming is set when a binlog dump takes the connection over: its
+	// reads (semi-sync ACKs) and writes have no timeouts.
+	streaming atomic.Bool
+
 	dump atomic.Pointer[dumpCommand]
 	// authed is set once the client has logged in (the handler's
 	// ConnectionAuthenticated): dump commands are parsed only after, so
@@ -218,8 +235,13 @@ func (c *wireConn) Close() error {
 	return err
 }
 
-// takeDump returns (and forgets) the dump command last seen.
-func (c *wireConn) takeDump() *dumpCommand { return c.dump.Swap(nil) }
+// takeDump returns (and forgets) the dump command last seen; the dump
+// takes the connection over, without timeouts.
+func (c *wireConn) takeDump() *dumpCommand {
+	c.streaming.Store(true)
+	_ = c.Conn.SetDeadline(time.Time{})
+	return c.dump.Swap(nil)
+}
 
 func (c *wireConn) Read(p []byte) (int, error) {
 	for len(c.out) == 0 {
@@ -242,6 +264,9 @@ func (c *wireConn) Read(p []byte) (int, error) {
 // packet (see connPhase), then as they come.
 func (c *wireConn) Write(p []byte) (int, error) {
 	if c.phase.done.Load() {
+		if d := c.writeTimeout.Load(); d > 0 && !c.streaming.Load() {
+			_ = c.Conn.SetWriteDeadline(time.Now().Add(time.Duration(d)))
+		}
 		return c.w.Write(p)
 	}
 	return c.writeConnectionPhase(p)
@@ -250,12 +275,22 @@ func (c *wireConn) Write(p []byte) (int, error) {
 // nextPacket reads the next packet header (and, for a dump command or an
 // SSL request, the whole packet) and queues what the reader gets.
 func (c *wireConn) nextPacket() error {
+	timed := c.phase.done.Load() && !c.streaming.Load()
+	if timed && !c.cont {
+		c.setReadDeadline(c.waitTimeout.Load())
+	}
 	hdr, err := c.r.Peek(4)
 	if err != nil {
 		if len(hdr) > 0 && errors.Is(err, io.EOF) {
 			err = io.ErrUnexpectedEOF
 		}
+		if timed && !c.cont && isTimeout(err) {
+			c.disconnectIdle()
+		}
 		return err
+	}
+	if timed {
+		c.setReadDeadline(c.readTimeout.Load())
 	}
 	size := int(hdr[0]) | int(hdr[1])<<8 | int(hdr[2])<<16
 	seq := hdr[3]
@@ -279,6 +314,12 @@ func (c *wireConn) nextPacket() error {
 			return c.startTLS()
 		}
 		seq = c.phase.fromClient(seq)
+		if seq == 1 && !wasCont {
+			// The handshake response: remember CLIENT_INTERACTIVE.
+			if b, err := c.r.Peek(8); err == nil {
+				c.interactive = binary.LittleEndian.Uint32(b[4:])&clientInteractive != 0
+			}
+		}
 	}
 	if c.authed.Load() && !wasCont && seq == 0 && size > 0 && size < 0xffffff {
 		first, err := c.r.Peek(5)

@@ -11,6 +11,7 @@ package sqlengine
 
 import (
 	"context"
+	"fmt"
 	"sync"
 	"sync/atomic"
 
@@ -125,6 +126,29 @@ func (e *Engine) UserVariable(connID uint32, name string) any {
 		return nil
 	}
 	return val
+}
+
+// SessionVariable returns system variable name in connection connID's
+// session; false if there is no such session or variable.
+func (e *Engine) SessionVariable(connID uint32, name string) (any, bool) {
+	v, ok := e.sessions.Load(connID)
+	if !ok {
+		return nil, false
+	}
+	s := v.(*Session)
+	val, err := s.GetSessionVariable(sql.NewContext(context.Background(), sql.WithSession(s)), name)
+	return val, err == nil
+}
+
+// SetSessionVariable sets system variable name in connection connID's
+// session.
+func (e *Engine) SetSessionVariable(connID uint32, name string, val any) error {
+	v, ok := e.sessions.Load(connID)
+	if !ok {
+		return fmt.Errorf("no session %d", connID)
+	}
+	s := v.(*Session)
+	return s.SetSessionVariable(sql.NewContext(context.Background(), sql.WithSession(s)), name, val)
 }
 
 // Collator orders text keys by GMS's collation weights.

@@ -1,0 +1,134 @@
+package integration
+
+import (
+	"bufio"
+	"context"
+	bin "encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"testing"
+	"time"
+)
+
+// rawLogin logs in as root without a password over the raw protocol and
+// returns the connection, ready for a command.
+func rawLogin(t *testing.T, port int) (net.Conn, *bufio.Reader) {
+	t.Helper()
+	c, err := net.Dial("tcp", fmt.Sprintf("127.0.0.1:%d", port))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	_ = c.SetDeadline(time.Now().Add(10 * time.Second))
+	r := bufio.NewReader(c)
+	readPacket := func() []byte {
+		hdr := make([]byte, 4)
+		if _, err := io.ReadFull(r, hdr); err != nil {
+			t.Fatal(err)
+		}
+		p := make([]byte, int(hdr[0])|int(hdr[1])<<8|int(hdr[2])<<16)
+		if _, err := io.ReadFull(r, p); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	readPacket()                           // greeting
+	const caps = 0x0200 | 0x8000 | 0x80000 // PROTOCOL_41, SECURE_CONNECTION, PLUGIN_AUTH
+	resp := bin.LittleEndian.AppendUint32(nil, caps)
+	resp = bin.LittleEndian.AppendUint32(resp, 1<<24)
+	resp = append(resp, 33)
+	resp = append(resp, make([]byte, 23)...)
+	resp = append(resp, "root\x00"...)
+	resp = append(resp, 0) // no auth data
+	resp = append(resp, "mysql_native_password\x00"...)
+	n := len(resp)
+	if _, err := c.Write(append([]byte{byte(n), byte(n >> 8), byte(n >> 16), 1}, resp...)); err != nil {
+		t.Fatal(err)
+	}
+	if p := readPacket(); p[0] != 0x00 {
+		t.Fatalf("raw login: %q", p)
+	}
+	_ = c.SetDeadline(time.Time{})
+	return c, r
+}
+
+// closedWithin waits (at most limit) for the server to end c, and returns
+// what it sent before doing so.
+func closedWithin(t *testing.T, r *bufio.Reader, c net.Conn, limit time.Duration) []byte {
+	t.Helper()
+	_ = c.SetReadDeadline(time.Now().Add(limit))
+	got, err := io.ReadAll(r)
+	var ne net.Error
+	if errors.As(err, &ne) && ne.Timeout() {
+		t.Fatalf("the server kept the connection open for %v", limit)
+	}
+	return got
+}
+
+// TestConnectionTimeouts: connect_timeout ends a connection that does not
+// log in, wait_timeout one that stays idle (with MySQL's 4031 first),
+// net_read_timeout one whose command stops half-way; the values of the
+// session are used, and other clients go on being served.
+func TestConnectionTimeouts(t *testing.T) {
+	s := startServer(t, t.TempDir())
+	db := s.db("")
+	mustExec(t, db, "SET GLOBAL connect_timeout = 2")
+	mustExec(t, db, "SET GLOBAL net_read_timeout = 1")
+
+	// connect_timeout: the greeting, then nothing from the client.
+	c, err := net.Dial("tcp", fmt.Sprintf("127.0.0.1:%d", s.port))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	closedWithin(t, bufio.NewReader(c), c, 15*time.Second)
+
+	// net_read_timeout: a command announced as 100 bytes, 10 sent.
+	rc, rr := rawLogin(t, s.port)
+	if _, err := rc.Write(append([]byte{100, 0, 0, 0, 0x03}, "SELECT 1 "...)); err != nil {
+		t.Fatal(err)
+	}
+	closedWithin(t, rr, rc, 15*time.Second)
+
+	// wait_timeout, set for the session only.
+	ic, ir := rawLogin(t, s.port)
+	q := "SET SESSION wait_timeout = 1"
+	if _, err := ic.Write(append([]byte{byte(len(q) + 1), 0, 0, 0, 0x03}, q...)); err != nil {
+		t.Fatal(err)
+	}
+	got := closedWithin(t, ir, ic, 15*time.Second)
+	// The OK of the SET, then ER_CLIENT_INTERACTION_TIMEOUT.
+	if len(got) < 11 || got[4] != 0x00 || !containsErr(got, 4031) {
+		t.Fatalf("after wait_timeout the client read %q, want the OK and error 4031", got)
+	}
+
+	// A connection without a session setting keeps the global 28800.
+	conn, err := db.Conn(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	time.Sleep(1500 * time.Millisecond)
+	var one int
+	if err := conn.QueryRowContext(context.Background(), "SELECT 1").Scan(&one); err != nil {
+		t.Fatalf("an idle connection under the default wait_timeout: %v", err)
+	}
+}
+
+// containsErr reports whether b holds an ERR packet with the number code.
+func containsErr(b []byte, code uint16) bool {
+	for len(b) >= 4 {
+		n := int(b[0]) | int(b[1])<<8 | int(b[2])<<16
+		if len(b) < 4+n {
+			return false
+		}
+		p := b[4 : 4+n]
+		if len(p) >= 3 && p[0] == 0xff && bin.LittleEndian.Uint16(p[1:]) == code {
+			return true
+		}
+		b = b[4+n:]
+	}
+	return false
+}

@@ -1,0 +1,109 @@
+package server
+
+import (
+	"errors"
+	"net"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/dolthub/go-mysql-server/sql"
+	"github.com/dolthub/vitess/go/mysql"
+)
+
+// Connection timeouts, as mysqld's:
+//
+//   - connect_timeout bounds the whole connection phase (TLS handshake and
+//     authentication) from accept, so that connections that never log in
+//     do not hold max_connections' slots;
+//   - wait_timeout bounds the wait for a client's next command; a session
+//     of a client that announced CLIENT_INTERACTIVE starts with
+//     interactive_timeout instead, as in mysqld. The client is told why it
+//     was disconnected (error 4031, as MySQL 8.0.24 and later);
+//   - net_read_timeout bounds reading the rest of a command once it has
+//     started arriving, net_write_timeout each write of results.
+//
+// The session's values are read when it logs in and again after any SET
+// statement that mentions a timeout (SET SESSION wait_timeout = ...). A
+// binlog dump has none of them: a replica may stay quiet for longer than
+// any of them between semi-sync ACKs.
+
+func isTimeout(err error) bool {
+	var ne net.Error
+	return errors.Is(err, os.ErrDeadlineExceeded) || (errors.As(err, &ne) && ne.Timeout())
+}
+
+func (c *wireConn) setReadDeadline(d int64) {
+	if d > 0 {
+		_ = c.Conn.SetReadDeadline(time.Now().Add(time.Duration(d)))
+	} else {
+		_ = c.Conn.SetReadDeadline(time.Time{})
+	}
+}
+
+// disconnectIdle tells a client idle past wait_timeout why the connection
+// ends (ER_CLIENT_INTERACTION_TIMEOUT).
+func (c *wireConn) disconnectIdle() {
+	payload := append([]byte{0xff, 0xbf, 0x0f}, "#HY000The client was disconnected by the server because of inactivity. See wait_timeout and interactive_timeout for configuring this behavior."...)
+	n := len(payload)
+	_ = c.Conn.SetWriteDeadline(time.Now().Add(time.Second))
+	_, _ = c.w.Write(append([]byte{byte(n), byte(n >> 8), byte(n >> 16), 0}, payload...))
+}
+
+// connectTimeout reads connect_timeout.
+func connectTimeout() time.Duration {
+	_, v, _ := sql.SystemVariables.GetGlobal("connect_timeout")
+	return time.Duration(toInt64(v)) * time.Second
+}
+
+// startTimeouts applies the session's timeouts once c has logged in; an
+// interactive client's session gets interactive_timeout as wait_timeout.
+func (s *Server) startTimeouts(c *mysql.Conn, w *wireConn) {
+	_ = w.Conn.SetDeadline(time.Time{}) // the end of connect_timeout
+	if w.interactive {
+		if v, ok := s.sql.SessionVariable(c.ConnectionID, "interactive_timeout"); ok {
+			_ = s.sql.SetSessionVariable(c.ConnectionID, "wait_timeout", v)
+		}
+	}
+	s.refreshTimeouts(c, w)
+}
+
+// refreshTimeouts reads the session's timeouts into the connection.
+func (s *Server) refreshTimeouts(c *mysql.Conn, w *wireConn) {
+	for _, t := range []struct {
+		name string
+		to   interface{ Store(int64) }
+	}{
+		{"wait_timeout", &w.waitTimeout},
+		{"net_read_timeout", &w.readTimeout},
+		{"net_write_timeout", &w.writeTimeout},
+	} {
+		if v, ok := s.sql.SessionVariable(c.ConnectionID, t.name); ok {
+			t.to.Store(toInt64(v) * int64(time.Second))
+		}
+	}
+}
+
+// afterStatement refreshes the timeouts after a statement that may have
+// changed one: a SET that mentions a timeout (checked cheaply, as this
+// runs after every query).
+func (s *Server) afterStatement(c *mysql.Conn, query string) {
+	q := strings.TrimLeft(query, " \t\r\n")
+	if len(q) < 3 || !strings.EqualFold(q[:3], "set") || !containsFoldASCII(q, "timeout") {
+		return
+	}
+	if w, ok := c.Conn.(*wireConn); ok {
+		s.refreshTimeouts(c, w)
+	}
+}
+
+// containsFoldASCII reports whether s contains the lower-case ASCII word
+// sub in any case, without allocating.
+func containsFoldASCII(s, sub string) bool {
+	for i := 0; i+len(sub) <= len(s); i++ {
+		if strings.EqualFold(s[i:i+len(sub)], sub) {
+			return true
+		}
+	}
+	return false
+}
