@@ -16,25 +16,35 @@ import (
 // returns the connection, ready for a command.
 func rawLogin(t *testing.T, port int) (net.Conn, *bufio.Reader) {
 	t.Helper()
-	c, err := net.Dial("tcp", fmt.Sprintf("127.0.0.1:%d", port))
+	c, r, err := dialRawLogin(port)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { c.Close() })
+	return c, r
+}
+
+// dialRawLogin is rawLogin for goroutines other than the test's.
+func dialRawLogin(port int) (net.Conn, *bufio.Reader, error) {
+	c, err := net.Dial("tcp", fmt.Sprintf("127.0.0.1:%d", port))
+	if err != nil {
+		return nil, nil, err
+	}
 	_ = c.SetDeadline(time.Now().Add(10 * time.Second))
 	r := bufio.NewReader(c)
-	readPacket := func() []byte {
+	readPacket := func() ([]byte, error) {
 		hdr := make([]byte, 4)
 		if _, err := io.ReadFull(r, hdr); err != nil {
-			t.Fatal(err)
+			return nil, err
 		}
 		p := make([]byte, int(hdr[0])|int(hdr[1])<<8|int(hdr[2])<<16)
-		if _, err := io.ReadFull(r, p); err != nil {
-			t.Fatal(err)
-		}
-		return p
+		_, err := io.ReadFull(r, p)
+		return p, err
 	}
-	readPacket()                           // greeting
+	if _, err := readPacket(); err != nil { // the greeting
+		c.Close()
+		return nil, nil, err
+	}
 	const caps = 0x0200 | 0x8000 | 0x80000 // PROTOCOL_41, SECURE_CONNECTION, PLUGIN_AUTH
 	resp := bin.LittleEndian.AppendUint32(nil, caps)
 	resp = bin.LittleEndian.AppendUint32(resp, 1<<24)
@@ -45,13 +55,19 @@ func rawLogin(t *testing.T, port int) (net.Conn, *bufio.Reader) {
 	resp = append(resp, "mysql_native_password\x00"...)
 	n := len(resp)
 	if _, err := c.Write(append([]byte{byte(n), byte(n >> 8), byte(n >> 16), 1}, resp...)); err != nil {
-		t.Fatal(err)
+		c.Close()
+		return nil, nil, err
 	}
-	if p := readPacket(); p[0] != 0x00 {
-		t.Fatalf("raw login: %q", p)
+	p, err := readPacket()
+	if err == nil && p[0] != 0x00 {
+		err = fmt.Errorf("raw login: %q", p)
+	}
+	if err != nil {
+		c.Close()
+		return nil, nil, err
 	}
 	_ = c.SetDeadline(time.Time{})
-	return c, r
+	return c, r, nil
 }
 
 // closedWithin waits (at most limit) for the server to end c, and returns
