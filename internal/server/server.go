@@ -198,7 +198,7 @@ func Start(cfg Config, log *slog.Logger) (_ *Server, err error) {
 		Listener:                s.wire,
 		Version:                 binlog.ServerVersion,
 		ProtocolListenerFactory: s.protocolListener,
-	}, s.sql.GMS, sql.NewContext, s.sql.SessionBuilder(), nil, s.wrapHandler)
+	}, s.sql.GMS, s.sql.NewContext, s.sql.SessionBuilder(), nil, s.wrapHandler)
 	if err != nil {
 		tl.Close()
 		s.shutdownStorage()
@@ -305,7 +305,7 @@ func (s *Server) listenMariaDB() error {
 	lst, err := gmsserver.NewServerWithHandler(gmsserver.Config{
 		Protocol: "tcp", Address: addr, Listener: wl, Version: mariadbVersion,
 		ProtocolListenerFactory: s.protocolListener,
-	}, s.sql.GMS, mariadbContext, s.sql.SessionBuilder(), nil, s.wrapHandler)
+	}, s.sql.GMS, s.mariadbContext, s.sql.SessionBuilder(), nil, s.wrapHandler)
 	if err != nil {
 		tl.Close()
 		return fmt.Errorf("listening on %s (--mariadb-port): %w", addr, err)
@@ -326,8 +326,8 @@ func (s *Server) listenMariaDB() error {
 // listener numbers its queries from 1, but the engine's process list is
 // shared and refuses a query id already running ("pid N is already in
 // use"), so this listener's ids start at 1<<62.
-func mariadbContext(ctx context.Context, opts ...sql.ContextOption) *sql.Context {
-	c := sql.NewContext(ctx, opts...)
+func (s *Server) mariadbContext(ctx context.Context, opts ...sql.ContextOption) *sql.Context {
+	c := s.sql.NewContext(ctx, opts...)
 	if pid := c.Pid(); pid != 0 {
 		c.ApplyOpts(sql.WithPid(pid + 1<<62))
 	}
@@ -478,6 +478,12 @@ func (s *Server) registerVariables() error {
 		},
 	)
 	vars = append(vars, s.tlsVariables()...)
+	// Every role granted to an account is active in its sessions (SET ROLE
+	// and SET DEFAULT ROLE are not supported): MySQL with this variable ON.
+	vars = append(vars, &sql.MysqlSystemVariable{
+		Name: "activate_all_roles_on_login", Scope: global, Dynamic: false,
+		Type: types.NewSystemBoolType("activate_all_roles_on_login"), Default: int8(1),
+	})
 	sql.SystemVariables.AddSystemVariables(vars)
 	sqlengine.RegisterComputedVariable("gtid_executed")
 	// Start-up values, read-only ones included (as mysqld's options).

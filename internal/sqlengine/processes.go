@@ -1,0 +1,54 @@
+package sqlengine
+
+import (
+	"context"
+
+	"github.com/dolthub/go-mysql-server/sql"
+)
+
+// The process list as MySQL shows it: an account without the PROCESS
+// privilege sees only its own connections (go-mysql-server shows every
+// connection, with the text of its statement, to anyone, and so leaks
+// other accounts' statements, passwords in ALTER USER included). The view
+// is installed in every query context (NewContext), so SHOW PROCESSLIST
+// and information_schema.PROCESSLIST both go through it.
+
+// NewContext is go-mysql-server's context factory with the process list
+// seen through processView.
+func (e *Engine) NewContext(ctx context.Context, opts ...sql.ContextOption) *sql.Context {
+	c := sql.NewContext(ctx, opts...)
+	if c.ProcessList != nil {
+		if _, ok := c.ProcessList.(processView); !ok {
+			c.ProcessList = processView{ProcessList: c.ProcessList, eng: e, ctx: c}
+		}
+	}
+	return c
+}
+
+type processView struct {
+	sql.ProcessList
+	eng *Engine
+	ctx *sql.Context
+}
+
+// Processes lists the connections the session may see.
+func (v processView) Processes() []sql.Process {
+	all := v.ProcessList.Processes()
+	if v.ctx.Session == nil || v.eng.CanSeeAllProcesses(v.ctx) {
+		return all
+	}
+	me := v.ctx.Session.Client().User
+	var mine []sql.Process
+	for _, p := range all {
+		if p.User == me {
+			mine = append(mine, p)
+		}
+	}
+	return mine
+}
+
+// CanSeeAllProcesses reports whether the session's account holds PROCESS.
+func (e *Engine) CanSeeAllProcesses(ctx *sql.Context) bool {
+	db := e.GMS.Analyzer.Catalog.MySQLDb
+	return db.UserHasPrivileges(ctx, sql.NewPrivilegedOperation(sql.PrivilegeCheckSubject{}, sql.PrivilegeType_Process))
+}
