@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 )
@@ -101,4 +102,81 @@ func TestProcessListAndKill(t *testing.T) {
 		t.Fatal("the killed connection still answers")
 	}
 	sleeper.Close()
+}
+
+// TestGrantDynamicPrivileges: the dynamic privileges Lockstep checks can
+// be granted and revoked (go-mysql-server refused them), by an account
+// holding them WITH GRANT OPTION, and they take effect: CONNECTION_ADMIN
+// lets an operator KILL others' connections, SYSTEM_VARIABLES_ADMIN SET
+// GLOBAL, BINLOG_ADMIN PURGE BINARY LOGS.
+func TestGrantDynamicPrivileges(t *testing.T) {
+	s := startServer(t, t.TempDir())
+	root := s.db("")
+	for _, q := range []string{
+		"CREATE USER ops@'%' IDENTIFIED BY 'pw'",
+		"CREATE USER app@'%' IDENTIFIED BY 'pw'",
+	} {
+		mustExec(t, root, q)
+	}
+	ops, app := s.as(t, "ops", "pw"), s.as(t, "app", "pw")
+	victim, err := s.as(t, "app", "pw").Conn(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer victim.Close()
+	var victimID int64
+	if err := victim.QueryRowContext(context.Background(), "SELECT CONNECTION_ID()").Scan(&victimID); err != nil {
+		t.Fatal(err)
+	}
+	kill := fmt.Sprint("KILL ", victimID)
+	denied := map[string]uint16{
+		kill:                                   1095,
+		"SET GLOBAL max_connections = 200":     1227,
+		"PURGE BINARY LOGS TO 'binlog.000001'": 1227,
+	}
+	for q, want := range denied {
+		if _, err := ops.Exec(q); errNumber(err) != want {
+			t.Fatalf("%s before the grant: %v, want %d", q, err, want)
+		}
+	}
+	if _, err := app.Exec("GRANT CONNECTION_ADMIN ON *.* TO ops@'%'"); errNumber(err) != 1227 {
+		t.Fatalf("GRANT by an account without the privilege: %v, want 1227", err)
+	}
+	if _, err := root.Exec("GRANT CONNECTION_ADMIN ON *.* TO nobody@'%'"); errNumber(err) != 1410 {
+		t.Fatalf("GRANT to a missing account: %v, want 1410", err)
+	}
+	mustExec(t, root, "GRANT CONNECTION_ADMIN, SYSTEM_VARIABLES_ADMIN, BINLOG_ADMIN ON *.* TO ops@'%'")
+	rows, err := root.Query("SHOW GRANTS FOR ops@'%'")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var all []string
+	for rows.Next() {
+		var g string
+		rows.Scan(&g)
+		all = append(all, g)
+	}
+	rows.Close()
+	if text := strings.ToUpper(strings.Join(all, "\n")); !strings.Contains(text, "CONNECTION_ADMIN") || !strings.Contains(text, "BINLOG_ADMIN") {
+		t.Errorf("SHOW GRANTS after the grant:\n%s", strings.Join(all, "\n"))
+	}
+	for q := range denied {
+		if _, err := ops.Exec(q); err != nil {
+			t.Fatalf("%s after the grant: %v", q, err)
+		}
+	}
+	// Without GRANT OPTION, ops cannot pass them on.
+	if _, err := ops.Exec("GRANT CONNECTION_ADMIN ON *.* TO app@'%'"); errNumber(err) != 1227 {
+		t.Fatalf("GRANT without GRANT OPTION: %v, want 1227", err)
+	}
+	mustExec(t, root, "REVOKE SYSTEM_VARIABLES_ADMIN ON *.* FROM ops@'%'")
+	if _, err := ops.Exec("SET GLOBAL max_connections = 151"); errNumber(err) != 1227 {
+		t.Fatalf("SET GLOBAL after REVOKE: %v, want 1227", err)
+	}
+	// The grants are saved with the accounts.
+	s.stop()
+	s.start()
+	if _, err := s.as(t, "ops", "pw").Exec("PURGE BINARY LOGS TO 'binlog.000001'"); err != nil {
+		t.Fatalf("BINLOG_ADMIN after a restart: %v", err)
+	}
 }

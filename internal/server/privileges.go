@@ -67,23 +67,32 @@ func (s *Server) require(c *mysql.Conn, n need) error {
 	return mysql.NewSQLError(erSpecificAccessDenied, "42000", "Access denied; you need (at least one of) the %s privilege(s) for this operation", n.names())
 }
 
-func (s *Server) holds(c *mysql.Conn, n need) bool {
+// privileges returns the privileges of c's account with its roles.
+func (s *Server) privileges(c *mysql.Conn) (mysql_db.PrivilegeSet, bool) {
 	u, ok := c.UserData.(sql.MysqlConnectionUser)
 	if !ok {
-		return false
+		return mysql_db.PrivilegeSet{}, false
 	}
 	db := s.sql.GMS.Analyzer.Catalog.MySQLDb
 	rd := db.Reader()
 	defer rd.Close()
 	user := db.GetUser(rd, u.User, u.Host, false)
 	if user == nil {
-		return false
+		return mysql_db.PrivilegeSet{}, false
 	}
 	set := user.PrivilegeSet.Copy()
 	for _, e := range rd.GetToUserRoleEdges(mysql_db.RoleEdgesToKey{ToHost: user.Host, ToUser: user.User}) {
 		if role := db.GetUser(rd, e.FromUser, e.FromHost, true); role != nil {
 			set.UnionWith(role.PrivilegeSet)
 		}
+	}
+	return set, true
+}
+
+func (s *Server) holds(c *mysql.Conn, n need) bool {
+	set, ok := s.privileges(c)
+	if !ok {
+		return false
 	}
 	if set.Has(sql.PrivilegeType_Super) {
 		return true
