@@ -134,6 +134,10 @@ func TestTLSAndAuthentication(t *testing.T) {
 	check("REQUIRE SUBJECT, matching", "subject", "pw-subj", withCert, 0)
 	check("REQUIRE SUBJECT, another subject", "other", "pw-other", withCert, 1045)
 
+	if n := atoi(t, statusOf(t, root, "Ssl_finished_accepts")); n < 9 { // the TLS logins above
+		t.Errorf("Ssl_finished_accepts = %d after the TLS logins", n)
+	}
+
 	// A client that verifies against another CA refuses this server.
 	other := t.TempDir()
 	o := startServer(t, other)

@@ -60,6 +60,7 @@ type Server struct {
 	// auth checks logins (auth.go).
 	tls      *tls.Config
 	tlsFiles tlscert.Files
+	tlsStats tlsStats
 	auth     *authServer
 	repl     *replica.Replica
 	gtidNext sync.Map // connection id -> binlog.GTIDInfo (SET gtid_next)
@@ -155,7 +156,7 @@ func Start(cfg Config, log *slog.Logger) (_ *Server, err error) {
 	s.sql.ReadOnly.Store(cfg.ReadOnly || cfg.SuperReadOnly)
 	s.sql.SuperReadOnly.Store(cfg.SuperReadOnly)
 	started := time.Now()
-	installStatus(pipe, locks, started, s.semiSyncStatus, s.replicaStatus, s.fastPathStatus)
+	installStatus(pipe, locks, started, s.semiSyncStatus, s.replicaStatus, s.fastPathStatus, s.tlsStatus)
 	if s.tls, s.tlsFiles, err = s.tlsConfig(); err != nil {
 		s.shutdownStorage()
 		return nil, err
@@ -191,7 +192,7 @@ func Start(cfg Config, log *slog.Logger) (_ *Server, err error) {
 		_, v, _ := sql.SystemVariables.GetGlobal("max_connections")
 		return toInt64(v)
 	}}
-	s.wire = &wireListener{Listener: tl, limit: s.conns, maxPacket: maxAllowedPacket, tls: s.tls, connectTimeout: connectTimeout}
+	s.wire = &wireListener{Listener: tl, limit: s.conns, maxPacket: maxAllowedPacket, tls: s.tls, tlsStats: &s.tlsStats, connectTimeout: connectTimeout}
 	lst, err := gmsserver.NewServerWithHandler(gmsserver.Config{
 		Protocol:                "tcp",
 		Address:                 addr,
@@ -301,7 +302,7 @@ func (s *Server) listenMariaDB() error {
 	if err != nil {
 		return fmt.Errorf("listening on %s (--mariadb-port): %w", addr, err)
 	}
-	wl := &wireListener{Listener: tl, mariadb: true, limit: s.conns, maxPacket: maxAllowedPacket, tls: s.tls, connectTimeout: connectTimeout}
+	wl := &wireListener{Listener: tl, mariadb: true, limit: s.conns, maxPacket: maxAllowedPacket, tls: s.tls, tlsStats: &s.tlsStats, connectTimeout: connectTimeout}
 	lst, err := gmsserver.NewServerWithHandler(gmsserver.Config{
 		Protocol: "tcp", Address: addr, Listener: wl, Version: mariadbVersion,
 		ProtocolListenerFactory: s.protocolListener,

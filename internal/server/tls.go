@@ -90,6 +90,7 @@ func (c *wireConn) startTLS() error {
 	}
 	c.phase.lastSeq = 1
 	c.phase.shift = 1
+	c.l.tlsStats.count(false)
 	tc := tls.Server(&bufferedConn{Conn: c.Conn, r: c.r}, c.l.tls)
 	if c.connectDeadline.IsZero() {
 		_ = c.Conn.SetDeadline(time.Now().Add(tlsHandshakeTimeout))
@@ -99,10 +100,31 @@ func (c *wireConn) startTLS() error {
 	if err != nil {
 		return fmt.Errorf("TLS handshake: %w", err)
 	}
+	c.l.tlsStats.count(true)
 	c.r = newReader(tc)
 	c.w = tc
 	c.secure.Store(tc)
 	return nil
+}
+
+// tlsStats counts TLS handshakes (Ssl_accepts, Ssl_finished_accepts).
+type tlsStats struct{ accepts, finished atomic.Uint64 }
+
+// count counts a handshake begun or, with finished, completed (nothing
+// if t is nil: a listener made by a test).
+func (t *tlsStats) count(finished bool) {
+	switch {
+	case t == nil:
+	case finished:
+		t.finished.Add(1)
+	default:
+		t.accepts.Add(1)
+	}
+}
+
+func (s *Server) tlsStatus(live map[string]func() any) {
+	live["Ssl_accepts"] = func() any { return s.tlsStats.accepts.Load() }
+	live["Ssl_finished_accepts"] = func() any { return s.tlsStats.finished.Load() }
 }
 
 // bufferedConn reads through r: bytes the client sent right after its

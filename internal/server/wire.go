@@ -53,7 +53,8 @@ type wireListener struct {
 	// max_connections.
 	limit *connLimit
 	// tls, if set, is offered to clients (see tls.go).
-	tls *tls.Config
+	tls      *tls.Config
+	tlsStats *tlsStats
 	// connectTimeout reads connect_timeout (nil: none).
 	connectTimeout func() time.Duration
 }
