@@ -13,9 +13,13 @@ targets=(
   "./internal/binlog FuzzDecodeGTIDSet"   # GTID sets in dump commands and events
   "./internal/row FuzzDecodeImage"        # row images
   "./internal/server FuzzParseDumpCommand" # COM_BINLOG_DUMP(_GTID) packets
+  "./internal/server FuzzWireStream"      # any client bytes, before and after login, TLS offered or not
+  "./internal/server FuzzDefaultsFile"    # --defaults-file (my.cnf) contents
+  "./internal/sqlengine FuzzPlanCacheSameAsParse" # the fast path's statement recognizer, against the parser
 )
+PARALLEL=${PARALLEL:-$(nproc)}
 for t in "${targets[@]}"; do
   read -r pkg name <<<"$t"
   echo "== $name ($pkg, $FUZZTIME)"
-  go test -run '^$' -fuzz "^${name}\$" -fuzztime "$FUZZTIME" "$pkg"
+  go test -run '^$' -fuzz "^${name}\$" -fuzztime "$FUZZTIME" -parallel "$PARALLEL" "$pkg"
 done

@@ -3,6 +3,7 @@ package server
 import (
 	"fmt"
 	"log/slog"
+	"os"
 	"sort"
 	"strconv"
 	"strings"
@@ -496,7 +497,17 @@ func FromFlags(fs *pflag.FlagSet) (Config, error) {
 }
 
 func (c *Config) applyFile(path string) error {
-	f, err := ini.LoadSources(ini.LoadOptions{AllowBooleanKeys: true, SkipUnrecognizableLines: false, IgnoreInlineComment: false}, path)
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return fmt.Errorf("reading --defaults-file %s: %w", path, err)
+	}
+	return c.applyFileBytes(path, data)
+}
+
+// applyFileBytes applies a my.cnf-style file's contents (path names it in
+// errors).
+func (c *Config) applyFileBytes(path string, data []byte) error {
+	f, err := ini.LoadSources(ini.LoadOptions{AllowBooleanKeys: true, SkipUnrecognizableLines: false, IgnoreInlineComment: false}, data)
 	if err != nil {
 		return fmt.Errorf("reading --defaults-file %s: %w", path, err)
 	}

@@ -134,3 +134,15 @@ func TestPasswordlessRemoteAccounts(t *testing.T) {
 		}
 	}
 }
+
+// FuzzDefaultsFile: any --defaults-file content is applied or refused with
+// an error; it never panics.
+func FuzzDefaultsFile(f *testing.F) {
+	f.Add([]byte("[mysqld]\nport=3307\nsync_binlog=0\nloose-foo=1\n"))
+	f.Add([]byte("[lockstep]\nread-only\nmax_allowed_packet=16M\n[client]\nuser=x\n"))
+	f.Add([]byte("[mysqld]\nbinlog_transaction_dependency_tracking = WRITESET\nssl-ca=/x\n"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		c := Defaults()
+		_ = c.applyFileBytes("fuzz.cnf", data)
+	})
+}

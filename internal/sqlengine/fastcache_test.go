@@ -152,3 +152,41 @@ func TestCompareText(t *testing.T) {
 		}
 	}
 }
+
+// FuzzPlanCacheSameAsParse: whatever the text, the plan cache (literals
+// lifted out, the shape planned once) and parsing the text whole agree on
+// whether the statement takes the fast path and on every operand's value.
+func FuzzPlanCacheSameAsParse(f *testing.F) {
+	for _, q := range []string{
+		"SELECT c FROM t WHERE id = 5",
+		"SELECT c FROM t WHERE id BETWEEN -3 AND 'x' ORDER BY c LIMIT 2",
+		"UPDATE t SET k = k + 3, c = 'y' WHERE id = 9",
+		"INSERT INTO t (id, c) VALUES (1, 'z')",
+		"DELETE FROM t WHERE id IN (1, 2, 3)",
+		"SELECT SUM(k) FROM sbtest1 WHERE id BETWEEN 10 AND 20",
+		"SELECT c FROM t WHERE c = 'it''s'",
+		"SELECT c FROM t WHERE id = 0x1f",
+		"SELECT c FROM t WHERE c = _utf8mb4'x'",
+	} {
+		f.Add(q, false)
+	}
+	ctx := context.Background()
+	f.Fuzz(func(t *testing.T, q string, ansi bool) {
+		if len(q) > 2000 {
+			return
+		}
+		opts := ast.ParserOptions{AnsiQuotes: ansi}
+		var c PlanCache
+		p, binds, ok := c.Plan(ctx, q, opts)
+		whole, _, wok := planText(ctx, q, opts)
+		if ok != wok {
+			t.Fatalf("%q: cached ok=%v, parsed ok=%v", q, ok, wok)
+		}
+		if !ok {
+			return
+		}
+		if got, want := describe(&fastExec{p: p, binds: binds}), describe(&fastExec{p: whole}); got != want {
+			t.Fatalf("%q:\ncached %s\nparsed %s", q, got, want)
+		}
+	})
+}
