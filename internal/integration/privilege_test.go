@@ -2,6 +2,8 @@ package integration
 
 import (
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"database/sql"
 	"errors"
 	"fmt"
@@ -406,5 +408,52 @@ func TestPacketLimits(t *testing.T) {
 	var one int
 	if err := db.QueryRow("SELECT COUNT(*) FROM p.t").Scan(&one); err != nil || one != 1 {
 		t.Fatalf("after the refused packets: %d rows, %v", one, err)
+	}
+}
+
+// TestHTTPAuthAndTLS: with --http-auth and --http-ssl every path of the
+// HTTP endpoint needs the password and is served over HTTPS with the
+// server's certificate; exposing the profiler off loopback without
+// authentication is refused at start.
+func TestHTTPAuthAndTLS(t *testing.T) {
+	dir := t.TempDir()
+	s := startServer(t, dir, "--http-auth=monitor:s3cret", "--http-ssl=ON", "--lockstep-http-pprof=ON")
+	pem, err := os.ReadFile(filepath.Join(dir, "data", "ca.pem"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	pool := x509.NewCertPool()
+	pool.AppendCertsFromPEM(pem)
+	client := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}}}
+	get := func(scheme, path, user, pw string) (int, error) {
+		req, _ := http.NewRequest("GET", fmt.Sprintf("%s://127.0.0.1:%d%s", scheme, s.httpPort, path), nil)
+		if user != "" {
+			req.SetBasicAuth(user, pw)
+		}
+		resp, err := client.Do(req)
+		if err != nil {
+			return 0, err
+		}
+		resp.Body.Close()
+		return resp.StatusCode, nil
+	}
+	for _, path := range []string{"/metrics", "/", "/debug/pprof/"} {
+		if code, err := get("https", path, "", ""); err != nil || code != 401 {
+			t.Errorf("GET %s without a password: %d %v, want 401", path, code, err)
+		}
+		if code, err := get("https", path, "monitor", "wrong"); err != nil || code != 401 {
+			t.Errorf("GET %s with a wrong password: %d %v, want 401", path, code, err)
+		}
+		if code, err := get("https", path, "monitor", "s3cret"); err != nil || code != 200 {
+			t.Errorf("GET %s with the password: %d %v, want 200", path, code, err)
+		}
+	}
+	if code, err := get("http", "/metrics", "monitor", "s3cret"); err == nil && code == 200 {
+		t.Error("plain HTTP served with --http-ssl")
+	}
+	// 192.0.2.1 (TEST-NET-1) is never bound: the refusal comes first.
+	_, log := tryStart(t, filepath.Join(t.TempDir(), "data"), "--http-bind-address=192.0.2.1", "--lockstep-http-pprof=ON")
+	if !strings.Contains(log, "without --http-auth") {
+		t.Errorf("profiler off loopback without authentication: %s", log)
 	}
 }

@@ -42,6 +42,10 @@ type Config struct {
 	HTTPPort        int
 	HTTPBindAddress string
 	HTTPPprof       bool
+	// HTTPAuth ("user:password") requires HTTP basic authentication on
+	// every path; HTTPSSL serves HTTPS with the server's certificate.
+	HTTPAuth string
+	HTTPSSL  bool
 	// LogLevel is the least severe level the log shows (NewLogger).
 	LogLevel slog.Level
 
@@ -222,8 +226,12 @@ var options = []option{
 			c.Port = n
 			return nil
 		}},
-	strOpt("http-bind-address", "address the HTTP endpoint (dashboard, /metrics) listens on; it has no authentication, so keep it on loopback or behind a proxy that has",
+	strOpt("http-bind-address", "address the HTTP endpoint (dashboard, /metrics) listens on; off loopback, set --http-auth (and --http-ssl)",
 		func(c *Config) *string { return &c.HTTPBindAddress }),
+	strOpt("http-auth", "user:password that HTTP clients must give (basic authentication) on every path of the HTTP endpoint; empty: none",
+		func(c *Config) *string { return &c.HTTPAuth }),
+	boolOpt("http-ssl", "serve the HTTP endpoint over HTTPS, with the server's TLS certificate",
+		func(c *Config) *bool { return &c.HTTPSSL }),
 	boolOpt("lockstep-http-pprof", "serve Go's profiler under /debug/pprof/ on the HTTP endpoint",
 		func(c *Config) *bool { return &c.HTTPPprof }),
 	{name: "http-port", help: "port for the HTTP endpoint (dashboard, /metrics), on --http-bind-address; 0 turns it off",

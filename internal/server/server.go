@@ -217,6 +217,12 @@ func Start(cfg Config, log *slog.Logger) (_ *Server, err error) {
 	s.listener = lst
 	s.addr = lst.Listener.Addr().String()
 	if cfg.HTTPPort != 0 {
+		guard, httpTLS, err := s.httpGuard()
+		if err != nil {
+			lst.Close()
+			s.shutdownStorage()
+			return nil, err
+		}
 		haddr := net.JoinHostPort(cfg.HTTPBindAddress, strconv.Itoa(cfg.HTTPPort))
 		hl, err := net.Listen("tcp", haddr)
 		if err != nil {
@@ -228,6 +234,7 @@ func Start(cfg Config, log *slog.Logger) (_ *Server, err error) {
 		metrics.RegisterReplica(reg, s.repl)
 		metrics.RegisterFastPath(reg, s.sql.Fast.Executed.Load, s.sql.Fast.Fallbacks.Load)
 		mux := metrics.Handler(reg, cfg.HTTPPprof)
+		hl = httpListener(hl, httpTLS)
 		sampler := dashboard.NewSampler(reg, dashboardKeep, time.Second, dashboard.DefaultKeep)
 		go sampler.Run(s.stop)
 		dashboard.New(sampler, s.topology).Register(mux)
@@ -237,7 +244,7 @@ func Start(cfg Config, log *slog.Logger) (_ *Server, err error) {
 		if cfg.HTTPPprof {
 			write = 10 * time.Minute
 		}
-		s.http = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, ReadTimeout: 30 * time.Second, WriteTimeout: write, IdleTimeout: 2 * time.Minute}
+		s.http = &http.Server{Handler: guard(mux), ReadHeaderTimeout: 10 * time.Second, ReadTimeout: 30 * time.Second, WriteTimeout: write, IdleTimeout: 2 * time.Minute}
 		s.httpAddr = hl.Addr().String()
 		go func() {
 			if err := s.http.Serve(hl); err != nil && !errors.Is(err, http.ErrServerClosed) {

@@ -1,0 +1,69 @@
+package server
+
+import (
+	"crypto/subtle"
+	"crypto/tls"
+	"errors"
+	"net"
+	"net/http"
+	"strings"
+)
+
+// The HTTP endpoint (metrics, dashboard, and the profiler when asked
+// for) listens on loopback by default. Off loopback it can require basic
+// authentication (--http-auth user:password, checked in constant time on
+// every path) and serve HTTPS with the server's certificate (--http-ssl).
+// Exposing the profiler off loopback without authentication is refused at
+// start: it reveals memory and can be made to work for minutes.
+
+// httpGuard checks the HTTP options, before anything listens, and returns
+// what puts a handler behind authentication (if asked for) and the TLS
+// configuration (nil: plain HTTP).
+func (s *Server) httpGuard() (func(http.Handler) http.Handler, *tls.Config, error) {
+	open := func(h http.Handler) http.Handler { return h }
+	cfg := s.cfg
+	var tlsCfg *tls.Config
+	if cfg.HTTPSSL {
+		if s.tls == nil {
+			return nil, nil, errors.New("--http-ssl needs the server's TLS certificate: remove --ssl=OFF")
+		}
+		tlsCfg = s.tls.Clone()
+		tlsCfg.ClientAuth = tls.NoClientCert
+	}
+	if cfg.HTTPAuth == "" {
+		if !loopbackOnly(cfg.HTTPBindAddress) {
+			if cfg.HTTPPprof {
+				return nil, nil, errors.New("refusing to start: --lockstep-http-pprof on --http-bind-address " + cfg.HTTPBindAddress + " without --http-auth would let anyone who reaches the port read the server's memory")
+			}
+			s.log.Warn("the HTTP endpoint accepts connections from other machines without authentication; consider --http-auth and --http-ssl", "address", cfg.HTTPBindAddress)
+		}
+		return open, tlsCfg, nil
+	}
+	user, password, ok := strings.Cut(cfg.HTTPAuth, ":")
+	if !ok || user == "" || password == "" {
+		return nil, nil, errors.New("--http-auth takes user:password, both not empty")
+	}
+	return func(h http.Handler) http.Handler { return basicAuth(h, user, password) }, tlsCfg, nil
+}
+
+func basicAuth(h http.Handler, user, password string) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		u, p, ok := r.BasicAuth()
+		userOK := subtle.ConstantTimeCompare([]byte(u), []byte(user)) == 1
+		passOK := subtle.ConstantTimeCompare([]byte(p), []byte(password)) == 1
+		if !ok || !userOK || !passOK {
+			w.Header().Set("WWW-Authenticate", `Basic realm="lockstep"`)
+			http.Error(w, "authentication required", http.StatusUnauthorized)
+			return
+		}
+		h.ServeHTTP(w, r)
+	})
+}
+
+// httpListener wraps l in TLS when cfg is set.
+func httpListener(l net.Listener, cfg *tls.Config) net.Listener {
+	if cfg == nil {
+		return l
+	}
+	return tls.NewListener(l, cfg)
+}
