@@ -3,6 +3,7 @@ package integration
 import (
 	"bufio"
 	"context"
+	"database/sql"
 	bin "encoding/binary"
 	"errors"
 	"fmt"
@@ -147,4 +148,37 @@ func containsErr(b []byte, code uint16) bool {
 		b = b[4+n:]
 	}
 	return false
+}
+
+// TestMaxPreparedStatements: past max_prepared_stmt_count a prepare gets
+// MySQL's 1461; closing statements makes room; Prepared_stmt_count shows
+// the count.
+func TestMaxPreparedStatements(t *testing.T) {
+	s := startServer(t, t.TempDir())
+	root := s.db("")
+	mustExec(t, root, "SET GLOBAL max_prepared_stmt_count = 3")
+	db := s.as(t, "root", "")
+	var stmts []*sql.Stmt
+	for i := range 3 {
+		st, err := db.Prepare(fmt.Sprintf("SELECT %d + ?", i))
+		if err != nil {
+			t.Fatalf("prepare %d of 3: %v", i+1, err)
+		}
+		stmts = append(stmts, st)
+	}
+	if _, err := db.Prepare("SELECT 4 + ?"); errNumber(err) != 1461 {
+		t.Fatalf("a fourth prepared statement: %v, want 1461", err)
+	}
+	if n := statusOf(t, root, "Prepared_stmt_count"); n != "3" {
+		t.Errorf("Prepared_stmt_count = %s, want 3", n)
+	}
+	stmts[0].Close()
+	st, err := db.Prepare("SELECT 5 + ?")
+	if err != nil {
+		t.Fatalf("a prepare after closing one: %v", err)
+	}
+	var got int
+	if err := st.QueryRow(1).Scan(&got); err != nil || got != 6 {
+		t.Fatalf("the new statement: %d %v", got, err)
+	}
 }

@@ -204,9 +204,14 @@ func (h *handler) ComInitDB(c *mysql.Conn, db string) error {
 }
 
 func (h *handler) ComPrepare(ctx context.Context, c *mysql.Conn, query string, p *mysql.PrepareData) ([]*querypb.Field, error) {
+	if err := h.s.admitPrepare(c, p); err != nil {
+		return nil, err
+	}
 	f, err := h.Handler.ComPrepare(ctx, c, query, p)
 	if err == nil {
 		h.fast.prepare(ctx, h.Handler, c, query, p)
+	} else {
+		delete(c.PrepareData, p.StatementID) // vitess keeps a statement that failed
 	}
 	return f, deniedFor(query, restoreError(err))
 }
@@ -224,6 +229,9 @@ func (h *handler) ComStmtExecute(ctx context.Context, c *mysql.Conn, p *mysql.Pr
 
 // ConnectionClosed forgets the connection's COM_REGISTER_SLAVE, if any.
 func (h *handler) ConnectionClosed(c *mysql.Conn) {
+	if w, ok := c.Conn.(*wireConn); ok {
+		h.s.prepared.Add(-w.prepared)
+	}
 	h.s.source.Forget(c.ConnectionID)
 	h.s.gtidNext.Delete(c.ConnectionID)
 	h.fast.forget(c.ConnectionID)

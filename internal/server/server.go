@@ -17,6 +17,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -61,6 +62,8 @@ type Server struct {
 	tls      *tls.Config
 	tlsFiles tlscert.Files
 	tlsStats tlsStats
+	// prepared counts the connections' prepared statements (prepared.go).
+	prepared atomic.Int64
 	auth     *authServer
 	repl     *replica.Replica
 	gtidNext sync.Map // connection id -> binlog.GTIDInfo (SET gtid_next)
@@ -156,7 +159,7 @@ func Start(cfg Config, log *slog.Logger) (_ *Server, err error) {
 	s.sql.ReadOnly.Store(cfg.ReadOnly || cfg.SuperReadOnly)
 	s.sql.SuperReadOnly.Store(cfg.SuperReadOnly)
 	started := time.Now()
-	installStatus(pipe, locks, started, s.semiSyncStatus, s.replicaStatus, s.fastPathStatus, s.tlsStatus)
+	installStatus(pipe, locks, started, s.semiSyncStatus, s.replicaStatus, s.fastPathStatus, s.tlsStatus, s.preparedStatus)
 	if s.tls, s.tlsFiles, err = s.tlsConfig(); err != nil {
 		s.shutdownStorage()
 		return nil, err

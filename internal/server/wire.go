@@ -184,7 +184,10 @@ type wireConn struct {
 	// interactive is the client's CLIENT_INTERACTIVE flag.
 	waitTimeout, readTimeout, writeTimeout atomic.Int64
 	interactive                            bool
-	connectDeadline                        time.Time
+	// prepared is this connection's share of Server.prepared (its own
+	// goroutine only).
+	prepared        int64
+	connectDeadline time.Time
 	// streaming is set when a binlog dump takes the connection over: its
 	// reads (semi-sync ACKs) and writes have no timeouts.
 	streaming atomic.Bool

@@ -25,9 +25,14 @@ import (
 // client-side form of the same statement would send, which the planner
 // turns back into the same literal (ast.ExprFromValue).
 
-// planCacheSize bounds the number of shapes kept; a workload with more
-// distinct shapes parses the rest every time.
-const planCacheSize = 8192
+// planCacheSize bounds the number of shapes kept, and planCacheShape the
+// length of a shape that is kept (so the cache holds at most 32 MiB of
+// shapes whatever clients send); a workload with more distinct shapes, or
+// longer ones, parses the rest every time.
+const (
+	planCacheSize  = 8192
+	planCacheShape = 4096
+)
 
 // PlanCache maps query shapes to fast plans (nil: not a fast shape).
 type PlanCache struct {
@@ -53,7 +58,7 @@ func (c *PlanCache) Plan(ctx context.Context, query string, opts ast.ParserOptio
 		p = v.(*FastPlan)
 	} else {
 		p, _, _ = planText(ctx, shape, opts)
-		if c.n.Load() < planCacheSize {
+		if c.n.Load() < planCacheSize && len(shape) <= planCacheShape {
 			if _, loaded := c.m.LoadOrStore(key, p); !loaded {
 				c.n.Add(1)
 			}
