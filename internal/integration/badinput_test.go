@@ -180,3 +180,26 @@ func TestBadInputUnderLoad(t *testing.T) {
 		t.Fatalf("peak RSS %d MiB", rss>>20)
 	}
 }
+
+// TestParserPanicIsAnError: a statement the SQL parser panics on (SELECT
+// ” under ANSI_QUOTES, found by fuzzing) gets MySQL's syntax error, and
+// the connection stays usable; it used to be dropped.
+func TestParserPanicIsAnError(t *testing.T) {
+	s := startServer(t, t.TempDir())
+	conn, err := s.db("").Conn(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	ctx := context.Background()
+	if _, err := conn.ExecContext(ctx, "SET SESSION sql_mode = 'ANSI_QUOTES'"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := conn.ExecContext(ctx, "SELECT''"); errNumber(err) != 1064 {
+		t.Fatalf("SELECT'' under ANSI_QUOTES: %v, want 1064", err)
+	}
+	var one int
+	if err := conn.QueryRowContext(ctx, "SELECT 1").Scan(&one); err != nil || one != 1 {
+		t.Fatalf("the same connection afterwards: %v", err)
+	}
+}

@@ -51,7 +51,7 @@ func (f *fastPath) parse(ctx context.Context, h mysql.Handler, c *mysql.Conn, qu
 	if err != nil {
 		return nil, false
 	}
-	st, n, err := ast.ParseOneWithOptions(ctx, query, opts)
+	st, n, err := sqlengine.ParseOne(ctx, query, opts)
 	if err != nil || strings.TrimSpace(strings.TrimRight(strings.TrimSpace(query[n:]), ";")) != "" {
 		return nil, false
 	}

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"context"
 	"strings"
 
 	"github.com/dolthub/go-mysql-server/sql"
@@ -8,6 +9,7 @@ import (
 	"github.com/dolthub/vitess/go/mysql"
 	"github.com/dolthub/vitess/go/sqltypes"
 	ast "github.com/dolthub/vitess/go/vt/sqlparser"
+	"github.com/lockstepdb/lockstep/internal/sqlengine"
 )
 
 // GRANT and REVOKE of the dynamic privileges Lockstep checks but
@@ -38,8 +40,8 @@ func (s *Server) grantStatement(c *mysql.Conn, query string) (*sqltypes.Result, 
 	if len(q) > 4096 || !(hasPrefixFold(q, "grant") || hasPrefixFold(q, "revoke")) {
 		return nil, false, nil
 	}
-	st, err := ast.Parse(query)
-	if err != nil {
+	st, n, err := sqlengine.ParseOne(context.Background(), query, ast.ParserOptions{})
+	if err != nil || strings.TrimSpace(strings.Trim(query[n:], "; \t\r\n")) != "" {
 		return nil, false, nil // go-mysql-server reports it
 	}
 	var privs []ast.Privilege

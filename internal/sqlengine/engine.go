@@ -66,12 +66,13 @@ func New(store *storage.Engine, pipe *commit.Pipeline, locks *lock.Manager) *Eng
 	}
 	e.schemas.m = map[*storage.Table]sql.PrimaryKeySchema{}
 	e.autoinc.next = map[uint64]uint64{}
-	p := parser{sql.DefaultMySQLParser}
+	p := parser{safeParser{sql.DefaultMySQLParser}}
 	a := analyzer.NewBuilder(provider{e}).
 		AddOverrides(sql.EngineOverrides{Builder: sql.BuilderOverrides{Parser: p}}).
 		Build()
 	a.ExecBuilder.PriorityBuilder = boundedTopN{base: a.ExecBuilder}
 	e.GMS = sqle.New(a, &sqle.Config{IncludeRootAccount: true})
+	e.GMS.Parser = safeParser{e.GMS.Parser}
 	e.GMS.Parser = p
 	registerVariables()
 	installRegistry()

@@ -78,7 +78,7 @@ func (c *PlanCache) Plan(ctx context.Context, query string, opts ast.ParserOptio
 
 // planText parses one statement and plans it.
 func planText(ctx context.Context, query string, opts ast.ParserOptions) (*FastPlan, map[string]*querypb.BindVariable, bool) {
-	st, n, err := ast.ParseOneWithOptions(ctx, query, opts)
+	st, n, err := ParseOne(ctx, query, opts)
 	if err != nil || !onlySpaceOrSemicolons(query[n:]) {
 		return nil, nil, false
 	}

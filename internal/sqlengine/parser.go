@@ -1,0 +1,67 @@
+package sqlengine
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/dolthub/go-mysql-server/sql"
+	"github.com/dolthub/vitess/go/mysql"
+	ast "github.com/dolthub/vitess/go/vt/sqlparser"
+)
+
+// safeParser is go-mysql-server's parser with its panics turned into
+// MySQL's syntax error (1064). The vitess parser panics on some inputs
+// (SELECT ” under ANSI_QUOTES, found by fuzzing); the protocol layer
+// recovers, but only by dropping the client's connection.
+type safeParser struct{ sql.Parser }
+
+func parserPanic(r any) error {
+	return mysql.NewSQLError(mysql.ERParseError, mysql.SSClientError, "You have an error in your SQL syntax; the parser failed on this statement (%v)", r)
+}
+
+func (p safeParser) ParseSimple(query string) (st ast.Statement, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			st, err = nil, parserPanic(r)
+		}
+	}()
+	return p.Parser.ParseSimple(query)
+}
+
+func (p safeParser) Parse(ctx *sql.Context, query string, multi bool) (st ast.Statement, q, rest string, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			st, q, rest, err = nil, "", "", parserPanic(r)
+		}
+	}()
+	return p.Parser.Parse(ctx, query, multi)
+}
+
+func (p safeParser) ParseWithOptions(ctx context.Context, query string, delimiter rune, multi bool, options ast.ParserOptions) (st ast.Statement, q, rest string, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			st, q, rest, err = nil, "", "", parserPanic(r)
+		}
+	}()
+	return p.Parser.ParseWithOptions(ctx, query, delimiter, multi, options)
+}
+
+func (p safeParser) ParseOneWithOptions(ctx context.Context, query string, options ast.ParserOptions) (st ast.Statement, n int, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			st, n, err = nil, 0, parserPanic(r)
+		}
+	}()
+	return p.Parser.ParseOneWithOptions(ctx, query, options)
+}
+
+// ParseOne is ast.ParseOneWithOptions with its panics turned into errors,
+// for the statements Lockstep parses itself.
+func ParseOne(ctx context.Context, query string, options ast.ParserOptions) (st ast.Statement, n int, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			st, n, err = nil, 0, fmt.Errorf("parser: %v", r)
+		}
+	}()
+	return ast.ParseOneWithOptions(ctx, query, options)
+}
