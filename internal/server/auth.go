@@ -284,6 +284,14 @@ func (s sha2Auth) HandleAuthPluginData(c *mysql.Conn, user string, server, clien
 		return s.a.admit(c, u, false)
 	}
 	if u == nil || u.AuthString == "" {
+		// Go through full authentication as for a real account, so that
+		// the exchange does not tell a client which names exist.
+		if err := w.authWrite([]byte{mysql.AuthMoreDataPacket, sha2FullAuth}); err != nil {
+			return nil, err
+		}
+		if _, err := s.fullAuthPassword(w, nonce); err != nil {
+			return nil, err
+		}
 		return nil, accessDenied(c, user, true)
 	}
 	key := u.User + "@" + u.Host
