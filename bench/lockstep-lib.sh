@@ -1,6 +1,6 @@
-# lockstep-lib.sh - helpers to run a Lockstep server next to the shared
-# MariaDB helpers (source ../shared/bench/mariadb/lib.sh first; source this,
-# do not run it). Set ROOT (the repo), LPORT and LDIR before calling.
+# lockstep-lib.sh - helpers to run a Lockstep server for benchmarks (source
+# it, do not run it; bench/mariadb-lib.sh runs the MariaDB beside it). Set
+# ROOT (the repo), LPORT and LDIR before calling.
 #
 #   lstart [extra serve flags]   build, start on 127.0.0.1:$LPORT with an empty
 #                                datadir, create sbtest/repl users, sbtest db

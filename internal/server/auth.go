@@ -202,8 +202,11 @@ func (nativeAuth) Name() mysql.AuthMethodDescription { return mysql.MysqlNativeP
 func (n nativeAuth) HandleUser(c *mysql.Conn, user string) bool {
 	return n.a.handles(c, user, mysql.MysqlNativePassword)
 }
-func (nativeAuth) AllowClearTextWithoutTLS() bool { return true }
-func (nativeAuth) AuthPluginData() ([]byte, error) {
+func (nativeAuth) AllowClearTextWithoutTLS() bool  { return true }
+func (nativeAuth) AuthPluginData() ([]byte, error) { return newNonce() }
+
+// newNonce is the 20-byte nonce both plugins send, with its NUL.
+func newNonce() ([]byte, error) {
 	salt, err := mysql.NewSalt()
 	return append(salt, 0), err
 }
@@ -260,11 +263,8 @@ func (sha2Auth) Name() mysql.AuthMethodDescription { return mysql.CachingSha2Pas
 func (s sha2Auth) HandleUser(c *mysql.Conn, user string) bool {
 	return s.a.handles(c, user, mysql.CachingSha2Password)
 }
-func (sha2Auth) AllowClearTextWithoutTLS() bool { return true }
-func (sha2Auth) AuthPluginData() ([]byte, error) {
-	salt, err := mysql.NewSalt()
-	return append(salt, 0), err
-}
+func (sha2Auth) AllowClearTextWithoutTLS() bool  { return true }
+func (sha2Auth) AuthPluginData() ([]byte, error) { return newNonce() }
 
 func (s sha2Auth) HandleAuthPluginData(c *mysql.Conn, user string, server, client []byte, _ net.Addr) (mysql.Getter, error) {
 	w, ok := c.Conn.(*wireConn)

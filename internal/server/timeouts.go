@@ -89,21 +89,10 @@ func (s *Server) refreshTimeouts(c *mysql.Conn, w *wireConn) {
 // runs after every query).
 func (s *Server) afterStatement(c *mysql.Conn, query string) {
 	q := strings.TrimLeft(query, " \t\r\n")
-	if len(q) < 3 || !strings.EqualFold(q[:3], "set") || !containsFoldASCII(q, "timeout") {
+	if len(q) < 3 || !strings.EqualFold(q[:3], "set") || !strings.Contains(strings.ToLower(q), "timeout") {
 		return
 	}
 	if w, ok := c.Conn.(*wireConn); ok {
 		s.refreshTimeouts(c, w)
 	}
-}
-
-// containsFoldASCII reports whether s contains the lower-case ASCII word
-// sub in any case, without allocating.
-func containsFoldASCII(s, sub string) bool {
-	for i := 0; i+len(sub) <= len(s); i++ {
-		if strings.EqualFold(s[i:i+len(sub)], sub) {
-			return true
-		}
-	}
-	return false
 }

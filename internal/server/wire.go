@@ -279,8 +279,12 @@ func (c *wireConn) Write(p []byte) (int, error) {
 // nextPacket reads the next packet header (and, for a dump command or an
 // SSL request, the whole packet) and queues what the reader gets.
 func (c *wireConn) nextPacket() error {
+	// A deadline matters only for a read that blocks: wait_timeout before
+	// a command's first bytes, net_read_timeout for the rest of a packet
+	// not yet buffered (setting one costs a timer update per call).
 	timed := c.phase.done.Load() && !c.streaming.Load()
-	if timed && !c.cont {
+	waiting := timed && !c.cont && c.r.Buffered() < 4
+	if waiting {
 		c.setReadDeadline(c.waitTimeout.Load())
 	}
 	hdr, err := c.r.Peek(4)
@@ -288,15 +292,15 @@ func (c *wireConn) nextPacket() error {
 		if len(hdr) > 0 && errors.Is(err, io.EOF) {
 			err = io.ErrUnexpectedEOF
 		}
-		if timed && !c.cont && isTimeout(err) {
+		if waiting && isTimeout(err) {
 			c.disconnectIdle()
 		}
 		return err
 	}
-	if timed {
+	size := int(hdr[0]) | int(hdr[1])<<8 | int(hdr[2])<<16
+	if timed && c.r.Buffered() < 4+size {
 		c.setReadDeadline(c.readTimeout.Load())
 	}
-	size := int(hdr[0]) | int(hdr[1])<<8 | int(hdr[2])<<16
 	seq := hdr[3]
 	wasCont := c.cont
 	c.cont = size == 0xffffff
@@ -338,8 +342,12 @@ func (c *wireConn) nextPacket() error {
 			return nil
 		}
 	}
-	copy(c.hdr[:], hdr)
-	c.hdr[3] = seq
+	if seq == hdr[3] {
+		c.remaining = 4 + size // header and payload pass as they are
+		return nil
+	}
+	// Renumbered (connection phase): the header is passed from a copy.
+	c.hdr = [4]byte{hdr[0], hdr[1], hdr[2], seq}
 	if _, err := c.r.Discard(4); err != nil {
 		return err
 	}

@@ -34,7 +34,7 @@ type processView struct {
 // Processes lists the connections the session may see.
 func (v processView) Processes() []sql.Process {
 	all := v.ProcessList.Processes()
-	if v.ctx.Session == nil || v.eng.CanSeeAllProcesses(v.ctx) {
+	if v.ctx.Session == nil || v.eng.canSeeAllProcesses(v.ctx) {
 		return all
 	}
 	me := v.ctx.Session.Client().User
@@ -47,8 +47,8 @@ func (v processView) Processes() []sql.Process {
 	return mine
 }
 
-// CanSeeAllProcesses reports whether the session's account holds PROCESS.
-func (e *Engine) CanSeeAllProcesses(ctx *sql.Context) bool {
+// canSeeAllProcesses reports whether the session's account holds PROCESS.
+func (e *Engine) canSeeAllProcesses(ctx *sql.Context) bool {
 	db := e.GMS.Analyzer.Catalog.MySQLDb
 	return db.UserHasPrivileges(ctx, sql.NewPrivilegedOperation(sql.PrivilegeCheckSubject{}, sql.PrivilegeType_Process))
 }

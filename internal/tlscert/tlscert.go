@@ -27,6 +27,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"slices"
 	"time"
 
 	"github.com/cockroachdb/pebble/v2/vfs"
@@ -69,19 +70,10 @@ func Ensure(dir string) (f Files, generated bool, err error) {
 			return f, false, fmt.Errorf("generating TLS certificates in %s: %w", dir, err)
 		}
 		return f, true, nil
-	case !has(present, CAFile) || !has(present, ServerCertFile) || !has(present, ServerKeyFile):
+	case !slices.Contains(present, CAFile) || !slices.Contains(present, ServerCertFile) || !slices.Contains(present, ServerKeyFile):
 		return f, false, fmt.Errorf("%s holds only part of a certificate set (%v): give --ssl-cert, --ssl-key and --ssl-ca, or remove them to have a new set generated", dir, present)
 	}
 	return f, false, nil
-}
-
-func has(list []string, s string) bool {
-	for _, v := range list {
-		if v == s {
-			return true
-		}
-	}
-	return false
 }
 
 // generate writes a CA, a server certificate and a client certificate.
