@@ -15,7 +15,7 @@ import (
 // (a Rows_query event, see binlog.AddCatalog) next to the DDL statement, so replaying the binlog
 // redoes it exactly: every change is deterministic given the data before it.
 type CatalogChange struct {
-	Op        string       `json:"op"` // create_db drop_db create_table drop_table add_index drop_index truncate rename_table rewrite_table
+	Op        string       `json:"op"` // create_db drop_db create_table drop_table add_index drop_index truncate rename_table rewrite_table set_accounts
 	DB        *DatabaseDef `json:"db,omitempty"`
 	Table     *TableDef    `json:"table,omitempty"`
 	TableID   uint64       `json:"table_id,omitempty"`
@@ -29,6 +29,12 @@ type CatalogChange struct {
 	// expressions that made them, so replay writes exactly the same rows.
 	Sources []int  `json:"sources,omitempty"`
 	Fill    []byte `json:"fill,omitempty"`
+
+	// set_accounts: the server's accounts and grants, whole, in the SQL
+	// layer's own encoding. Storage keeps them opaque, next to the tables,
+	// so that an account change commits atomically with its binlog event
+	// and replay restores it like any other change.
+	Accounts []byte `json:"accounts,omitempty"`
 
 	// staged: Stage has written the rebuild's data (rebuild.go).
 	staged bool
@@ -52,6 +58,15 @@ func DecodeCatalogChange(b []byte) (*CatalogChange, error) {
 	return &c, nil
 }
 
+// accountsKey holds the accounts of the last set_accounts change.
+var accountsKey = []byte("\x00cat/accounts")
+
+// Accounts returns the accounts of the last set_accounts change applied,
+// if there was one.
+func (e *Engine) Accounts() ([]byte, bool, error) {
+	return Get(e.db, accountsKey)
+}
+
 func tabKey(id uint64) []byte { return binary.BigEndian.AppendUint64([]byte("\x00cat/tab/"), id) }
 func dbKey(name string) []byte {
 	return []byte("\x00cat/db/" + strings.ToLower(name))
@@ -64,6 +79,11 @@ func (e *Engine) PrepareCatalog(b *Batch, c *CatalogChange) error {
 	e.mu.RLock()
 	defer e.mu.RUnlock()
 	switch c.Op {
+	case "set_accounts":
+		if len(c.Accounts) == 0 {
+			return fmt.Errorf("set_accounts without accounts")
+		}
+		return b.Set(accountsKey, c.Accounts)
 	case "create_db":
 		if _, ok := e.dbs[strings.ToLower(c.DB.Name)]; ok {
 			return fmt.Errorf("database %q exists", c.DB.Name)

@@ -39,6 +39,7 @@
 //	0x00 "meta/" name                        -> value (server uuid, ...)
 //	0x00 "cat/db/" name                      -> DatabaseDef (JSON)
 //	0x00 "cat/tab/" id(8)                    -> TableDef (JSON)
+//	0x00 "cat/accounts"                      -> accounts (opaque, set_accounts)
 package storage
 
 import (
