@@ -11,65 +11,31 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
-	"sync/atomic"
 
-	"github.com/cockroachdb/pebble/v2/vfs"
-	"github.com/dolthub/go-mysql-server/sql"
 	"github.com/dolthub/go-mysql-server/sql/mysql_db"
-	"github.com/lockstepdb/lockstep/internal/atomicfile"
-	"github.com/lockstepdb/lockstep/internal/storage"
 )
 
-// userStore keeps accounts and grants (GMS's mysql database) in
-// <datadir>/mysql.db, replaced atomically on every change.
-//
-// The file starts with a magic string and a CRC-32C of the rest, so damage
-// is found at start instead of being read as another set of accounts (a
-// file without the magic, written by an earlier version, is read as it
-// is). Once the file has been written, the store records so (meta
-// "accounts"): a data directory whose account store has gone missing
-// refuses to start, since starting would give a passwordless root and
-// none of the accounts and grants it had, unless --lockstep-reset-accounts
-// asks for exactly that.
-type userStore struct {
-	path     string
-	store    *storage.Engine
-	recorded atomic.Bool // the store knows the file exists
-}
-
+// Accounts and grants are committed through the binlog into the store
+// (sqlengine's accountlog.go). Earlier versions kept them in
+// <datadir>/mysql.db instead, replaced atomically on every change, with a
+// magic string and a CRC-32C of the rest, and recorded in the store (meta
+// "accounts") that the file existed. Such a data directory still starts
+// with the accounts of its file, and a missing or damaged file still
+// refuses to start (starting would give a passwordless root and none of
+// the accounts and grants it had) unless --lockstep-reset-accounts asks
+// for exactly that. The first account change moves the accounts into the
+// store; the next start removes the file.
 const (
-	accountsMeta  = "accounts"
-	accountsMagic = "LKACCT1\n"
+	legacyAccountsMeta  = "accounts"
+	legacyAccountsMagic = "LKACCT1\n"
 )
 
 var accountsCRC = crc32.MakeTable(crc32.Castagnoli)
 
-func (u *userStore) Persist(_ *sql.Context, data []byte) error {
-	var b bytes.Buffer
-	b.WriteString(accountsMagic)
-	_ = binary.Write(&b, binary.BigEndian, crc32.Checksum(data, accountsCRC))
-	b.Write(data)
-	if err := atomicfile.Write(vfs.Default, u.path, b.Bytes()); err != nil {
-		return err
-	}
-	return u.record()
-}
-
-// record notes in the store that the account file exists.
-func (u *userStore) record() error {
-	if u.recorded.Load() {
-		return nil
-	}
-	if err := u.store.SetMeta(accountsMeta, []byte("1")); err != nil {
-		return err
-	}
-	u.recorded.Store(true)
-	return nil
-}
-
-// decodeAccounts checks the file's checksum and returns GMS's data.
+// decodeAccounts checks a legacy account file's checksum and returns
+// go-mysql-server's data.
 func decodeAccounts(b []byte) ([]byte, error) {
-	rest, ok := bytes.CutPrefix(b, []byte(accountsMagic))
+	rest, ok := bytes.CutPrefix(b, []byte(legacyAccountsMagic))
 	if !ok {
 		return b, nil // written before the checksum existed
 	}
@@ -83,46 +49,50 @@ func decodeAccounts(b []byte) ([]byte, error) {
 	return data, nil
 }
 
-// loadUsers installs the persister and loads saved accounts, if any.
+// loadUsers loads the committed accounts, or a legacy account file's.
 func (s *Server) loadUsers() error {
-	u := &userStore{path: filepath.Join(s.cfg.DataDir, "mysql.db"), store: s.store}
-	_, known, err := s.store.Meta(accountsMeta)
+	path := filepath.Join(s.cfg.DataDir, "mysql.db")
+	fromStore, err := s.sql.LoadAccounts(func() ([]byte, error) { return s.legacyAccounts(path) })
 	if err != nil {
-		return err
+		return fmt.Errorf("refusing to start: %w", err)
 	}
-	u.recorded.Store(known)
-	db := s.sql.GMS.Analyzer.Catalog.MySQLDb
-	db.SetPersister(u)
-	raw, err := os.ReadFile(u.path)
+	if fromStore {
+		if err := os.Remove(path); err == nil {
+			s.log.Info("removed the account file of an earlier version: the accounts are in the store", "file", path)
+		} else if !os.IsNotExist(err) {
+			return err
+		}
+	}
+	return nil
+}
+
+// legacyAccounts reads a legacy account file (nil: none, keep the new
+// server's root).
+func (s *Server) legacyAccounts(path string) ([]byte, error) {
+	v, _, err := s.store.Meta(legacyAccountsMeta)
+	if err != nil {
+		return nil, err
+	}
+	known := string(v) == "1"
+	raw, err := os.ReadFile(path)
 	if os.IsNotExist(err) {
 		if !known {
-			return nil
+			return nil, nil
 		}
 		if !s.cfg.ResetAccounts {
-			return fmt.Errorf("refusing to start: the account store %s is missing from a data directory that had one; starting would give a passwordless root and lose every account and grant. Restore it from a backup, or start once with --lockstep-reset-accounts to recreate root@localhost without a password", u.path)
+			return nil, fmt.Errorf("the account store %s is missing from a data directory that had one; starting would give a passwordless root and lose every account and grant. Restore it from a backup, or start once with --lockstep-reset-accounts to recreate root@localhost without a password", path)
 		}
-		s.log.Warn("the account store is missing: recreated with root@localhost and no password (--lockstep-reset-accounts); every other account and grant is gone", "file", u.path)
-		db.AddRootAccount()
-		ed := db.Editor()
-		defer ed.Close()
-		return db.Persist(sql.NewEmptyContext(), ed)
+		s.log.Warn("the account store is missing: recreated with root@localhost and no password (--lockstep-reset-accounts); every other account and grant is gone", "file", path)
+		return nil, s.store.SetMeta(legacyAccountsMeta, []byte("0"))
 	}
 	if err != nil {
-		return err
+		return nil, err
 	}
 	data, err := decodeAccounts(raw)
 	if err != nil {
-		return fmt.Errorf("refusing to start: the account store %s is damaged (%v). Restore it from a backup, or remove it and start once with --lockstep-reset-accounts to recreate root@localhost without a password", u.path, err)
+		return nil, fmt.Errorf("the account store %s is damaged (%v). Restore it from a backup, or remove it and start once with --lockstep-reset-accounts to recreate root@localhost without a password", path, err)
 	}
-	// The saved accounts replace the passwordless root a new server
-	// starts with, so a dropped or changed root stays as it was left.
-	ed := db.Editor()
-	err = db.OverwriteUsersAndGrantData(sql.NewEmptyContext(), ed, data)
-	ed.Close()
-	if err != nil {
-		return fmt.Errorf("refusing to start: loading accounts from %s: %w", u.path, err)
-	}
-	return u.record()
+	return data, nil
 }
 
 // passwordlessRemote lists the accounts that could log in without a

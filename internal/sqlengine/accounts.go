@@ -21,14 +21,42 @@ import (
 //     are refused with an error instead (their default values, which tools
 //     copying accounts write, are accepted).
 
-// checkAccountStatement applies both rules to st.
+//   - IDENTIFIED BY RANDOM PASSWORD made an account without a password;
+//     DEFAULT ROLE, COMMENT and ATTRIBUTE were dropped. They are refused.
+//
+// Under read_only, account changes are refused up front (as MySQL does
+// without SUPER), not after go-mysql-server has changed the accounts in
+// memory (see accountlog.go).
+
+// checkAccountStatement applies these rules to st.
 func checkAccountStatement(ctx *sql.Context, st ast.Statement) error {
+	if isAccountStatement(st) {
+		if s := sessionOf(ctx); s != nil {
+			if err := s.eng.writable(ctx); err != nil {
+				return err
+			}
+		}
+	}
 	switch n := st.(type) {
 	case *ast.DDL:
 		if n.Action == ast.AlterStr && n.Authentication != nil {
+			if n.Authentication.RandomPassword {
+				return errNotSupported("IDENTIFIED BY RANDOM PASSWORD")
+			}
 			return checkAlterUser(ctx, n.User)
 		}
 	case *ast.CreateUser:
+		for _, u := range n.Users {
+			if u.Auth1 != nil && u.Auth1.RandomPassword {
+				return errNotSupported("IDENTIFIED BY RANDOM PASSWORD")
+			}
+		}
+		switch {
+		case len(n.DefaultRoles) > 0:
+			return errNotSupported("CREATE USER ... DEFAULT ROLE (every granted role is active: GRANT the role instead)")
+		case n.Attribute != "":
+			return errNotSupported("CREATE USER ... COMMENT / ATTRIBUTE")
+		}
 		if what := ignoredAccountOption(n.Locked, n.PasswordOptions, n.AccountLimits); what != "" {
 			return errNotSupported(what)
 		}

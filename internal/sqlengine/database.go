@@ -196,6 +196,13 @@ func (e *Engine) ddl(ctx *sql.Context, db, stmt string, c *storage.CatalogChange
 	if err := e.writable(ctx); err != nil {
 		return err
 	}
+	return e.commitCatalog(ctx, db, stmt, c, tables)
+}
+
+// commitCatalog is ddl without the read_only check, for a caller that made
+// it itself (an account change checks before go-mysql-server locks the
+// accounts, which the check reads).
+func (e *Engine) commitCatalog(ctx *sql.Context, db, stmt string, c *storage.CatalogChange, tables []uint64) error {
 	s := sessionOf(ctx)
 	if s != nil && s.tx != nil && !s.tx.Ended() {
 		if err := s.tx.Commit(); err != nil {

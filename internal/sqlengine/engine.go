@@ -42,6 +42,7 @@ type Engine struct {
 	autoinc autoincState
 
 	sessions sync.Map // connection id -> *Session
+	accounts *accountLog
 
 	// ReadOnly and SuperReadOnly are read_only and super_read_only:
 	// clients' writes are refused (without SUPER, or at all). A replica's
@@ -129,6 +130,16 @@ func (e *Engine) UserVariable(connID uint32, name string) any {
 	return val
 }
 
+// SessionContext returns a context on connection connID's session, for
+// statements the server answers itself; false if there is no session.
+func (e *Engine) SessionContext(connID uint32) (*sql.Context, bool) {
+	v, ok := e.sessions.Load(connID)
+	if !ok {
+		return nil, false
+	}
+	return sql.NewContext(context.Background(), sql.WithSession(v.(*Session))), true
+}
+
 // SessionVariable returns system variable name in connection connID's
 // session; false if there is no such session or variable.
 func (e *Engine) SessionVariable(connID uint32, name string) (any, bool) {
@@ -189,9 +200,13 @@ func (e *Engine) ExecDDL(db, query string, serverCollation uint16, g binlog.GTID
 	s := &Session{BaseSession: base, eng: e, replGTID: &g, replCollation: serverCollation}
 	ctx := sql.NewContext(context.Background(), sql.WithSession(s))
 	ctx.SetCurrentDatabase(db)
-	_, iter, _, err := e.GMS.Query(ctx, query)
-	if err == nil {
-		_, err = sql.RowIterToRows(ctx, iter)
+	handled, err := e.AccountStatement(ctx, query, func([]string) bool { return true })
+	if !handled {
+		var iter sql.RowIter
+		_, iter, _, err = e.GMS.Query(ctx, query)
+		if err == nil {
+			_, err = sql.RowIterToRows(ctx, iter)
+		}
 	}
 	if s.tx != nil && !s.tx.Ended() {
 		if err == nil {
@@ -222,12 +237,17 @@ func (e *Engine) writable(ctx *sql.Context) error {
 		return nil // a replicated statement
 	}
 	if e.SuperReadOnly.Load() {
-		return mysql.NewSQLError(erOptionPrevents, "HY000", "The MySQL server is running with the --super-read-only option so it cannot execute this statement")
+		return errReadOnly("--super-read-only")
 	}
 	if !e.hasSuper(ctx) {
-		return mysql.NewSQLError(erOptionPrevents, "HY000", "The MySQL server is running with the --read-only option so it cannot execute this statement")
+		return errReadOnly("--read-only")
 	}
 	return nil
+}
+
+// errReadOnly is MySQL's refusal under read_only or super_read_only.
+func errReadOnly(option string) error {
+	return mysql.NewSQLError(erOptionPrevents, "HY000", "The MySQL server is running with the %s option so it cannot execute this statement", option)
 }
 
 func (e *Engine) hasSuper(ctx *sql.Context) bool {

@@ -41,6 +41,9 @@ type Session struct {
 	replGTID      *binlog.GTIDInfo
 	replUsed      bool
 	replCollation uint16 // the source's collation_server
+	// account is the account statement being run, for the binlog (see
+	// accountlog.go); nil for any other.
+	account *accountNote
 }
 
 var (
@@ -388,7 +391,7 @@ type parsed struct {
 	consumed int
 }
 
-func note(ctx context.Context, st ast.Statement, queryLen int) error {
+func note(ctx context.Context, st ast.Statement, text string, queryLen int) error {
 	if err := checkDepth(st, queryLen); err != nil {
 		return err
 	}
@@ -407,6 +410,10 @@ func note(ctx context.Context, st ast.Statement, queryLen int) error {
 		}
 		if s := sessionOf(sctx); s != nil {
 			s.noteStatement(st)
+			s.account = nil
+			if isAccountStatement(st) {
+				s.account = s.eng.newAccountNote(sctx, st, text)
+			}
 		}
 		keepDeleteAll(st)
 	}
@@ -464,6 +471,7 @@ func keepDeleteAll(st ast.Statement) {
 }
 
 func (p parser) Parse(ctx *sql.Context, query string, multi bool) (ast.Statement, string, string, error) {
+	query = rewriteAccountSyntax(ctx, query)
 	r, err := withForShare(query, func(q string) (parsed, error) {
 		st, pq, rem, err := p.Parser.Parse(ctx, q, multi)
 		return parsed{st: st, q: pq, rem: rem}, err
@@ -473,13 +481,23 @@ func (p parser) Parse(ctx *sql.Context, query string, multi bool) (ast.Statement
 	}
 	// GMS's handler runs a returned statement even when an error comes
 	// with it: return none on error.
-	if err := note(ctx, r.st, len(query)); err != nil {
+	if err := note(ctx, r.st, statementText(r.q, query), len(query)); err != nil {
 		return nil, r.q, r.rem, err
 	}
 	return r.st, r.q, r.rem, nil
 }
 
+// statementText is the text of the statement a parse returned: q, the
+// parser's, or all of query when it gives none.
+func statementText(q, query string) string {
+	if q != "" {
+		return q
+	}
+	return query
+}
+
 func (p parser) ParseWithOptions(ctx context.Context, query string, delimiter rune, multi bool, o ast.ParserOptions) (ast.Statement, string, string, error) {
+	query = rewriteAccountSyntax(ctx, query)
 	r, err := withForShare(query, func(q string) (parsed, error) {
 		st, pq, rem, err := p.Parser.ParseWithOptions(ctx, q, delimiter, multi, o)
 		return parsed{st: st, q: pq, rem: rem}, err
@@ -487,7 +505,7 @@ func (p parser) ParseWithOptions(ctx context.Context, query string, delimiter ru
 	if err != nil {
 		return nil, r.q, r.rem, syntaxError(err)
 	}
-	if err := note(ctx, r.st, len(query)); err != nil {
+	if err := note(ctx, r.st, statementText(r.q, query), len(query)); err != nil {
 		return nil, r.q, r.rem, err
 	}
 	return r.st, r.q, r.rem, nil

@@ -1,0 +1,117 @@
+package sqlengine
+
+import (
+	"strings"
+
+	"github.com/dolthub/go-mysql-server/sql"
+	"github.com/dolthub/go-mysql-server/sql/mysql_db"
+	"github.com/dolthub/vitess/go/mysql"
+	ast "github.com/dolthub/vitess/go/vt/sqlparser"
+)
+
+// RENAME USER, which go-mysql-server parses but does not implement. As in
+// MySQL 8 it needs the global CREATE USER privilege, renames every pair or
+// none (1396 names the pairs that fail: the old account missing or the
+// new one taken), and keeps each account's privileges, password and the
+// roles granted to it or by it. It commits like every account change
+// (accountlog.go).
+
+func (e *Engine) renameUser(ctx *sql.Context, st *ast.RenameUser, query string) error {
+	db := e.GMS.Analyzer.Catalog.MySQLDb
+	if s := sessionOf(ctx); s == nil || s.replGTID == nil {
+		if !db.UserActivePrivilegeSet(ctx).Has(sql.PrivilegeType_CreateUser) {
+			return mysql.NewSQLError(erSpecificAccessDenied, "42000", "Access denied; you need (at least one of) the CREATE USER privilege(s) for this operation")
+		}
+	}
+	if err := e.writable(ctx); err != nil {
+		return err
+	}
+	var note *accountNote
+	s := sessionOf(ctx)
+	if s != nil {
+		note = e.newAccountNote(ctx, st, query)
+	}
+	key := func(a ast.AccountName) mysql_db.UserPrimaryKey {
+		host := a.Host
+		if a.AnyHost || host == "" {
+			host = "%"
+		}
+		return mysql_db.UserPrimaryKey{Host: host, User: a.Name}
+	}
+	ed := db.Editor()
+	defer ed.Close()
+	// Check every pair against the accounts as the earlier pairs leave
+	// them (RENAME USER a TO b, b TO c is valid).
+	taken := map[mysql_db.UserPrimaryKey]bool{}
+	ed.VisitUsers(func(u *mysql_db.User) { taken[mysql_db.UserPrimaryKey{Host: u.Host, User: u.User}] = true })
+	var failed []string
+	for _, r := range st.Accounts {
+		from, to := key(r.From), key(r.To)
+		if !taken[from] || taken[to] {
+			failed = append(failed, accountSQL(from.User, from.Host))
+			continue
+		}
+		delete(taken, from)
+		taken[to] = true
+	}
+	if len(failed) > 0 {
+		return mysql.NewSQLError(erCannotUser, "HY000", "Operation RENAME USER failed for %s", strings.Join(failed, ","))
+	}
+	for _, r := range st.Accounts {
+		from, to := key(r.From), key(r.To)
+		u, _ := ed.GetUser(from)
+		nu := *u
+		nu.User, nu.Host = to.User, to.Host
+		ed.RemoveUser(from)
+		ed.PutUser(&nu)
+		var edges []*mysql_db.RoleEdge
+		ed.VisitRoleEdges(func(re *mysql_db.RoleEdge) {
+			if (re.FromUser == from.User && re.FromHost == from.Host) || (re.ToUser == from.User && re.ToHost == from.Host) {
+				edges = append(edges, re)
+			}
+		})
+		for _, re := range edges {
+			ed.RemoveRoleEdge(mysql_db.RoleEdgesPrimaryKey{FromHost: re.FromHost, FromUser: re.FromUser, ToHost: re.ToHost, ToUser: re.ToUser})
+			ne := *re
+			if ne.FromUser == from.User && ne.FromHost == from.Host {
+				ne.FromUser, ne.FromHost = to.User, to.Host
+			}
+			if ne.ToUser == from.User && ne.ToHost == from.Host {
+				ne.ToUser, ne.ToHost = to.User, to.Host
+			}
+			ed.PutRoleEdge(&ne)
+		}
+	}
+	if s != nil {
+		s.account = note
+	} else {
+		ctx = ctx.WithQuery(strings.TrimRight(strings.TrimSpace(query), "; \t\r\n"))
+	}
+	return db.Persist(ctx, ed)
+}
+
+// AccountStatement runs query if it is an account statement
+// go-mysql-server lacks: GRANT or REVOKE of dynamic privileges (mayGrant
+// as for DynamicGrant), SET ROLE, SET DEFAULT ROLE, RENAME USER. handled
+// reports whether it was one.
+func (e *Engine) AccountStatement(ctx *sql.Context, query string, mayGrant func(names []string) bool) (handled bool, err error) {
+	if handled, err = e.DynamicGrant(ctx, query, mayGrant); handled {
+		return handled, err
+	}
+	if handled, err = e.RoleStatement(ctx, query); handled {
+		return handled, err
+	}
+	q := strings.TrimLeft(query, " \t\r\n")
+	if len(q) > 1<<16 || !hasPrefixFold(q, "rename") {
+		return false, nil
+	}
+	st, n, err := ParseOne(ctx, query, ast.ParserOptions{})
+	if err != nil || strings.TrimSpace(strings.Trim(query[n:], "; \t\r\n")) != "" {
+		return false, nil // go-mysql-server reports it
+	}
+	ru, ok := st.(*ast.RenameUser)
+	if !ok {
+		return false, nil
+	}
+	return true, e.renameUser(ctx, ru, query)
+}
