@@ -1,0 +1,216 @@
+package integration
+
+import (
+	"database/sql"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+// grantsOf returns SHOW GRANTS for an account, one grant a line.
+func grantsOf(t *testing.T, db *sql.DB, account string) string {
+	t.Helper()
+	rows, err := db.Query("SHOW GRANTS FOR " + account)
+	if err != nil {
+		t.Fatalf("SHOW GRANTS FOR %s: %v", account, err)
+	}
+	defer rows.Close()
+	var out []string
+	for rows.Next() {
+		var g string
+		if err := rows.Scan(&g); err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, g)
+	}
+	return strings.Join(out, "\n")
+}
+
+// waitFor polls cond until it holds or timeout passes.
+func waitFor(t *testing.T, what string, timeout time.Duration, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// TestAccountsReplicate: account statements on a Lockstep source reach a
+// Lockstep replica and a MariaDB replica through the binlog, with password
+// hashes and never the passwords; the replicas' accounts log in with the
+// passwords set on the source.
+func TestAccountsReplicate(t *testing.T) {
+	mport := freePort(t)
+	p := startServer(t, t.TempDir(), "--mariadb-port", strconv.Itoa(mport))
+	pdb := p.db("")
+	r := startServer(t, t.TempDir(), "--server-id=2", "--source-host=127.0.0.1", fmt.Sprintf("--source-port=%d", p.port),
+		"--source-user=root")
+	m := startMariaDB(t, 3)
+	mdb := m.db()
+	mustExec(t, mdb, fmt.Sprintf("CHANGE MASTER TO master_host='127.0.0.1', master_port=%d, master_user='root', master_use_gtid=slave_pos", mport))
+	mustExec(t, mdb, "START SLAVE")
+
+	for _, q := range []string{
+		"CREATE USER app@'%' IDENTIFIED BY 'app-secret-1'",
+		"CREATE USER gone@'%' IDENTIFIED BY 'gone-secret'",
+		"CREATE DATABASE shop",
+		"GRANT SELECT, INSERT ON shop.* TO app@'%'",
+		"SET PASSWORD FOR app@'%' = 'app-secret-2'",
+		"DROP USER gone@'%'",
+	} {
+		mustExec(t, pdb, q)
+	}
+	// Dynamic privileges and caching_sha2_password are MySQL 8's: the
+	// MariaDB replica is stopped before them.
+	var executed string
+	pdb.QueryRow("SELECT @@global.gtid_executed").Scan(&executed)
+	want := "0-1-" + executed[strings.LastIndex(executed, "-")+1:]
+	mustExec(t, pdb, "GRANT CONNECTION_ADMIN ON *.* TO app@'%'")
+	mustExec(t, pdb, "CREATE USER sha@'%' IDENTIFIED WITH caching_sha2_password BY 'sha-secret-1'")
+	mustExec(t, pdb, "ALTER USER sha@'%' IDENTIFIED WITH caching_sha2_password BY 'sha-secret-2'")
+
+	rdb := r.db("")
+	waitCaughtUp(t, pdb, rdb, 30*time.Second)
+	for _, c := range []struct {
+		user, pw string
+		want     uint16
+	}{
+		{"app", "app-secret-2", 0},
+		{"app", "app-secret-1", 1045},
+		{"sha", "sha-secret-2", 0},
+		{"sha", "sha-secret-1", 1045},
+		{"gone", "gone-secret", 1045},
+	} {
+		if err := r.login(t, c.user, c.pw, ""); errNumber(err) != c.want || (c.want == 0 && err != nil) {
+			t.Errorf("replica login %s/%s: %v, want error %d", c.user, c.pw, err, c.want)
+		}
+	}
+	if pg, rg := grantsOf(t, pdb, "app@'%'"), grantsOf(t, rdb, "app@'%'"); pg != rg || !strings.Contains(pg, "CONNECTION_ADMIN") {
+		t.Fatalf("grants differ:\nsource  %s\nreplica %s", pg, rg)
+	}
+
+	// The binlog holds hashes, not passwords.
+	for _, dir := range []string{p.dir, r.dir} {
+		names, _ := filepath.Glob(filepath.Join(dir, "data", "binlog.0*"))
+		for _, n := range names {
+			b, err := os.ReadFile(n)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, secret := range []string{"app-secret", "sha-secret", "gone-secret"} {
+				if strings.Contains(string(b), secret) {
+					t.Errorf("%s holds the password %q", n, secret)
+				}
+			}
+		}
+	}
+
+	// The MariaDB replica: app logs in with the source's password.
+	waitFor(t, "the MariaDB replica", 60*time.Second, func() bool {
+		var pos string
+		mdb.QueryRow("SELECT @@gtid_slave_pos").Scan(&pos)
+		return pos == want || strings.Contains(slaveErrors(mdb), "Error")
+	})
+	app, err := sql.Open("mysql", fmt.Sprintf("app:app-secret-2@tcp(127.0.0.1:%d)/shop", m.port))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer app.Close()
+	if err := app.Ping(); err != nil {
+		t.Fatalf("app on the MariaDB replica: %v (replica: %s)", err, slaveErrors(mdb))
+	}
+	var gone int
+	mdb.QueryRow("SELECT COUNT(*) FROM mysql.user WHERE user = 'gone'").Scan(&gone)
+	if gone != 0 {
+		t.Fatal("the dropped account exists on the MariaDB replica")
+	}
+
+	// A restart of the replica keeps its accounts (they are committed, not
+	// cached).
+	r.stop()
+	r.start()
+	if err := r.login(t, "app", "app-secret-2", ""); err != nil {
+		t.Fatalf("app on the restarted replica: %v", err)
+	}
+}
+
+// TestAccountsFromMariaDBSource: the account statements MariaDB writes in
+// its binlog (cleartext IDENTIFIED BY, SET PASSWORD with a hash, IDENTIFIED
+// VIA ... USING PASSWORD, roles, SET DEFAULT ROLE, IDENTIFIED BY PASSWORD, RENAME and DROP USER)
+// are applied by a Lockstep replica with their meaning.
+func TestAccountsFromMariaDBSource(t *testing.T) {
+	m := startMariaDB(t, 1, "--log-bin=mysql-bin", "--binlog-format=ROW")
+	mdb := m.db()
+	mustExec(t, mdb, "SET sql_log_bin = 0")
+	mustExec(t, mdb, "CREATE USER repl@'%' IDENTIFIED BY 'replpw'")
+	mustExec(t, mdb, "GRANT ALL ON *.* TO repl@'%'")
+	mustExec(t, mdb, "SET sql_log_bin = 1")
+	r := startServer(t, t.TempDir(), "--server-id=2", "--source-host=127.0.0.1", fmt.Sprintf("--source-port=%d", m.port),
+		"--source-user=repl", "--source-password=replpw")
+	for _, q := range []string{
+		"CREATE DATABASE shop",
+		"CREATE USER a@'%' IDENTIFIED BY 'a-pw-1'",
+		"ALTER USER a@'%' IDENTIFIED BY 'a-pw-2'",
+		"SET PASSWORD FOR a@'%' = PASSWORD('a-pw-3')",
+		"CREATE USER b@'%' IDENTIFIED VIA mysql_native_password USING PASSWORD('b-pw')",
+		"CREATE USER c@'%' IDENTIFIED BY PASSWORD '*D0F0FF97D55500939E8A3C1C66AB30D5F3D4ACCB'", // 'c-pw'
+		"CREATE USER d@'%' IDENTIFIED BY 'd-pw'",
+		"CREATE ROLE shopper",
+		"GRANT SELECT ON shop.* TO shopper",
+		"GRANT shopper TO a@'%'",
+		"SET DEFAULT ROLE shopper FOR a@'%'",
+		"GRANT INSERT ON shop.* TO b@'%'",
+		"RENAME USER b@'%' TO b2@'%'",
+		"DROP USER d@'%'",
+	} {
+		mustExec(t, mdb, q)
+	}
+	var pos string
+	mdb.QueryRow("SELECT @@gtid_binlog_pos").Scan(&pos)
+	rdb := r.db("")
+	var res int
+	if err := rdb.QueryRow("SELECT MASTER_GTID_WAIT(?, 30)", pos).Scan(&res); err != nil || res != 0 {
+		t.Fatalf("MASTER_GTID_WAIT(%s): %d %v; replica: %v", pos, res, err, replicaStatus(t, rdb))
+	}
+	for _, c := range []struct {
+		user, pw string
+		want     uint16
+	}{
+		{"a", "a-pw-3", 0},
+		{"a", "a-pw-2", 1045},
+		{"b2", "b-pw", 0},
+		{"b", "b-pw", 1045},
+		{"c", "c-pw", 0},
+		{"d", "d-pw", 1045},
+	} {
+		if err := r.login(t, c.user, c.pw, ""); errNumber(err) != c.want || (c.want == 0 && err != nil) {
+			t.Errorf("login %s/%s: %v, want error %d", c.user, c.pw, err, c.want)
+		}
+	}
+	if g := grantsOf(t, rdb, "b2@'%'"); !strings.Contains(g, "GRANT INSERT ON `shop`.* TO `b2`@`%`") {
+		t.Errorf("b2's grants: %s", g)
+	}
+	if g := grantsOf(t, rdb, "a@'%'"); !strings.Contains(g, "GRANT `shopper`@`%` TO `a`@`%`") {
+		t.Errorf("a's grants: %s", g)
+	}
+	// The role's privilege is a's (every granted role is active).
+	mustExec(t, mdb, "CREATE TABLE shop.t (id INT PRIMARY KEY)")
+	mdb.QueryRow("SELECT @@gtid_binlog_pos").Scan(&pos)
+	if err := rdb.QueryRow("SELECT MASTER_GTID_WAIT(?, 30)", pos).Scan(&res); err != nil || res != 0 {
+		t.Fatalf("MASTER_GTID_WAIT(%s): %d %v", pos, res, err)
+	}
+	a := r.as(t, "a", "a-pw-3")
+	if _, err := a.Exec("SELECT * FROM shop.t"); err != nil {
+		t.Errorf("a reads shop.t through its role: %v", err)
+	}
+	if st := replicaStatus(t, rdb); st["Last_SQL_Errno"] != "0" {
+		t.Fatalf("replica error: %s %s", st["Last_SQL_Errno"], st["Last_SQL_Error"])
+	}
+}
