@@ -214,3 +214,62 @@ func TestAccountsFromMariaDBSource(t *testing.T) {
 		t.Fatalf("replica error: %s %s", st["Last_SQL_Errno"], st["Last_SQL_Error"])
 	}
 }
+
+// TestAccountLocking: ACCOUNT LOCK refuses logins (3118) on the server and
+// on its replica; FAILED_LOGIN_ATTEMPTS with PASSWORD_LOCK_TIME UNBOUNDED
+// blocks an account after that many wrong passwords (3955, the right
+// password too) until ACCOUNT UNLOCK; CREATE USER with the options is
+// refused rather than ignored.
+func TestAccountLocking(t *testing.T) {
+	p := startServer(t, t.TempDir())
+	pdb := p.db("")
+	r := startServer(t, t.TempDir(), "--server-id=2", "--source-host=127.0.0.1", fmt.Sprintf("--source-port=%d", p.port),
+		"--source-user=root")
+	mustExec(t, pdb, "CREATE USER u@'%' IDENTIFIED BY 'right'")
+	mustExec(t, pdb, "CREATE USER s@'%' IDENTIFIED WITH caching_sha2_password BY 'right'")
+	mustExec(t, pdb, "ALTER USER u@'%' ACCOUNT LOCK")
+	waitCaughtUp(t, pdb, r.db(""), 30*time.Second)
+	for _, s := range []*server{p, r} {
+		if err := s.login(t, "u", "right", ""); errNumber(err) != 3118 {
+			t.Fatalf("a locked account: %v, want 3118", err)
+		}
+	}
+	mustExec(t, pdb, "ALTER USER u@'%' ACCOUNT UNLOCK")
+	if err := p.login(t, "u", "right", ""); err != nil {
+		t.Fatalf("after ACCOUNT UNLOCK: %v", err)
+	}
+
+	mustExec(t, pdb, "ALTER USER u@'%', s@'%' FAILED_LOGIN_ATTEMPTS 2 PASSWORD_LOCK_TIME UNBOUNDED")
+	for _, name := range []string{"u", "s"} {
+		if err := p.login(t, name, "wrong", ""); errNumber(err) != 1045 {
+			t.Fatalf("%s: first wrong password: %v, want 1045", name, err)
+		}
+		if err := p.login(t, name, "right", ""); err != nil {
+			t.Fatalf("%s: a success ends the run: %v", name, err)
+		}
+		for i, want := range []uint16{1045, 3955, 3955} {
+			if err := p.login(t, name, "wrong", ""); errNumber(err) != want {
+				t.Fatalf("%s: wrong password %d: %v, want %d", name, i+1, err, want)
+			}
+		}
+		if err := p.login(t, name, "right", ""); errNumber(err) != 3955 || !strings.Contains(err.Error(), "blocked for unlimited day(s)") {
+			t.Fatalf("%s: the right password while blocked: %v, want 3955", name, err)
+		}
+	}
+	mustExec(t, pdb, "ALTER USER u@'%' ACCOUNT UNLOCK")
+	if err := p.login(t, "u", "right", ""); err != nil {
+		t.Fatalf("after ACCOUNT UNLOCK: %v", err)
+	}
+	if err := p.login(t, "s", "right", ""); errNumber(err) != 3955 {
+		t.Fatalf("s is still blocked: %v", err)
+	}
+	for _, q := range []string{
+		"CREATE USER v@'%' IDENTIFIED BY 'x' ACCOUNT LOCK",
+		"CREATE USER v@'%' IDENTIFIED BY 'x' FAILED_LOGIN_ATTEMPTS 3 PASSWORD_LOCK_TIME 1",
+		"ALTER USER u@'%' IDENTIFIED BY 'x' ACCOUNT LOCK",
+	} {
+		if _, err := pdb.Exec(q); errNumber(err) != 1235 {
+			t.Errorf("%s: %v, want 1235", q, err)
+		}
+	}
+}

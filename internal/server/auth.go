@@ -54,6 +54,9 @@ type authServer struct {
 	// requireTLS reads require_secure_transport.
 	requireTLS func() bool
 
+	// failures blocks accounts after failed logins (loginfailures.go).
+	failures *loginFailures
+
 	mu    sync.Mutex
 	cache map[string]sha2Cached // user@host -> the last password seen
 	key   *rsa.PrivateKey
@@ -66,7 +69,7 @@ type sha2Cached struct {
 }
 
 func newAuthServer(db *mysql_db.MySQLDb, datadir string, requireTLS func() bool) *authServer {
-	return &authServer{db: db, datadir: datadir, requireTLS: requireTLS, cache: map[string]sha2Cached{}}
+	return &authServer{db: db, datadir: datadir, requireTLS: requireTLS, cache: map[string]sha2Cached{}, failures: newLoginFailures()}
 }
 
 func (a *authServer) AuthMethods() []mysql.AuthMethod {
@@ -109,6 +112,15 @@ func (a *authServer) handles(c *mysql.Conn, user string, plugin mysql.AuthMethod
 	return u == nil || u.Plugin == string(plugin)
 }
 
+// wrongPassword answers a login to account u with a wrong password: 1045,
+// or 3955 when the failure blocks the account.
+func (a *authServer) wrongPassword(c *mysql.Conn, u *mysql_db.User, usedPassword bool) error {
+	if err := a.failures.failed(u); err != nil {
+		return err
+	}
+	return accessDenied(c, u.User, usedPassword)
+}
+
 func accessDenied(c *mysql.Conn, user string, usedPassword bool) error {
 	yes := "NO"
 	if usedPassword {
@@ -136,6 +148,7 @@ func (a *authServer) admit(c *mysql.Conn, u *mysql_db.User, usedPassword bool) (
 	if state == nil && a.requireTLS() {
 		return nil, mysql.NewSQLError(3159, "HY000", "Connections using insecure transport are prohibited while --require_secure_transport=ON.")
 	}
+	a.failures.succeeded(u)
 	return sql.MysqlConnectionUser{User: u.User, Host: u.Host}, nil
 }
 
@@ -217,8 +230,11 @@ func (n nativeAuth) HandleAuthPluginData(c *mysql.Conn, user string, server, cli
 	if u == nil || len(server) != 21 {
 		return nil, accessDenied(c, user, used)
 	}
+	if err := n.a.failures.blocked(u); err != nil {
+		return nil, err
+	}
 	if !checkNativeScramble(u.AuthString, server[:20], client) {
-		return nil, accessDenied(c, user, used)
+		return nil, n.a.wrongPassword(c, u, used)
 	}
 	return n.a.admit(c, u, used)
 }
@@ -276,10 +292,18 @@ func (s sha2Auth) HandleAuthPluginData(c *mysql.Conn, user string, server, clien
 		client = nil
 	}
 	u := s.a.account(c, user)
+	if u != nil {
+		if err := s.a.failures.blocked(u); err != nil {
+			return nil, err
+		}
+	}
 	if len(client) == 0 {
 		// No password given: only an account without one.
-		if u == nil || u.AuthString != "" {
+		if u == nil {
 			return nil, accessDenied(c, user, false)
+		}
+		if u.AuthString != "" {
+			return nil, s.a.wrongPassword(c, u, false)
 		}
 		return s.a.admit(c, u, false)
 	}
@@ -312,7 +336,7 @@ func (s sha2Auth) HandleAuthPluginData(c *mysql.Conn, user string, server, clien
 		return nil, err
 	}
 	if password == nil || !checkSha2Password(u.AuthString, password) {
-		return nil, accessDenied(c, user, true)
+		return nil, s.a.wrongPassword(c, u, true)
 	}
 	s1 := sha256.Sum256(password)
 	s.a.mu.Lock()

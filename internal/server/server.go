@@ -180,6 +180,7 @@ func Start(cfg Config, log *slog.Logger) (_ *Server, err error) {
 		_, v, _ := sql.SystemVariables.GetGlobal("require_secure_transport")
 		return toInt64(v) != 0
 	})
+	s.sql.LoginFailuresReset = s.auth.failures.reset
 	s.sql.GMS.Analyzer.Catalog.BinlogPrimaryController = primary{s}
 	s.registerPerformanceSchema()
 	s.registerFunctions()

@@ -19,8 +19,9 @@ import (
 //     INTERVAL and the MAX_*_PER_HOUR / MAX_USER_CONNECTIONS limits are
 //     parsed and then ignored: the account is created without them. They
 //     are refused with an error instead (their default values, which tools
-//     copying accounts write, are accepted).
-
+//     copying accounts write, are accepted). ACCOUNT LOCK and the
+//     password-locking options are Lockstep's own in an ALTER USER of
+//     their own (accountlock.go).
 //   - IDENTIFIED BY RANDOM PASSWORD made an account without a password;
 //     DEFAULT ROLE, COMMENT and ATTRIBUTE were dropped. They are refused.
 //

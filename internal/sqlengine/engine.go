@@ -44,6 +44,10 @@ type Engine struct {
 	sessions sync.Map // connection id -> *Session
 	accounts *accountLog
 
+	// LoginFailuresReset, if set, is told when an ALTER USER resets an
+	// account's failed-login count and temporary lock (accountlock.go).
+	LoginFailuresReset func(user, host string)
+
 	// ReadOnly and SuperReadOnly are read_only and super_read_only:
 	// clients' writes are refused (without SUPER, or at all). A replica's
 	// applier writes below this layer and is not affected.

@@ -102,7 +102,13 @@ func (e *Engine) AccountStatement(ctx *sql.Context, query string, mayGrant func(
 		return handled, err
 	}
 	q := strings.TrimLeft(query, " \t\r\n")
-	if len(q) > 1<<16 || !hasPrefixFold(q, "rename") {
+	if len(q) > 1<<16 {
+		return false, nil
+	}
+	if hasPrefixFold(q, "alter") {
+		return e.alterUserStatement(ctx, query)
+	}
+	if !hasPrefixFold(q, "rename") {
 		return false, nil
 	}
 	st, n, err := ParseOne(ctx, query, ast.ParserOptions{})
