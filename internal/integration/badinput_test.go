@@ -183,7 +183,7 @@ func TestBadInputUnderLoad(t *testing.T) {
 
 // TestParserPanicIsAnError: a statement the SQL parser panics on (SELECT
 // ” under ANSI_QUOTES, found by fuzzing) gets MySQL's syntax error, and
-// the connection stays usable; it used to be dropped.
+// the connection stays usable; it used to be dropped. Prepared, too.
 func TestParserPanicIsAnError(t *testing.T) {
 	s := startServer(t, t.TempDir())
 	conn, err := s.db("").Conn(context.Background())
@@ -201,5 +201,18 @@ func TestParserPanicIsAnError(t *testing.T) {
 	var one int
 	if err := conn.QueryRowContext(ctx, "SELECT 1").Scan(&one); err != nil || one != 1 {
 		t.Fatalf("the same connection afterwards: %v", err)
+	}
+	// The same statement prepared (COM_STMT_PREPARE, which vitess parses
+	// itself).
+	if _, err := conn.PrepareContext(ctx, "SELECT''"); errNumber(err) != 1064 {
+		t.Fatalf("prepared SELECT'' under ANSI_QUOTES: %v, want 1064", err)
+	}
+	st, err := conn.PrepareContext(ctx, "SELECT ? + 1")
+	if err != nil {
+		t.Fatalf("a prepared statement on the same connection afterwards: %v", err)
+	}
+	defer st.Close()
+	if err := st.QueryRowContext(ctx, 1).Scan(&one); err != nil || one != 2 {
+		t.Fatalf("executing it: %d %v", one, err)
 	}
 }

@@ -248,6 +248,7 @@ func (h *handler) ConnectionAuthenticated(c *mysql.Conn) error {
 		if w.l.limit.over() && !h.s.holds(c, needConnectionAdmin) {
 			return mysql.NewSQLError(mysql.ERConCount, "08004", "Too many connections")
 		}
+		w.connID = c.ConnectionID
 		w.authed.Store(true)
 		if err := h.Handler.ConnectionAuthenticated(c); err != nil {
 			return err

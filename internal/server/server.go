@@ -196,7 +196,8 @@ func Start(cfg Config, log *slog.Logger) (_ *Server, err error) {
 		_, v, _ := sql.SystemVariables.GetGlobal("max_connections")
 		return toInt64(v)
 	}}
-	s.wire = &wireListener{Listener: tl, limit: s.conns, maxPacket: maxAllowedPacket, tls: s.tls, tlsStats: &s.tlsStats, connectTimeout: connectTimeout}
+	s.wire = &wireListener{Listener: tl, limit: s.conns, maxPacket: maxAllowedPacket, tls: s.tls, tlsStats: &s.tlsStats, connectTimeout: connectTimeout,
+		checkPrepare: s.sql.PrepareParsePanics}
 	lst, err := gmsserver.NewServerWithHandler(gmsserver.Config{
 		Protocol:                "tcp",
 		Address:                 addr,
@@ -313,7 +314,8 @@ func (s *Server) listenMariaDB() error {
 	if err != nil {
 		return fmt.Errorf("listening on %s (--mariadb-port): %w", addr, err)
 	}
-	wl := &wireListener{Listener: tl, mariadb: true, limit: s.conns, maxPacket: maxAllowedPacket, tls: s.tls, tlsStats: &s.tlsStats, connectTimeout: connectTimeout}
+	wl := &wireListener{Listener: tl, mariadb: true, limit: s.conns, maxPacket: maxAllowedPacket, tls: s.tls, tlsStats: &s.tlsStats, connectTimeout: connectTimeout,
+		checkPrepare: s.sql.PrepareParsePanics}
 	lst, err := gmsserver.NewServerWithHandler(gmsserver.Config{
 		Protocol: "tcp", Address: addr, Listener: wl, Version: mariadbVersion,
 		ProtocolListenerFactory: s.protocolListener,

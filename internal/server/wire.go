@@ -13,6 +13,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/dolthub/vitess/go/mysql"
 	"github.com/lockstepdb/lockstep/internal/binlog"
 )
 
@@ -39,6 +40,7 @@ import (
 const (
 	comBinlogDump     = 0x12
 	comBinlogDumpGTID = 0x1e
+	comStmtPrepare    = 0x16
 )
 
 type wireListener struct {
@@ -57,6 +59,12 @@ type wireListener struct {
 	tlsStats *tlsStats
 	// connectTimeout reads connect_timeout (nil: none).
 	connectTimeout func() time.Duration
+	// checkPrepare, if set, sees each COM_STMT_PREPARE's statement (in
+	// one packet) before vitess parses it, and refuses it with its error
+	// instead. vitess parses prepared statements itself, outside every
+	// recover that turns a parser panic into an error: the panic would
+	// drop the connection.
+	checkPrepare func(connID uint32, query string) error
 }
 
 // connLimit enforces max_connections as MySQL does: one connection more
@@ -148,6 +156,19 @@ func (c *wireConn) refuseLargePacket(seq byte, size int) {
 	}
 }
 
+// errPacket is an ERR packet for err (a *mysql.SQLError, or 1105).
+func errPacket(seq byte, err error) []byte {
+	num, state, msg := mysql.ERUnknownError, mysql.SSUnknownSQLState, err.Error()
+	var se *mysql.SQLError
+	if errors.As(err, &se) {
+		num, state, msg = se.Num, se.State, se.Message
+	}
+	payload := binary.LittleEndian.AppendUint16([]byte{0xff}, uint16(num))
+	payload = append(append(append(payload, '#'), state...), msg...)
+	n := len(payload)
+	return append([]byte{byte(n), byte(n >> 8), byte(n >> 16), seq}, payload...)
+}
+
 func newReader(c net.Conn) *bufio.Reader { return bufio.NewReaderSize(c, 16<<10) }
 
 // dumpCommand is a parsed COM_BINLOG_DUMP or COM_BINLOG_DUMP_GTID.
@@ -195,8 +216,10 @@ type wireConn struct {
 	dump atomic.Pointer[dumpCommand]
 	// authed is set once the client has logged in (the handler's
 	// ConnectionAuthenticated): dump commands are parsed only after, so
-	// nothing from a peer that has not logged in is decoded here.
+	// nothing from a peer that has not logged in is decoded here. connID
+	// is the connection's id, set before authed.
 	authed atomic.Bool
+	connID uint32
 	// queryStart is when the statement now running began (unix nanos), 0
 	// when idle; read by the disconnect watchdog.
 	queryStart atomic.Int64
@@ -331,6 +354,19 @@ func (c *wireConn) nextPacket() error {
 	}
 	if c.authed.Load() && !wasCont && seq == 0 && size > 0 && size < 0xffffff {
 		first, err := c.r.Peek(5)
+		if err == nil && first[4] == comStmtPrepare && c.l.checkPrepare != nil {
+			pkt := make([]byte, 4+size)
+			if _, err := io.ReadFull(c.r, pkt); err != nil {
+				return err
+			}
+			if err := c.l.checkPrepare(c.connID, string(pkt[5:])); err != nil {
+				// Answered here; vitess sees nothing of it.
+				_, werr := c.Write(errPacket(1, err))
+				return werr
+			}
+			c.out = pkt
+			return nil
+		}
 		if err == nil && (first[4] == comBinlogDump || first[4] == comBinlogDumpGTID) {
 			pkt := make([]byte, 4+size)
 			if _, err := io.ReadFull(c.r, pkt); err != nil {

@@ -65,3 +65,22 @@ func ParseOne(ctx context.Context, query string, options ast.ParserOptions) (st 
 	}()
 	return ast.ParseOneWithOptions(ctx, query, options)
 }
+
+// PrepareParsePanics parses query as vitess will for connection connID's
+// COM_STMT_PREPARE (with the session's sql_mode) and returns an error
+// only if the parser panics: vitess parses prepared statements outside
+// any recover, so the panic would drop the connection. Ordinary syntax
+// errors are left for vitess to report.
+func (e *Engine) PrepareParsePanics(connID uint32, query string) (err error) {
+	ctx, ok := e.SessionContext(connID)
+	if !ok {
+		return nil
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = parserPanic(r)
+		}
+	}()
+	_, _ = ast.ParseWithOptions(ctx, query, sql.LoadSqlMode(ctx).ParserOptions())
+	return nil
+}
