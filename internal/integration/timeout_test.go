@@ -181,4 +181,28 @@ func TestMaxPreparedStatements(t *testing.T) {
 	if err := st.QueryRow(1).Scan(&got); err != nil || got != 6 {
 		t.Fatalf("the new statement: %d %v", got, err)
 	}
+	// Closing statements gives their count back at once (COM_STMT_CLOSE),
+	// and so does the end of the connection.
+	for _, st := range append(stmts[1:], st) {
+		st.Close()
+	}
+	waitStatus := func(want string) {
+		t.Helper()
+		deadline := time.Now().Add(10 * time.Second)
+		for statusOf(t, root, "Prepared_stmt_count") != want {
+			if time.Now().After(deadline) {
+				t.Fatalf("Prepared_stmt_count = %s, want %s", statusOf(t, root, "Prepared_stmt_count"), want)
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	}
+	waitStatus("0")
+	for i := range 2 {
+		if _, err := db.Prepare(fmt.Sprintf("SELECT %d", i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	waitStatus("2")
+	db.Close()
+	waitStatus("0")
 }

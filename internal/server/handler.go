@@ -212,6 +212,9 @@ func (h *handler) ComPrepare(ctx context.Context, c *mysql.Conn, query string, p
 		h.fast.prepare(ctx, h.Handler, c, query, p)
 	} else {
 		delete(c.PrepareData, p.StatementID) // vitess keeps a statement that failed
+		if w, ok := c.Conn.(*wireConn); ok {
+			w.stmtClosed(p.StatementID)
+		}
 	}
 	return f, deniedFor(query, restoreError(err))
 }
@@ -227,10 +230,19 @@ func (h *handler) ComStmtExecute(ctx context.Context, c *mysql.Conn, p *mysql.Pr
 	return deniedFor(p.PrepareStmt, restoreError(h.Handler.ComStmtExecute(ctx, c, p, cb)))
 }
 
+// ComResetConnection uncounts the connection's prepared statements, which
+// the protocol library drops after it.
+func (h *handler) ComResetConnection(c *mysql.Conn) error {
+	if w, ok := c.Conn.(*wireConn); ok {
+		w.stmtsClosed()
+	}
+	return h.Handler.ComResetConnection(c)
+}
+
 // ConnectionClosed forgets the connection's COM_REGISTER_SLAVE, if any.
 func (h *handler) ConnectionClosed(c *mysql.Conn) {
 	if w, ok := c.Conn.(*wireConn); ok {
-		h.s.prepared.Add(-w.prepared)
+		w.stmtsClosed()
 	}
 	h.s.source.Forget(c.ConnectionID)
 	h.s.gtidNext.Delete(c.ConnectionID)

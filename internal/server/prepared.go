@@ -10,10 +10,11 @@ import (
 // fast path, a plan), so that a client preparing statements without end
 // cannot exhaust memory: past it, COM_STMT_PREPARE gets MySQL's 1461.
 //
-// The protocol library closes statements (COM_STMT_CLOSE) without telling
-// the handler, so a connection's count is its number of open statements as
-// last seen at one of its own prepares (and is given back when it closes):
-// the total can be above the truth, never below it.
+// Each connection keeps the ids of its statements (wireConn.stmts, touched
+// by its own goroutine only), and Server.prepared their total, which is
+// Prepared_stmt_count: a statement counts from its admission here until
+// COM_STMT_CLOSE (seen by the wire layer, since the protocol library does
+// not tell the handler), COM_RESET_CONNECTION or the connection's end.
 
 const erMaxPreparedStmtCount = 1461 // ER_MAX_PREPARED_STMT_COUNT_REACHED
 
@@ -24,17 +25,34 @@ func (s *Server) admitPrepare(c *mysql.Conn, p *mysql.PrepareData) error {
 	if !ok {
 		return nil
 	}
-	n := int64(len(c.PrepareData))
-	total := s.prepared.Add(n - w.prepared)
-	w.prepared = n
+	if w.stmts == nil {
+		w.stmts = map[uint32]struct{}{}
+	}
+	w.stmts[p.StatementID] = struct{}{}
+	total := s.prepared.Add(1)
 	_, v, _ := sql.SystemVariables.GetGlobal("max_prepared_stmt_count")
 	if limit := toInt64(v); total > limit {
 		delete(c.PrepareData, p.StatementID)
-		w.prepared--
-		s.prepared.Add(-1)
+		w.stmtClosed(p.StatementID)
 		return mysql.NewSQLError(erMaxPreparedStmtCount, "42000", "Can't create more than max_prepared_stmt_count statements (current value: %d)", limit)
 	}
 	return nil
+}
+
+// stmtClosed uncounts statement id of the connection, if it was counted.
+func (c *wireConn) stmtClosed(id uint32) {
+	if _, ok := c.stmts[id]; ok && c.l.prepared != nil {
+		delete(c.stmts, id)
+		c.l.prepared.Add(-1)
+	}
+}
+
+// stmtsClosed uncounts every statement of the connection.
+func (c *wireConn) stmtsClosed() {
+	if c.l.prepared != nil {
+		c.l.prepared.Add(-int64(len(c.stmts)))
+	}
+	c.stmts = nil
 }
 
 func (s *Server) preparedStatus(live map[string]func() any) {

@@ -41,6 +41,7 @@ const (
 	comBinlogDump     = 0x12
 	comBinlogDumpGTID = 0x1e
 	comStmtPrepare    = 0x16
+	comStmtClose      = 0x19
 )
 
 type wireListener struct {
@@ -65,6 +66,9 @@ type wireListener struct {
 	// recover that turns a parser panic into an error: the panic would
 	// drop the connection.
 	checkPrepare func(connID uint32, query string) error
+	// prepared counts the prepared statements of every connection
+	// (Prepared_stmt_count, see prepared.go).
+	prepared *atomic.Int64
 }
 
 // connLimit enforces max_connections as MySQL does: one connection more
@@ -205,9 +209,9 @@ type wireConn struct {
 	// interactive is the client's CLIENT_INTERACTIVE flag.
 	waitTimeout, readTimeout, writeTimeout atomic.Int64
 	interactive                            bool
-	// prepared is this connection's share of Server.prepared (its own
-	// goroutine only).
-	prepared        int64
+	// stmts are this connection's prepared statements, counted in
+	// l.prepared (its own goroutine only; see prepared.go).
+	stmts           map[uint32]struct{}
 	connectDeadline time.Time
 	// streaming is set when a binlog dump takes the connection over: its
 	// reads (semi-sync ACKs) and writes have no timeouts.
@@ -354,6 +358,11 @@ func (c *wireConn) nextPacket() error {
 	}
 	if c.authed.Load() && !wasCont && seq == 0 && size > 0 && size < 0xffffff {
 		first, err := c.r.Peek(5)
+		if err == nil && first[4] == comStmtClose && size == 5 && c.l.prepared != nil {
+			if b, err := c.r.Peek(9); err == nil {
+				c.stmtClosed(binary.LittleEndian.Uint32(b[5:]))
+			}
+		}
 		if err == nil && first[4] == comStmtPrepare && c.l.checkPrepare != nil {
 			pkt := make([]byte, 4+size)
 			if _, err := io.ReadFull(c.r, pkt); err != nil {
