@@ -13,6 +13,7 @@ import (
 	"time"
 
 	mysqldrv "github.com/go-sql-driver/mysql"
+	"github.com/lockstepdb/lockstep/internal/tlscert"
 )
 
 var tlsConfigs atomic.Int64
@@ -414,5 +415,68 @@ func TestConnectorJ(t *testing.T) {
 	out, err := tool(t, 2*time.Minute, java, "-cp", jar, "testdata/ConnectorJ.java", fmt.Sprint(s.port), trust).CombinedOutput()
 	if err != nil || strings.TrimSpace(string(out)) != "sha@% tls\nsha@% plain\nsha@% plain" {
 		t.Fatalf("Connector/J: %v\n%s", err, out)
+	}
+}
+
+// TestReloadTLS: ALTER INSTANCE RELOAD TLS makes new handshakes use the
+// certificate files as they are now (a rotation), needs CONNECTION_ADMIN,
+// and keeps the certificate in force when the new files do not load.
+func TestReloadTLS(t *testing.T) {
+	set1, set2, live := t.TempDir(), t.TempDir(), t.TempDir()
+	for _, d := range []string{set1, set2} {
+		if _, _, err := tlscert.Ensure(d); err != nil {
+			t.Fatal(err)
+		}
+	}
+	install := func(from string) {
+		t.Helper()
+		for _, n := range []string{tlscert.CAFile, tlscert.ServerCertFile, tlscert.ServerKeyFile} {
+			b, err := os.ReadFile(filepath.Join(from, n))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(filepath.Join(live, n), b, 0o600); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	install(set1)
+	s := startServer(t, t.TempDir(), "--ssl-cert="+filepath.Join(live, tlscert.ServerCertFile),
+		"--ssl-key="+filepath.Join(live, tlscert.ServerKeyFile), "--ssl-ca="+filepath.Join(live, tlscert.CAFile))
+	root := s.db("")
+	mustExec(t, root, "CREATE USER low@'%' IDENTIFIED BY 'pw'")
+	trust1 := s.tlsConfig(t, filepath.Join(set1, tlscert.CAFile), false)
+	trust2 := s.tlsConfig(t, filepath.Join(set2, tlscert.CAFile), false)
+	if err := s.login(t, "low", "pw", trust1); err != nil {
+		t.Fatalf("the first certificate: %v", err)
+	}
+	if err := s.login(t, "low", "pw", trust2); err == nil {
+		t.Fatal("a client trusting only the second CA logged in before the rotation")
+	}
+
+	install(set2)
+	if _, err := s.as(t, "low", "pw").Exec("ALTER INSTANCE RELOAD TLS"); errNumber(err) != 1227 {
+		t.Fatalf("ALTER INSTANCE RELOAD TLS without CONNECTION_ADMIN: %v, want 1227", err)
+	}
+	mustExec(t, root, "ALTER INSTANCE RELOAD TLS")
+	if err := s.login(t, "low", "pw", trust2); err != nil {
+		t.Fatalf("the second certificate after the reload: %v", err)
+	}
+	if err := s.login(t, "low", "pw", trust1); err == nil {
+		t.Fatal("the first certificate is still served after the reload")
+	}
+
+	// A key that does not load: refused, the second certificate stays.
+	if err := os.WriteFile(filepath.Join(live, tlscert.ServerKeyFile), []byte("not a key"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := root.Exec("ALTER INSTANCE RELOAD TLS"); errNumber(err) != 3888 {
+		t.Fatalf("a reload of a damaged key: %v, want 3888", err)
+	}
+	if err := s.login(t, "low", "pw", trust2); err != nil {
+		t.Fatalf("after a failed reload: %v", err)
+	}
+	if _, err := root.Exec("ALTER INSTANCE RELOAD TLS NO ROLLBACK ON ERROR"); errNumber(err) != 1235 {
+		t.Fatalf("NO ROLLBACK ON ERROR: %v, want 1235", err)
 	}
 }

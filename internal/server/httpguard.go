@@ -27,8 +27,7 @@ func (s *Server) httpGuard() (func(http.Handler) http.Handler, *tls.Config, erro
 		if s.tls == nil {
 			return nil, nil, errors.New("--http-ssl needs the server's TLS certificate: remove --ssl=OFF")
 		}
-		tlsCfg = s.tls.Clone()
-		tlsCfg.ClientAuth = tls.NoClientCert
+		tlsCfg = s.tlsReload.WithoutClientCerts()
 	}
 	if cfg.HTTPAuth == "" {
 		if !loopbackOnly(cfg.HTTPBindAddress) {

@@ -59,9 +59,10 @@ type Server struct {
 	wire     *wireListener
 	// tls is what clients are offered (nil: --ssl=OFF), from tlsFiles;
 	// auth checks logins (auth.go).
-	tls      *tls.Config
-	tlsFiles tlscert.Files
-	tlsStats tlsStats
+	tls       *tls.Config
+	tlsReload *tlscert.Reloadable // what tls serves (nil: --ssl=OFF)
+	tlsFiles  tlscert.Files
+	tlsStats  tlsStats
 	// prepared counts the connections' prepared statements (prepared.go).
 	prepared atomic.Int64
 	auth     *authServer

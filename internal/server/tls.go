@@ -8,12 +8,15 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"regexp"
+	"strings"
 	"sync/atomic"
 	"time"
 
 	"github.com/dolthub/go-mysql-server/sql"
 	"github.com/dolthub/go-mysql-server/sql/types"
 	"github.com/dolthub/vitess/go/mysql"
+	"github.com/dolthub/vitess/go/sqltypes"
 	"github.com/lockstepdb/lockstep/internal/tlscert"
 )
 
@@ -256,13 +259,51 @@ func (s *Server) tlsConfig() (*tls.Config, tlscert.Files, error) {
 	case f.Cert == "" || f.Key == "":
 		return nil, f, errors.New("--ssl-cert and --ssl-key go together")
 	}
-	c, err := tlscert.Server(f)
-	return c, f, err
+	r, err := tlscert.NewReloadable(f)
+	if err != nil {
+		return nil, f, err
+	}
+	s.tlsReload = r
+	return r.Config(), f, nil
 }
 
+// reloadTLS answers ALTER INSTANCE RELOAD TLS (CONNECTION_ADMIN): the
+// certificate, key and CA files are read again and serve every new TLS
+// handshake; on an error the configuration in force stays (3888). The
+// NO ROLLBACK ON ERROR form, which would turn TLS off on an error, is
+// refused.
+func (s *Server) reloadTLS(c *mysql.Conn, query string) (*sqltypes.Result, bool, error) {
+	q := strings.TrimLeft(query, " \t\r\n")
+	if len(q) > 128 || len(q) < 5 || !strings.EqualFold(q[:5], "alter") {
+		return nil, false, nil
+	}
+	m := reloadTLSStatement.FindStringSubmatch(query)
+	if m == nil {
+		return nil, false, nil
+	}
+	if err := s.require(c, needConnectionAdmin); err != nil {
+		return nil, true, err
+	}
+	switch {
+	case m[1] != "":
+		return nil, true, mysql.NewSQLError(mysql.ERNotSupportedYet, "42000", "This version of Lockstep doesn't yet support 'ALTER INSTANCE RELOAD TLS NO ROLLBACK ON ERROR'")
+	case s.tlsReload == nil:
+		return nil, true, mysql.NewSQLError(erSSLLibrary, "HY000", "Failed to set up SSL because of the following SSL library error: TLS is off (--ssl=OFF)")
+	}
+	if err := s.tlsReload.Reload(); err != nil {
+		return nil, true, mysql.NewSQLError(erSSLLibrary, "HY000", "Failed to set up SSL because of the following SSL library error: %v", err)
+	}
+	s.log.Info("TLS certificates reloaded", "cert", s.tlsFiles.Cert, "ca", s.tlsFiles.CA)
+	return &sqltypes.Result{}, true, nil
+}
+
+const erSSLLibrary = 3888 // ER_DA_SSL_LIBRARY_ERROR
+
+var reloadTLSStatement = regexp.MustCompile(`(?is)^\s*alter\s+instance\s+reload\s+tls(\s+no\s+rollback\s+on\s+error)?\s*;?\s*$`)
+
 // tlsVariables are the TLS and authentication variables with the values
-// in force: read-only, since certificates are read at start (ALTER
-// INSTANCE RELOAD TLS is not supported). require_secure_transport stays
+// in force: read-only (ALTER INSTANCE RELOAD TLS reads the same files
+// again). require_secure_transport stays
 // go-mysql-server's dynamic variable, read at every login.
 func (s *Server) tlsVariables() []sql.SystemVariable {
 	global := sql.GetMysqlScope(sql.SystemVariableScope_Global)

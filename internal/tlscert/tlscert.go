@@ -28,6 +28,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"sync/atomic"
 	"time"
 
 	"github.com/cockroachdb/pebble/v2/vfs"
@@ -255,4 +256,55 @@ func loadPool(path string) (*x509.CertPool, error) {
 		return nil, fmt.Errorf("%s holds no PEM certificate", path)
 	}
 	return pool, nil
+}
+
+// Reloadable is a server configuration whose certificate, key and CA can
+// be read again while connections are served (ALTER INSTANCE RELOAD TLS):
+// Config's GetConfigForClient hands each new handshake the configuration
+// last loaded; handshakes under way and connections already encrypted
+// keep theirs.
+type Reloadable struct {
+	files Files
+	cur   atomic.Pointer[tls.Config]
+	base  tls.Config
+}
+
+// NewReloadable loads f once.
+func NewReloadable(f Files) (*Reloadable, error) {
+	r := &Reloadable{files: f}
+	if err := r.Reload(); err != nil {
+		return nil, err
+	}
+	r.base = tls.Config{
+		MinVersion:         tls.VersionTLS12,
+		GetConfigForClient: func(*tls.ClientHelloInfo) (*tls.Config, error) { return r.cur.Load(), nil },
+	}
+	return r, nil
+}
+
+// Config is the configuration to serve with.
+func (r *Reloadable) Config() *tls.Config { return &r.base }
+
+// WithoutClientCerts is Config for a port that asks for no client
+// certificate (HTTPS).
+func (r *Reloadable) WithoutClientCerts() *tls.Config {
+	return &tls.Config{
+		MinVersion: tls.VersionTLS12,
+		GetConfigForClient: func(*tls.ClientHelloInfo) (*tls.Config, error) {
+			c := r.cur.Load().Clone()
+			c.ClientAuth, c.ClientCAs = tls.NoClientCert, nil
+			return c, nil
+		},
+	}
+}
+
+// Reload reads the files again; on an error the configuration in force
+// stays.
+func (r *Reloadable) Reload() error {
+	c, err := Server(r.files)
+	if err != nil {
+		return err
+	}
+	r.cur.Store(c)
+	return nil
 }
