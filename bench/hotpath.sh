@@ -3,8 +3,8 @@
 # paths, side by side in one run on the same box. Both servers run
 # with relaxed durability (sync_binlog=0, innodb_flush_log_at_trx_commit=2)
 # and the binlog on; for every workload x threads x --db-ps-mode the two
-# run back to back (the order alternates), each SECS seconds, under the
-# shared benchmark lock.
+# run back to back (the order alternates), each SECS seconds, after
+# waiting for the benchmark lock (flock /tmp/bench.lock).
 #
 # Reported per run: QPS, TPS, and the server's CPU per query from
 # /proc/PID/stat (utime+stime) deltas over the run; for Lockstep also the
@@ -12,14 +12,17 @@
 # raw sysbench files in $RAW.
 #
 # Needs: mariadb-server mariadb-client sysbench (apt), Go. MariaDB is started
-# by ../shared/bench/mariadb/lib.sh on 127.0.0.1:23306, Lockstep on :23406.
+# by bench/mariadb-lib.sh on 127.0.0.1:23306, Lockstep by
+# bench/lockstep-lib.sh on :23406, both under $BASE (/var/tmp/lockstep-bench);
+# SB_TABLES and SB_SIZE (default 4 x 100000 rows) size the tables.
 #
 #   bench/hotpath.sh                        # full matrix (~25 min at SECS=15)
 #   SECS=5 THREADS=4 PSMODES=auto WORKLOADS=oltp_point_select bench/hotpath.sh
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
-SHARED=${SHARED:-$ROOT/../shared/bench/mariadb}
-source "$SHARED/lib.sh"
+source "$ROOT/bench/mariadb-lib.sh"
+source "$ROOT/bench/lockstep-lib.sh"
+mkdir -p "$BASE" "$RAW"
 SECS=${SECS:-15}
 THREADS=${THREADS:-"4 16"}
 PSMODES=${PSMODES:-"disable auto"}
@@ -29,10 +32,9 @@ export SB_RAND
 OUT=${OUT:-$ROOT/bench/results/hotpath-$(date -u +%Y%m%dT%H%M%SZ).md}
 mkdir -p "$(dirname "$OUT")"
 
-N=p1; PORT=23306          # MariaDB (lib.sh instance)
+N=p1; PORT=23306          # MariaDB (named instance of mariadb-lib.sh)
 LPORT=23406; LDIR=$BASE/lockstep
 trap 'istop $N; lstop' EXIT
-source "$ROOT/bench/lockstep-lib.sh"
 
 write_cnf $N $PORT 1 "log-bin=$(idir $N)/binlog
 binlog_format=ROW
@@ -88,7 +90,7 @@ for wl in $WORKLOADS; do
       order="mariadb lockstep"; [ $((i % 2)) = 1 ] && order="lockstep mariadb"; i=$((i + 1))
       for who in $order; do
         log "$wl $th $ps $who"
-        locked_fn true
+        locked true
         measure "$who" "$wl" "$th" "$ps" "hotpath_${wl}_t${th}_${ps}_${who}" | tee -a "$OUT"
       done
     done

@@ -6,19 +6,23 @@
 #   durability relaxed: sync_binlog=0, innodb_flush_log_at_trx_commit=2 (both)
 #
 # For every workload x threads the two servers run back to back (the order
-# alternates), each SECS seconds, under the shared benchmark lock. Output:
-# one line per run in $OUT (Markdown table) plus raw sysbench files in $RAW.
+# alternates), each SECS seconds, after waiting for the benchmark lock
+# (flock /tmp/bench.lock). Output: one line per run in $OUT (Markdown
+# table) plus raw sysbench files in $RAW.
 #
 # Needs: mariadb-server mariadb-client sysbench (apt), Go. MariaDB is started
-# by ../shared/bench/mariadb/lib.sh on 127.0.0.1:23306, Lockstep on :23406.
+# by bench/mariadb-lib.sh on 127.0.0.1:23306, Lockstep by
+# bench/lockstep-lib.sh on :23406, both under $BASE (/var/tmp/lockstep-bench);
+# SB_TABLES and SB_SIZE (default 4 x 100000 rows) size the tables.
 #
 #   bench/primary.sh                       # full matrix (~35 min at SECS=20)
 #   SECS=10 THREADS="4 16" WORKLOADS=oltp_update_non_index DURS=full bench/primary.sh
 #   LOPTS="--lockstep-gomaxprocs 8" bench/primary.sh   # extra Lockstep serve flags
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
-SHARED=${SHARED:-$ROOT/../shared/bench/mariadb}
-source "$SHARED/lib.sh"
+source "$ROOT/bench/mariadb-lib.sh"
+source "$ROOT/bench/lockstep-lib.sh"
+mkdir -p "$BASE" "$RAW"
 SECS=${SECS:-20}
 THREADS=${THREADS:-"1 4 16 64"}
 WORKLOADS=${WORKLOADS:-"oltp_update_non_index oltp_update_index oltp_write_only"}
@@ -28,14 +32,11 @@ export SB_RAND
 OUT=${OUT:-$ROOT/bench/results/primary-$(date -u +%Y%m%dT%H%M%SZ).md}
 mkdir -p "$(dirname "$OUT")"
 
-N=p1; PORT=23306          # MariaDB (lib.sh instance)
+N=p1; PORT=23306          # MariaDB (named instance of mariadb-lib.sh)
 LPORT=23406; LDIR=$BASE/lockstep
 trap 'istop $N; lstop' EXIT
 
-# ---- Lockstep instance
-source "$ROOT/bench/lockstep-lib.sh"
-
-# ---- MariaDB instance (as in exp1)
+# ---- MariaDB instance
 write_cnf $N $PORT 1 "log-bin=$(idir $N)/binlog
 binlog_format=ROW
 sync_binlog=1
@@ -58,7 +59,7 @@ measure() {
   $snapfn "$RAW/$tag.before"; local c0; c0=$(cpu_ticks "$pid")
   sb_run "$port" "$wl" "$th" "$SECS" "$RAW/$tag.sysbench.txt"
   local c1; c1=$(cpu_ticks "$pid"); $snapfn "$RAW/$tag.after"
-  read -r tps qps p95 avg err < <(sb_parse "$RAW/$tag.sysbench.txt")
+  read -r tps _ p95 _ err < <(sb_parse "$RAW/$tag.sysbench.txt")
   local commits groups fsyncs
   commits=$(sdelta "$RAW/$tag.before" "$RAW/$tag.after" Binlog_commits)
   groups=$(sdelta "$RAW/$tag.before" "$RAW/$tag.after" Binlog_group_commits)
@@ -95,7 +96,7 @@ for dur in $DURS; do
       order="mariadb lockstep"; [ $((i % 2)) = 1 ] && order="lockstep mariadb"; i=$((i + 1))
       for who in $order; do
         log "$dur $wl $th $who"
-        locked_fn true
+        locked true
         measure "$who" "$wl" "$th" "primary_${dur}_${wl}_t${th}_${who}" | tee -a "$OUT"
       done
     done

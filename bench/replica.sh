@@ -26,10 +26,15 @@
 #   bench/replica.sh                               # all phases
 #   PHASES=backlog LOAD_SECS=30 bench/replica.sh
 #   PHASES=live LIVE_SECS=20 THREADS="1 4 16 64" bench/replica.sh
+#
+# Needs: mariadb-server mariadb-client sysbench (apt), Go. The MariaDB
+# servers are started by bench/mariadb-lib.sh, the Lockstep ones below, all
+# under $BASE (/var/tmp/lockstep-bench); raw files go to $RAW. SB_TABLES and
+# SB_SIZE (default 4 x 100000 rows) size the tables.
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
-SHARED=${SHARED:-$ROOT/../shared/bench/mariadb}
-source "$SHARED/lib.sh"
+source "$ROOT/bench/mariadb-lib.sh"
+mkdir -p "$BASE" "$RAW"
 PHASES=${PHASES:-"backlog serial live cross"}
 LOAD_SECS=${LOAD_SECS:-60}
 SERIAL_SECS=${SERIAL_SECS:-30}
@@ -194,6 +199,7 @@ if [[ " $PHASES " == *" backlog "* ]]; then
   } >> "$OUT"
   for mode in $MMODES; do
     istop $R; rm -rf "$(idir $R)/data"; cp -a "$(idir $R)/base" "$(idir $R)/data"
+    # shellcheck disable=SC2046  # mode_args prints several options
     istart $R $(mode_args $mode)
     repl_connect $R $MPORT; q $R "START SLAVE IO_THREAD"
     for _ in $(seq 1 1200); do [ "$(slave_field $R Gtid_IO_Pos)" = "$TARGET" ] && break; sleep 0.2; done
@@ -292,6 +298,9 @@ if [[ " $PHASES " == *" live "* ]]; then
       done
     done
   done
+  # stop all four here: the cross phase removes lr's directory, pid file
+  # included, and would leave this lr running
+  ls_stop lr; ls_stop lp; istop $R; istop $M
   echo >> "$OUT"
 fi
 if [[ " $PHASES " == *" cross "* ]]; then

@@ -18,10 +18,17 @@
 #
 # The table lists every run; the summary at the end gives each primary's
 # mean TPS per mode and the share of its async TPS kept.
+#
+# Needs: mariadb-server mariadb-client sysbench (apt), Go. The MariaDB
+# servers are started by bench/mariadb-lib.sh, Lockstep by
+# bench/lockstep-lib.sh, all under $BASE (/var/tmp/lockstep-bench); raw
+# files go to $RAW. SB_TABLES and SB_SIZE (default 4 x 100000 rows) size
+# the tables.
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
-SHARED=${SHARED:-$ROOT/../shared/bench/mariadb}
-source "$SHARED/lib.sh"
+source "$ROOT/bench/mariadb-lib.sh"
+source "$ROOT/bench/lockstep-lib.sh"
+mkdir -p "$BASE" "$RAW"
 SECS=${SECS:-20}
 THREADS=${THREADS:-16}
 MODES=${MODES:-"async after_sync after_commit"}
@@ -33,7 +40,6 @@ mkdir -p "$(dirname "$OUT")"
 M=m3; MPORT=23309; R=r3; RPORT=23310      # MariaDB primary and its replica
 LR=r4; LRPORT=23311                      # MariaDB replica of Lockstep
 LPORT=23406; LMPORT=23407; LDIR=$BASE/lockstep
-source "$ROOT/bench/lockstep-lib.sh"
 trap 'istop $R; istop $LR; istop $M; lstop' EXIT
 
 write_cnf $M $MPORT 1 "log-bin=$(idir $M)/binlog
@@ -87,7 +93,7 @@ measure() {
   $snapfn "$RAW/$tag.before"; local c0; c0=$(cpu_ticks "$pid")
   sb_run "$port" "$WL" "$th" "$SECS" "$RAW/$tag.sysbench.txt"
   local c1; c1=$(cpu_ticks "$pid"); $snapfn "$RAW/$tag.after"
-  read -r tps qps p95 avg err < <(sb_parse "$RAW/$tag.sysbench.txt")
+  read -r tps _ p95 _ err < <(sb_parse "$RAW/$tag.sysbench.txt")
   local yes no wt wn
   yes=$(sdelta "$RAW/$tag.before" "$RAW/$tag.after" Rpl_semi_sync_master_yes_tx)
   no=$(sdelta "$RAW/$tag.before" "$RAW/$tag.after" Rpl_semi_sync_master_no_tx)
