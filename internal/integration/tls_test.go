@@ -198,6 +198,11 @@ func TestReplicationOverTLS(t *testing.T) {
 	} {
 		mustExec(t, pdb, q)
 	}
+	// Where a MariaDB replica starts: MariaDB has no caching_sha2_password,
+	// so it is seeded with the schema and replicates what follows.
+	var setup string
+	pdb.QueryRow("SELECT @@global.gtid_executed").Scan(&setup)
+	seeded := "0-1-" + setup[strings.LastIndex(setup, "-")+1:]
 
 	r := startServer(t, t.TempDir(), "--server-id=2", "--skip-replica-start", "--rpl-semi-sync-replica-enabled")
 	rdb := r.db("")
@@ -276,6 +281,9 @@ func TestReplicationOverTLS(t *testing.T) {
 		m := startMariaDB(t, 4)
 		mdb := m.db()
 		for _, q := range []string{
+			"CREATE DATABASE app CHARACTER SET utf8mb4",
+			"CREATE TABLE app.t (id INT PRIMARY KEY, v VARCHAR(20))",
+			"SET GLOBAL gtid_slave_pos = '" + seeded + "'",
 			fmt.Sprintf("CHANGE MASTER TO master_host='127.0.0.1', master_port=%d, master_user='mrepl', "+
 				"master_password='mrepl-pw', master_use_gtid=slave_pos, master_ssl=1, master_ssl_ca='%s', "+
 				"master_ssl_verify_server_cert=1, master_connect_retry=1", mport, ca),
