@@ -94,6 +94,13 @@ func registerVariables() {
 			Type: types.NewSystemIntType("innodb_lock_wait_timeout", 1, 1073741824, false), Default: int64(50),
 		},
 		&sql.MysqlSystemVariable{
+			// Every transaction is written to the binlog, the only log
+			// (go-mysql-server shows 0 and ignores it); turning it off is
+			// refused (Session.SetSessionVariable).
+			Name: "sql_log_bin", Scope: sql.GetMysqlScope(sql.SystemVariableScope_Both), Dynamic: true,
+			Type: types.NewSystemBoolType("sql_log_bin"), Default: int8(1),
+		},
+		&sql.MysqlSystemVariable{
 			// OFF sends every statement through go-mysql-server (for
 			// comparing the two paths, or ruling the fast path out).
 			Name: "lockstep_fast_path", Scope: sql.GetMysqlScope(sql.SystemVariableScope_Both), Dynamic: true,

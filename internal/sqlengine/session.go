@@ -602,6 +602,9 @@ func (r computedRegistry) SetGlobal(ctx *sql.Context, name string, val any) erro
 			}
 		}
 	}
+	if strings.EqualFold(name, "sql_log_bin") && !isOn(val) {
+		return errSQLLogBinOff
+	}
 	if err := r.SystemVariableRegistry.SetGlobal(ctx, name, val); err != nil {
 		return err
 	}
@@ -645,6 +648,20 @@ func overlayComputed(m map[string]any) {
 		}
 	}
 }
+
+// SetSessionVariable refuses SET sql_log_bin = 0. MySQL would leave the
+// session's transactions out of the binlog; here the binlog is the only
+// log, so they would still be written and replicated: the setting would be
+// ignored, and a replica would apply what was meant to stay local.
+func (s *Session) SetSessionVariable(ctx *sql.Context, name string, val any) error {
+	if strings.EqualFold(name, "sql_log_bin") && !isOn(val) {
+		return errSQLLogBinOff
+	}
+	return s.BaseSession.SetSessionVariable(ctx, name, val)
+}
+
+var errSQLLogBinOff = mysql.NewSQLError(mysql.ERNotSupportedYet, "42000",
+	"This version of Lockstep doesn't yet support 'sql_log_bin = 0': every transaction is written to the binlog, which is the server's only log, and is sent to replicas")
 
 // GetAllSessionVariables shows computed variables' live values (SHOW
 // VARIABLES).
