@@ -39,7 +39,7 @@ func benchPipeline(b *testing.B, size, committers int, parallel bool) {
 	}
 	defer func() { p.Close(); s.Close() }()
 	c := &storage.CatalogChange{Op: "create_table", Table: &storage.TableDef{ID: s.NewTableID(), DB: "db", Name: "t", Columns: blobCols, PK: []int{0}}}
-	if err := p.CommitExclusive(func() (*Trx, error) {
+	if err := p.CommitExclusive(Caller{}, func() (*Trx, error) {
 		return CatalogTrx(s, c, "db", "DDL", binlog.QueryOptions{})
 	}); err != nil {
 		b.Fatal(err)

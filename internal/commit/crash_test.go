@@ -57,7 +57,7 @@ func createTable(t testing.TB, p *Pipeline, s *storage.Engine) *storage.Table {
 		{Op: "create_db", DB: &storage.DatabaseDef{Name: "db"}},
 		{Op: "create_table", Table: &storage.TableDef{ID: s.NewTableID(), DB: "db", Name: "kv", Columns: kvCols, PK: []int{0}}},
 	} {
-		err := p.CommitExclusive(func() (*Trx, error) {
+		err := p.CommitExclusive(Caller{}, func() (*Trx, error) {
 			return CatalogTrx(s, c, "db", "DDL", binlog.QueryOptions{})
 		})
 		if err != nil {

@@ -2,8 +2,10 @@
 // the binlog is the only log.
 //
 // A transaction arrives with its binlog events already built (TrxEvents, with
-// placeholder headers) and its storage changes in a batch. It then goes
-// through these stages, and commit order = binlog order = visibility order:
+// placeholder headers) and its storage changes in a batch. It first passes
+// the global read lock (FLUSH TABLES WITH READ LOCK, readlock.go), which
+// holds it back while a session holds the lock. It then goes through these
+// stages, and commit order = binlog order = visibility order:
 //
 //  1. reserve (serial, under mu, a few hundred nanoseconds): GTID number,
 //     sequence_number, last_committed (dependency tracking), and the
@@ -57,7 +59,8 @@ type Trx struct {
 	// WRITESET dependency tracking. Nil means "depends on everything before"
 	// (DDL, or a write set that could not be computed).
 	WriteSet []uint64
-	Session  uint64
+	// Caller says who commits, for the global read lock (readlock.go).
+	Caller
 	// Catalog is set for DDL; it is published after the batch is applied.
 	Catalog *storage.CatalogChange
 	// ForceSync makes the group durable whatever the sync policy (DDL is
@@ -181,6 +184,7 @@ type Pipeline struct {
 	failed   error
 	closed   bool
 	commitMu sync.RWMutex // DDL excludes other commits (see CommitExclusive)
+	readLock readLock     // FLUSH TABLES WITH READ LOCK (readlock.go)
 
 	qmu      sync.Mutex
 	queue    []*Trx
@@ -300,6 +304,10 @@ func (p *Pipeline) Barrier() {
 // Commit commits t and returns once it is durable (per policy) and visible,
 // or with the error that stopped it.
 func (p *Pipeline) Commit(t *Trx) error {
+	if err := p.readLock.enter(t.Ctx, t.Session, t.LockWait); err != nil {
+		return err
+	}
+	defer p.readLock.exit()
 	p.commitMu.RLock()
 	defer p.commitMu.RUnlock()
 	return p.commit(t)
@@ -311,10 +319,14 @@ func (p *Pipeline) Commit(t *Trx) error {
 // so a single goroutine can keep many in flight (a replica's applier). An
 // error means t was not submitted.
 func (p *Pipeline) Submit(t *Trx) error {
+	if err := p.readLock.enter(t.Ctx, t.Session, t.LockWait); err != nil {
+		return err
+	}
 	p.commitMu.RLock()
 	t.async = true
 	if err := p.reserve(t); err != nil {
 		p.commitMu.RUnlock()
+		p.readLock.exit()
 		return err
 	}
 	return nil
@@ -335,13 +347,20 @@ func (t *Trx) Done() <-chan struct{} { return t.done }
 // only then calls build, so the statement's storage effects (an index
 // build, say) are computed from a state no concurrent commit can change
 // before it is applied.
-func (p *Pipeline) CommitExclusive(build func() (*Trx, error)) error {
+//
+// c is who commits, for the global read lock.
+func (p *Pipeline) CommitExclusive(c Caller, build func() (*Trx, error)) error {
+	if err := p.readLock.enter(c.Ctx, c.Session, c.LockWait); err != nil {
+		return err
+	}
+	defer p.readLock.exit()
 	p.commitMu.Lock()
 	defer p.commitMu.Unlock()
 	t, err := build()
 	if err != nil {
 		return err
 	}
+	t.Caller = c
 	t.ForceSync = true
 	return p.commit(t)
 }
@@ -751,6 +770,7 @@ func (p *Pipeline) finish(t *Trx, err error) {
 	close(t.done)
 	if async {
 		p.commitMu.RUnlock()
+		p.readLock.exit()
 	}
 }
 

@@ -67,7 +67,7 @@ func modelReplica(t *testing.T, workers int64, mode string) (*commit.Pipeline, *
 		{Op: "create_table", Table: &storage.TableDef{ID: s.NewTableID(), DB: "db", Name: "t", Columns: modelCols, PK: []int{0},
 			Indexes: []storage.IndexDef{{ID: 1, Name: "v", Columns: []int{1}}}, NextIndex: 2}},
 	} {
-		err := p.CommitExclusive(func() (*commit.Trx, error) {
+		err := p.CommitExclusive(commit.Caller{}, func() (*commit.Trx, error) {
 			return commit.CatalogTrx(s, c, "db", "DDL", binlog.QueryOptions{})
 		})
 		if err != nil {

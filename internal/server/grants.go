@@ -45,3 +45,18 @@ func (s *Server) mayGrant(c *mysql.Conn, names []string) bool {
 	}
 	return true
 }
+
+// readLockStatement answers FLUSH TABLES WITH READ LOCK, and releases the
+// global read lock on UNLOCK TABLES before go-mysql-server answers it
+// (sqlengine.ReadLockStatement).
+func (s *Server) readLockStatement(c *mysql.Conn, query string) (*sqltypes.Result, bool, error) {
+	ctx, ok := s.sql.SessionContext(c.ConnectionID)
+	if !ok {
+		return nil, false, nil
+	}
+	handled, err := s.sql.ReadLockStatement(ctx, query)
+	if !handled || err != nil {
+		return nil, handled, err
+	}
+	return &sqltypes.Result{}, true, nil
+}

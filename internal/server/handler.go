@@ -156,7 +156,7 @@ func track(ctx context.Context, c *mysql.Conn) (context.Context, func()) {
 // control and status, binlog administration. handled reports whether
 // query was one of them.
 func (s *Server) intercept(c *mysql.Conn, query string) (res *sqltypes.Result, handled bool, err error) {
-	for _, f := range []func(*mysql.Conn, string) (*sqltypes.Result, bool, error){s.gtidNextStatement, s.replicaStatement, s.adminStatement, s.killStatement, s.accountStatement, s.reloadTLS} {
+	for _, f := range []func(*mysql.Conn, string) (*sqltypes.Result, bool, error){s.gtidNextStatement, s.replicaStatement, s.adminStatement, s.killStatement, s.accountStatement, s.readLockStatement, s.reloadTLS} {
 		if res, ok, err := f(c, query); ok {
 			return res, true, err
 		}
@@ -245,6 +245,7 @@ func (h *handler) ConnectionClosed(c *mysql.Conn) {
 		w.stmtsClosed()
 	}
 	h.s.source.Forget(c.ConnectionID)
+	h.s.sql.ReleaseReadLock(c.ConnectionID)
 	h.s.gtidNext.Delete(c.ConnectionID)
 	h.fast.forget(c.ConnectionID)
 	h.Handler.ConnectionClosed(c)

@@ -235,7 +235,11 @@ func (e *Engine) commitCatalog(ctx *sql.Context, db, stmt string, c *storage.Cat
 	if err := e.store.Stage(c); err != nil {
 		return ddlError(err)
 	}
-	err := e.pipe.CommitExclusive(func() (*commit.Trx, error) {
+	var caller commit.Caller
+	if s != nil {
+		caller = s.caller(ctx)
+	}
+	err := e.pipe.CommitExclusive(caller, func() (*commit.Trx, error) {
 		t, err := commit.CatalogTrx(e.store, c, db, stmt, binlog.QueryOptions{ThreadID: uint32(ctx.Session.ID())})
 		if err == nil && keep != nil {
 			t.KeepGTID, t.GTID = true, *keep

@@ -229,7 +229,7 @@ func (e *Engine) ExecDDL(db, query string, serverCollation uint16, g binlog.GTID
 	if err != nil || s.replUsed {
 		return err
 	}
-	return e.pipe.CommitExclusive(func() (*commit.Trx, error) {
+	return e.pipe.CommitExclusive(s.caller(ctx), func() (*commit.Trx, error) {
 		var ev binlog.TrxEvents
 		ev.AddQuery(db, query, binlog.QueryOptions{})
 		return &commit.Trx{Events: &ev, Batch: e.store.NewBatch(), KeepGTID: true, GTID: g}, nil

@@ -23,6 +23,9 @@ func errNotSupported(what string) error {
 
 // mysqlError maps errors from the lock manager, transactions and the commit
 // pipeline to MySQL errors; others pass through.
+// erCantUpdateWithReadLock is ER_CANT_UPDATE_WITH_READLOCK.
+const erCantUpdateWithReadLock = 1223
+
 func mysqlError(err error) error {
 	switch {
 	case err == nil:
@@ -37,6 +40,10 @@ func mysqlError(err error) error {
 		return mysql.NewSQLError(mysql.ERQueryInterrupted, "70100", "Query execution was interrupted")
 	case errors.Is(err, commit.ErrNoSpace):
 		return mysql.NewSQLError(erErrorOnWrite, "HY000", "Error writing file 'binlog' (errno: 28 - No space left on device): %s", err.Error())
+	case errors.Is(err, commit.ErrReadLocked):
+		return mysql.NewSQLError(erCantUpdateWithReadLock, "HY000", "Can't execute the query because you have a conflicting read lock")
+	case errors.Is(err, commit.ErrLockWaitTimeout):
+		return mysql.NewSQLError(mysql.ERLockWaitTimeout, "HY000", "Lock wait timeout exceeded; try restarting transaction")
 	case errors.Is(err, commit.ErrStopped):
 		return mysql.NewSQLError(erErrorOnWrite, "HY000", "Error writing the binary log: %s", err.Error())
 	}

@@ -82,6 +82,11 @@ func planText(ctx context.Context, query string, opts ast.ParserOptions) (*FastP
 	if err != nil || !onlySpaceOrSemicolons(query[n:]) {
 		return nil, nil, false
 	}
+	if _, ok := st.(*ast.Begin); ok && containsFold(query, "consistent") {
+		// The parser drops WITH CONSISTENT SNAPSHOT: GMS's path reads it
+		// from the text (readlock.go).
+		return nil, nil, false
+	}
 	p := PlanFast(st)
 	return p, nil, p != nil
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/dolthub/vitess/go/mysql"
 	ast "github.com/dolthub/vitess/go/vt/sqlparser"
 	"github.com/lockstepdb/lockstep/internal/binlog"
+	"github.com/lockstepdb/lockstep/internal/commit"
 	"github.com/lockstepdb/lockstep/internal/lock"
 	"github.com/lockstepdb/lockstep/internal/txn"
 )
@@ -44,6 +45,9 @@ type Session struct {
 	// account is the account statement being run, for the binlog (see
 	// accountlog.go); nil for any other.
 	account *accountNote
+	// consistentSnapshot: the START TRANSACTION being run asked WITH
+	// CONSISTENT SNAPSHOT (readlock.go).
+	consistentSnapshot bool
 }
 
 var (
@@ -71,6 +75,7 @@ func (s *Session) txn(ctx *sql.Context) *txn.Txn {
 		s.tx = s.eng.txns.Begin(s.isolation(ctx), uint64(s.ID()), s.lockWaitTimeout(ctx))
 	}
 	s.tx.Ctx = ctx
+	s.tx.ReadLockWait = s.readLockWait(ctx)
 	s.tx.DB = ctx.GetCurrentDatabase()
 	s.tx.QueryOptions.ThreadID = s.ID()
 	return s.tx
@@ -88,6 +93,23 @@ func (s *Session) isolation(ctx *sql.Context) txn.Isolation {
 		return txn.Serializable
 	}
 	return txn.RepeatableRead
+}
+
+// readLockWait is lock_wait_timeout: how long a commit waits for the
+// global read lock (FLUSH TABLES WITH READ LOCK) to be released, and the
+// lock for commits in flight.
+func (s *Session) readLockWait(ctx *sql.Context) time.Duration {
+	v, err := s.GetSessionVariable(ctx, "lock_wait_timeout")
+	n, ok := asInt64(v)
+	if err != nil || !ok {
+		return 0
+	}
+	return time.Duration(n) * time.Second
+}
+
+// caller is the session as the commit pipeline sees it.
+func (s *Session) caller(ctx *sql.Context) commit.Caller {
+	return commit.Caller{Session: uint64(s.ID()), Ctx: ctx, LockWait: s.readLockWait(ctx)}
 }
 
 func (s *Session) lockWaitTimeout(ctx *sql.Context) time.Duration {
@@ -123,6 +145,11 @@ func (s *Session) StartTransaction(ctx *sql.Context, c sql.TransactionCharacteri
 		}
 	}
 	s.tx = nil
+	if s.consistentSnapshot {
+		s.consistentSnapshot = false
+		// Under READ COMMITTED each statement takes its own view anyway.
+		s.txn(ctx).StartSnapshot()
+	}
 	return &Transaction{s: s, readOnly: c == sql.ReadOnly}, nil
 }
 
@@ -136,6 +163,8 @@ func (s *Session) CommitTransaction(ctx *sql.Context, _ sql.Transaction) error {
 	if explicitTransaction(ctx) {
 		sql.IncrementStatusVariable(ctx, "Com_commit", 1)
 	}
+	// The commit waits (for the global read lock) as this statement.
+	t.Ctx, t.ReadLockWait = ctx, s.readLockWait(ctx)
 	return mysqlError(t.Commit())
 }
 
@@ -471,7 +500,7 @@ func keepDeleteAll(st ast.Statement) {
 }
 
 func (p parser) Parse(ctx *sql.Context, query string, multi bool) (ast.Statement, string, string, error) {
-	query = rewriteAccountSyntax(ctx, query)
+	query = rewriteBegin(ctx, rewriteAccountSyntax(ctx, query))
 	r, err := withForShare(query, func(q string) (parsed, error) {
 		st, pq, rem, err := p.Parser.Parse(ctx, q, multi)
 		return parsed{st: st, q: pq, rem: rem}, err
@@ -497,7 +526,7 @@ func statementText(q, query string) string {
 }
 
 func (p parser) ParseWithOptions(ctx context.Context, query string, delimiter rune, multi bool, o ast.ParserOptions) (ast.Statement, string, string, error) {
-	query = rewriteAccountSyntax(ctx, query)
+	query = rewriteBegin(ctx, rewriteAccountSyntax(ctx, query))
 	r, err := withForShare(query, func(q string) (parsed, error) {
 		st, pq, rem, err := p.Parser.ParseWithOptions(ctx, q, delimiter, multi, o)
 		return parsed{st: st, q: pq, rem: rem}, err

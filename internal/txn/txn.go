@@ -115,6 +115,9 @@ type Txn struct {
 		img []byte
 	}
 	LockTimeout time.Duration
+	// ReadLockWait bounds the commit's wait for the global read lock
+	// (lock_wait_timeout; 0: no limit).
+	ReadLockWait time.Duration
 	// Ctx ends lock waits (KILL QUERY, client gone).
 	Ctx context.Context
 	// DB is the current database, named in the BEGIN event.
@@ -782,7 +785,8 @@ func (t *Txn) Commit() error {
 	if len(ws) == 0 || t.serial {
 		ws = nil
 	}
-	return t.m.Pipeline.Commit(&commit.Trx{Events: &t.events, Batch: b, WriteSet: ws, Session: t.session})
+	return t.m.Pipeline.Commit(&commit.Trx{Events: &t.events, Batch: b, WriteSet: ws,
+		Caller: commit.Caller{Session: t.session, Ctx: t.Ctx, LockWait: t.ReadLockWait}})
 }
 
 // Ended reports whether the transaction committed or rolled back.

@@ -38,7 +38,7 @@ func setup(t *testing.T) (*Manager, *storage.Table) {
 		{Op: "create_table", Table: &storage.TableDef{ID: s.NewTableID(), DB: "db", Name: "t", Columns: cols, PK: []int{0},
 			Indexes: []storage.IndexDef{{ID: 1, Name: "u", Columns: []int{2}, Unique: true}}}},
 	} {
-		err := p.CommitExclusive(func() (*commit.Trx, error) {
+		err := p.CommitExclusive(commit.Caller{}, func() (*commit.Trx, error) {
 			return commit.CatalogTrx(s, c, "db", "DDL", binlog.QueryOptions{})
 		})
 		if err != nil {
