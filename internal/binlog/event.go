@@ -254,6 +254,13 @@ func (t *TrxEvents) begin(typ byte, flags uint16) int {
 
 func (t *TrxEvents) end(start int) { t.buf = endEvent(t.buf, start) }
 
+// flags2ExplicitDefaults is the flags2 bit MariaDB writes for
+// explicit_defaults_for_timestamp = ON and its replicas apply (without it
+// a nullable TIMESTAMP column is created NOT NULL DEFAULT
+// current_timestamp() ON UPDATE current_timestamp()). MySQL ignores the
+// bit.
+const flags2ExplicitDefaults = 1 << 24
+
 // QueryOptions are the session settings a Query event carries.
 type QueryOptions struct {
 	ThreadID  uint32
@@ -270,10 +277,17 @@ func (t *TrxEvents) AddQuery(db, query string, o QueryOptions) {
 		t.isDDL = true
 	}
 	start := t.begin(QueryEvent, 0)
-	// Status variables: flags2, sql_mode, catalog, charset.
+	// Status variables: flags2, sql_mode, catalog, charset, and
+	// explicit_defaults_for_timestamp, which Lockstep always has on.
+	// flags2's bits that MySQL and MariaDB replicas read (foreign and
+	// unique checks, autocommit, sql_auto_is_null) are clear, their
+	// defaults; MariaDB carries explicit_defaults_for_timestamp there
+	// (flags2ExplicitDefaults), MySQL in its own status variable, which
+	// goes last: MariaDB stops reading status variables at a code it does
+	// not know.
 	var sv []byte
 	sv = append(sv, 0) // Q_FLAGS2_CODE
-	sv = binary.LittleEndian.AppendUint32(sv, 0)
+	sv = binary.LittleEndian.AppendUint32(sv, flags2ExplicitDefaults)
 	sv = append(sv, 1) // Q_SQL_MODE_CODE
 	sv = binary.LittleEndian.AppendUint64(sv, o.SQLMode)
 	sv = append(sv, 6, 3) // Q_CATALOG_NZ_CODE
@@ -284,6 +298,7 @@ func (t *TrxEvents) AddQuery(db, query string, o QueryOptions) {
 	sv = binary.LittleEndian.AppendUint16(sv, orDefault(o.Charset, 45))
 	sv = binary.LittleEndian.AppendUint16(sv, orDefault(o.Collation, 45))
 	sv = binary.LittleEndian.AppendUint16(sv, orDefault(o.Server, 45))
+	sv = append(sv, 16, 1) // Q_EXPLICIT_DEFAULTS_FOR_TIMESTAMP: ON
 	t.buf = binary.LittleEndian.AppendUint32(t.buf, o.ThreadID)
 	t.buf = binary.LittleEndian.AppendUint32(t.buf, 0) // exec time
 	t.buf = append(t.buf, byte(len(db)))

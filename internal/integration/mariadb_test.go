@@ -173,6 +173,13 @@ func TestMariaDBReplica(t *testing.T) {
 	mustExec(t, s.db(""), "ALTER TABLE kl.t DROP COLUMN c")
 	keylessLoad(t, s.db(""), 4, 50)
 
+	// Nullable TIMESTAMP columns stay nullable on the replica (the Query
+	// event says explicit_defaults_for_timestamp is on), and NULLs arrive
+	// as NULLs, not as the event's time.
+	mustExec(t, s.db(""), "CREATE DATABASE ts")
+	mustExec(t, s.db(""), "CREATE TABLE ts.t (id INT PRIMARY KEY, a TIMESTAMP NULL, b TIMESTAMP NULL DEFAULT NULL, c TIMESTAMP(3) NULL)")
+	mustExec(t, s.db(""), "INSERT INTO ts.t VALUES (1, NULL, NULL, NULL), (2, '2020-01-02 03:04:05', NULL, '2020-01-02 03:04:05.678')")
+
 	// Wait for the replica to reach the primary's last GTID.
 	var executed string
 	s.db("").QueryRow("SELECT @@global.gtid_executed").Scan(&executed)
@@ -197,6 +204,17 @@ func TestMariaDBReplica(t *testing.T) {
 			t.Fatalf("%s differs: primary %d rows %s, replica %d rows %s", tbl, np, hp[:12], nr, hr[:12])
 		}
 		t.Logf("%s: %d rows identical", tbl, np)
+	}
+	var create string
+	if err := mdb.QueryRow("SHOW CREATE TABLE ts.t").Scan(new(string), &create); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(create, "ON UPDATE") || strings.Contains(strings.ToUpper(create), "NOT NULL DEFAULT CURRENT_TIMESTAMP") {
+		t.Fatalf("the replica made a nullable TIMESTAMP automatic:\n%s", create)
+	}
+	var nulls int
+	if err := mdb.QueryRow("SELECT COUNT(*) FROM ts.t WHERE a IS NULL AND b IS NULL").Scan(&nulls); err != nil || nulls != 1 {
+		t.Fatalf("rows with NULL timestamps on the replica: %d (%v), want 1\n%s", nulls, err, create)
 	}
 	if p, r := keylessRows(t, s.db("")), keylessRows(t, mdb); p != r {
 		t.Fatalf("keyless table differs: primary %d rows, replica %d", strings.Count(p, ";")+1, strings.Count(r, ";")+1)

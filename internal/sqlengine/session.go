@@ -631,8 +631,8 @@ func (r computedRegistry) SetGlobal(ctx *sql.Context, name string, val any) erro
 			}
 		}
 	}
-	if strings.EqualFold(name, "sql_log_bin") && !isOn(val) {
-		return errSQLLogBinOff
+	if err := checkAlwaysOn(name, val); err != nil {
+		return err
 	}
 	if err := r.SystemVariableRegistry.SetGlobal(ctx, name, val); err != nil {
 		return err
@@ -678,19 +678,38 @@ func overlayComputed(m map[string]any) {
 	}
 }
 
-// SetSessionVariable refuses SET sql_log_bin = 0. MySQL would leave the
-// session's transactions out of the binlog; here the binlog is the only
-// log, so they would still be written and replicated: the setting would be
-// ignored, and a replica would apply what was meant to stay local.
+// SetSessionVariable refuses to turn off the variables Lockstep always
+// has on (alwaysOn).
 func (s *Session) SetSessionVariable(ctx *sql.Context, name string, val any) error {
-	if strings.EqualFold(name, "sql_log_bin") && !isOn(val) {
-		return errSQLLogBinOff
+	if err := checkAlwaysOn(name, val); err != nil {
+		return err
 	}
 	return s.BaseSession.SetSessionVariable(ctx, name, val)
 }
 
-var errSQLLogBinOff = mysql.NewSQLError(mysql.ERNotSupportedYet, "42000",
-	"This version of Lockstep doesn't yet support 'sql_log_bin = 0': every transaction is written to the binlog, which is the server's only log, and is sent to replicas")
+// alwaysOn are variables that Lockstep cannot turn off, and why; setting
+// them to 0 is refused (1235) instead of being accepted and ignored:
+//
+//   - sql_log_bin: MySQL would leave the session's transactions out of
+//     the binlog; here the binlog is the only log, so they would still be
+//     written and replicated, and a replica would apply what was meant to
+//     stay local;
+//   - explicit_defaults_for_timestamp: go-mysql-server creates TIMESTAMP
+//     columns as written, never with the implicit NOT NULL DEFAULT
+//     CURRENT_TIMESTAMP of the old behaviour (and the binlog says so to
+//     replicas).
+var alwaysOn = map[string]string{
+	"sql_log_bin":                     "every transaction is written to the binlog, which is the server's only log, and is sent to replicas",
+	"explicit_defaults_for_timestamp": "TIMESTAMP columns are always created as declared",
+}
+
+func checkAlwaysOn(name string, val any) error {
+	why, ok := alwaysOn[strings.ToLower(name)]
+	if !ok || isOn(val) {
+		return nil
+	}
+	return mysql.NewSQLError(mysql.ERNotSupportedYet, "42000", "This version of Lockstep doesn't yet support '%s = 0': %s", strings.ToLower(name), why)
+}
 
 // GetAllSessionVariables shows computed variables' live values (SHOW
 // VARIABLES).

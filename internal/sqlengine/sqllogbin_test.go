@@ -6,7 +6,8 @@ import (
 )
 
 // TestSQLLogBin: sql_log_bin shows 1, and turning it off is refused in
-// every spelling (the binlog is the only log: it would be ignored).
+// every spelling (the binlog is the only log: it would be ignored); so is
+// turning off explicit_defaults_for_timestamp.
 func TestSQLLogBin(t *testing.T) {
 	h := newHarness(t)
 	c := h.conn()
@@ -18,6 +19,15 @@ func TestSQLLogBin(t *testing.T) {
 			t.Errorf("%s: %v, want 1235", q, err)
 		}
 	}
+	for _, q := range []string{"SET explicit_defaults_for_timestamp = 0", "SET GLOBAL explicit_defaults_for_timestamp = OFF"} {
+		if _, err := c.query(q); sqlErrNum(err) != 1235 {
+			t.Errorf("%s: %v, want 1235", q, err)
+		}
+	}
+	if got := c.rows("SELECT @@explicit_defaults_for_timestamp"); got != "1" {
+		t.Fatalf("@@explicit_defaults_for_timestamp: %s", got)
+	}
+	c.exec("SET explicit_defaults_for_timestamp = 1")
 	c.exec("SET sql_log_bin = 1")
 	c.exec("SET sql_log_bin = ON")
 	if got := c.rows("SELECT @@sql_log_bin"); got != "1" {
