@@ -522,3 +522,43 @@ print("ok", setup.fetchall()[0][1])
 		t.Fatalf("the fast path ran %d statements; the comparison did not exercise it", n)
 	}
 }
+
+// TestReadOnlyTransactionsBothPaths: a READ ONLY transaction, or a session
+// whose transactions are READ ONLY by default, refuses writes with 1792 on
+// the fast path (text and prepared) and through go-mysql-server alike.
+func TestReadOnlyTransactionsBothPaths(t *testing.T) {
+	s := startServer(t, t.TempDir())
+	root := s.db("")
+	mustExec(t, root, "CREATE DATABASE d")
+	mustExec(t, root, "CREATE TABLE d.t (id INT PRIMARY KEY, v INT)")
+	mustExec(t, root, "INSERT INTO d.t VALUES (1, 1)")
+	ctx := context.Background()
+	for _, fast := range []string{"ON", "OFF"} {
+		c := conn(t, root)
+		mustConnExec(t, c, "SET lockstep_fast_path = "+fast)
+		refused := func(q string, args ...any) {
+			t.Helper()
+			if _, err := c.ExecContext(ctx, q, args...); errNumber(err) != 1792 {
+				t.Errorf("fast path %s: %s: %v, want 1792", fast, q, err)
+			}
+		}
+		mustConnExec(t, c, "START TRANSACTION READ ONLY")
+		refused("UPDATE d.t SET v = v + 1 WHERE id = 1")
+		refused("UPDATE d.t SET v = v + 1 WHERE id = ?", 1)
+		refused("INSERT INTO d.t VALUES (?, ?)", 2, 2)
+		mustConnExec(t, c, "COMMIT")
+		mustConnExec(t, c, "SET SESSION TRANSACTION READ ONLY")
+		refused("DELETE FROM d.t WHERE id = 1")
+		refused("INSERT INTO d.t VALUES (3, 3)")
+		mustConnExec(t, c, "BEGIN")
+		refused("UPDATE d.t SET v = 5 WHERE id = 1")
+		mustConnExec(t, c, "COMMIT")
+		mustConnExec(t, c, "SET SESSION TRANSACTION READ WRITE")
+		mustConnExec(t, c, "UPDATE d.t SET v = v + 1 WHERE id = 1")
+		c.Close()
+	}
+	var v int
+	if err := root.QueryRow("SELECT v FROM d.t WHERE id = 1").Scan(&v); err != nil || v != 3 {
+		t.Fatalf("v = %d (%v), want 3: only the READ WRITE updates", v, err)
+	}
+}

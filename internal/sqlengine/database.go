@@ -193,7 +193,12 @@ func createTableText(ctx *sql.Context, def *storage.TableDef, sch sql.PrimaryKey
 // implicitly in MySQL) and holds an exclusive metadata lock on each table
 // in tables, so it waits for every open transaction that used them.
 func (e *Engine) ddl(ctx *sql.Context, db, stmt string, c *storage.CatalogChange, tables []uint64) error {
-	if err := e.writable(ctx); err != nil {
+	// DDL commits the open transaction first, so a READ ONLY one does not
+	// stop it; the session's transaction_read_only does, as in MySQL.
+	if s := sessionOf(ctx); s != nil && s.replGTID == nil && s.defaultReadOnly(ctx) {
+		return errReadOnlyTransaction
+	}
+	if err := e.writableServer(ctx); err != nil {
 		return err
 	}
 	return e.commitCatalog(ctx, db, stmt, c, tables)

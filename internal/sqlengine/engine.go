@@ -239,8 +239,18 @@ func (e *Engine) ExecDDL(db, query string, serverCollation uint16, g binlog.GTID
 // erOptionPrevents is ER_OPTION_PREVENTS_STATEMENT.
 const erOptionPrevents = 1290
 
-// writable refuses a client's write under read_only / super_read_only.
+// writable refuses a client's write in a READ ONLY transaction (1792)
+// and under read_only / super_read_only.
 func (e *Engine) writable(ctx *sql.Context) error {
+	if s := sessionOf(ctx); s != nil && s.replGTID == nil && s.readOnlyTransaction(ctx) {
+		return errReadOnlyTransaction
+	}
+	return e.writableServer(ctx)
+}
+
+// writableServer refuses a client's write under read_only /
+// super_read_only.
+func (e *Engine) writableServer(ctx *sql.Context) error {
 	if !e.ReadOnly.Load() && !e.SuperReadOnly.Load() {
 		return nil
 	}
@@ -255,6 +265,9 @@ func (e *Engine) writable(ctx *sql.Context) error {
 	}
 	return nil
 }
+
+// errReadOnlyTransaction is ER_CANT_EXECUTE_IN_READ_ONLY_TRANSACTION.
+var errReadOnlyTransaction = mysql.NewSQLError(1792, "25006", "Cannot execute statement in a READ ONLY transaction.")
 
 // errReadOnly is MySQL's refusal under read_only or super_read_only.
 func errReadOnly(option string) error {

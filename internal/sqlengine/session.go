@@ -48,6 +48,25 @@ type Session struct {
 	// consistentSnapshot: the START TRANSACTION being run asked WITH
 	// CONSISTENT SNAPSHOT (readlock.go).
 	consistentSnapshot bool
+	// beginAccess is the START TRANSACTION being run's READ ONLY or READ
+	// WRITE ("" when it names neither: the session's
+	// transaction_read_only decides).
+	beginAccess string
+}
+
+// readOnlyTransaction reports whether the statement runs in a READ ONLY
+// transaction: the open transaction's access mode, or, outside one (an
+// autocommit statement), the session's transaction_read_only.
+func (s *Session) readOnlyTransaction(ctx *sql.Context) bool {
+	if t, ok := ctx.GetTransaction().(*Transaction); ok && t != nil {
+		return t.readOnly
+	}
+	return s.defaultReadOnly(ctx)
+}
+
+func (s *Session) defaultReadOnly(ctx *sql.Context) bool {
+	v, err := s.GetSessionVariable(ctx, "transaction_read_only")
+	return err == nil && isOn(v) && v != nil
 }
 
 var (
@@ -145,12 +164,17 @@ func (s *Session) StartTransaction(ctx *sql.Context, c sql.TransactionCharacteri
 		}
 	}
 	s.tx = nil
+	// READ ONLY or READ WRITE as START TRANSACTION says, else the
+	// session's default (go-mysql-server passes READ WRITE for both).
+	access := s.beginAccess
+	s.beginAccess = ""
+	readOnly := c == sql.ReadOnly || (access == "" && s.defaultReadOnly(ctx))
 	if s.consistentSnapshot {
 		s.consistentSnapshot = false
 		// Under READ COMMITTED each statement takes its own view anyway.
 		s.txn(ctx).StartSnapshot()
 	}
-	return &Transaction{s: s, readOnly: c == sql.ReadOnly}, nil
+	return &Transaction{s: s, readOnly: readOnly}, nil
 }
 
 // CommitTransaction implements sql.TransactionSession.
@@ -439,6 +463,9 @@ func note(ctx context.Context, st ast.Statement, text string, queryLen int) erro
 		}
 		if s := sessionOf(sctx); s != nil {
 			s.noteStatement(st)
+			if b, ok := st.(*ast.Begin); ok {
+				s.beginAccess = b.TransactionCharacteristic
+			}
 			s.account = nil
 			if isAccountStatement(st) {
 				s.account = s.eng.newAccountNote(sctx, st, text)

@@ -112,6 +112,11 @@ func (t *Table) begin(ctx *sql.Context) (*Session, *txn.Txn, error) {
 	return s, tx, nil
 }
 
+// IsTemporary implements sql.TemporaryTable: Lockstep has no temporary
+// tables. go-mysql-server's read-only-transaction check asks every table
+// written to, and fails on a table that does not answer.
+func (t *Table) IsTemporary() bool { return false }
+
 // beginWrite is begin for a statement that changes rows: refused under
 // read_only (unless SUPER) and super_read_only.
 func (t *Table) beginWrite(ctx *sql.Context) (*Session, *txn.Txn, error) {
