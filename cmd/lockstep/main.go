@@ -47,7 +47,7 @@ func main() {
 		},
 	}
 	server.RegisterFlags(serve.Flags())
-	root.AddCommand(serve, benchCommand())
+	root.AddCommand(serve, benchCommand(), workloadCommand())
 	if err := root.Execute(); err != nil {
 		fmt.Fprintln(os.Stderr, "lockstep:", err)
 		os.Exit(1)

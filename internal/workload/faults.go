@@ -1,0 +1,288 @@
+package workload
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// Faults is a fault schedule: every Interval (with up to a half of it
+// of jitter) one of Kinds hits one of Targets:
+//
+//   - kill: SIGKILL, then a restart on the same data directory once the
+//     process is gone (the crash a power cut gives a process);
+//   - pause: SIGSTOP for half an interval, then SIGCONT (a stalled
+//     machine: connections hang rather than break);
+//   - restart: a clean stop (SIGTERM) and start.
+//
+// When the run ends every target is left running.
+type Faults struct {
+	Kinds    []string
+	Interval time.Duration
+	Targets  []*Server
+	Seed     int64
+}
+
+// FaultKinds lists the faults a schedule can name.
+func FaultKinds() []string { return []string{"kill", "pause", "restart"} }
+
+// ParseFaults checks a comma-separated list of fault kinds.
+func ParseFaults(s string) ([]string, error) {
+	var out []string
+	for _, k := range strings.Split(s, ",") {
+		k = strings.TrimSpace(k)
+		if k == "" {
+			continue
+		}
+		ok := false
+		for _, known := range FaultKinds() {
+			ok = ok || k == known
+		}
+		if !ok {
+			return nil, fmt.Errorf("unknown fault %q (want some of %s; partitions, replica disconnects and a full disk are not available yet)", k, strings.Join(FaultKinds(), ", "))
+		}
+		out = append(out, k)
+	}
+	return out, nil
+}
+
+// start runs the schedule until ctx ends; stop waits for it and leaves
+// every target running.
+func (f *Faults) start(ctx context.Context, r *run) (stop func()) {
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		rnd := rand.New(rand.NewPCG(uint64(f.Seed), 7))
+		for {
+			wait := f.Interval/2 + time.Duration(rnd.Int64N(int64(f.Interval)))
+			select {
+			case <-ctx.Done():
+				return
+			case <-done:
+				return
+			case <-time.After(wait):
+			}
+			if len(f.Targets) == 0 || len(f.Kinds) == 0 {
+				continue
+			}
+			s := f.Targets[rnd.IntN(len(f.Targets))]
+			kind := f.Kinds[rnd.IntN(len(f.Kinds))]
+			at := time.Since(r.start).Seconds()
+			if err := f.inject(ctx, s, kind); err != nil {
+				r.noteFault(fmt.Sprintf("%s %s at %.1fs failed: %v", kind, s.Name, at, err))
+				continue
+			}
+			r.noteFault(fmt.Sprintf("%s %s at %.1fs", kind, s.Name, at))
+		}
+	}()
+	return func() {
+		close(done)
+		wg.Wait()
+		for _, s := range f.Targets {
+			_ = s.Resume()
+			if !s.Running() {
+				_ = s.Start()
+			}
+		}
+	}
+}
+
+func (f *Faults) inject(ctx context.Context, s *Server, kind string) error {
+	switch kind {
+	case "kill":
+		if err := s.Kill(); err != nil {
+			return err
+		}
+		return s.Start()
+	case "pause":
+		if err := s.Pause(); err != nil {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+		case <-time.After(f.Interval / 2):
+		}
+		return s.Resume()
+	case "restart":
+		if err := s.Stop(); err != nil {
+			return err
+		}
+		return s.Start()
+	}
+	return fmt.Errorf("unknown fault %q", kind)
+}
+
+// Server is a Lockstep server process a run starts and injects faults
+// into: same binary, data directory and ports across restarts, on
+// 127.0.0.1.
+type Server struct {
+	Name   string
+	Port   int
+	binary string
+	args   []string
+	dir    string
+
+	mu     sync.Mutex
+	cmd    *exec.Cmd
+	exited chan struct{}
+	paused bool
+}
+
+// StartServer starts binary serve with its data under dir and the given
+// extra options.
+func StartServer(name, binary, dir string, extra ...string) (*Server, error) {
+	port, err := freePort()
+	if err != nil {
+		return nil, err
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, err
+	}
+	s := &Server{Name: name, Port: port, binary: binary, dir: dir,
+		args: append([]string{"serve", "--bind-address=127.0.0.1", "--port=" + strconv.Itoa(port),
+			"--http-port=0", "--datadir=" + filepath.Join(dir, "data")}, extra...)}
+	return s, s.Start()
+}
+
+// Endpoint is the server's address.
+func (s *Server) Endpoint() string { return "127.0.0.1:" + strconv.Itoa(s.Port) }
+
+// Start starts the process and waits until it answers.
+func (s *Server) Start() error {
+	s.mu.Lock()
+	if s.cmd != nil {
+		s.mu.Unlock()
+		return errors.New("already running")
+	}
+	logf, err := os.OpenFile(filepath.Join(s.dir, "server.log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		s.mu.Unlock()
+		return err
+	}
+	cmd := exec.Command(s.binary, s.args...)
+	cmd.Stdout, cmd.Stderr = logf, logf
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := cmd.Start(); err != nil {
+		logf.Close()
+		s.mu.Unlock()
+		return err
+	}
+	exited := make(chan struct{})
+	go func() { _ = cmd.Wait(); logf.Close(); close(exited) }()
+	s.cmd, s.exited, s.paused = cmd, exited, false
+	s.mu.Unlock()
+
+	db, err := sql.Open("mysql", fmt.Sprintf("root@tcp(%s)/", s.Endpoint()))
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	deadline := time.Now().Add(2 * time.Minute)
+	for {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		err := db.PingContext(ctx)
+		cancel()
+		if err == nil {
+			return nil
+		}
+		select {
+		case <-exited:
+			s.mu.Lock()
+			s.cmd = nil
+			s.mu.Unlock()
+			return fmt.Errorf("%s exited at start (see %s)", s.Name, filepath.Join(s.dir, "server.log"))
+		default:
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("%s did not answer: %w", s.Name, err)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// Running reports whether the process is up.
+func (s *Server) Running() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.cmd != nil
+}
+
+func (s *Server) signalAndWait(sig syscall.Signal, wait time.Duration) error {
+	s.mu.Lock()
+	cmd, exited, paused := s.cmd, s.exited, s.paused
+	s.mu.Unlock()
+	if cmd == nil {
+		return errors.New("not running")
+	}
+	if paused {
+		_ = cmd.Process.Signal(syscall.SIGCONT)
+	}
+	if err := cmd.Process.Signal(sig); err != nil {
+		return err
+	}
+	select {
+	case <-exited:
+	case <-time.After(wait):
+		_ = cmd.Process.Kill()
+		<-exited
+	}
+	s.mu.Lock()
+	s.cmd, s.paused = nil, false
+	s.mu.Unlock()
+	return nil
+}
+
+// Kill ends the process with SIGKILL.
+func (s *Server) Kill() error { return s.signalAndWait(syscall.SIGKILL, time.Minute) }
+
+// Stop ends the process with SIGTERM (SIGKILL after a minute).
+func (s *Server) Stop() error {
+	if !s.Running() {
+		return nil
+	}
+	return s.signalAndWait(syscall.SIGTERM, time.Minute)
+}
+
+// Pause stops the process with SIGSTOP.
+func (s *Server) Pause() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.cmd == nil {
+		return errors.New("not running")
+	}
+	s.paused = true
+	return s.cmd.Process.Signal(syscall.SIGSTOP)
+}
+
+// Resume continues a paused process.
+func (s *Server) Resume() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.cmd == nil || !s.paused {
+		return nil
+	}
+	s.paused = false
+	return s.cmd.Process.Signal(syscall.SIGCONT)
+}
+
+func freePort() (int, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, err
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port, nil
+}
