@@ -16,6 +16,7 @@ targets=(
   "./internal/server FuzzWireStream"      # any client bytes, before and after login, TLS offered or not
   "./internal/server FuzzDefaultsFile"    # --defaults-file (my.cnf) contents
   "./internal/sqlengine FuzzPlanCacheSameAsParse" # the fast path's statement recognizer, against the parser
+  "./internal/elle FuzzReadHistory"       # histories read back from disk by the checker
 )
 PARALLEL=${PARALLEL:-$(nproc)}
 for t in "${targets[@]}"; do
