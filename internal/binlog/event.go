@@ -263,11 +263,16 @@ const flags2ExplicitDefaults = 1 << 24
 
 // QueryOptions are the session settings a Query event carries.
 type QueryOptions struct {
-	ThreadID  uint32
-	SQLMode   uint64
-	Charset   uint16 // character_set_client as a collation id
-	Collation uint16 // collation_connection
-	Server    uint16 // collation_server
+	// SuppressUse sets LOG_EVENT_SUPPRESS_USE_F, as MySQL does for CREATE
+	// and DROP DATABASE: binlog readers (mysqlbinlog) must not put a USE
+	// of the event's database before the statement, since it may not
+	// exist (yet, or any more) where the output is replayed.
+	SuppressUse bool
+	ThreadID    uint32
+	SQLMode     uint64
+	Charset     uint16 // character_set_client as a collation id
+	Collation   uint16 // collation_connection
+	Server      uint16 // collation_server
 }
 
 // AddQuery appends a Query event (BEGIN or a DDL statement).
@@ -276,7 +281,11 @@ func (t *TrxEvents) AddQuery(db, query string, o QueryOptions) {
 	if query != "BEGIN" {
 		t.isDDL = true
 	}
-	start := t.begin(QueryEvent, 0)
+	var flags uint16
+	if o.SuppressUse {
+		flags = FlagSuppressUse
+	}
+	start := t.begin(QueryEvent, flags)
 	// Status variables: flags2, sql_mode, catalog, charset, and
 	// explicit_defaults_for_timestamp, which Lockstep always has on.
 	// flags2's bits that MySQL and MariaDB replicas read (foreign and

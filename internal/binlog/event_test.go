@@ -61,7 +61,7 @@ func buildFile(t *testing.T) []byte {
 	f = append(f, ev.Finalize(out, uint64(len(f)), ts, 7, g)...)
 
 	var ddl TrxEvents
-	ddl.AddQuery("sbtest", "CREATE TABLE t2 (a INT PRIMARY KEY)", QueryOptions{})
+	ddl.AddQuery("sbtest", "CREATE TABLE t2 (a INT PRIMARY KEY)", QueryOptions{SuppressUse: true})
 	ddl.Close()
 	g2 := GTIDInfo{SID: testSID, GNO: 6, LastCommitted: 4, SequenceNumber: 5, OriginalCommitUS: 1, ImmediateCommitUS: 2}
 	if n := ddl.FinalSize(true); n != uint64(len(ddl.Finalize(nil, 0, ts, 7, g2))) {
@@ -80,6 +80,8 @@ func TestDecodeWithGoMySQL(t *testing.T) {
 	var gtids []*replication.GTIDEvent
 	var rows []*replication.RowsEvent
 	var queries []string
+	var queryFlags []uint16
+	var statusVars [][]byte
 	err := p.ParseReader(bytes.NewReader(f[4:]), func(e *replication.BinlogEvent) error {
 		types = append(types, e.Header.EventType)
 		switch x := e.Event.(type) {
@@ -89,6 +91,8 @@ func TestDecodeWithGoMySQL(t *testing.T) {
 			rows = append(rows, x)
 		case *replication.QueryEvent:
 			queries = append(queries, string(x.Query))
+			queryFlags = append(queryFlags, e.Header.Flags)
+			statusVars = append(statusVars, x.StatusVars)
 		case *replication.PreviousGTIDsEvent:
 			if x.GTIDSets != testSID.String()+":1-4" {
 				return fmt.Errorf("previous gtids %q", x.GTIDSets)
@@ -119,6 +123,17 @@ func TestDecodeWithGoMySQL(t *testing.T) {
 	}
 	if queries[0] != "BEGIN" || queries[1] != "CREATE TABLE t2 (a INT PRIMARY KEY)" {
 		t.Fatalf("queries %q", queries)
+	}
+	// LOG_EVENT_SUPPRESS_USE_F only where asked for; flags2 with MariaDB's
+	// explicit_defaults_for_timestamp bit first, MySQL's status variable
+	// for it last.
+	if queryFlags[0]&FlagSuppressUse != 0 || queryFlags[1]&FlagSuppressUse == 0 {
+		t.Fatalf("query event flags %#x %#x", queryFlags[0], queryFlags[1])
+	}
+	for _, sv := range statusVars {
+		if len(sv) < 7 || sv[0] != 0 || binary.LittleEndian.Uint32(sv[1:]) != flags2ExplicitDefaults || !bytes.HasSuffix(sv, []byte{16, 1}) {
+			t.Fatalf("status variables % x", sv)
+		}
 	}
 	tm := rows[0].Table
 	if string(tm.Schema) != "sbtest" || string(tm.Table) != "sbtest1" {

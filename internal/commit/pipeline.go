@@ -94,6 +94,7 @@ type Trx struct {
 func CatalogTrx(store *storage.Engine, c *storage.CatalogChange, db, query string, opts binlog.QueryOptions) (*Trx, error) {
 	var ev binlog.TrxEvents
 	ev.AddCatalog(c.Encode())
+	opts.SuppressUse = c.Op == "create_db" || c.Op == "drop_db"
 	ev.AddQuery(db, query, opts)
 	b := store.NewBatch()
 	if err := store.PrepareCatalog(b, c); err != nil {
