@@ -205,6 +205,10 @@ func TestDefaultsFileAndVariables(t *testing.T) {
 	if err := db.QueryRow("SELECT @@global.sync_binlog").Scan(&sb); err != nil || sb != 1 {
 		t.Fatalf("SET GLOBAL sync_binlog: %d %v", sb, err)
 	}
+	var comment string
+	if err := db.QueryRow("SELECT @@version_comment").Scan(&comment); err != nil || comment != "Lockstep" {
+		t.Fatalf("@@version_comment = %q (%v), want Lockstep", comment, err)
+	}
 }
 
 func TestGoDriverCRUDAndRestart(t *testing.T) {

@@ -514,6 +514,7 @@ func (s *Server) registerVariables() error {
 		"enforce_gtid_consistency": "ON",
 		"max_binlog_size":          uint64(s.cfg.MaxBinlogSize),
 		"version":                  binlog.ServerVersion,
+		"version_comment":          "Lockstep",
 		"port":                     int64(s.cfg.Port),
 		"datadir":                  s.cfg.DataDir,
 		"innodb_lock_wait_timeout": s.cfg.LockWaitTimeoutSeconds,
