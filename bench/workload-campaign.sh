@@ -2,7 +2,7 @@
 # workload-campaign.sh - the single-server fault campaign: every workload of
 # `lockstep workload` runs against a durable Lockstep server that the
 # command started itself and kills with SIGKILL (and restarts, cleanly or
-# not) about every INTERVAL, for ROUNDS faults each. Nothing acknowledged
+# not) about every INTERVAL, for about ROUNDS faults each. Nothing acknowledged
 # may be lost, the bank's total must hold in every read, no locking
 # increment may be lost, and list-append must show no anomaly that
 # REPEATABLE READ forbids in MySQL-family servers.
@@ -10,7 +10,7 @@
 # Writes a Markdown table to $OUT and every run's history and report under
 # $WORK (kept for inspection). Everything runs on 127.0.0.1.
 #
-#   bench/workload-campaign.sh                      # 100 faults per workload, ~4 x 5 min
+#   bench/workload-campaign.sh                      # ~100 faults per workload, ~4 x 8 min
 #   ROUNDS=10 INTERVAL=2 bench/workload-campaign.sh  # a short one
 #   FAULTS=kill,pause WORKLOADS="bank register" bench/workload-campaign.sh
 set -euo pipefail
@@ -26,7 +26,8 @@ mkdir -p "$(dirname "$OUT")" "$WORK"
 
 BIN=$WORK/lockstep
 (cd "$ROOT" && go build -o "$BIN" ./cmd/lockstep)
-secs=$((ROUNDS * INTERVAL))
+# A fault takes INTERVAL on average plus the restart (a second or two).
+secs=$((ROUNDS * (INTERVAL + 2)))
 
 {
   echo "# Single-server fault campaign"
@@ -56,6 +57,39 @@ print(f'| {r["workload"]} | {r["elapsed_ns"]/1e9:.0f} | {len(r["faults"] or [])}
 PY
   cat "$dir.out" >&2
 done
+# The same workloads against MariaDB 10.11 (durable settings), without
+# faults (the command injects faults only into servers it started), for
+# what the checkers find there.
+if [ "${MARIADB:-1}" = 1 ] && command -v mariadbd >/dev/null; then
+  source "$ROOT/bench/mariadb-lib.sh"
+  MDIR=$WORK/mariadb; mkdir -p "$MDIR"
+  MPORT=${MPORT:-23506}
+  trap mstop EXIT
+  mstart "$MPORT"
+  {
+    echo
+    echo "MariaDB $(mq "SELECT VERSION()") on the same box, same workloads, no faults, $((secs / 4))s each:"
+    echo
+    echo "| workload | seconds | faults | ok | fail | info | verdict | checks |"
+    echo "|---|---|---|---|---|---|---|---|"
+  } >> "$OUT"
+  for w in $WORKLOADS; do
+    dir=$WORK/mariadb-$w
+    set +e
+    "$BIN" workload "$w" --endpoints "127.0.0.1:$MPORT" --user sbtest --password sbtest --dir "$dir" \
+      --duration "$((secs / 4))s" --clients "$CLIENTS" > "$dir.out" 2>/dev/null
+    set -e
+    python3 - "$dir/report.json" >> "$OUT" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))
+checks = "; ".join(("" if c["ok"] else "FAILED ") + c["name"] + ": " + c["detail"].split("\n")[0] for c in r["checks"])
+print(f'| {r["workload"]} | {r["elapsed_ns"]/1e9:.0f} | 0 | {r["ok"]} | {r["fail"]} | {r["info"]} | {"valid" if r["valid"] else "INVALID"} | {checks} |')
+PY
+    cat "$dir.out" >&2
+  done
+  mstop
+fi
+
 echo >> "$OUT"
 echo "Histories and reports: $WORK" >> "$OUT"
 cat "$OUT"

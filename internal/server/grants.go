@@ -6,6 +6,7 @@ import (
 	"github.com/dolthub/go-mysql-server/sql"
 	"github.com/dolthub/vitess/go/mysql"
 	"github.com/dolthub/vitess/go/sqltypes"
+	"github.com/lockstepdb/lockstep/internal/sqlengine"
 )
 
 // accountStatement answers the account statements go-mysql-server lacks
@@ -13,6 +14,9 @@ import (
 // with the grantor's privileges checked here, SET ROLE, SET DEFAULT ROLE
 // and RENAME USER.
 func (s *Server) accountStatement(c *mysql.Conn, query string) (*sqltypes.Result, bool, error) {
+	if !sqlengine.MaybeAccountStatement(query) {
+		return nil, false, nil
+	}
 	ctx, ok := s.sql.SessionContext(c.ConnectionID)
 	if !ok {
 		return nil, false, nil
@@ -50,6 +54,9 @@ func (s *Server) mayGrant(c *mysql.Conn, names []string) bool {
 // global read lock on UNLOCK TABLES before go-mysql-server answers it
 // (sqlengine.ReadLockStatement).
 func (s *Server) readLockStatement(c *mysql.Conn, query string) (*sqltypes.Result, bool, error) {
+	if !sqlengine.MaybeReadLockStatement(query) {
+		return nil, false, nil
+	}
 	ctx, ok := s.sql.SessionContext(c.ConnectionID)
 	if !ok {
 		return nil, false, nil

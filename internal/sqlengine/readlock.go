@@ -71,6 +71,13 @@ func rewriteBegin(ctx context.Context, query string) string {
 	return strings.TrimSpace("START TRANSACTION "+strings.Join(keep, " ")) + tail
 }
 
+// MaybeReadLockStatement is a cheap test of query's first word: false
+// means ReadLockStatement would not handle it.
+func MaybeReadLockStatement(query string) bool {
+	q := strings.TrimLeft(query, " \t\r\n")
+	return hasPrefixFold(q, "flush") || hasPrefixFold(q, "unlock")
+}
+
 // ReadLockStatement runs query if it is FLUSH TABLES ... WITH READ LOCK or
 // UNLOCK TABLES. UNLOCK TABLES releases the global read lock and is then
 // left to go-mysql-server too (it releases LOCK TABLES' locks): handled is

@@ -90,6 +90,14 @@ func (e *Engine) renameUser(ctx *sql.Context, st *ast.RenameUser, query string) 
 	return db.Persist(ctx, ed)
 }
 
+// MaybeAccountStatement is a cheap test of query's first word: false
+// means AccountStatement would not handle it.
+func MaybeAccountStatement(query string) bool {
+	q := strings.TrimLeft(query, " \t\r\n")
+	return hasPrefixFold(q, "grant") || hasPrefixFold(q, "revoke") || hasPrefixFold(q, "set") ||
+		hasPrefixFold(q, "rename") || hasPrefixFold(q, "alter")
+}
+
 // AccountStatement runs query if it is an account statement
 // go-mysql-server lacks: GRANT or REVOKE of dynamic privileges (mayGrant
 // as for DynamicGrant), SET ROLE, SET DEFAULT ROLE, RENAME USER. handled

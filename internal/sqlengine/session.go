@@ -52,6 +52,9 @@ type Session struct {
 	// WRITE ("" when it names neither: the session's
 	// transaction_read_only decides).
 	beginAccess string
+	// readOnlyDefault caches transaction_read_only (read on every write
+	// outside a transaction); readOnlyKnown is cleared when it is set.
+	readOnlyDefault, readOnlyKnown bool
 }
 
 // readOnlyTransaction reports whether the statement runs in a READ ONLY
@@ -65,8 +68,11 @@ func (s *Session) readOnlyTransaction(ctx *sql.Context) bool {
 }
 
 func (s *Session) defaultReadOnly(ctx *sql.Context) bool {
-	v, err := s.GetSessionVariable(ctx, "transaction_read_only")
-	return err == nil && isOn(v) && v != nil
+	if !s.readOnlyKnown {
+		v, err := s.GetSessionVariable(ctx, "transaction_read_only")
+		s.readOnlyDefault, s.readOnlyKnown = err == nil && v != nil && isOn(v), true
+	}
+	return s.readOnlyDefault
 }
 
 var (
@@ -710,6 +716,9 @@ func overlayComputed(m map[string]any) {
 func (s *Session) SetSessionVariable(ctx *sql.Context, name string, val any) error {
 	if err := checkAlwaysOn(name, val); err != nil {
 		return err
+	}
+	if n := strings.ToLower(name); n == "transaction_read_only" || n == "tx_read_only" {
+		s.readOnlyKnown = false
 	}
 	return s.BaseSession.SetSessionVariable(ctx, name, val)
 }
