@@ -216,3 +216,35 @@ func TestParserPanicIsAnError(t *testing.T) {
 		t.Fatalf("executing it: %d %v", one, err)
 	}
 }
+
+// TestPreparedPlaceholderLimit: a prepared statement with more
+// placeholders than the protocol library counts (it panicked from 65,529
+// on, and wrapped around past 65,535) gets 1390 and the connection stays
+// usable; one at the limit prepares and runs.
+func TestPreparedPlaceholderLimit(t *testing.T) {
+	s := startServer(t, t.TempDir())
+	db, err := sql.Open("mysql", fmt.Sprintf("root@tcp(127.0.0.1:%d)/", s.port))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	db.SetMaxOpenConns(1)
+	in := func(n int) (string, []any) {
+		args := make([]any, n)
+		for i := range args {
+			args[i] = i
+		}
+		return "SELECT COUNT(*) FROM (SELECT 1 AS one) AS t WHERE one IN (" + strings.TrimSuffix(strings.Repeat("?,", n), ",") + ")", args
+	}
+	for _, n := range []int{65529, 65535, 70000} {
+		q, _ := in(n)
+		if _, err := db.Prepare(q); errNumber(err) != 1390 {
+			t.Fatalf("%d placeholders: %v, want 1390", n, err)
+		}
+	}
+	q, args := in(65528)
+	var c int
+	if err := db.QueryRow(q, args...).Scan(&c); err != nil || c != 1 {
+		t.Fatalf("65,528 placeholders: %d %v", c, err)
+	}
+}

@@ -63,8 +63,8 @@ type wireListener struct {
 	// checkPrepare, if set, sees each COM_STMT_PREPARE's statement (in
 	// one packet) before vitess parses it, and refuses it with its error
 	// instead. vitess parses prepared statements itself, outside every
-	// recover that turns a parser panic into an error: the panic would
-	// drop the connection.
+	// recover that turns a parser panic into an error, and miscounts
+	// their placeholders past 65,528: either would drop the connection.
 	checkPrepare func(connID uint32, query string) error
 	// prepared counts the prepared statements of every connection
 	// (Prepared_stmt_count, see prepared.go).

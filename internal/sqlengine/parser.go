@@ -66,12 +66,20 @@ func ParseOne(ctx context.Context, query string, options ast.ParserOptions) (st 
 	return ast.ParseOneWithOptions(ctx, query, options)
 }
 
-// PrepareParsePanics parses query as vitess will for connection connID's
-// COM_STMT_PREPARE (with the session's sql_mode) and returns an error
-// only if the parser panics: vitess parses prepared statements outside
-// any recover, so the panic would drop the connection. Ordinary syntax
-// errors are left for vitess to report.
-func (e *Engine) PrepareParsePanics(connID uint32, query string) (err error) {
+// MaxPreparedParams is the most placeholders a prepared statement may
+// have. MySQL allows 65,535; vitess counts them in 16 bits and sizes the
+// execute packet's null bitmap as (count+7)/8 in 16 bits too, so from
+// 65,529 on the bitmap is read as empty and the connection panics, and
+// past 65,535 the count wraps around.
+const MaxPreparedParams = 65528
+
+// CheckPrepare parses query as vitess will for connection connID's
+// COM_STMT_PREPARE (with the session's sql_mode) and returns an error if
+// the parser panics (vitess parses prepared statements outside any
+// recover, so the panic would drop the connection) or the statement has
+// more placeholders than vitess handles (1390). Ordinary syntax errors are
+// left for vitess to report.
+func (e *Engine) CheckPrepare(connID uint32, query string) (err error) {
 	ctx, ok := e.SessionContext(connID)
 	if !ok {
 		return nil
@@ -81,6 +89,22 @@ func (e *Engine) PrepareParsePanics(connID uint32, query string) (err error) {
 			err = parserPanic(r)
 		}
 	}()
-	_, _ = ast.ParseWithOptions(ctx, query, sql.LoadSqlMode(ctx).ParserOptions())
+	st, perr := ast.ParseWithOptions(ctx, query, sql.LoadSqlMode(ctx).ParserOptions())
+	if perr != nil || st == nil {
+		return nil
+	}
+	n := 0
+	_ = ast.Walk(func(node ast.SQLNode) (bool, error) {
+		if v, ok := node.(*ast.SQLVal); ok && len(v.Val) >= 2 && v.Val[0] == ':' && v.Val[1] == 'v' {
+			n++
+		}
+		return true, nil
+	}, st)
+	if n > MaxPreparedParams {
+		return mysql.NewSQLError(erPSManyParam, "HY000", "Prepared statement contains too many placeholders (%d; at most %d)", n, MaxPreparedParams)
+	}
 	return nil
 }
+
+// erPSManyParam is ER_PS_MANY_PARAM.
+const erPSManyParam = 1390
