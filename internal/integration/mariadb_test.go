@@ -137,6 +137,22 @@ func TestMariaDBReplica(t *testing.T) {
 	if err := mp.QueryRow("SELECT CONNECTION_ID()").Scan(&mariaID); err != nil || mariaID == mainID {
 		t.Fatalf("connection ids: main port %d, MariaDB port %d (%v)", mainID, mariaID, err)
 	}
+	// Each port's VERSION() agrees with its handshake: MariaDB's tools
+	// check it (mariadb-binlog --read-from-remote-server refused a
+	// MySQL version on the MariaDB port).
+	var mv, lv string
+	if err := mp.QueryRow("SELECT VERSION()").Scan(&mv); err != nil || !strings.Contains(mv, "MariaDB") {
+		t.Fatalf("VERSION() on the MariaDB port: %q %v", mv, err)
+	}
+	if err := s.db("").QueryRow("SELECT VERSION()").Scan(&lv); err != nil || strings.Contains(lv, "MariaDB") {
+		t.Fatalf("VERSION() on the main port: %q %v", lv, err)
+	}
+	if mb, err := exec.LookPath("mariadb-binlog"); err == nil {
+		out, err := tool(t, time.Minute, mb, "--read-from-remote-server", "-h127.0.0.1", fmt.Sprintf("-P%d", mport), "-uroot", "binlog.000001").CombinedOutput()
+		if err != nil || !strings.Contains(string(out), "CREATE DATABASE") {
+			t.Fatalf("mariadb-binlog --read-from-remote-server on the MariaDB port: %v\n%s", err, out)
+		}
+	}
 	common := []string{"--db-driver=mysql", "--mysql-host=127.0.0.1", fmt.Sprintf("--mysql-port=%d", s.port),
 		"--mysql-user=root", "--mysql-db=sbtest", "--tables=2", "--table-size=2000"}
 	sysbench := func(args ...string) {

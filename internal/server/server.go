@@ -320,7 +320,7 @@ func (s *Server) listenMariaDB() error {
 	lst, err := gmsserver.NewServerWithHandler(gmsserver.Config{
 		Protocol: "tcp", Address: addr, Listener: wl, Version: mariadbVersion,
 		ProtocolListenerFactory: s.protocolListener,
-	}, s.sql.GMS, s.mariadbContext, s.sql.SessionBuilder(), nil, s.wrapHandler)
+	}, s.sql.GMS, s.mariadbContext, s.sql.SessionBuilderVersion(strings.TrimPrefix(mariadbVersion, "5.5.5-")), nil, s.wrapHandler)
 	if err != nil {
 		tl.Close()
 		return fmt.Errorf("listening on %s (--mariadb-port): %w", addr, err)

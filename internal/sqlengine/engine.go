@@ -112,7 +112,12 @@ func registerVariables() {
 }
 
 // SessionBuilder makes a Lockstep session per connection.
-func (e *Engine) SessionBuilder() server.SessionBuilder {
+func (e *Engine) SessionBuilder() server.SessionBuilder { return e.SessionBuilderVersion("") }
+
+// SessionBuilderVersion is SessionBuilder for a port that announces
+// another server version (the MariaDB port): its sessions' @@version and
+// VERSION() say version, as the handshake did ("" keeps the server's).
+func (e *Engine) SessionBuilderVersion(version string) server.SessionBuilder {
 	return func(ctx context.Context, conn *mysql.Conn, addr string) (sql.Session, error) {
 		host, user := "", ""
 		if u, ok := conn.UserData.(sql.MysqlConnectionUser); ok {
@@ -120,7 +125,7 @@ func (e *Engine) SessionBuilder() server.SessionBuilder {
 		}
 		client := sql.Client{Address: host, User: user, Capabilities: conn.Capabilities}
 		base := sql.NewBaseSessionWithClientServer(addr, client, conn.ConnectionID)
-		s := &Session{BaseSession: base, eng: e}
+		s := &Session{BaseSession: base, eng: e, version: version}
 		e.sessions.Store(conn.ConnectionID, s)
 		return s, nil
 	}

@@ -52,6 +52,8 @@ type Session struct {
 	// WRITE ("" when it names neither: the session's
 	// transaction_read_only decides).
 	beginAccess string
+	// version, if set, is this session's @@version (the MariaDB port's).
+	version string
 	// readOnlyDefault caches transaction_read_only (read on every write
 	// outside a transaction); readOnlyKnown is cleared when it is set.
 	readOnlyDefault, readOnlyKnown bool
@@ -752,6 +754,9 @@ func checkAlwaysOn(name string, val any) error {
 func (s *Session) GetAllSessionVariables() map[string]any {
 	m := s.BaseSession.GetAllSessionVariables()
 	overlayComputed(m)
+	if s.version != "" {
+		m["version"] = s.version
+	}
 	return m
 }
 
@@ -759,6 +764,9 @@ func (s *Session) GetAllSessionVariables() map[string]any {
 // their global value function; the base session holds a copy taken when the
 // session started.
 func (s *Session) GetSessionVariable(ctx *sql.Context, name string) (any, error) {
+	if s.version != "" && strings.EqualFold(name, "version") {
+		return s.version, nil
+	}
 	if computedVariables[name] || computedVariables[strings.ToLower(name)] {
 		if _, val, ok := sql.SystemVariables.GetGlobal(name); ok {
 			return val, nil
