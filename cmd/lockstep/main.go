@@ -3,6 +3,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/signal"
@@ -49,7 +50,9 @@ func main() {
 	server.RegisterFlags(serve.Flags())
 	root.AddCommand(serve, benchCommand(), workloadCommand())
 	if err := root.Execute(); err != nil {
-		fmt.Fprintln(os.Stderr, "lockstep:", err)
+		if !errors.Is(err, errChecksFailed) {
+			fmt.Fprintln(os.Stderr, "lockstep:", err)
+		}
 		os.Exit(1)
 	}
 }

@@ -18,6 +18,10 @@ import (
 	"github.com/spf13/cobra"
 )
 
+// errChecksFailed makes the command exit with status 1 without a message:
+// the report said what failed.
+var errChecksFailed = errors.New("checks failed")
+
 func workloadCommand() *cobra.Command {
 	var (
 		cfg                workload.Config
@@ -93,7 +97,7 @@ check fails.`,
 			fmt.Print(rep.String())
 			fmt.Printf("history and report: %s\n", cfg.Dir)
 			if !rep.Valid && check {
-				os.Exit(1)
+				return errChecksFailed // after the deferred stop of the server
 			}
 			return nil
 		},

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -46,6 +47,13 @@ func runWorkload(t *testing.T, name string, args ...string) (*workload.Report, i
 	var rep workload.Report
 	if err := json.Unmarshal(b, &rep); err != nil {
 		t.Fatal(err)
+	}
+	// The server the command started is stopped, whatever the verdict.
+	for _, ep := range rep.Endpoints {
+		if c, err := net.DialTimeout("tcp", ep, time.Second); err == nil {
+			c.Close()
+			t.Errorf("the server the command started still answers on %s (exit %d)", ep, code)
+		}
 	}
 	for _, f := range []string{"report.txt", map[string]string{"acked-writes": "ackedwrites.jsonl", "bank": "bank.jsonl",
 		"register": "register.jsonl", "list-append": "history.jsonl"}[name]} {
