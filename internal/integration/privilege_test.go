@@ -457,3 +457,47 @@ func TestHTTPAuthAndTLS(t *testing.T) {
 		t.Errorf("profiler off loopback without authentication: %s", log)
 	}
 }
+
+// TestSuperIsNotTablePrivileges: an account with SUPER alone administers
+// (SET GLOBAL) but cannot read, change, create or drop tables, on the fast
+// path and through go-mysql-server, as in MySQL; with SELECT on the
+// database it reads, and still cannot update.
+func TestSuperIsNotTablePrivileges(t *testing.T) {
+	s := startServer(t, t.TempDir())
+	root := s.db("")
+	for _, q := range []string{
+		"CREATE DATABASE app",
+		"CREATE TABLE app.t (id INT PRIMARY KEY, v INT)",
+		"INSERT INTO app.t VALUES (1, 1)",
+		"CREATE USER boss@'%' IDENTIFIED BY 'pw'",
+		"GRANT SUPER ON *.* TO boss@'%'",
+	} {
+		mustExec(t, root, q)
+	}
+	boss := s.as(t, "boss", "pw")
+	for _, fast := range []string{"ON", "OFF"} {
+		mustExec(t, boss, "SET lockstep_fast_path = "+fast)
+		for _, q := range []string{
+			"SELECT v FROM app.t WHERE id = 1",
+			"SELECT COUNT(*) FROM app.t",
+			"INSERT INTO app.t VALUES (2, 2)",
+			"UPDATE app.t SET v = v + 1 WHERE id = 1",
+			"DELETE FROM app.t WHERE id = 1",
+			"DROP TABLE app.t",
+			"CREATE TABLE app.u (id INT PRIMARY KEY)",
+		} {
+			if _, err := boss.Exec(q); errNumber(err) != 1142 && errNumber(err) != 1044 {
+				t.Errorf("fast path %s: SUPER alone: %s: %v, want 1142", fast, q, err)
+			}
+		}
+	}
+	mustExec(t, boss, "SET GLOBAL sync_binlog = 1")
+	mustExec(t, root, "GRANT SELECT ON app.* TO boss@'%'")
+	var v int
+	if err := boss.QueryRow("SELECT v FROM app.t WHERE id = 1").Scan(&v); err != nil || v != 1 {
+		t.Fatalf("SUPER and SELECT on app: %d %v", v, err)
+	}
+	if _, err := boss.Exec("UPDATE app.t SET v = 5 WHERE id = 1"); errNumber(err) != 1142 {
+		t.Fatalf("SUPER and SELECT, UPDATE: %v, want 1142", err)
+	}
+}

@@ -2,6 +2,7 @@ package sqlengine
 
 import (
 	"github.com/dolthub/go-mysql-server/sql"
+	"github.com/dolthub/go-mysql-server/sql/mysql_db"
 	ast "github.com/dolthub/vitess/go/vt/sqlparser"
 )
 
@@ -11,6 +12,12 @@ import (
 //   - SHOW [FULL] PROCESSLIST needs no privilege, as in MySQL: an account
 //     without PROCESS sees its own connections only (processes.go);
 //     go-mysql-server refused the statement to it instead.
+//   - SUPER does not stand for table and database privileges. In
+//     go-mysql-server any check passes for an account with SUPER; in
+//     MySQL SUPER is an administrative privilege, and reading or changing
+//     a table needs the table's own privilege. For those checks (and the
+//     fast path's, fastpath.go) the session's privileges are looked at
+//     without SUPER (withoutSuper); administrative checks keep it.
 func init() {
 	sql.SetAuthorizationHandlerFactory(authorizationFactory{base: sql.GetAuthorizationHandlerFactory()})
 }
@@ -25,9 +32,66 @@ func (f authorizationFactory) CreateHandler(cat sql.Catalog) sql.AuthorizationHa
 
 type authorization struct{ sql.AuthorizationHandler }
 
+// objectAuth are the checks of privileges on databases and tables, which
+// SUPER does not give.
+var objectAuth = map[string]bool{
+	ast.AuthType_ALTER: true, ast.AuthType_CREATE: true, ast.AuthType_CREATE_TEMP: true,
+	ast.AuthType_CREATE_VIEW: true, ast.AuthType_DELETE: true, ast.AuthType_DROP: true,
+	ast.AuthType_FOREIGN_KEY: true, ast.AuthType_INDEX: true, ast.AuthType_INSERT: true,
+	ast.AuthType_LOCK: true, ast.AuthType_RENAME: true, ast.AuthType_REPLACE: true,
+	ast.AuthType_SELECT: true, ast.AuthType_SHOW: true, ast.AuthType_TRIGGER: true,
+	ast.AuthType_UPDATE: true, ast.AuthType_VISIBLE: true,
+}
+
+// objectPrivileges are the privileges on databases and tables: an account
+// that holds them all globally loses nothing when SUPER is set aside.
+var objectPrivileges = []sql.PrivilegeType{
+	sql.PrivilegeType_Select, sql.PrivilegeType_Insert, sql.PrivilegeType_Update, sql.PrivilegeType_Delete,
+	sql.PrivilegeType_Create, sql.PrivilegeType_Drop, sql.PrivilegeType_Alter, sql.PrivilegeType_Index,
+	sql.PrivilegeType_References, sql.PrivilegeType_CreateTempTable, sql.PrivilegeType_LockTables,
+	sql.PrivilegeType_CreateView, sql.PrivilegeType_ShowView, sql.PrivilegeType_Trigger,
+}
+
 func (a authorization) HandleAuth(ctx *sql.Context, state sql.AuthorizationQueryState, auth ast.AuthInformation) error {
 	if auth.AuthType == ast.AuthType_PROCESS {
 		return nil
 	}
+	if objectAuth[auth.AuthType] {
+		return withoutSuper(ctx, func() error { return a.AuthorizationHandler.HandleAuth(ctx, state, auth) })
+	}
 	return a.AuthorizationHandler.HandleAuth(ctx, state, auth)
+}
+
+func (a authorization) CheckDatabase(ctx *sql.Context, state sql.AuthorizationQueryState, db string) error {
+	return withoutSuper(ctx, func() error { return a.AuthorizationHandler.CheckDatabase(ctx, state, db) })
+}
+
+func (a authorization) CheckSchema(ctx *sql.Context, state sql.AuthorizationQueryState, db, schema string) error {
+	return withoutSuper(ctx, func() error { return a.AuthorizationHandler.CheckSchema(ctx, state, db, schema) })
+}
+
+func (a authorization) CheckTable(ctx *sql.Context, state sql.AuthorizationQueryState, db, schema, table string) error {
+	return withoutSuper(ctx, func() error { return a.AuthorizationHandler.CheckTable(ctx, state, db, schema, table) })
+}
+
+// withoutSuper runs check with the session's active privileges less SUPER:
+// go-mysql-server reads them through the session's cache (set for the
+// current accounts' version), which is swapped for the call and put back.
+func withoutSuper[T any](ctx *sql.Context, check func() T) T {
+	s := sessionOf(ctx)
+	if s == nil {
+		return check()
+	}
+	// Brings the cache up to date (the accounts may have changed).
+	s.eng.GMS.Analyzer.Catalog.MySQLDb.UserActivePrivilegeSet(ctx)
+	cached, counter := ctx.Session.GetPrivilegeSet()
+	set, ok := cached.(mysql_db.PrivilegeSet)
+	if !ok || !set.Has(sql.PrivilegeType_Super) || set.Has(objectPrivileges...) {
+		return check() // SUPER changes nothing here
+	}
+	less := set.Copy()
+	less.RemoveGlobalStatic(sql.PrivilegeType_Super)
+	ctx.Session.SetPrivilegeSet(less, counter)
+	defer ctx.Session.SetPrivilegeSet(set, counter)
+	return check()
 }
