@@ -155,59 +155,44 @@ func (e *Engine) alterUserLocking(ctx *sql.Context, query string, toks []token) 
 			return syntaxErrorNear(query, rest)
 		}
 	}
-	db := e.GMS.Analyzer.Catalog.MySQLDb
-	s := sessionOf(ctx)
-	if s == nil || s.replGTID == nil {
-		if !db.UserActivePrivilegeSet(ctx).Has(sql.PrivilegeType_CreateUser) {
-			return mysql.NewSQLError(erSpecificAccessDenied, "42000", "Access denied; you need (at least one of) the CREATE USER privilege(s) for this operation")
-		}
-	}
-	if err := e.writable(ctx); err != nil {
+	if err := e.requireCreateUser(ctx); err != nil {
 		return err
 	}
-	var note *accountNote
-	if s != nil {
-		note = e.newAccountNote(ctx, nil, query)
-	}
-	ed := db.Editor()
-	defer ed.Close()
 	var users []*mysql_db.User
-	var failed []string
-	for _, a := range accounts {
-		u, ok := ed.GetUser(mysql_db.UserPrimaryKey{Host: a.host, User: a.user})
-		if !ok {
-			failed = append(failed, accountSQL(a.user, a.host))
-			continue
+	err = e.changeAccounts(ctx, nil, query, func(ed *mysql_db.Editor) error {
+		var failed []string
+		for _, a := range accounts {
+			u, ok := ed.GetUser(mysql_db.UserPrimaryKey{Host: a.host, User: a.user})
+			if !ok {
+				failed = append(failed, accountSQL(a.user, a.host))
+				continue
+			}
+			users = append(users, u)
 		}
-		users = append(users, u)
-	}
-	if len(failed) > 0 && !ifExists {
-		return mysql.NewSQLError(erCannotUser, "HY000", "Operation ALTER USER failed for %s", strings.Join(failed, ","))
-	}
-	for _, u := range users {
-		nu := *u
-		if o.locked != nil {
-			nu.Locked = *o.locked
+		if len(failed) > 0 && !ifExists {
+			return mysql.NewSQLError(erCannotUser, "HY000", "Operation ALTER USER failed for %s", strings.Join(failed, ","))
 		}
-		attempts, days := PasswordLocking(u)
-		if o.attempts != nil {
-			attempts = *o.attempts
+		for _, u := range users {
+			nu := *u
+			if o.locked != nil {
+				nu.Locked = *o.locked
+			}
+			attempts, days := PasswordLocking(u)
+			if o.attempts != nil {
+				attempts = *o.attempts
+			}
+			if o.days != nil {
+				days = *o.days
+			}
+			setPasswordLocking(&nu, attempts, days)
+			// The users' set finds an entry by all its fields: remove the
+			// old one by key before putting the changed copy.
+			ed.RemoveUser(mysql_db.UserPrimaryKey{Host: u.Host, User: u.User})
+			ed.PutUser(&nu)
 		}
-		if o.days != nil {
-			days = *o.days
-		}
-		setPasswordLocking(&nu, attempts, days)
-		// The users' set finds an entry by all its fields: remove the old
-		// one by key before putting the changed copy.
-		ed.RemoveUser(mysql_db.UserPrimaryKey{Host: u.Host, User: u.User})
-		ed.PutUser(&nu)
-	}
-	if s != nil {
-		s.account = note
-	} else {
-		ctx = ctx.WithQuery(strings.TrimRight(strings.TrimSpace(query), "; \t\r\n"))
-	}
-	if err := db.Persist(ctx, ed); err != nil {
+		return nil
+	})
+	if err != nil {
 		return err
 	}
 	if reset := e.LoginFailuresReset; reset != nil && (o.attempts != nil || o.days != nil || (o.locked != nil && !*o.locked)) {

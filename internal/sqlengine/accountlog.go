@@ -69,11 +69,67 @@ type accountNote struct {
 
 // newAccountNote records account statement st of the session in ctx.
 func (e *Engine) newAccountNote(ctx *sql.Context, st ast.Statement, text string) *accountNote {
-	n := &accountNote{st: st, text: strings.TrimRight(strings.TrimSpace(text), "; \t\r\n")}
+	n := &accountNote{st: st, text: statementOnly(text)}
 	if e.ReadOnly.Load() || e.SuperReadOnly.Load() {
 		n.super = e.hasSuper(ctx)
 	}
 	return n
+}
+
+// changeAccounts runs edit on go-mysql-server's accounts for an account
+// statement Lockstep answers itself (st as parsed, query its text) and
+// commits the result like every account change. read_only is checked and
+// the statement noted before the account lock is taken, since both read
+// the accounts.
+func (e *Engine) changeAccounts(ctx *sql.Context, st ast.Statement, query string, edit func(ed *mysql_db.Editor) error) error {
+	if err := e.writable(ctx); err != nil {
+		return err
+	}
+	s := sessionOf(ctx)
+	var note *accountNote
+	if s != nil {
+		note = e.newAccountNote(ctx, st, query)
+	}
+	db := e.GMS.Analyzer.Catalog.MySQLDb
+	ed := db.Editor()
+	defer ed.Close()
+	if err := edit(ed); err != nil {
+		return err
+	}
+	if s != nil {
+		s.account = note
+	} else {
+		ctx = ctx.WithQuery(statementOnly(query))
+	}
+	return db.Persist(ctx, ed)
+}
+
+// statementOnly is query without surrounding spaces and semicolons.
+func statementOnly(query string) string {
+	return strings.TrimRight(strings.TrimSpace(query), "; \t\r\n")
+}
+
+// requireCreateUser refuses a client without the global CREATE USER
+// privilege (1227); replicated statements are not checked.
+func (e *Engine) requireCreateUser(ctx *sql.Context) error {
+	if s := sessionOf(ctx); s != nil && s.replGTID != nil {
+		return nil
+	}
+	if !e.GMS.Analyzer.Catalog.MySQLDb.UserActivePrivilegeSet(ctx).Has(sql.PrivilegeType_CreateUser) {
+		return errNeedCreateUser
+	}
+	return nil
+}
+
+var errNeedCreateUser = mysql.NewSQLError(erSpecificAccessDenied, "42000", "Access denied; you need (at least one of) the CREATE USER privilege(s) for this operation")
+
+// accountKey is the account a statement names ('%' when no host is given).
+func accountKey(a ast.AccountName) mysql_db.UserPrimaryKey {
+	host := a.Host
+	if a.AnyHost || host == "" {
+		host = "%"
+	}
+	return mysql_db.UserPrimaryKey{Host: host, User: a.Name}
 }
 
 // writable is Engine.writable for an account change being persisted, from
@@ -229,15 +285,12 @@ func (a *accountLog) statement(ctx *sql.Context, n *accountNote, data []byte) (s
 	rd := after.Reader()
 	defer rd.Close()
 	account := func(a ast.AccountName) (string, string) {
-		host := a.Host
-		if a.AnyHost || host == "" {
-			host = "%"
-		}
-		u, ok := rd.GetUser(mysql_db.UserPrimaryKey{Host: host, User: a.Name})
+		k := accountKey(a)
+		u, ok := rd.GetUser(k)
 		if !ok {
-			return accountSQL(a.Name, host), ""
+			return accountSQL(k.User, k.Host), ""
 		}
-		return accountSQL(a.Name, host), identifiedAs(u)
+		return accountSQL(k.User, k.Host), identifiedAs(u)
 	}
 	var b strings.Builder
 	switch st := n.st.(type) {

@@ -4,7 +4,6 @@ import (
 	"strings"
 
 	"github.com/dolthub/go-mysql-server/sql"
-	"github.com/dolthub/vitess/go/mysql"
 	ast "github.com/dolthub/vitess/go/vt/sqlparser"
 )
 
@@ -86,7 +85,7 @@ func checkAlterUser(ctx *sql.Context, target ast.AccountName) error {
 	if me != nil && me.User == target.Name && strings.EqualFold(me.Host, host) {
 		return nil // one's own account
 	}
-	return mysql.NewSQLError(erSpecificAccessDenied, "42000", "Access denied; you need (at least one of) the CREATE USER privilege(s) for this operation")
+	return errNeedCreateUser
 }
 
 // ignoredAccountOption names the first option go-mysql-server would

@@ -75,48 +75,29 @@ func (e *Engine) DynamicGrant(ctx *sql.Context, query string, allowed func(names
 		return true, mysql.NewSQLError(erSpecificAccessDenied, "42000",
 			"Access denied; you need (at least one of) the %s privilege(s) with GRANT OPTION for this operation", strings.ToUpper(strings.Join(names, ", ")))
 	}
-	if err := e.writable(ctx); err != nil {
-		return true, err
-	}
-	// The note is made before go-mysql-server's account lock is taken:
-	// it may read the accounts.
-	var note *accountNote
-	s := sessionOf(ctx)
-	if s != nil {
-		note = e.newAccountNote(ctx, st, query)
-	}
-	db := e.GMS.Analyzer.Catalog.MySQLDb
-	ed := db.Editor()
-	defer ed.Close()
-	var users []*mysql_db.User
-	for _, a := range accounts {
-		host := a.Host
-		if a.AnyHost || host == "" {
-			host = "%"
+	return true, e.changeAccounts(ctx, st, query, func(ed *mysql_db.Editor) error {
+		var users []*mysql_db.User
+		for _, a := range accounts {
+			k := accountKey(a)
+			u, ok := ed.GetUser(k)
+			if !ok && grant {
+				return mysql.NewSQLError(erCantCreateUserWithGrant, "42000", "You are not allowed to create a user with GRANT")
+			}
+			if !ok {
+				return mysql.NewSQLError(erNonexistingGrant, "42000", "There is no such grant defined for user '%s' on host '%s'", k.User, k.Host)
+			}
+			users = append(users, u)
 		}
-		u, ok := ed.GetUser(mysql_db.UserPrimaryKey{Host: host, User: a.Name})
-		if !ok && grant {
-			return true, mysql.NewSQLError(erCantCreateUserWithGrant, "42000", "You are not allowed to create a user with GRANT")
+		for _, u := range users {
+			if grant {
+				u.PrivilegeSet.AddGlobalDynamic(withGrant, names...)
+			} else {
+				u.PrivilegeSet.RemoveGlobalDynamic(names...)
+			}
+			ed.PutUser(u)
 		}
-		if !ok {
-			return true, mysql.NewSQLError(erNonexistingGrant, "42000", "There is no such grant defined for user '%s' on host '%s'", a.Name, host)
-		}
-		users = append(users, u)
-	}
-	for _, u := range users {
-		if grant {
-			u.PrivilegeSet.AddGlobalDynamic(withGrant, names...)
-		} else {
-			u.PrivilegeSet.RemoveGlobalDynamic(names...)
-		}
-		ed.PutUser(u)
-	}
-	if s != nil {
-		s.account = note
-	} else {
-		ctx = ctx.WithQuery(strings.TrimRight(strings.TrimSpace(query), "; \t\r\n"))
-	}
-	return true, db.Persist(ctx, ed)
+		return nil
+	})
 }
 
 func hasPrefixFold(s, prefix string) bool {

@@ -17,77 +17,59 @@ import (
 // (accountlog.go).
 
 func (e *Engine) renameUser(ctx *sql.Context, st *ast.RenameUser, query string) error {
-	db := e.GMS.Analyzer.Catalog.MySQLDb
-	if s := sessionOf(ctx); s == nil || s.replGTID == nil {
-		if !db.UserActivePrivilegeSet(ctx).Has(sql.PrivilegeType_CreateUser) {
-			return mysql.NewSQLError(erSpecificAccessDenied, "42000", "Access denied; you need (at least one of) the CREATE USER privilege(s) for this operation")
-		}
-	}
-	if err := e.writable(ctx); err != nil {
+	if err := e.requireCreateUser(ctx); err != nil {
 		return err
 	}
-	var note *accountNote
-	s := sessionOf(ctx)
-	if s != nil {
-		note = e.newAccountNote(ctx, st, query)
-	}
-	key := func(a ast.AccountName) mysql_db.UserPrimaryKey {
-		host := a.Host
-		if a.AnyHost || host == "" {
-			host = "%"
-		}
-		return mysql_db.UserPrimaryKey{Host: host, User: a.Name}
-	}
-	ed := db.Editor()
-	defer ed.Close()
-	// Check every pair against the accounts as the earlier pairs leave
-	// them (RENAME USER a TO b, b TO c is valid).
-	taken := map[mysql_db.UserPrimaryKey]bool{}
-	ed.VisitUsers(func(u *mysql_db.User) { taken[mysql_db.UserPrimaryKey{Host: u.Host, User: u.User}] = true })
-	var failed []string
-	for _, r := range st.Accounts {
-		from, to := key(r.From), key(r.To)
-		if !taken[from] || taken[to] {
-			failed = append(failed, accountSQL(from.User, from.Host))
-			continue
-		}
-		delete(taken, from)
-		taken[to] = true
-	}
-	if len(failed) > 0 {
-		return mysql.NewSQLError(erCannotUser, "HY000", "Operation RENAME USER failed for %s", strings.Join(failed, ","))
-	}
-	for _, r := range st.Accounts {
-		from, to := key(r.From), key(r.To)
-		u, _ := ed.GetUser(from)
-		nu := *u
-		nu.User, nu.Host = to.User, to.Host
-		ed.RemoveUser(from)
-		ed.PutUser(&nu)
-		var edges []*mysql_db.RoleEdge
-		ed.VisitRoleEdges(func(re *mysql_db.RoleEdge) {
-			if (re.FromUser == from.User && re.FromHost == from.Host) || (re.ToUser == from.User && re.ToHost == from.Host) {
-				edges = append(edges, re)
+	return e.changeAccounts(ctx, st, query, func(ed *mysql_db.Editor) error {
+		// Check every pair against the accounts as the earlier pairs leave
+		// them (RENAME USER a TO b, b TO c is valid).
+		taken := map[mysql_db.UserPrimaryKey]bool{}
+		ed.VisitUsers(func(u *mysql_db.User) { taken[mysql_db.UserPrimaryKey{Host: u.Host, User: u.User}] = true })
+		var failed []string
+		for _, r := range st.Accounts {
+			from, to := accountKey(r.From), accountKey(r.To)
+			if !taken[from] || taken[to] {
+				failed = append(failed, accountSQL(from.User, from.Host))
+				continue
 			}
-		})
-		for _, re := range edges {
-			ed.RemoveRoleEdge(mysql_db.RoleEdgesPrimaryKey{FromHost: re.FromHost, FromUser: re.FromUser, ToHost: re.ToHost, ToUser: re.ToUser})
-			ne := *re
-			if ne.FromUser == from.User && ne.FromHost == from.Host {
-				ne.FromUser, ne.FromHost = to.User, to.Host
-			}
-			if ne.ToUser == from.User && ne.ToHost == from.Host {
-				ne.ToUser, ne.ToHost = to.User, to.Host
-			}
-			ed.PutRoleEdge(&ne)
+			delete(taken, from)
+			taken[to] = true
 		}
+		if len(failed) > 0 {
+			return mysql.NewSQLError(erCannotUser, "HY000", "Operation RENAME USER failed for %s", strings.Join(failed, ","))
+		}
+		for _, r := range st.Accounts {
+			renameAccount(ed, accountKey(r.From), accountKey(r.To))
+		}
+		return nil
+	})
+}
+
+// renameAccount moves account from to to, with the roles granted to it
+// and by it.
+func renameAccount(ed *mysql_db.Editor, from, to mysql_db.UserPrimaryKey) {
+	u, _ := ed.GetUser(from)
+	nu := *u
+	nu.User, nu.Host = to.User, to.Host
+	ed.RemoveUser(from)
+	ed.PutUser(&nu)
+	var edges []*mysql_db.RoleEdge
+	ed.VisitRoleEdges(func(re *mysql_db.RoleEdge) {
+		if (re.FromUser == from.User && re.FromHost == from.Host) || (re.ToUser == from.User && re.ToHost == from.Host) {
+			edges = append(edges, re)
+		}
+	})
+	for _, re := range edges {
+		ed.RemoveRoleEdge(mysql_db.RoleEdgesPrimaryKey{FromHost: re.FromHost, FromUser: re.FromUser, ToHost: re.ToHost, ToUser: re.ToUser})
+		ne := *re
+		if ne.FromUser == from.User && ne.FromHost == from.Host {
+			ne.FromUser, ne.FromHost = to.User, to.Host
+		}
+		if ne.ToUser == from.User && ne.ToHost == from.Host {
+			ne.ToUser, ne.ToHost = to.User, to.Host
+		}
+		ed.PutRoleEdge(&ne)
 	}
-	if s != nil {
-		s.account = note
-	} else {
-		ctx = ctx.WithQuery(strings.TrimRight(strings.TrimSpace(query), "; \t\r\n"))
-	}
-	return db.Persist(ctx, ed)
 }
 
 // MaybeAccountStatement is a cheap test of query's first word: false

@@ -172,7 +172,7 @@ func (e *Engine) setDefaultRole(ctx *sql.Context, query string, toks []token) er
 		for _, t := range targets {
 			if t != me && !mayCreateUser {
 				rd.Close()
-				return mysql.NewSQLError(erSpecificAccessDenied, "42000", "Access denied; you need (at least one of) the CREATE USER privilege(s) for this operation")
+				return errNeedCreateUser
 			}
 		}
 	}
