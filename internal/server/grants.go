@@ -14,14 +14,23 @@ import (
 // with the grantor's privileges checked here, SET ROLE, SET DEFAULT ROLE
 // and RENAME USER.
 func (s *Server) accountStatement(c *mysql.Conn, query string) (*sqltypes.Result, bool, error) {
-	if !sqlengine.MaybeAccountStatement(query) {
+	return s.sessionStatement(c, query, sqlengine.MaybeAccountStatement, func(ctx *sql.Context) (bool, error) {
+		return s.sql.AccountStatement(ctx, query, func(names []string) bool { return s.mayGrant(c, names) })
+	})
+}
+
+// sessionStatement runs a statement the SQL layer answers itself on c's
+// session: run reports whether query was one. maybe, a cheap test of the
+// text, spares making a session context for every other statement.
+func (s *Server) sessionStatement(c *mysql.Conn, query string, maybe func(string) bool, run func(*sql.Context) (bool, error)) (*sqltypes.Result, bool, error) {
+	if !maybe(query) {
 		return nil, false, nil
 	}
 	ctx, ok := s.sql.SessionContext(c.ConnectionID)
 	if !ok {
 		return nil, false, nil
 	}
-	handled, err := s.sql.AccountStatement(ctx, query, func(names []string) bool { return s.mayGrant(c, names) })
+	handled, err := run(ctx)
 	if !handled || err != nil {
 		return nil, handled, err
 	}
@@ -54,16 +63,7 @@ func (s *Server) mayGrant(c *mysql.Conn, names []string) bool {
 // global read lock on UNLOCK TABLES before go-mysql-server answers it
 // (sqlengine.ReadLockStatement).
 func (s *Server) readLockStatement(c *mysql.Conn, query string) (*sqltypes.Result, bool, error) {
-	if !sqlengine.MaybeReadLockStatement(query) {
-		return nil, false, nil
-	}
-	ctx, ok := s.sql.SessionContext(c.ConnectionID)
-	if !ok {
-		return nil, false, nil
-	}
-	handled, err := s.sql.ReadLockStatement(ctx, query)
-	if !handled || err != nil {
-		return nil, handled, err
-	}
-	return &sqltypes.Result{}, true, nil
+	return s.sessionStatement(c, query, sqlengine.MaybeReadLockStatement, func(ctx *sql.Context) (bool, error) {
+		return s.sql.ReadLockStatement(ctx, query)
+	})
 }
