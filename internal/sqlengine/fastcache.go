@@ -19,9 +19,9 @@ import (
 //
 // The scanner is deliberately narrow: a query with anything it does not
 // fully understand (a comment, a backslash, a quote doubled inside a
-// string, a character set introducer, a bare ? or :, a number that is not
-// a plain integer) is not normalised at all, and is parsed whole as
-// before. A literal lifted out becomes exactly the bind variable the
+// string, a character set introducer, strings written side by side, a NUL,
+// a bare ? or :, a number that is not a plain integer) is not normalised
+// at all, and is parsed whole as before. A literal lifted out becomes exactly the bind variable the
 // client-side form of the same statement would send, which the planner
 // turns back into the same literal (ast.ExprFromValue).
 
@@ -114,7 +114,10 @@ func normalize(q string, ansiQuotes bool) (shape string, lits []*querypb.BindVar
 	for i := 0; i < len(q); {
 		b := q[i]
 		switch {
-		case b == '\\' || b == '?' || b == ':' || b == '#':
+		case b == '\\' || b == '?' || b == ':' || b == '#' || b == 0:
+			// NUL: the parser ends a statement at a NUL after a string
+			// but not after a number, so a lifted literal would change
+			// whether the text parses.
 			return "", nil, false
 		case b == '-' && i+1 < len(q) && q[i+1] == '-':
 			return "", nil, false
@@ -142,8 +145,8 @@ func normalize(q string, ansiQuotes bool) (shape string, lits []*querypb.BindVar
 				}
 				j++
 			}
-			if j >= len(q) || j+1 < len(q) && q[j+1] == b {
-				return "", nil, false
+			if j >= len(q) || j+1 < len(q) && q[j+1] == b || adjacentString(q[j+1:]) {
+				return "", nil, false // unterminated, doubled quote, or 'a' 'b'
 			}
 			lits = append(lits, sqltypes.StringBindVariable(q[i+1:j]))
 			out = append(out, '?')
@@ -189,6 +192,17 @@ func normalize(q string, ansiQuotes bool) (shape string, lits []*querypb.BindVar
 		}
 	}
 	return string(out), lits, true
+}
+
+// adjacentString reports whether another string literal follows (after
+// blanks): MySQL concatenates 'a' 'b' into one literal, which two lifted
+// literals would not be.
+func adjacentString(rest string) bool {
+	i := 0
+	for i < len(rest) && (rest[i] == ' ' || rest[i] == '\t' || rest[i] == '\n' || rest[i] == '\r') {
+		i++
+	}
+	return i < len(rest) && (rest[i] == '\'' || rest[i] == '"')
 }
 
 // isDigitsIdent reports whether the run of digits at i continues into

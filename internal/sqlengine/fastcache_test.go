@@ -167,6 +167,8 @@ func FuzzPlanCacheSameAsParse(f *testing.F) {
 		"SELECT c FROM t WHERE c = 'it''s'",
 		"SELECT c FROM t WHERE id = 0x1f",
 		"SELECT c FROM t WHERE c = _utf8mb4'x'",
+		"SELECT c FROM t WHERE id BETWEEN 0 AND ''\x00",
+		"SELECT c FROM t WHERE c = 'a' 'b'",
 	} {
 		f.Add(q, false)
 	}
