@@ -37,7 +37,22 @@
 // If a write or fsync fails, the pipeline stops: the failing group and every
 // later transaction get the error, nothing of theirs reaches storage, and no
 // further commit is accepted. A transaction is never acknowledged unless its
-// bytes were written (and synced, if the policy says so).
+// bytes were written (and synced, if the policy says so). A write that
+// failed for lack of space is the exception: it is cut back and undone
+// (rewind), and commits resume once space is freed. If applying a group to
+// storage fails, that group and every later one get the error and none is
+// applied (they are in the binlog, and a restart replays them).
+//
+// DDL is exclusive: commitMu is held shared by every commit from reserve
+// to release (for Submit, until the committer finishes it), and
+// exclusively by CommitExclusive, which therefore builds and commits its
+// statement with nothing else in flight. Barrier takes it for a moment to
+// wait out what is in flight.
+//
+// The pipeline's I/O is at its edges: it writes through a Log (the binlog)
+// and applies through a Store (storage), and its decisions (when a group
+// closes, when to sync, where to wait for replicas) are pure functions in
+// policy.go.
 package commit
 
 import (
@@ -167,11 +182,40 @@ var ErrStopped = errors.New("binlog is not accepting commits")
 // already in the executed set.
 var ErrGTIDExecuted = errors.New("GTID already executed")
 
+// Log is the durable log the pipeline appends to: the binlog
+// (*binlog.Log). Only the flusher calls it, except Close.
+type Log interface {
+	// Current is the position the next Append writes at.
+	Current() binlog.Position
+	Append(b []byte) error
+	Sync() error
+	// Rotate ends the current file and starts the next, whose header
+	// records prev as its Previous_gtids.
+	Rotate(now time.Time, prev binlog.GTIDSet) error
+	// Rewind cuts the current file back to to, undoing appends that were
+	// never published.
+	Rewind(to binlog.Position) error
+	// Publish lets readers (dump threads) see everything appended so far.
+	Publish()
+	Close() error
+}
+
+// Store is where committed groups become visible: storage
+// (*storage.Engine). Only the committer calls Apply and PublishCatalog.
+type Store interface {
+	NewBatch() *storage.Batch
+	// Apply applies the batches in order, recording the binlog position
+	// each reaches and whether those bytes were synced.
+	Apply(batches []*storage.Batch, ends []binlog.Position, synced bool) error
+	// PublishCatalog makes an applied DDL's catalog change visible.
+	PublishCatalog(c *storage.CatalogChange)
+}
+
 // Pipeline commits transactions. Create with New, stop with Close.
 type Pipeline struct {
 	cfg   *Config
-	log   *binlog.Log
-	store *storage.Engine
+	log   Log
+	store Store
 	Stats Stats
 
 	wbuf []byte // the write stage's group buffer, reused
@@ -205,7 +249,7 @@ type Pipeline struct {
 
 // New starts a pipeline appending to log and applying to store. gtids is
 // the executed GTID set.
-func New(cfg *Config, log *binlog.Log, store *storage.Engine, gtids binlog.GTIDSet) *Pipeline {
+func New(cfg *Config, log Log, store Store, gtids binlog.GTIDSet) *Pipeline {
 	p := &Pipeline{
 		cfg:     cfg,
 		log:     log,
@@ -485,23 +529,21 @@ func (p *Pipeline) flusher() {
 	defer close(p.groups)
 	tick := time.NewTicker(time.Second)
 	defer tick.Stop()
-	var groupCount int64
-	var dirty bool // written but not synced
+	var policy syncPolicy
 	for {
 		select {
 		case <-p.kick:
 		case <-tick.C:
-			// innodb_flush_log_at_trx_commit=0/2: fsync once a second.
-			if dirty && p.cfg.FlushLogAtTrxCommit.Load() != 1 {
+			if policy.tick(p.cfg.FlushLogAtTrxCommit.Load()) {
 				if err := p.sync(); err != nil {
 					p.fail(err, nil)
 					return
 				}
-				dirty = false
+				policy.synced()
 			}
 			continue
 		case <-p.quit:
-			if dirty {
+			if policy.dirty {
 				_ = p.sync()
 			}
 			return
@@ -527,22 +569,22 @@ func (p *Pipeline) flusher() {
 			p.fail(err, group)
 			return
 		}
-		dirty = true
 		// 4. sync
-		groupCount++
-		sb := p.cfg.SyncBinlog.Load()
-		force := false
+		force, trxs := false, 0
 		for _, t := range group {
 			force = force || t.ForceSync
+			if !t.rotateOnly {
+				trxs++
+			}
 		}
-		if force || sb == 1 || p.cfg.FlushLogAtTrxCommit.Load() == 1 || (sb > 1 && groupCount%sb == 0) {
+		if policy.written(force, p.cfg.SyncBinlog.Load(), p.cfg.FlushLogAtTrxCommit.Load()) {
 			if err := p.sync(); err != nil {
 				p.fail(err, group)
 				return
 			}
-			dirty = false
+			policy.synced()
 		}
-		g := handoff{trxs: group, synced: !dirty}
+		g := handoff{trxs: group, count: trxs, synced: !policy.dirty, ack: p.ackWaitPoint(trxs)}
 		// Replicas may read the group now: under AFTER_SYNC semi-sync the
 		// committer waits for their acknowledgement before applying it.
 		// The goroutine woken last runs next on this thread, so when the
@@ -552,7 +594,7 @@ func (p *Pipeline) flusher() {
 		if p.cfg.Observer != nil {
 			p.cfg.Observer.GroupCommitted(len(group))
 		}
-		if wait, afterSync := p.ackWaitPoint(); wait && afterSync {
+		if g.ack == ackBeforeApply {
 			p.groups <- g
 			p.log.Publish()
 		} else {
@@ -570,43 +612,46 @@ func (p *Pipeline) flusher() {
 }
 
 // handoff is what the flusher hands the committer: transactions written
-// (and synced, if synced) to the binlog, in order.
+// (and synced, if synced) to the binlog, in order; count of them are
+// transactions (not rotations), and ack is where the group waits for
+// replicas.
 type handoff struct {
 	trxs   []*Trx
+	count  int
 	synced bool
+	ack    ackPoint
 }
 
-const (
-	triggerNone = iota
-	triggerCount
-	triggerTimeout
-	triggerLockWait
-)
-
-// waitForGroup applies the sync delay: it returns when the delay has passed
-// since the group's first transaction, when no_delay_count transactions are
-// queued, or when a lock waiter needs the group to finish.
-func (p *Pipeline) waitForGroup() int {
+// waitForGroup applies the sync delay (closeGroup has the rules) and
+// returns why the group closed.
+func (p *Pipeline) waitForGroup() trigger {
 	delay := time.Duration(p.cfg.SyncDelay.Load()) * time.Microsecond
-	if delay <= 0 {
-		return triggerNone
-	}
 	count := int(p.cfg.NoDelayCount.Load())
-	timer := time.NewTimer(delay)
-	defer timer.Stop()
+	start := time.Now()
+	var timer *time.Timer
+	defer func() {
+		if timer != nil {
+			timer.Stop()
+		}
+	}()
 	for {
 		p.qmu.Lock()
 		n := len(p.queue)
 		p.qmu.Unlock()
-		if count > 0 && n >= count {
-			return triggerCount
+		t, wait := closeGroup(delay, count, n, p.lockWait.Load(), time.Since(start))
+		if t != triggerOpen {
+			if t == triggerLockWait {
+				p.lockWait.Store(false)
+			}
+			return t
 		}
-		if p.lockWait.Swap(false) {
-			return triggerLockWait
+		if timer == nil {
+			timer = time.NewTimer(wait)
+		} else {
+			timer.Reset(wait)
 		}
 		select {
 		case <-timer.C:
-			return triggerTimeout
 		case <-p.kick:
 		case <-p.quit:
 			return triggerNone
@@ -775,20 +820,37 @@ func (p *Pipeline) finish(t *Trx, err error) {
 	}
 }
 
-func (p *Pipeline) ackWaitPoint() (wait, afterSync bool) {
+// ackWaitPoint is where a group of trxs transactions waits for replicas.
+func (p *Pipeline) ackWaitPoint(trxs int) ackPoint {
 	if p.cfg.Acks == nil {
-		return false, false
+		return ackNone
 	}
-	return p.cfg.Acks.WaitPoint()
+	wait, afterSync := p.cfg.Acks.WaitPoint()
+	return waitPoint(wait, afterSync, trxs)
 }
 
 // committer runs stage 5: apply in order, make visible, release.
+//
+// Once an apply has failed, no later group is applied: storage would show
+// a transaction without one committed before it. Those groups are in the
+// binlog, like the failed one, so a restart replays them all; here their
+// transactions get the error.
 func (p *Pipeline) committer() {
 	defer p.wg.Done()
 	batches := make([]*storage.Batch, 0, 64)
 	ends := make([]binlog.Position, 0, 64)
+	var applyErr error
 	for g := range p.groups {
 		group := g.trxs
+		if applyErr != nil {
+			for _, t := range group {
+				if t.Batch != nil {
+					t.Batch.Close()
+				}
+				p.finish(t, applyErr)
+			}
+			continue
+		}
 		batches, ends = batches[:0], ends[:0]
 		for _, t := range group {
 			if t.Batch == nil {
@@ -801,55 +863,48 @@ func (p *Pipeline) committer() {
 			ends = append(ends, t.End)
 		}
 		last := group[len(group)-1]
-		trxs := 0
-		for _, t := range group {
-			if !t.rotateOnly {
-				trxs++
-			}
-		}
-		wait, afterSync := false, false
-		if p.cfg.Acks != nil && trxs > 0 {
-			wait, afterSync = p.cfg.Acks.WaitPoint()
-		}
-		if wait && afterSync {
-			p.cfg.Acks.WaitAck(last.End, trxs)
+		if g.ack == ackBeforeApply {
+			p.cfg.Acks.WaitAck(last.End, g.count)
 		}
 		err := p.store.Apply(batches, ends, g.synced)
+		if err != nil {
+			applyErr = fmt.Errorf("storage apply failed after the binlog was written: %w", err)
+			p.mu.Lock()
+			p.failed = applyErr
+			p.mu.Unlock()
+			for _, t := range group {
+				p.finish(t, applyErr)
+			}
+			continue
+		}
 		for _, t := range group {
-			if err == nil && t.Catalog != nil {
+			if t.Catalog != nil {
 				p.store.PublishCatalog(t.Catalog)
 			}
 		}
-		if err != nil {
-			err = fmt.Errorf("storage apply failed after the binlog was written: %w", err)
-			p.mu.Lock()
-			p.failed = err
-			p.mu.Unlock()
-		} else {
-			p.committed.Store(last.GTID.SequenceNumber)
-			own := 0
-			for _, t := range group {
-				if !t.rotateOnly && !t.KeepGTID {
-					own++
-				}
+		p.committed.Store(last.GTID.SequenceNumber)
+		own := 0
+		for _, t := range group {
+			if !t.rotateOnly && !t.KeepGTID {
+				own++
 			}
-			if own > 0 {
-				p.ownVisible.Add(uint64(own))
-			}
-			p.visMu.Lock()
-			for _, t := range group {
-				if !t.rotateOnly {
-					p.visible.Add(t.GTID.SID, t.GTID.GNO)
-				}
-			}
-			p.visMu.Unlock()
 		}
-		p.Stats.Commits.Add(uint64(trxs))
-		if wait && !afterSync && err == nil {
-			p.cfg.Acks.WaitAck(last.End, trxs)
+		if own > 0 {
+			p.ownVisible.Add(uint64(own))
+		}
+		p.visMu.Lock()
+		for _, t := range group {
+			if !t.rotateOnly {
+				p.visible.Add(t.GTID.SID, t.GTID.GNO)
+			}
+		}
+		p.visMu.Unlock()
+		p.Stats.Commits.Add(uint64(g.count))
+		if g.ack == ackAfterApply {
+			p.cfg.Acks.WaitAck(last.End, g.count)
 		}
 		for _, t := range group {
-			p.finish(t, err)
+			p.finish(t, nil)
 		}
 	}
 }

@@ -1,0 +1,173 @@
+package commit
+
+import (
+	"errors"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/cockroachdb/pebble/v2/vfs"
+	"github.com/lockstepdb/lockstep/internal/binlog"
+	"github.com/lockstepdb/lockstep/internal/storage"
+)
+
+// memLog is a Log in memory that counts what the pipeline asks of it.
+type memLog struct {
+	mu      sync.Mutex
+	pos     binlog.Position
+	appends int
+	syncs   int
+	failAt  int // Append number that fails (0: none)
+}
+
+func (l *memLog) Current() binlog.Position { l.mu.Lock(); defer l.mu.Unlock(); return l.pos }
+func (l *memLog) Append(b []byte) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.appends++
+	if l.appends == l.failAt {
+		return errors.New("injected write error")
+	}
+	l.pos.Pos += int64(len(b))
+	return nil
+}
+func (l *memLog) Sync() error { l.mu.Lock(); l.syncs++; l.mu.Unlock(); return nil }
+func (l *memLog) Rotate(time.Time, binlog.GTIDSet) error {
+	return errors.New("memLog does not rotate")
+}
+func (l *memLog) Rewind(binlog.Position) error { return errors.New("memLog does not rewind") }
+func (l *memLog) Publish()                     {}
+func (l *memLog) Close() error                 { return nil }
+
+func (l *memLog) counts() (appends, syncs int) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.appends, l.syncs
+}
+
+// gateStore is a Store whose Apply calls can be held and failed.
+type gateStore struct {
+	*storage.Engine
+	mu      sync.Mutex
+	applied int
+	hold    chan error // when set, the next Apply waits for a value and returns it
+}
+
+func (s *gateStore) Apply(batches []*storage.Batch, ends []binlog.Position, synced bool) error {
+	s.mu.Lock()
+	s.applied++
+	hold := s.hold
+	s.hold = nil
+	s.mu.Unlock()
+	if hold != nil {
+		if err := <-hold; err != nil {
+			return err
+		}
+	}
+	return s.Engine.Apply(batches, ends, synced)
+}
+
+func (s *gateStore) applies() int { s.mu.Lock(); defer s.mu.Unlock(); return s.applied }
+
+func newEdges(t *testing.T, cfg *Config) (*Pipeline, *memLog, *gateStore) {
+	t.Helper()
+	eng, err := storage.Open(storage.Options{FS: vfs.NewMem(), Dir: "/store"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { eng.Close() })
+	log := &memLog{pos: binlog.Position{File: 1, Pos: 4}}
+	st := &gateStore{Engine: eng}
+	p := New(cfg, log, st, binlog.GTIDSet{})
+	t.Cleanup(func() { p.Close() })
+	return p, log, st
+}
+
+func emptyTrx() *Trx {
+	var ev binlog.TrxEvents
+	ev.AddQuery("db", "BEGIN", binlog.QueryOptions{})
+	ev.AddXID(1)
+	return &Trx{Events: &ev}
+}
+
+// waitUntil polls cond for at most 10 s.
+func waitUntil(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); !cond(); time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+	}
+}
+
+// A failed apply fails the groups queued behind it, which are never
+// applied: storage must not show a transaction without one committed
+// before it.
+func TestFailedApplyFailsLaterGroups(t *testing.T) {
+	p, log, st := newEdges(t, newConfig(1, false, 1<<30))
+	gate := make(chan error)
+	st.hold = gate
+	first := emptyTrx()
+	if err := p.Submit(first); err != nil {
+		t.Fatal(err)
+	}
+	waitUntil(t, "the first group's apply", func() bool { return st.applies() == 1 })
+	second := emptyTrx()
+	if err := p.Submit(second); err != nil {
+		t.Fatal(err)
+	}
+	// The second group is written and handed over while the first is
+	// being applied.
+	waitUntil(t, "the second group's write", func() bool { a, _ := log.counts(); return a == 2 })
+	gate <- errors.New("injected apply error")
+	if err := first.Wait(); err == nil {
+		t.Fatal("the first transaction committed despite its failed apply")
+	}
+	if err := second.Wait(); err == nil {
+		t.Fatal("a transaction after a failed apply committed")
+	}
+	if n := st.applies(); n != 1 {
+		t.Fatalf("%d applies after a failed one, want none", n-1)
+	}
+	if err := p.Commit(emptyTrx()); !errors.Is(err, ErrStopped) {
+		t.Fatalf("commit after a failed apply: %v, want ErrStopped", err)
+	}
+}
+
+// A failed write fails the group and stops the pipeline before anything
+// reaches storage.
+func TestFailedWriteStopsBeforeStorage(t *testing.T) {
+	p, log, st := newEdges(t, newConfig(1, true, 1<<30))
+	log.failAt = 2
+	if err := p.Commit(emptyTrx()); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Commit(emptyTrx()); err == nil {
+		t.Fatal("a transaction whose write failed committed")
+	}
+	if n := st.applies(); n != 1 {
+		t.Fatalf("%d applies, want 1", n)
+	}
+	if err := p.Commit(emptyTrx()); !errors.Is(err, ErrStopped) {
+		t.Fatalf("commit after a failed write: %v, want ErrStopped", err)
+	}
+}
+
+// The sync policy reaches the log: sync_binlog=1 syncs every group before
+// it is acknowledged, sync_binlog=0 with flush 2 none of them.
+func TestSyncPolicyReachesTheLog(t *testing.T) {
+	for _, c := range []struct {
+		syncBinlog int64
+		want       int
+	}{{1, 5}, {0, 0}} {
+		p, log, _ := newEdges(t, newConfig(c.syncBinlog, false, 1<<30))
+		for range 5 {
+			if err := p.Commit(emptyTrx()); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if _, syncs := log.counts(); syncs != c.want {
+			t.Errorf("sync_binlog=%d: %d syncs after 5 commits, want %d", c.syncBinlog, syncs, c.want)
+		}
+	}
+}
