@@ -38,13 +38,14 @@ type SemiSync struct {
 
 	Stats SemiSyncStats
 
-	mu      sync.Mutex
-	active  bool // status ON (not fallen back)
-	clients map[*replica]struct{}
-	changed chan struct{} // closed and replaced when an ACK or client changes
-	latest  binlog.Position
-	closed  bool
-	onOff   func(on bool, reason string)
+	mu        sync.Mutex
+	active    bool // status ON (not fallen back)
+	clients   map[*replica]struct{}
+	positions []binlog.Position // ackedLocked's scratch
+	changed   chan struct{}     // closed and replaced when an ACK or client changes
+	latest    binlog.Position
+	closed    bool
+	onOff     func(on bool, reason string)
 
 	// OnWait, if set before use, is told how long each acknowledged group
 	// waited (for histograms); it must not block.
@@ -162,7 +163,8 @@ func (s *SemiSync) WaitAck(end binlog.Position, trxs int) {
 	defer s.Stats.WaitSessions.Add(-int64(trxs))
 	var timer *time.Timer
 	for {
-		if s.ackedLocked(end) {
+		switch waitStep(s.ackedLocked(end), len(s.clients), s.waitCount.Load(), s.waitNoReplica.Load(), s.enabled.Load() && !s.closed, time.Until(deadline)) {
+		case waitAcked:
 			d := time.Since(start)
 			s.Stats.YesTx.Add(uint64(trxs))
 			s.Stats.Waits.Add(1)
@@ -174,23 +176,20 @@ func (s *SemiSync) WaitAck(end binlog.Position, trxs int) {
 				timer.Stop()
 			}
 			return
-		}
-		if !s.waitNoReplica.Load() && int64(len(s.clients)) < s.waitCount.Load() {
+		case waitTooFewReplicas:
 			s.fallBackLocked("fewer semi-sync replicas connected than rpl_semi_sync_source_wait_for_replica_count (rpl_semi_sync_source_wait_no_replica=OFF)")
 			s.Stats.NoTx.Add(uint64(trxs))
 			return
-		}
-		if !s.enabled.Load() || s.closed {
+		case waitOff:
 			s.Stats.NoTx.Add(uint64(trxs))
 			return
-		}
-		left := time.Until(deadline)
-		if left <= 0 {
+		case waitTimedOut:
 			s.Stats.Timeouts.Add(1)
 			s.fallBackLocked("timed out waiting for a replica's acknowledgement (rpl_semi_sync_source_timeout)")
 			s.Stats.NoTx.Add(uint64(trxs))
 			return
 		}
+		left := time.Until(deadline)
 		if timer == nil {
 			timer = time.NewTimer(left)
 		} else {
@@ -208,14 +207,66 @@ func (s *SemiSync) WaitAck(end binlog.Position, trxs int) {
 
 // ackedLocked reports whether enough replicas acknowledged end.
 func (s *SemiSync) ackedLocked(end binlog.Position) bool {
-	need := s.waitCount.Load()
-	var n int64
+	s.positions = s.positions[:0]
 	for r := range s.clients {
-		if !r.acked.Less(end) {
+		s.positions = append(s.positions, r.acked)
+	}
+	return acked(s.positions, end, s.waitCount.Load())
+}
+
+// The decisions of semi-sync, apart from its locks, timers and sockets;
+// testdata/semisync drives them directly.
+
+// acked reports whether need of the replicas' acknowledged positions
+// reach end.
+func acked(positions []binlog.Position, end binlog.Position, need int64) bool {
+	var n int64
+	for _, p := range positions {
+		if !p.Less(end) {
 			n++
 		}
 	}
 	return n >= need
+}
+
+// waitOutcome is what a group's wait for acknowledgements does next.
+type waitOutcome int
+
+const (
+	waitAcked          waitOutcome = iota // enough replicas acknowledged: commit
+	waitTooFewReplicas                    // fall back to async (wait_no_replica OFF)
+	waitOff                               // semi-sync off or shutting down: commit without waiting
+	waitTimedOut                          // fall back to async (timeout)
+	waitMore                              // keep waiting
+)
+
+func (w waitOutcome) String() string {
+	return [...]string{"acked", "fall_back_too_few_replicas", "off", "fall_back_timeout", "wait"}[w]
+}
+
+// waitStep decides a wait's next step: ackedEnough says whether enough
+// replicas acknowledged the group, clients how many semi-sync replicas are
+// connected, need rpl_semi_sync_source_wait_for_replica_count, on whether
+// semi-sync is enabled and running, and left the time until the timeout.
+func waitStep(ackedEnough bool, clients int, need int64, waitNoReplica, on bool, left time.Duration) waitOutcome {
+	switch {
+	case ackedEnough:
+		return waitAcked
+	case !waitNoReplica && int64(clients) < need:
+		return waitTooFewReplicas
+	case !on:
+		return waitOff
+	case left <= 0:
+		return waitTimedOut
+	}
+	return waitMore
+}
+
+// returns reports whether an acknowledgement of pos brings a source that
+// fell back to async back to semi-sync: the replica has caught up with the
+// latest group that committed.
+func returns(enabled, active bool, pos, latest binlog.Position) bool {
+	return enabled && !active && !pos.Less(latest)
 }
 
 func (s *SemiSync) fallBackLocked(reason string) {
@@ -255,7 +306,7 @@ func (s *SemiSync) ack(r *replica, pos binlog.Position) {
 	if r.acked.Less(pos) {
 		r.acked = pos
 	}
-	if s.enabled.Load() && !s.active && !r.acked.Less(s.latest) {
+	if returns(s.enabled.Load(), s.active, r.acked, s.latest) {
 		s.active = true
 		if s.onOff != nil {
 			s.onOff(true, "a replica caught up")
