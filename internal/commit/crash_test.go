@@ -16,7 +16,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/cockroachdb/pebble/v2"
 	"github.com/cockroachdb/pebble/v2/vfs"
 	"github.com/go-mysql-org/go-mysql/replication"
 	"github.com/lockstepdb/lockstep/internal/binlog"
@@ -98,7 +97,7 @@ func put(p *Pipeline, s *storage.Engine, tab *storage.Table, kv map[int64]int64,
 
 func readAllRows(t testing.TB, s *storage.Engine, tab *storage.Table) map[int64]int64 {
 	t.Helper()
-	it, err := s.DB().NewIter(&pebble.IterOptions{LowerBound: tab.PrimaryPrefix(), UpperBound: row.PrefixEnd(tab.PrimaryPrefix())})
+	it, err := s.Latest().NewIter(tab.PrimaryPrefix(), row.PrefixEnd(tab.PrimaryPrefix()))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -47,7 +47,6 @@ import (
 	"fmt"
 	"path/filepath"
 
-	"github.com/cockroachdb/pebble/v2"
 	"github.com/cockroachdb/pebble/v2/vfs"
 	"github.com/lockstepdb/lockstep/internal/binlog"
 	"github.com/lockstepdb/lockstep/internal/row"
@@ -63,7 +62,7 @@ type OpenOptions struct {
 	// CacheSize is the store's block cache size.
 	CacheSize int64
 	// Logger receives the store's (Pebble's) messages; nil is quiet.
-	Logger pebble.Logger
+	Logger storage.Logger
 	// Warn receives the store's disk-full episodes (storage.Options.Warn).
 	Warn func(msg string)
 }

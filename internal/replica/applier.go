@@ -637,12 +637,12 @@ func (a *applier) decode(j *job) error {
 // of the file).
 func (a *applier) prefetch(j *job) error {
 	vis, own := a.visible.Load(), a.r.o.Pipe.OwnCommits()
-	db := a.r.o.Store.DB()
+	db := a.r.o.Store.Latest()
 	for i := range j.changes {
 		c := &j.changes[i]
 		c.preVis, c.preOwn = vis, own
 		k := c.checked()
-		found, err := storage.View(db, k, func(v []byte) error {
+		found, err := db.View(k, func(v []byte) error {
 			c.pre = append(make([]byte, 0, len(v)), v...) // non-nil: nil is a tombstone
 			return nil
 		})
@@ -738,7 +738,7 @@ func (a *applier) lookup(c *rowChange, local map[string][]byte, key []byte, fn f
 		v, ok = a.ov.get(key)
 	}
 	if !ok {
-		return storage.View(a.r.o.Store.DB(), key, fn)
+		return a.r.o.Store.Latest().View(key, fn)
 	}
 	if v == nil {
 		return false, nil

@@ -10,7 +10,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/cockroachdb/pebble/v2"
 	"github.com/cockroachdb/pebble/v2/vfs"
 	"github.com/lockstepdb/lockstep/internal/binlog"
 	"github.com/lockstepdb/lockstep/internal/commit"
@@ -186,7 +185,7 @@ func applyModelStream(t *testing.T, rng *rand.Rand, workers int64, mode string) 
 			want[string(e.Key)] = e.Value
 		}
 	}
-	it, err := s.DB().NewIter(&pebble.IterOptions{LowerBound: tab.TablePrefix(), UpperBound: row.PrefixEnd(tab.TablePrefix())})
+	it, err := s.Latest().NewIter(tab.TablePrefix(), row.PrefixEnd(tab.TablePrefix()))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,7 +10,6 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/cockroachdb/pebble/v2"
 	"github.com/dolthub/go-mysql-server/sql"
 	"github.com/dolthub/vitess/go/mysql"
 	"github.com/lockstepdb/lockstep/internal/lock"
@@ -736,7 +735,7 @@ func (a *autoincState) current(t *Table) (uint64, error) {
 // it leads the primary key).
 func (t *Table) maxCommitted(col int) (uint64, error) {
 	pfx := t.st.PrimaryPrefix()
-	it, err := t.e.store.DB().NewIter(&pebble.IterOptions{LowerBound: pfx, UpperBound: row.PrefixEnd(pfx)})
+	it, err := t.e.store.Latest().NewIter(pfx, row.PrefixEnd(pfx))
 	if err != nil {
 		return 0, err
 	}
@@ -976,7 +975,7 @@ func (t *Table) Truncate(ctx *sql.Context) (int, error) {
 
 func (t *Table) countRows(ctx *sql.Context) (int, error) {
 	pfx := t.st.PrimaryPrefix()
-	it, err := t.e.store.DB().NewIter(&pebble.IterOptions{LowerBound: pfx, UpperBound: row.PrefixEnd(pfx)})
+	it, err := t.e.store.Latest().NewIter(pfx, row.PrefixEnd(pfx))
 	if err != nil {
 		return 0, err
 	}

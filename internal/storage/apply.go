@@ -64,7 +64,7 @@ var accountsKey = []byte("\x00cat/accounts")
 // Accounts returns the accounts of the last set_accounts change applied,
 // if there was one.
 func (e *Engine) Accounts() ([]byte, bool, error) {
-	return Get(e.db, accountsKey)
+	return get(e.db, accountsKey)
 }
 
 func tabKey(id uint64) []byte { return binary.BigEndian.AppendUint64([]byte("\x00cat/tab/"), id) }
@@ -351,7 +351,7 @@ func (e *Engine) getter(own ownWrites) Getter {
 			return v, v != nil, nil
 		}
 		var out []byte
-		ok, err := View(e.db, k, func(v []byte) error {
+		ok, err := view(e.db, k, func(v []byte) error {
 			out = append([]byte(nil), v...)
 			return nil
 		})

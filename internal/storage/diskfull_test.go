@@ -109,7 +109,7 @@ func TestDiskFullFlushBacksOff(t *testing.T) {
 	if errs > 1 {
 		t.Fatalf("%d store errors logged during the episode", errs)
 	}
-	if v, ok, err := Get(e.DB(), []byte("\x02k")); err != nil || !ok || string(v) != "v" {
+	if v, ok, err := get(e.db, []byte("\x02k")); err != nil || !ok || string(v) != "v" {
 		t.Fatalf("data after the episode: %q %v %v", v, ok, err)
 	}
 }

@@ -29,7 +29,7 @@ func keys(t *testing.T, e *Engine, p []byte) []string {
 func getter(e *Engine) Getter {
 	return func(k []byte) ([]byte, bool, error) {
 		var out []byte
-		ok, err := View(e.db, k, func(v []byte) error {
+		ok, err := view(e.db, k, func(v []byte) error {
 			out = append([]byte(nil), v...)
 			return nil
 		})

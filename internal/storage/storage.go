@@ -146,7 +146,7 @@ type Options struct {
 	CacheSize int64
 	// Logger receives Pebble's messages (quiet if nil). Pebble's Fatalf
 	// must not return.
-	Logger pebble.Logger
+	Logger Logger
 	// Warn receives the start and end of a disk-full episode (diskfull.go);
 	// nil sends them to Logger's Errorf.
 	Warn func(msg string)
@@ -280,9 +280,6 @@ func (e *Engine) Flush() (binlog.Position, error) {
 	pos := e.Applied()
 	return pos, e.db.Flush()
 }
-
-// DB exposes the Pebble handle to readers in this module (transactions).
-func (e *Engine) DB() *pebble.DB { return e.db }
 
 // Collator is the collator keys are built with.
 func (e *Engine) Collator() row.Collator { return e.coll }
@@ -865,38 +862,6 @@ func (e *Engine) Meta(name string) ([]byte, bool, error) {
 	}
 	defer c.Close()
 	return append([]byte(nil), v...), true, nil
-}
-
-// Get reads a key from r (the DB or a snapshot).
-func Get(r pebble.Reader, k []byte) ([]byte, bool, error) {
-	v, c, err := r.Get(k)
-	if errors.Is(err, pebble.ErrNotFound) {
-		return nil, false, nil
-	}
-	if err != nil {
-		return nil, false, err
-	}
-	out := append([]byte(nil), v...)
-	return out, true, c.Close()
-}
-
-// View calls fn (if not nil) with k's value in r without copying it, and
-// reports whether k exists. fn must not keep the value.
-func View(r pebble.Reader, k []byte, fn func(v []byte) error) (bool, error) {
-	v, c, err := r.Get(k)
-	if errors.Is(err, pebble.ErrNotFound) {
-		return false, nil
-	}
-	if err != nil {
-		return false, err
-	}
-	if fn != nil {
-		err = fn(v)
-	}
-	if cerr := c.Close(); err == nil {
-		err = cerr
-	}
-	return true, err
 }
 
 // Preview returns an open table for a definition that is not (yet) in the

@@ -88,7 +88,7 @@ func rowsEvent(t *testing.T, tab *Table, typ byte, images ...[]row.Value) binlog
 
 func scan(t *testing.T, e *Engine, prefix []byte) [][]byte {
 	t.Helper()
-	it, err := e.DB().NewIter(&pebble.IterOptions{LowerBound: prefix, UpperBound: row.PrefixEnd(prefix)})
+	it, err := e.db.NewIter(&pebble.IterOptions{LowerBound: prefix, UpperBound: row.PrefixEnd(prefix)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -204,18 +204,18 @@ func TestApplyMergesSmallBatches(t *testing.T) {
 		t.Fatal(err)
 	}
 	for k, want := range map[string]int{"\x02a": 1, "\x02b": len(big), "\x02c": 1} {
-		v, ok, err := Get(e.DB(), []byte(k))
+		v, ok, err := get(e.db, []byte(k))
 		if err != nil || !ok || len(v) != want {
 			t.Fatalf("%q: %d bytes, %v %v", k, len(v), ok, err)
 		}
 	}
-	if v, _, _ := Get(e.DB(), []byte("\x02a")); string(v) != "4" {
+	if v, _, _ := get(e.db, []byte("\x02a")); string(v) != "4" {
 		t.Fatalf("a = %q, want the last write", v)
 	}
 	if e.Applied() != ends[len(ends)-1] {
 		t.Fatalf("applied %v", e.Applied())
 	}
-	if v, _, _ := Get(e.DB(), metaAppliedKey); len(v) != 17 || v[15] != byte(ends[4].Pos) || v[16] != 0 {
+	if v, _, _ := get(e.db, metaAppliedKey); len(v) != 17 || v[15] != byte(ends[4].Pos) || v[16] != 0 {
 		t.Fatalf("recorded position %x", v)
 	}
 	if err := e.Apply(batches[:1], ends, true); err == nil {

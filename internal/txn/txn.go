@@ -33,7 +33,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/cockroachdb/pebble/v2"
 	"github.com/google/btree"
 	"github.com/lockstepdb/lockstep/internal/binlog"
 	"github.com/lockstepdb/lockstep/internal/commit"
@@ -93,7 +92,7 @@ type Txn struct {
 	m          *Manager
 	owner      *lock.Owner
 	iso        Isolation
-	snap       *pebble.Snapshot
+	snap       *storage.Snapshot
 	buf        *btree.BTreeG[*item]
 	undo       []undoRec
 	events     binlog.TrxEvents
@@ -145,14 +144,14 @@ func (t *Txn) Isolation() Isolation { return t.iso }
 func (t *Txn) HasWrites() bool { return !t.events.Empty() }
 
 // reader is the consistent read view.
-func (t *Txn) reader() pebble.Reader {
+func (t *Txn) reader() storage.Reader {
 	if t.snap == nil {
 		if t.direct {
-			return t.m.Engine.DB()
+			return t.m.Engine.Latest()
 		}
-		t.snap = t.m.Engine.DB().NewSnapshot()
+		t.snap = t.m.Engine.NewSnapshot()
 	}
-	return t.snap
+	return t.snap.Reader()
 }
 
 // ReadOnce declares a transaction that makes one consistent read (one
@@ -289,7 +288,7 @@ func (t *Txn) Get(key []byte) ([]byte, bool, error) {
 	if t.iso == Serializable {
 		return t.GetLocked(key, lock.Shared)
 	}
-	return storage.Get(t.reader(), key)
+	return t.reader().Get(key)
 }
 
 // latest reads the newest committed version overlaid with the buffer.
@@ -300,7 +299,7 @@ func (t *Txn) latest(key []byte) ([]byte, bool, error) {
 	if t.locked.img != nil && t.locked.key == string(key) && t.owner.Holds(t.locked.key, lock.Exclusive) {
 		return t.locked.img, true, nil
 	}
-	return storage.Get(t.m.Engine.DB(), key)
+	return t.m.Engine.Latest().Get(key)
 }
 
 // GetLatest reads the newest committed version of key overlaid with the
@@ -334,7 +333,7 @@ type KV struct{ Key, Value []byte }
 // see rows it writes while scanning).
 type Iter struct {
 	t       *Txn
-	it      *pebble.Iterator
+	it      *storage.Iter
 	started bool
 	buf     []*item
 	bi      int
@@ -358,18 +357,18 @@ func (t *Txn) Scan(lower, upper []byte) (*Iter, error) {
 // with the buffer, without locking (used for secondary index entries whose
 // rows the caller then locks).
 func (t *Txn) ScanLatest(lower, upper []byte) (*Iter, error) {
-	return t.newIter(t.m.Engine.DB(), lower, upper, 0)
+	return t.newIter(t.m.Engine.Latest(), lower, upper, 0)
 }
 
 // LockingScan returns an iterator over the latest committed rows in
 // [lower, upper) that locks each key before returning it and returns its
 // latest value (rows deleted while waiting are skipped).
 func (t *Txn) LockingScan(lower, upper []byte, mode lock.Mode) (*Iter, error) {
-	return t.newIter(t.m.Engine.DB(), lower, upper, mode)
+	return t.newIter(t.m.Engine.Latest(), lower, upper, mode)
 }
 
-func (t *Txn) newIter(r pebble.Reader, lower, upper []byte, mode lock.Mode) (*Iter, error) {
-	it, err := r.NewIter(&pebble.IterOptions{LowerBound: lower, UpperBound: upper})
+func (t *Txn) newIter(r storage.Reader, lower, upper []byte, mode lock.Mode) (*Iter, error) {
+	it, err := r.NewIter(lower, upper)
 	if err != nil {
 		return nil, err
 	}
