@@ -1,0 +1,84 @@
+// Package internal_test holds the rules of the import graph, checked.
+package internal_test
+
+import (
+	"go/parser"
+	"go/token"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+const module = "github.com/lockstepdb/lockstep/internal/"
+
+// layers orders the packages under internal/: a package imports only
+// packages of lower layers. The write path reads bottom up: rows and
+// locks, the binlog, storage, the commit pipeline, transactions and the
+// replication source, the replica, SQL, and the server on top.
+var layers = map[string]int{
+	"row": 0, "lock": 0, "elle": 0,
+	"atomicfile": 1,
+	"tlscert":    2, "binlog": 2,
+	"storage": 3,
+	"commit":  4,
+	"txn":     5, "source": 5,
+	"replica":   6,
+	"sqlengine": 7,
+	"metrics":   8, "dashboard": 8,
+	"server":  9,
+	"loadgen": 10, "workload": 10,
+	"bench": 11, "integration": 11,
+}
+
+// sqlLayer is the first layer that may know SQL (go-mysql-server and its
+// parser): storage, the pipeline, transactions and replication do not.
+const sqlLayer = 7
+
+// TestImportRules fails when a package imports one of a higher (or its
+// own) layer, when a layer below SQL imports go-mysql-server or its
+// vitess, or when Pebble itself (not its vfs) is imported outside storage.
+func TestImportRules(t *testing.T) {
+	dirs, err := os.ReadDir(".")
+	if err != nil {
+		t.Fatal(err)
+	}
+	fset := token.NewFileSet()
+	for _, d := range dirs {
+		if !d.IsDir() {
+			continue
+		}
+		pkg := d.Name()
+		layer, known := layers[pkg]
+		if !known {
+			t.Errorf("internal/%s is in no layer: add it to layers in this file", pkg)
+			continue
+		}
+		files, _ := filepath.Glob(filepath.Join(pkg, "*.go"))
+		for _, f := range files {
+			if strings.HasSuffix(f, "_test.go") {
+				continue
+			}
+			af, err := parser.ParseFile(fset, f, nil, parser.ImportsOnly)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, im := range af.Imports {
+				path, _ := strconv.Unquote(im.Path.Value)
+				switch {
+				case strings.HasPrefix(path, module):
+					dep := strings.SplitN(strings.TrimPrefix(path, module), "/", 2)[0]
+					dl, ok := layers[dep]
+					if ok && dl >= layer {
+						t.Errorf("%s imports %s: internal/%s (layer %d) may only import lower layers, and %s is layer %d", f, path, pkg, layer, dep, dl)
+					}
+				case strings.HasPrefix(path, "github.com/dolthub/") && layer < sqlLayer:
+					t.Errorf("%s imports %s: internal/%s sits below SQL and must not know go-mysql-server", f, path, pkg)
+				case strings.HasPrefix(path, "github.com/cockroachdb/pebble") && !strings.HasPrefix(path, "github.com/cockroachdb/pebble/v2/vfs") && pkg != "storage":
+					t.Errorf("%s imports %s: only internal/storage uses Pebble; read through storage.Reader", f, path)
+				}
+			}
+		}
+	}
+}
