@@ -68,10 +68,7 @@ func (s *Server) underGTIDNext(c *mysql.Conn, query string, g binlog.GTIDInfo) (
 		return &sqltypes.Result{}, true, nil
 	case commitStmt.MatchString(query), rollbackStm.MatchString(query):
 		s.gtidNext.Delete(c.ConnectionID)
-		var ev binlog.TrxEvents
-		ev.AddQuery("", "BEGIN", binlog.QueryOptions{})
-		ev.AddQuery("", "COMMIT", binlog.QueryOptions{})
-		err := s.pipe.Commit(&commit.Trx{Events: &ev, Batch: s.store.NewBatch(), KeepGTID: true, GTID: g})
+		err := s.sql.CommitGTIDOnly(g)
 		if err != nil && !errors.Is(err, commit.ErrGTIDExecuted) {
 			return nil, true, mysql.NewSQLError(mysql.ERUnknownError, "HY000", "%v", err)
 		}

@@ -233,30 +233,12 @@ func (e *Engine) commitCatalog(ctx *sql.Context, db, stmt string, c *storage.Cat
 		}
 		keep, s.replUsed = s.replGTID, true
 	}
-	// A rebuild (an index, a rewritten table) writes its data first, with
-	// every earlier commit visible and the table held by the metadata
-	// lock, so only its publication stops other tables' commits.
-	e.pipe.Barrier()
-	if err := e.store.Stage(c); err != nil {
-		return ddlError(err)
-	}
+	// The metadata locks hold the tables while a rebuild is written.
 	var caller commit.Caller
 	if s != nil {
 		caller = s.caller(ctx)
 	}
-	err := e.pipe.CommitExclusive(caller, func() (*commit.Trx, error) {
-		t, err := commit.CatalogTrx(e.store, c, db, stmt, binlog.QueryOptions{ThreadID: uint32(ctx.Session.ID())})
-		if err == nil && keep != nil {
-			t.KeepGTID, t.GTID = true, *keep
-		}
-		return t, err
-	})
-	if err != nil {
-		if uerr := e.store.Unstage(c); uerr != nil {
-			err = fmt.Errorf("%w (and clearing the staged rebuild failed: %v)", err, uerr)
-		}
-	}
-	return ddlError(err)
+	return ddlError(e.txns.CommitDDL(caller, c, db, stmt, binlog.QueryOptions{ThreadID: uint32(ctx.Session.ID())}, keep))
 }
 
 // ddlError maps a DDL's storage error to MySQL's.

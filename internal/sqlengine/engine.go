@@ -201,6 +201,11 @@ func (Collator) AppendWeights(dst []byte, collation uint16, s string) []byte {
 	return dst
 }
 
+// CommitGTIDOnly commits an empty transaction under g: BEGIN; COMMIT
+// under gtid_next, which skips g. A g already executed gives
+// commit.ErrGTIDExecuted.
+func (e *Engine) CommitGTIDOnly(g binlog.GTIDInfo) error { return e.txns.CommitGTIDOnly(g) }
+
 // replSessionIDs numbers the internal sessions that run replicated DDL
 // (above any connection id).
 var replSessionIDs atomic.Uint32
@@ -234,11 +239,7 @@ func (e *Engine) ExecDDL(db, query string, serverCollation uint16, g binlog.GTID
 	if err != nil || s.replUsed {
 		return err
 	}
-	return e.pipe.CommitExclusive(s.caller(ctx), func() (*commit.Trx, error) {
-		var ev binlog.TrxEvents
-		ev.AddQuery(db, query, binlog.QueryOptions{})
-		return &commit.Trx{Events: &ev, Batch: e.store.NewBatch(), KeepGTID: true, GTID: g}, nil
-	})
+	return e.txns.CommitStatement(s.caller(ctx), db, query, g)
 }
 
 // erOptionPrevents is ER_OPTION_PREVENTS_STATEMENT.
