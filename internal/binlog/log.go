@@ -9,6 +9,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/cockroachdb/errors/oserror"
 	"github.com/cockroachdb/pebble/v2/vfs"
 	"github.com/lockstepdb/lockstep/internal/atomicfile"
 )
@@ -189,7 +190,7 @@ func (l *Log) Current() Position { return Position{File: l.curNum, Pos: l.curSiz
 
 // Append writes p at the end of the current file (no sync).
 func (l *Log) Append(p []byte) error {
-	n, err := l.cur.Write(p)
+	n, err := l.cur.WriteAt(p, l.curSize)
 	l.curSize += int64(n)
 	if err != nil {
 		return err
@@ -255,6 +256,108 @@ func (l *Log) Rewind(pos Position) error {
 	l.listMu.Lock()
 	l.files[len(l.files)-1].Size = l.curSize
 	l.listMu.Unlock()
+	return nil
+}
+
+// CutBack makes pos the end of the log, across files: the files after
+// pos's are removed and pos's file is cut at pos and appended to again.
+// It is how a cluster node drops a raft log tail that a new leader
+// overwrote (raftrecord.go); pos must be at an entry boundary of a file
+// present, and nothing past it may have been published.
+//
+// The later files' removal is made durable before the cut, and the cut
+// before CutBack returns, so a crash leaves either the old tail or the
+// new end, never a later file after a cut one.
+func (l *Log) CutBack(pos Position) error {
+	if pos.File > l.curNum || pos.File == l.curNum && pos.Pos > l.curSize {
+		return fmt.Errorf("binlog: cannot cut back to %s:%d, past the end (%s:%d)", l.Name(pos.File), pos.Pos, l.Name(l.curNum), l.curSize)
+	}
+	l.listMu.Lock()
+	keep := 0
+	for keep < len(l.files) && l.files[keep].Num <= pos.File {
+		keep++
+	}
+	if keep == 0 || l.files[keep-1].Num != pos.File || pos.Pos < FileHeaderSize {
+		l.listMu.Unlock()
+		return fmt.Errorf("binlog: cannot cut back to %s:%d: no such file", l.Name(pos.File), pos.Pos)
+	}
+	later := append([]FileInfo(nil), l.files[keep:]...)
+	l.listMu.Unlock()
+	if pos.Less(l.mark.at) {
+		if err := l.mark.lower(pos); err != nil {
+			return err
+		}
+	}
+	if pos.File != l.curNum {
+		if err := l.cur.Close(); err != nil {
+			return err
+		}
+		l.cur = nil
+		for i := len(later) - 1; i >= 0; i-- {
+			if err := l.opts.FS.Remove(l.Path(later[i].Num)); err != nil && !oserror.IsNotExist(err) {
+				return err
+			}
+		}
+		if err := atomicfile.SyncDir(l.opts.FS, l.opts.Dir); err != nil {
+			return err
+		}
+		l.listMu.Lock()
+		l.files = l.files[:keep]
+		err := l.writeIndex()
+		l.listMu.Unlock()
+		if err != nil {
+			return err
+		}
+		f, err := l.opts.FS.OpenReadWrite(l.Path(pos.File), vfs.WriteCategoryUnspecified)
+		if err != nil {
+			return err
+		}
+		l.cur, l.curNum = f, pos.File
+		st, err := f.Stat()
+		if err != nil {
+			return err
+		}
+		l.curSize = st.Size()
+	}
+	if pos.Pos < l.curSize {
+		if err := l.truncateCurrent(pos.Pos); err != nil {
+			return err
+		}
+	}
+	l.curSize = pos.Pos
+	l.listMu.Lock()
+	l.files[len(l.files)-1].Size = l.curSize
+	l.listMu.Unlock()
+	return nil
+}
+
+// truncateCurrent cuts the current file to size and syncs it: with the
+// file's descriptor when it has one, otherwise (an in-memory file system)
+// by rewriting the kept bytes atomically and reopening the file.
+func (l *Log) truncateCurrent(size int64) error {
+	if fd := l.cur.Fd(); fd != vfs.InvalidFd {
+		if err := syscall.Ftruncate(int(fd), size); err != nil {
+			return fmt.Errorf("binlog: cutting %s back to %d: %w", l.Name(l.curNum), size, err)
+		}
+		return l.cur.Sync()
+	}
+	kept := make([]byte, size)
+	if _, err := l.cur.ReadAt(kept, 0); err != nil {
+		return fmt.Errorf("binlog: cutting %s back to %d: %w", l.Name(l.curNum), size, err)
+	}
+	if err := l.cur.Close(); err != nil {
+		return err
+	}
+	l.cur = nil
+	path := l.Path(l.curNum)
+	if err := atomicfile.Write(l.opts.FS, path, kept); err != nil {
+		return err
+	}
+	f, err := l.opts.FS.OpenReadWrite(path, vfs.WriteCategoryUnspecified)
+	if err != nil {
+		return err
+	}
+	l.cur = f
 	return nil
 }
 

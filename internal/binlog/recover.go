@@ -371,6 +371,7 @@ func syncFile(fs vfs.FS, path string) error {
 type syncedMark struct {
 	f   vfs.File
 	buf [20]byte
+	at  Position // the position last recorded
 }
 
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
@@ -420,7 +421,18 @@ func (m *syncedMark) record(p Position) error {
 	}
 	encodeMark(&m.buf, p)
 	_, err := m.f.WriteAt(m.buf[:], 0)
+	m.at = p
 	return err
+}
+
+// lower records p, below the position recorded, and syncs the mark: the
+// bytes past p are about to be cut, and a crash must not bring back a
+// mark past the end of what remains.
+func (m *syncedMark) lower(p Position) error {
+	if err := m.record(p); err != nil || m.f == nil {
+		return err
+	}
+	return m.f.Sync()
 }
 
 func (m *syncedMark) close() error {

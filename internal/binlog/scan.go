@@ -94,6 +94,17 @@ func scanFrom(data []byte, from int64, fn func(*Transaction) error) (FileScan, e
 			inTrx, dml = true, false
 		case !inTrx && (e.Type == RotateEvent || e.Type == StopEvent):
 			s.End = next
+		case !inTrx && e.Type == RowsQueryEvent && IsRaftRecord(e.Body()):
+			// A cluster's raft entry (raftrecord.go). One that a
+			// transaction follows ends with it: a record whose
+			// transaction is torn is cut with it.
+			r, _, err := ParseRaftRecord(e.Body())
+			if err != nil {
+				return s, fmt.Errorf("binlog: bad raft record at %d: %v", pos, err)
+			}
+			if r.TrxLen == 0 {
+				s.End = next
+			}
 		case !inTrx:
 			return s, fmt.Errorf("binlog: event type %d at %d outside a transaction", e.Type, pos)
 		default:
