@@ -495,6 +495,12 @@ func (d *dumper) handle(ev []byte, last bool) (rotated bool, err error) {
 		}
 	case binlog.RotateEvent, binlog.FormatDescriptionEvent, binlog.PreviousGTIDsEvent, binlog.StopEvent:
 		d.skip = false
+	case binlog.RowsQueryEvent:
+		// A cluster's raft record (binlog/raftrecord.go) is the log's own
+		// bookkeeping, between transactions: replicas never see it.
+		if len(ev) >= binlog.HeaderSize+binlog.ChecksumSize && binlog.IsRaftRecord(ev[binlog.HeaderSize:len(ev)-binlog.ChecksumSize]) {
+			return false, nil
+		}
 	}
 	if !d.skip {
 		// Only a semi-sync replica is asked for an ACK (and numbers its

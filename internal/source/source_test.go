@@ -202,6 +202,37 @@ func TestDumpFollowsRotationAndEndsAtEOF(t *testing.T) {
 	}
 }
 
+// raftRecord appends a cluster's raft record for the entry that follows.
+func (f *fixture) raftRecord(index uint64) {
+	f.t.Helper()
+	r := binlog.RaftRecord{Index: index, Term: 1}
+	end := f.log.Current().Pos + int64(binlog.RaftRecordSize(r))
+	if err := f.log.Append(binlog.AppendRaftRecord(nil, r, 1, 1, uint32(end))); err != nil {
+		f.t.Fatal(err)
+	}
+}
+
+// Raft records between transactions (a cluster node's log) are not sent:
+// a replica of a cluster node sees the transactions only.
+func TestDumpLeavesOutRaftRecords(t *testing.T) {
+	for _, flavor := range []Flavor{FlavorMySQL, FlavorMariaDB} {
+		f := newFixture(t)
+		f.raftRecord(1)
+		f.commit(false, 0)
+		f.raftRecord(2)
+		f.commit(true, 0)
+		evs := f.dump(Request{File: "binlog.000001", Pos: 4, Flags: DumpNonBlock, Flavor: flavor}).events()
+		for _, e := range evs {
+			if e[4] == binlog.RowsQueryEvent {
+				t.Fatalf("%v: a Rows_query event was sent", flavor)
+			}
+		}
+		if g := gnos(evs); flavor == FlavorMySQL && len(g) != 2 {
+			t.Fatalf("GTIDs %v", g)
+		}
+	}
+}
+
 func TestDumpFromMidFileMarksFormatDescription(t *testing.T) {
 	f := newFixture(t)
 	f.commit(false, 0)
