@@ -15,8 +15,9 @@ const module = "github.com/lockstepdb/lockstep/internal/"
 
 // layers orders the packages under internal/: a package imports only
 // packages of lower layers. The write path reads bottom up: rows and
-// locks, the binlog, storage, the commit pipeline, transactions and the
-// replication source, the replica, SQL, and the server on top.
+// locks, the binlog, storage and the raft log, the commit pipeline,
+// transactions and the replication source, the replica, the cluster,
+// SQL, and the server on top.
 var layers = map[string]int{
 	"row": 0, "lock": 0, "elle": 0, "certify": 0,
 	"atomicfile": 1,
@@ -25,16 +26,18 @@ var layers = map[string]int{
 	"commit": 4,
 	"txn":    5, "source": 5,
 	"replica":   6,
-	"sqlengine": 7,
-	"metrics":   8, "dashboard": 8,
-	"server":  9,
-	"loadgen": 10, "workload": 10,
-	"bench": 11, "integration": 11,
+	"cluster":   7,
+	"sqlengine": 8,
+	"metrics":   9, "dashboard": 9,
+	"server":  10,
+	"loadgen": 11, "workload": 11,
+	"bench": 12, "integration": 12,
 }
 
 // sqlLayer is the first layer that may know SQL (go-mysql-server and its
-// parser): storage, the pipeline, transactions and replication do not.
-const sqlLayer = 7
+// parser): storage, the pipeline, transactions, replication and the
+// cluster do not.
+const sqlLayer = 8
 
 // TestImportRules fails when a package imports one of a higher (or its
 // own) layer, when a layer below SQL imports go-mysql-server or its

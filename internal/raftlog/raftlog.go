@@ -309,10 +309,10 @@ func (l *Log) Append(ents []raftpb.Entry) error {
 	if at < l.first || at > l.lastIndex()+1 {
 		return fmt.Errorf("raftlog: appending entry %d to a log of entries %d..%d", at, l.first, l.lastIndex())
 	}
-	if at <= l.hs.Commit {
-		return fmt.Errorf("raftlog: appending entry %d would cut committed entry %d", at, l.hs.Commit)
-	}
 	if at <= l.lastIndex() {
+		if at <= l.hs.Commit {
+			return fmt.Errorf("raftlog: appending entry %d would cut committed entry %d", at, l.hs.Commit)
+		}
 		if err := l.bl.CutBack(l.locs[at-l.first].rec); err != nil {
 			return err
 		}

@@ -1,0 +1,293 @@
+package cluster
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/cockroachdb/datadriven"
+	"github.com/cockroachdb/pebble/v2/vfs"
+	"github.com/lockstepdb/lockstep/internal/binlog"
+	"github.com/lockstepdb/lockstep/internal/raftlog"
+	"go.etcd.io/raft/v3/raftpb"
+)
+
+var testSID = binlog.UUID{0xc1}
+
+// testTrx is a transaction under GTID testSID:gno.
+func testTrx(gno uint64) []byte {
+	var ev binlog.TrxEvents
+	ev.AddQuery("db", "BEGIN", binlog.QueryOptions{})
+	ev.AddXID(gno)
+	ev.Close()
+	return ev.Finalize(nil, 4, 1, 1, binlog.GTIDInfo{SID: testSID, GNO: gno, SequenceNumber: int64(gno)})
+}
+
+// describe names an entry for the test output.
+func describe(e raftpb.Entry) string {
+	switch {
+	case e.Type != raftpb.EntryNormal:
+		return "conf"
+	case len(e.Data) == 0:
+		return "empty"
+	}
+	ev, err := binlog.NextEvent(e.Data)
+	if err != nil {
+		return "bad: " + err.Error()
+	}
+	g, err := binlog.ParseGTID(ev.Body())
+	if err != nil {
+		return "bad: " + err.Error()
+	}
+	return fmt.Sprintf("trx %d", g.GNO)
+}
+
+// member is one node of the test cluster with its file system and what it
+// applied.
+type member struct {
+	fs      *vfs.MemFS
+	bl      *binlog.Log
+	node    *Node
+	applied []raftpb.Entry
+	down    bool
+}
+
+// env is a cluster driven step by step: messages are queued and delivered
+// by stabilize, so runs are deterministic.
+type env struct {
+	t       *testing.T
+	members map[uint64]*member
+	ids     []uint64
+	queue   []raftpb.Message
+	group   map[uint64]int // partition: nodes in different groups cannot talk
+}
+
+func (e *env) open(id uint64, fs *vfs.MemFS, peers []uint64) *member {
+	e.t.Helper()
+	bl, _, err := binlog.Open(binlog.Options{FS: fs, Dir: "/data", ServerID: uint32(id)}, binlog.GTIDSet{}, binlog.Position{})
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	l, err := raftlog.Open(raftlog.Options{FS: fs, Dir: "/data", ServerID: uint32(id)}, bl, 0)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	n, err := NewNode(Config{ID: id, ElectionTicks: 10, HeartbeatTicks: 1}, l, 0, peers)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return &member{fs: fs, bl: bl, node: n}
+}
+
+func (e *env) close() {
+	for _, m := range e.members {
+		if !m.down {
+			m.bl.Close()
+		}
+	}
+}
+
+func (e *env) cut(from, to uint64) bool { return e.group[from] != e.group[to] }
+
+// stabilize processes every node and delivers every message until nothing
+// is left to do, and returns what happened, one line per step.
+func (e *env) stabilize() string {
+	var b strings.Builder
+	for round := 0; round < 1000; round++ {
+		busy := false
+		for _, id := range e.ids {
+			m := e.members[id]
+			if m.down || !m.node.HasReady() {
+				continue
+			}
+			busy = true
+			out, err := m.node.Process()
+			if err != nil {
+				fmt.Fprintf(&b, "n%d: %v\n", id, err)
+				continue
+			}
+			m.applied = append(m.applied, out.Committed...)
+			e.queue = append(e.queue, out.Messages...)
+		}
+		msgs := e.queue
+		e.queue = nil
+		for _, msg := range msgs {
+			busy = true
+			to := e.members[msg.To]
+			if to == nil || to.down || e.cut(msg.From, msg.To) {
+				continue
+			}
+			if err := to.node.Step(msg); err != nil {
+				fmt.Fprintf(&b, "n%d: step %v: %v\n", msg.To, msg.Type, err)
+			}
+		}
+		if !busy {
+			return b.String()
+		}
+	}
+	e.t.Fatal("the cluster did not settle in 1000 rounds")
+	return ""
+}
+
+func (e *env) status() string {
+	var b strings.Builder
+	for _, id := range e.ids {
+		m := e.members[id]
+		if m.down {
+			fmt.Fprintf(&b, "n%d: down\n", id)
+			continue
+		}
+		st := m.node.Status()
+		fmt.Fprintf(&b, "n%d: %s term=%d lead=%d commit=%d applied=%d\n", id, strings.ToLower(strings.TrimPrefix(st.RaftState.String(), "State")), st.Term, st.Lead, st.Commit, len(m.applied))
+	}
+	return b.String()
+}
+
+// TestInteraction drives a cluster of nodes with the commands in
+// testdata/interaction:
+//
+//	new n=<nodes>                  bootstrap a cluster of nodes 1..n
+//	campaign node=<id>
+//	forget-leader node=<id>        (a follower grants votes at once)
+//	propose node=<id> trx=<gno>    a transaction with that GTID number
+//	propose node=<id> raw=<text>   a proposal that is not a transaction
+//	tick node=<id,...> n=<ticks>
+//	stabilize                      process and deliver until quiet
+//	partition <ids> [| <ids> ...]  messages between groups are lost
+//	heal
+//	crash node=<id> keep=<pct>     the node's machine fails, keeping pct%
+//	                               of what was not synced
+//	restart node=<id>
+//	status                         each node's raft state
+//	applied                        what each node applied, in order
+//	log node=<id>                  the entries in the node's binlog
+func TestInteraction(t *testing.T) {
+	datadriven.Walk(t, "testdata", func(t *testing.T, path string) {
+		e := &env{t: t, members: map[uint64]*member{}}
+		defer e.close()
+		datadriven.RunTest(t, path, func(t *testing.T, d *datadriven.TestData) string {
+			args := map[string][]string{}
+			for _, a := range d.CmdArgs {
+				args[a.Key] = a.Vals
+			}
+			num := func(k string) uint64 {
+				if len(args[k]) != 1 {
+					d.Fatalf(t, "%s: want one value", k)
+				}
+				n, err := strconv.ParseUint(args[k][0], 10, 64)
+				if err != nil {
+					d.Fatalf(t, "bad %s", k)
+				}
+				return n
+			}
+			node := func() *member {
+				m := e.members[num("node")]
+				if m == nil || m.down {
+					d.Fatalf(t, "node %d is not running", num("node"))
+				}
+				return m
+			}
+			switch d.Cmd {
+			case "new":
+				n := num("n")
+				for id := uint64(1); id <= n; id++ {
+					e.ids = append(e.ids, id)
+				}
+				for _, id := range e.ids {
+					e.members[id] = e.open(id, vfs.NewCrashableMem(), e.ids)
+				}
+				return "ok"
+			case "campaign":
+				if err := node().node.Campaign(); err != nil {
+					return err.Error()
+				}
+				return "ok"
+			case "forget-leader":
+				if err := node().node.rn.ForgetLeader(); err != nil {
+					return err.Error()
+				}
+				return "ok"
+			case "propose":
+				data := []byte(strings.Join(args["raw"], ","))
+				if _, ok := args["trx"]; ok {
+					data = testTrx(num("trx"))
+				}
+				if err := node().node.Propose(data); err != nil {
+					return err.Error()
+				}
+				return "ok"
+			case "tick":
+				for _, v := range args["node"] {
+					id, _ := strconv.ParseUint(v, 10, 64)
+					for range num("n") {
+						e.members[id].node.Tick()
+					}
+				}
+				return "ok"
+			case "stabilize":
+				return e.stabilize() + e.status()
+			case "partition":
+				e.group = map[uint64]int{}
+				g := 0
+				for _, a := range d.CmdArgs {
+					if a.Key == "|" {
+						g++
+						continue
+					}
+					id, err := strconv.ParseUint(a.Key, 10, 64)
+					if err != nil {
+						d.Fatalf(t, "bad node %q", a.Key)
+					}
+					e.group[id] = g
+				}
+				return "ok"
+			case "heal":
+				e.group = nil
+				return "ok"
+			case "crash":
+				m := node()
+				id := num("node")
+				crashed := m.fs.CrashClone(vfs.CrashCloneCfg{UnsyncedDataPercent: int(num("keep")), RNG: rand.New(rand.NewPCG(id, 1))})
+				m.bl.Close()
+				e.members[id] = &member{fs: crashed, down: true}
+				return "ok"
+			case "restart":
+				id := num("node")
+				m := e.members[id]
+				if m == nil || !m.down {
+					d.Fatalf(t, "node %d is not down", id)
+				}
+				e.members[id] = e.open(id, m.fs, nil)
+				return "ok"
+			case "status":
+				return e.status()
+			case "applied":
+				var b strings.Builder
+				for _, id := range e.ids {
+					var names []string
+					for _, c := range e.members[id].applied {
+						names = append(names, fmt.Sprintf("%d:%s", c.Index, describe(c)))
+					}
+					fmt.Fprintf(&b, "n%d: %s\n", id, strings.Join(names, ", "))
+				}
+				return b.String()
+			case "log":
+				m := node()
+				last, _ := m.node.log.LastIndex()
+				es, err := m.node.log.Entries(1, last+1, 1<<40)
+				if err != nil {
+					return err.Error()
+				}
+				var names []string
+				for _, en := range es {
+					names = append(names, fmt.Sprintf("%d/%d:%s", en.Index, en.Term, describe(en)))
+				}
+				return strings.Join(names, "\n") + "\n"
+			}
+			d.Fatalf(t, "unknown command %s", d.Cmd)
+			return ""
+		})
+	})
+}

@@ -1,0 +1,244 @@
+// Package cluster is Lockstep's multi-primary cluster: nodes that order
+// their transactions through one raft log (etcd raft), kept in each
+// node's binlog (raftlog).
+//
+// Node is the raft state machine with its storage: it is driven from
+// outside (Tick, Step, Propose) and Process hands out the I/O raft asks
+// for, as etcd raft's Ready does: entries and hard state are written to
+// the log and synced there, and Process returns the messages to send and
+// the entries that committed. Time and the network are at the edges
+// (driver.go, transport.go), so tests drive nodes deterministically
+// (testdata/interaction).
+//
+// Invariants:
+//   - A Ready's entries and hard state are durable before any of its
+//     messages leave Process (raft's rule for acknowledging entries and
+//     votes), and before Advance.
+//   - Committed entries are handed out once, in index order, after they
+//     are durable locally; configuration changes among them are applied to
+//     raft and recorded in the log's state before Process returns.
+//   - A normal entry proposed with data must be a transaction's binlog
+//     events: Propose checks it, so a bad proposal is refused instead of
+//     breaking the log.
+package cluster
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+
+	"github.com/lockstepdb/lockstep/internal/binlog"
+	"github.com/lockstepdb/lockstep/internal/raftlog"
+	"go.etcd.io/raft/v3"
+	"go.etcd.io/raft/v3/raftpb"
+)
+
+// Config is a node's raft configuration.
+type Config struct {
+	ID uint64
+	// ElectionTicks and HeartbeatTicks are in ticks of the driver's clock.
+	ElectionTicks, HeartbeatTicks int
+	// Logger receives raft's warnings and errors (nil: discarded).
+	Logger *slog.Logger
+}
+
+// Node is one cluster member's raft state machine and log.
+type Node struct {
+	id  uint64
+	rn  *raft.RawNode
+	log *raftlog.Log
+}
+
+// Output is what one Process call asks of the caller.
+type Output struct {
+	// Messages go to other nodes (their To field says which).
+	Messages []raftpb.Message
+	// Committed are entries committed and durable here, to apply in order.
+	Committed []raftpb.Entry
+	// Lead is the leader known now (0: none), Term the current term.
+	Lead, Term uint64
+}
+
+// NewNode starts the raft state machine over log. applied is the index of
+// the last entry the store holds the effects of. A node with an empty log
+// and peers bootstraps a new cluster of those voters; a node with a log
+// takes its configuration from it.
+func NewNode(cfg Config, log *raftlog.Log, applied uint64, peers []uint64) (*Node, error) {
+	rc := &raft.Config{
+		ID:                        cfg.ID,
+		ElectionTick:              cfg.ElectionTicks,
+		HeartbeatTick:             cfg.HeartbeatTicks,
+		Storage:                   log,
+		Applied:                   applied,
+		MaxSizePerMsg:             1 << 20,
+		MaxCommittedSizePerReady:  16 << 20,
+		MaxUncommittedEntriesSize: 64 << 20,
+		MaxInflightMsgs:           256,
+		CheckQuorum:               true,
+		PreVote:                   true,
+		ReadOnlyOption:            raft.ReadOnlySafe,
+		// The leader certifies transactions before they enter the log,
+		// so only it proposes them.
+		DisableProposalForwarding: true,
+		StepDownOnRemoval:         true,
+		Logger:                    raftLogger{cfg.Logger},
+	}
+	if rc.ElectionTick == 0 {
+		rc.ElectionTick = 10
+	}
+	if rc.HeartbeatTick == 0 {
+		rc.HeartbeatTick = 1
+	}
+	rn, err := raft.NewRawNode(rc)
+	if err != nil {
+		return nil, err
+	}
+	if last, _ := log.LastIndex(); last == 0 && len(peers) > 0 {
+		ps := make([]raft.Peer, len(peers))
+		for i, id := range peers {
+			ps[i] = raft.Peer{ID: id}
+		}
+		if err := rn.Bootstrap(ps); err != nil {
+			return nil, err
+		}
+	}
+	return &Node{id: cfg.ID, rn: rn, log: log}, nil
+}
+
+// ID is the node's raft id.
+func (n *Node) ID() uint64 { return n.id }
+
+// Tick advances raft's logical clock by one tick.
+func (n *Node) Tick() { n.rn.Tick() }
+
+// Campaign makes the node stand for election now.
+func (n *Node) Campaign() error { return n.rn.Campaign() }
+
+// Step hands raft a message from another node.
+func (n *Node) Step(m raftpb.Message) error {
+	if m.To != n.id {
+		return fmt.Errorf("cluster: message for node %d delivered to %d", m.To, n.id)
+	}
+	return n.rn.Step(m)
+}
+
+// ErrNotLeader is returned for a proposal on a node that is not the
+// leader.
+var ErrNotLeader = errors.New("cluster: not the leader")
+
+// Propose appends a transaction (its binlog events) to the log, on the
+// leader. It returns once raft has taken it, not when it commits.
+func (n *Node) Propose(trx []byte) error {
+	if n.rn.BasicStatus().RaftState != raft.StateLeader {
+		return ErrNotLeader
+	}
+	if len(trx) == 0 {
+		return errors.New("cluster: an empty transaction")
+	}
+	for off := 0; off < len(trx); {
+		e, err := binlog.NextEvent(trx[off:])
+		if err != nil {
+			return fmt.Errorf("cluster: proposal is not binlog events: %w", err)
+		}
+		off += int(e.Size)
+	}
+	err := n.rn.Propose(trx)
+	if errors.Is(err, raft.ErrProposalDropped) {
+		return ErrNotLeader
+	}
+	return err
+}
+
+// ProposeConfChange proposes a membership change, on the leader.
+func (n *Node) ProposeConfChange(cc raftpb.ConfChangeI) error {
+	return n.rn.ProposeConfChange(cc)
+}
+
+// Status is raft's view of the node.
+func (n *Node) Status() raft.Status { return n.rn.Status() }
+
+// HasReady reports whether Process has work.
+func (n *Node) HasReady() bool { return n.rn.HasReady() }
+
+// Process performs what raft asks: it writes and syncs the Ready's entries
+// and hard state, applies configuration changes, and returns the messages
+// to send and the committed entries. An error means the log could not be
+// written: the node must stop.
+func (n *Node) Process() (Output, error) {
+	var out Output
+	if !n.rn.HasReady() {
+		st := n.rn.BasicStatus()
+		out.Lead, out.Term = st.Lead, st.Term
+		return out, nil
+	}
+	rd := n.rn.Ready()
+	if !raft.IsEmptySnap(rd.Snapshot) {
+		return out, errors.New("cluster: a snapshot arrived, and state transfer by snapshot is not built yet")
+	}
+	if err := n.log.Append(rd.Entries); err != nil {
+		return out, err
+	}
+	if err := n.log.SetHardState(rd.HardState); err != nil {
+		return out, err
+	}
+	if rd.MustSync && len(rd.Entries) > 0 {
+		if err := n.log.Sync(); err != nil {
+			return out, err
+		}
+	}
+	for _, e := range rd.CommittedEntries {
+		if err := n.applyConfChange(e); err != nil {
+			return out, err
+		}
+	}
+	out.Messages = rd.Messages
+	out.Committed = rd.CommittedEntries
+	n.rn.Advance(rd)
+	st := n.rn.BasicStatus()
+	out.Lead, out.Term = st.Lead, st.Term
+	return out, nil
+}
+
+func (n *Node) applyConfChange(e raftpb.Entry) error {
+	var cc raftpb.ConfChangeI
+	switch e.Type {
+	case raftpb.EntryConfChange:
+		var c raftpb.ConfChange
+		if err := c.Unmarshal(e.Data); err != nil {
+			return fmt.Errorf("cluster: entry %d: %w", e.Index, err)
+		}
+		cc = c
+	case raftpb.EntryConfChangeV2:
+		var c raftpb.ConfChangeV2
+		if err := c.Unmarshal(e.Data); err != nil {
+			return fmt.Errorf("cluster: entry %d: %w", e.Index, err)
+		}
+		cc = c
+	default:
+		return nil
+	}
+	cs := n.rn.ApplyConfChange(cc)
+	return n.log.SetConfState(*cs)
+}
+
+// raftLogger passes raft's warnings and errors to a slog.Logger.
+type raftLogger struct{ l *slog.Logger }
+
+func (r raftLogger) out(level slog.Level, msg string) {
+	if r.l != nil {
+		r.l.Log(context.Background(), level, msg, "component", "raft")
+	}
+}
+func (r raftLogger) Debug(v ...any)                   {}
+func (r raftLogger) Debugf(format string, v ...any)   {}
+func (r raftLogger) Info(v ...any)                    {}
+func (r raftLogger) Infof(format string, v ...any)    {}
+func (r raftLogger) Warning(v ...any)                 { r.out(slog.LevelWarn, fmt.Sprint(v...)) }
+func (r raftLogger) Warningf(format string, v ...any) { r.out(slog.LevelWarn, fmt.Sprintf(format, v...)) }
+func (r raftLogger) Error(v ...any)                   { r.out(slog.LevelError, fmt.Sprint(v...)) }
+func (r raftLogger) Errorf(format string, v ...any)   { r.out(slog.LevelError, fmt.Sprintf(format, v...)) }
+func (r raftLogger) Fatal(v ...any)                   { panic(fmt.Sprint(v...)) }
+func (r raftLogger) Fatalf(format string, v ...any)   { panic(fmt.Sprintf(format, v...)) }
+func (r raftLogger) Panic(v ...any)                   { panic(fmt.Sprint(v...)) }
+func (r raftLogger) Panicf(format string, v ...any)   { panic(fmt.Sprintf(format, v...)) }
