@@ -1,0 +1,323 @@
+package cluster
+
+// Transport carries raft messages between nodes over TCP.
+//
+// Each node listens on its cluster address. For every peer it keeps one
+// outgoing connection, fed by a bounded queue: when the queue is full or
+// the peer cannot be reached, messages are dropped and the peer reported
+// unreachable, which raft expects (it sends again). Incoming connections
+// only receive.
+//
+// A connection starts with a hello from the dialer: a magic string, the
+// cluster's name and the dialer's node id; the receiver closes a
+// connection from another cluster or an unknown node. Then every message
+// is framed as a 4-byte big-endian length and raft's protobuf encoding. A
+// frame longer than maxFrame, or one that does not decode, closes the
+// connection: bad bytes never reach raft.
+//
+// Cluster traffic is neither authenticated nor encrypted yet: bind the
+// cluster address to a private network.
+
+import (
+	"bufio"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"sync"
+	"time"
+
+	"go.etcd.io/raft/v3/raftpb"
+)
+
+const (
+	helloMagic = "lockstep-cluster 1\n"
+	// maxFrame bounds one message: raft's MaxSizePerMsg (1 MiB) plus one
+	// transaction of up to the largest allowed size.
+	maxFrame   = 256 << 20
+	sendQueue  = 4096
+	dialTimout = time.Second
+)
+
+// Transport sends and receives raft messages for one node.
+type Transport struct {
+	id      uint64
+	cluster string
+	ln      net.Listener
+	recv    chan raftpb.Message
+	// Unreachable, if set before Start, is told of a peer a message could
+	// not be sent to.
+	Unreachable func(id uint64)
+
+	mu     sync.Mutex
+	peers  map[uint64]*peer
+	conns  map[net.Conn]struct{}
+	closed bool
+	wg     sync.WaitGroup
+	quit   chan struct{}
+}
+
+type peer struct {
+	id   uint64
+	addr string
+	q    chan raftpb.Message
+}
+
+// NewTransport makes node id's transport, listening on ln, with the peers'
+// addresses (the node's own may be included; it is skipped).
+func NewTransport(id uint64, cluster string, ln net.Listener, peers map[uint64]string) *Transport {
+	t := &Transport{id: id, cluster: cluster, ln: ln, recv: make(chan raftpb.Message, sendQueue), peers: map[uint64]*peer{}, conns: map[net.Conn]struct{}{}, quit: make(chan struct{})}
+	for pid, addr := range peers {
+		if pid != id {
+			t.peers[pid] = &peer{id: pid, addr: addr, q: make(chan raftpb.Message, sendQueue)}
+		}
+	}
+	return t
+}
+
+// Start accepts connections and starts the senders.
+func (t *Transport) Start() {
+	t.wg.Add(1)
+	go t.accept()
+	for _, p := range t.peers {
+		t.wg.Add(1)
+		go t.send(p)
+	}
+}
+
+// Recv delivers incoming messages.
+func (t *Transport) Recv() <-chan raftpb.Message { return t.recv }
+
+// Send queues messages for their peers, dropping what cannot be queued.
+func (t *Transport) Send(msgs []raftpb.Message) {
+	for _, m := range msgs {
+		p := t.peers[m.To]
+		if p == nil {
+			continue
+		}
+		select {
+		case p.q <- m:
+		default:
+			t.unreachable(m.To)
+		}
+	}
+}
+
+func (t *Transport) unreachable(id uint64) {
+	if t.Unreachable != nil {
+		t.Unreachable(id)
+	}
+}
+
+// Close stops listening, closes every connection and waits for the
+// transport's goroutines.
+func (t *Transport) Close() error {
+	t.mu.Lock()
+	if t.closed {
+		t.mu.Unlock()
+		return nil
+	}
+	t.closed = true
+	close(t.quit)
+	err := t.ln.Close()
+	for c := range t.conns {
+		c.Close()
+	}
+	t.mu.Unlock()
+	t.wg.Wait()
+	return err
+}
+
+// track registers a connection to close at Close; false if closing.
+func (t *Transport) track(c net.Conn) bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.closed {
+		return false
+	}
+	t.conns[c] = struct{}{}
+	return true
+}
+
+func (t *Transport) untrack(c net.Conn) {
+	t.mu.Lock()
+	delete(t.conns, c)
+	t.mu.Unlock()
+	c.Close()
+}
+
+func (t *Transport) accept() {
+	defer t.wg.Done()
+	for {
+		c, err := t.ln.Accept()
+		if err != nil {
+			return
+		}
+		if !t.track(c) {
+			c.Close()
+			return
+		}
+		t.wg.Add(1)
+		go func() {
+			defer t.wg.Done()
+			defer t.untrack(c)
+			_ = t.receive(c)
+		}()
+	}
+}
+
+// receive reads one incoming connection until it fails or closes.
+func (t *Transport) receive(c net.Conn) error {
+	r := bufio.NewReaderSize(c, 64<<10)
+	_ = c.SetReadDeadline(time.Now().Add(10 * time.Second))
+	from, err := readHello(r, t.cluster)
+	if err != nil {
+		return err
+	}
+	if _, known := t.peers[from]; !known {
+		return fmt.Errorf("cluster: connection from unknown node %d", from)
+	}
+	_ = c.SetReadDeadline(time.Time{})
+	var hdr [4]byte
+	buf := make([]byte, 0, 4096)
+	for {
+		if _, err := io.ReadFull(r, hdr[:]); err != nil {
+			return err
+		}
+		n := binary.BigEndian.Uint32(hdr[:])
+		if n > maxFrame {
+			return fmt.Errorf("cluster: a %d-byte message from node %d", n, from)
+		}
+		if cap(buf) < int(n) {
+			buf = make([]byte, n)
+		}
+		buf = buf[:n]
+		if _, err := io.ReadFull(r, buf); err != nil {
+			return err
+		}
+		var m raftpb.Message
+		if err := m.Unmarshal(buf); err != nil {
+			return fmt.Errorf("cluster: a bad message from node %d: %w", from, err)
+		}
+		if m.From != from || m.To != t.id {
+			return fmt.Errorf("cluster: node %d sent a message from %d to %d", from, m.From, m.To)
+		}
+		// Unmarshal copies bytes fields, so buf can be reused.
+		select {
+		case t.recv <- m:
+		case <-t.quit:
+			return nil
+		}
+	}
+}
+
+func writeHello(w io.Writer, cluster string, id uint64) error {
+	b := append([]byte(helloMagic), byte(len(cluster)))
+	b = append(b, cluster...)
+	b = binary.BigEndian.AppendUint64(b, id)
+	_, err := w.Write(b)
+	return err
+}
+
+func readHello(r io.Reader, cluster string) (uint64, error) {
+	b := make([]byte, len(helloMagic)+1)
+	if _, err := io.ReadFull(r, b); err != nil {
+		return 0, err
+	}
+	if string(b[:len(helloMagic)]) != helloMagic {
+		return 0, errors.New("cluster: not a Lockstep cluster connection")
+	}
+	rest := make([]byte, int(b[len(helloMagic)])+8)
+	if _, err := io.ReadFull(r, rest); err != nil {
+		return 0, err
+	}
+	if name := string(rest[:len(rest)-8]); name != cluster {
+		return 0, fmt.Errorf("cluster: connection from cluster %q, this is %q", name, cluster)
+	}
+	return binary.BigEndian.Uint64(rest[len(rest)-8:]), nil
+}
+
+// send keeps a connection to p and writes its queue to it.
+func (t *Transport) send(p *peer) {
+	defer t.wg.Done()
+	var c net.Conn
+	var w *bufio.Writer
+	var frame []byte
+	backoff := 50 * time.Millisecond
+	defer func() {
+		if c != nil {
+			t.untrack(c)
+		}
+	}()
+	for {
+		var m raftpb.Message
+		select {
+		case m = <-p.q:
+		case <-t.quit:
+			return
+		}
+		if c == nil {
+			conn, err := net.DialTimeout("tcp", p.addr, dialTimout)
+			if err != nil || !t.track(conn) {
+				if conn != nil {
+					conn.Close()
+				}
+				t.unreachable(p.id)
+				t.drain(p, backoff)
+				backoff = min(backoff*2, time.Second)
+				continue
+			}
+			c, w = conn, bufio.NewWriterSize(conn, 64<<10)
+			if err := writeHello(w, t.cluster, t.id); err != nil {
+				t.untrack(c)
+				c = nil
+				continue
+			}
+			backoff = 50 * time.Millisecond
+		}
+		err := t.write(w, m, &frame)
+		// Write what else is queued before flushing, as one batch.
+		for err == nil && len(p.q) > 0 {
+			err = t.write(w, <-p.q, &frame)
+		}
+		if err == nil {
+			err = w.Flush()
+		}
+		if err != nil {
+			t.untrack(c)
+			c = nil
+			t.unreachable(p.id)
+		}
+	}
+}
+
+func (t *Transport) write(w *bufio.Writer, m raftpb.Message, frame *[]byte) error {
+	n := m.Size()
+	if cap(*frame) < 4+n {
+		*frame = make([]byte, 4+n)
+	}
+	f := (*frame)[:4+n]
+	binary.BigEndian.PutUint32(f, uint32(n))
+	if _, err := m.MarshalTo(f[4:]); err != nil {
+		return err
+	}
+	_, err := w.Write(f)
+	return err
+}
+
+// drain drops p's queued messages for a while after a failed dial, so a
+// dead peer does not hold stale messages.
+func (t *Transport) drain(p *peer, d time.Duration) {
+	timer := time.NewTimer(d)
+	defer timer.Stop()
+	for {
+		select {
+		case <-p.q:
+		case <-timer.C:
+			return
+		case <-t.quit:
+			return
+		}
+	}
+}

@@ -1,0 +1,84 @@
+package cluster
+
+import (
+	"bytes"
+	"encoding/binary"
+	"io"
+	"net"
+	"testing"
+	"time"
+
+	"go.etcd.io/raft/v3/raftpb"
+)
+
+// Bad bytes on the cluster port close the connection and never reach
+// raft: a stranger, another cluster, an unknown node, a huge frame, a
+// frame that does not decode, a message claiming another sender.
+func TestTransportRefusesBadConnections(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr := NewTransport(1, "prod", ln, map[uint64]string{1: ln.Addr().String(), 2: "127.0.0.1:1"})
+	tr.Start()
+	defer tr.Close()
+
+	hello := func(cluster string, id uint64) []byte {
+		var b bytes.Buffer
+		if err := writeHello(&b, cluster, id); err != nil {
+			t.Fatal(err)
+		}
+		return b.Bytes()
+	}
+	frame := func(p []byte) []byte {
+		return append(binary.BigEndian.AppendUint32(nil, uint32(len(p))), p...)
+	}
+	good, _ := (&raftpb.Message{Type: raftpb.MsgHeartbeat, From: 2, To: 1, Term: 1}).Marshal()
+	forged, _ := (&raftpb.Message{Type: raftpb.MsgHeartbeat, From: 3, To: 1, Term: 1}).Marshal()
+	for _, c := range []struct {
+		name string
+		data []byte
+	}{
+		{"http", []byte("GET / HTTP/1.1\r\nHost: x\r\n\r\n")},
+		{"other cluster", hello("test", 2)},
+		{"unknown node", hello("prod", 9)},
+		{"huge frame", append(hello("prod", 2), 0xff, 0xff, 0xff, 0xff)},
+		{"garbage frame", append(hello("prod", 2), frame([]byte{0xff, 0xff, 0xff})...)},
+		{"forged sender", append(hello("prod", 2), frame(forged)...)},
+	} {
+		conn, err := net.Dial("tcp", ln.Addr().String())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := conn.Write(c.data); err != nil {
+			t.Fatal(err)
+		}
+		_ = conn.SetReadDeadline(time.Now().Add(5 * time.Second))
+		if _, err := conn.Read(make([]byte, 1)); err != io.EOF {
+			t.Errorf("%s: the connection was not closed (%v)", c.name, err)
+		}
+		conn.Close()
+		select {
+		case m := <-tr.Recv():
+			t.Errorf("%s: a message reached raft: %v", c.name, m.Type)
+		default:
+		}
+	}
+	// A well-formed message from a peer does arrive.
+	conn, err := net.Dial("tcp", ln.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	if _, err := conn.Write(append(hello("prod", 2), frame(good)...)); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case m := <-tr.Recv():
+		if m.From != 2 || m.Type != raftpb.MsgHeartbeat {
+			t.Fatalf("received %+v", m)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("a good message did not arrive")
+	}
+}
