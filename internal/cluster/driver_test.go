@@ -79,11 +79,8 @@ func startCluster(t *testing.T, n int) []*running {
 			defer r.mu.Unlock()
 			for _, e := range es {
 				if e.Type == raftpb.EntryNormal && len(e.Data) > 0 {
-					ev, err := binlog.NextEvent(e.Data)
-					if err == nil {
-						if g, err := binlog.ParseGTID(ev.Body()); err == nil {
-							r.applied = append(r.applied, g.GNO)
-						}
+					if gno, err := gnoOf(e.Data); err == nil {
+						r.applied = append(r.applied, gno)
 					}
 				}
 			}

@@ -22,7 +22,21 @@ func testTrx(gno uint64) []byte {
 	ev.AddQuery("db", "BEGIN", binlog.QueryOptions{})
 	ev.AddXID(gno)
 	ev.Close()
-	return ev.Finalize(nil, 4, 1, 1, binlog.GTIDInfo{SID: testSID, GNO: gno, SequenceNumber: int64(gno)})
+	return raftlog.EncodeTrx(nil, ev.Finalize(nil, 4, 1, 1, binlog.GTIDInfo{SID: testSID, GNO: gno, SequenceNumber: int64(gno)}))
+}
+
+// gnoOf is the GTID number of a transaction entry's data.
+func gnoOf(data []byte) (uint64, error) {
+	_, events, err := raftlog.DecodeTrx(data)
+	if err != nil {
+		return 0, err
+	}
+	ev, err := binlog.NextEvent(events)
+	if err != nil {
+		return 0, err
+	}
+	g, err := binlog.ParseGTID(ev.Body())
+	return g.GNO, err
 }
 
 // describe names an entry for the test output.
@@ -33,15 +47,11 @@ func describe(e raftpb.Entry) string {
 	case len(e.Data) == 0:
 		return "empty"
 	}
-	ev, err := binlog.NextEvent(e.Data)
+	gno, err := gnoOf(e.Data)
 	if err != nil {
 		return "bad: " + err.Error()
 	}
-	g, err := binlog.ParseGTID(ev.Body())
-	if err != nil {
-		return "bad: " + err.Error()
-	}
-	return fmt.Sprintf("trx %d", g.GNO)
+	return fmt.Sprintf("trx %d", gno)
 }
 
 // member is one node of the test cluster with its file system and what it

@@ -17,9 +17,9 @@
 //   - Committed entries are handed out once, in index order, after they
 //     are durable locally; configuration changes among them are applied to
 //     raft and recorded in the log's state before Process returns.
-//   - A normal entry proposed with data must be a transaction's binlog
-//     events: Propose checks it, so a bad proposal is refused instead of
-//     breaking the log.
+//   - A normal entry proposed with data must be a transaction (its meta and
+//     binlog events): Propose checks it, so a bad proposal is refused
+//     instead of breaking the log.
 package cluster
 
 import (
@@ -127,23 +127,25 @@ func (n *Node) Step(m raftpb.Message) error {
 // leader.
 var ErrNotLeader = errors.New("cluster: not the leader")
 
-// Propose appends a transaction (its binlog events) to the log, on the
-// leader. It returns once raft has taken it, not when it commits.
+// Propose appends a transaction (raftlog.EncodeTrx: its meta and binlog
+// events) to the log, on the leader. It returns once raft has taken it,
+// not when it commits.
 func (n *Node) Propose(trx []byte) error {
 	if n.rn.BasicStatus().RaftState != raft.StateLeader {
 		return ErrNotLeader
 	}
-	if len(trx) == 0 {
-		return errors.New("cluster: an empty transaction")
+	_, events, err := raftlog.DecodeTrx(trx)
+	if err != nil {
+		return err
 	}
-	for off := 0; off < len(trx); {
-		e, err := binlog.NextEvent(trx[off:])
+	for off := 0; off < len(events); {
+		e, err := binlog.NextEvent(events[off:])
 		if err != nil {
 			return fmt.Errorf("cluster: proposal is not binlog events: %w", err)
 		}
 		off += int(e.Size)
 	}
-	err := n.rn.Propose(trx)
+	err = n.rn.Propose(trx)
 	if errors.Is(err, raft.ErrProposalDropped) {
 		return ErrNotLeader
 	}

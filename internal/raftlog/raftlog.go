@@ -4,9 +4,9 @@
 // threads to serve replicas. It implements etcd raft's Storage.
 //
 // Layout (binlog/raftrecord.go has the event format): each entry is a
-// record event (index, term, type) followed, when the entry is a
-// transaction, by the transaction's events relocated to this file's
-// offsets. Entries are contiguous by index across the binlog files, which
+// record event (index, term, type, and the entry's data or, for a
+// transaction, its meta) followed, when the entry is a transaction, by the
+// transaction's events relocated to this file's offsets. Entries are contiguous by index across the binlog files, which
 // rotate like any binlog's. Transactions before the first record are
 // history from before the node joined a cluster: they are not entries.
 // The hard state (term, vote, commit), the configuration and the term of
@@ -277,17 +277,18 @@ func decodeEntry(b []byte) (raftpb.Entry, error) {
 	}
 	ent := raftpb.Entry{Index: r.Index, Term: r.Term, Type: raftpb.EntryType(r.Type), Data: r.Data}
 	if r.TrxLen > 0 {
-		ent.Data = b[e.Size:]
-		if len(ent.Data) != int(r.TrxLen) {
-			return raftpb.Entry{}, fmt.Errorf("transaction of %d bytes, record says %d", len(ent.Data), r.TrxLen)
+		events := b[e.Size:]
+		if len(events) != int(r.TrxLen) {
+			return raftpb.Entry{}, fmt.Errorf("transaction of %d bytes, record says %d", len(events), r.TrxLen)
 		}
-		for off := 0; off < len(ent.Data); {
-			ev, err := binlog.NextEvent(ent.Data[off:])
+		for off := 0; off < len(events); {
+			ev, err := binlog.NextEvent(events[off:])
 			if err != nil {
 				return raftpb.Entry{}, err
 			}
 			off += int(ev.Size)
 		}
+		ent.Data = EncodeTrx(r.Data, events)
 	}
 	if len(ent.Data) == 0 {
 		ent.Data = nil
@@ -295,10 +296,34 @@ func decodeEntry(b []byte) (raftpb.Entry, error) {
 	return ent, nil
 }
 
+// EncodeTrx is the data of a normal entry that is a transaction: meta
+// (the cluster's, opaque here: kept in the record) and the transaction's
+// binlog events (written after the record, relocated).
+func EncodeTrx(meta, events []byte) []byte {
+	b := make([]byte, 0, binary.MaxVarintLen64+len(meta)+len(events))
+	b = binary.AppendUvarint(b, uint64(len(meta)))
+	b = append(b, meta...)
+	return append(b, events...)
+}
+
+// DecodeTrx splits a transaction entry's data into its meta and events
+// (aliasing data).
+func DecodeTrx(data []byte) (meta, events []byte, err error) {
+	n, k := binary.Uvarint(data)
+	if k <= 0 || n > uint64(len(data)-k) {
+		return nil, nil, errors.New("raftlog: a transaction entry with a bad meta length")
+	}
+	meta, events = data[k:k+int(n)], data[k+int(n):]
+	if len(events) == 0 {
+		return nil, nil, errors.New("raftlog: a transaction entry without events")
+	}
+	return meta, events, nil
+}
+
 // Append writes ents after the entries before ents[0].Index, cutting off
 // any tail from that index on (a new leader overwrote it). It does not
 // sync: call Sync before acknowledging them. A normal entry with data must
-// hold whole binlog events (a transaction).
+// be a transaction (EncodeTrx).
 func (l *Log) Append(ents []raftpb.Entry) error {
 	if len(ents) == 0 {
 		return nil
@@ -326,19 +351,22 @@ func (l *Log) Append(ents []raftpb.Entry) error {
 		if e.Index != at+uint64(i) {
 			return fmt.Errorf("raftlog: entries not contiguous at %d", e.Index)
 		}
-		r := binlog.RaftRecord{Index: e.Index, Term: e.Term, Type: byte(e.Type)}
+		r := binlog.RaftRecord{Index: e.Index, Term: e.Term, Type: byte(e.Type), Data: e.Data}
 		trx := e.Type == raftpb.EntryNormal && len(e.Data) > 0
+		var events []byte
 		if trx {
-			r.TrxLen = uint32(len(e.Data))
-		} else {
-			r.Data = e.Data
+			var err error
+			if r.Data, events, err = DecodeTrx(e.Data); err != nil {
+				return fmt.Errorf("raftlog: entry %d: %w", e.Index, err)
+			}
+			r.TrxLen = uint32(len(events))
 		}
 		start := pos.Pos + int64(len(buf))
 		recEnd := start + int64(binlog.RaftRecordSize(r))
 		buf = binlog.AppendRaftRecord(buf, r, ts, l.opts.ServerID, uint32(recEnd))
 		if trx {
 			var err error
-			if buf, err = binlog.Relocate(buf, e.Data, recEnd); err != nil {
+			if buf, err = binlog.Relocate(buf, events, recEnd); err != nil {
 				return fmt.Errorf("raftlog: entry %d: %w", e.Index, err)
 			}
 		}

@@ -35,11 +35,15 @@ func trx(gno uint64) []byte {
 func canon(t *testing.T, e raftpb.Entry) raftpb.Entry {
 	t.Helper()
 	if e.Type == raftpb.EntryNormal && len(e.Data) > 0 {
-		d, err := binlog.Relocate(nil, e.Data, 0)
+		meta, events, err := DecodeTrx(e.Data)
 		if err != nil {
 			t.Fatalf("entry %d: %v", e.Index, err)
 		}
-		e.Data = d
+		d, err := binlog.Relocate(nil, events, 0)
+		if err != nil {
+			t.Fatalf("entry %d: %v", e.Index, err)
+		}
+		e.Data = EncodeTrx(meta, d)
 	}
 	return e
 }
@@ -94,7 +98,7 @@ func ents(lo, hi, term uint64) []raftpb.Entry {
 				e.Data = []byte(fmt.Sprintf("conf %d/%d", i, term))
 			}
 		default:
-			e.Data = trx(term*1000 + i)
+			e.Data = EncodeTrx([]byte(fmt.Sprintf("meta %d", i)), trx(term*1000+i))
 		}
 		out = append(out, e)
 	}
@@ -131,7 +135,8 @@ func gtids(want []raftpb.Entry) binlog.GTIDSet {
 	var g binlog.GTIDSet
 	for _, e := range want {
 		if e.Type == raftpb.EntryNormal && len(e.Data) > 0 {
-			ev, err := binlog.NextEvent(e.Data)
+			_, events, _ := DecodeTrx(e.Data)
+			ev, err := binlog.NextEvent(events)
 			if err != nil {
 				panic(err)
 			}
@@ -261,8 +266,11 @@ func TestOpenRefusesDamage(t *testing.T) {
 func TestAppendRefusesBadEntries(t *testing.T) {
 	n := mustOpen(t, vfs.NewMem(), 0)
 	defer n.close()
-	if err := n.l.Append([]raftpb.Entry{{Index: 1, Term: 1, Data: []byte("not binlog events")}}); err == nil {
+	if err := n.l.Append([]raftpb.Entry{{Index: 1, Term: 1, Data: EncodeTrx(nil, []byte("not binlog events"))}}); err == nil {
 		t.Fatal("a normal entry that is not a transaction was written")
+	}
+	if err := n.l.Append([]raftpb.Entry{{Index: 1, Term: 1, Data: []byte{0xff, 0xff}}}); err == nil {
+		t.Fatal("a normal entry with a bad meta length was written")
 	}
 	if err := n.l.Append(ents(2, 3, 1)); err == nil {
 		t.Fatal("an entry after a gap was written")
