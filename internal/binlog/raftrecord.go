@@ -107,3 +107,26 @@ func Relocate(dst, src []byte, start int64) ([]byte, error) {
 	}
 	return dst, nil
 }
+
+// SetSequence gives a finalized transaction (trx starts with its GTID
+// event) its GTID number and logical clock, rewriting the GTID event's
+// fields and checksum in place; the sizes do not change. A cluster's
+// leader sequences transactions that other nodes encoded this way.
+func SetSequence(trx []byte, sid UUID, gno uint64, lastCommitted, sequence int64) error {
+	e, err := NextEvent(trx)
+	if err != nil {
+		return err
+	}
+	body := e.Body()
+	if e.Type != GTIDEvent || len(body) < gtidPostHeader || body[25] != logicalTimestampTyp {
+		return errors.New("binlog: a transaction that does not start with a GTID event")
+	}
+	copy(body[1:17], sid[:])
+	binary.LittleEndian.PutUint64(body[17:], gno)
+	binary.LittleEndian.PutUint64(body[26:], uint64(lastCommitted))
+	binary.LittleEndian.PutUint64(body[34:], uint64(sequence))
+	ev := trx[:e.Size]
+	n := len(ev) - ChecksumSize
+	binary.LittleEndian.PutUint32(ev[n:], crc32.Update(0, crcTable, ev[:n]))
+	return nil
+}

@@ -84,3 +84,22 @@ func TestRelocate(t *testing.T) {
 		t.Fatal("a truncated event was relocated")
 	}
 }
+
+func TestSetSequence(t *testing.T) {
+	trx := raftTrx(0)
+	other := UUID{1, 2, 3}
+	if err := SetSequence(trx, other, 77, 70, 77); err != nil {
+		t.Fatal(err)
+	}
+	e, err := NextEvent(trx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, err := ParseGTID(e.Body())
+	if err != nil || g.SID != other || g.GNO != 77 || g.LastCommitted != 70 || g.SequenceNumber != 77 {
+		t.Fatalf("GTID after SetSequence: %+v %v", g, err)
+	}
+	if err := SetSequence([]byte("short"), other, 1, 0, 1); err == nil {
+		t.Fatal("garbage was sequenced")
+	}
+}
