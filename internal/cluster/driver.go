@@ -1,36 +1,72 @@
 package cluster
 
+// Driver runs a Node in real time, and is the way a node's sessions
+// commit through the cluster.
+//
+// One goroutine (Run) owns the node and, on the leader, the certifier: it
+// ticks raft's clock, steps incoming messages, takes transactions to
+// certify, and after each turn has the node process its Ready, sends the
+// messages and hands the committed entries to Apply. A turn takes
+// everything already waiting before processing, so transactions that
+// arrive together are written and synced together: one fsync per group,
+// as the single server's group commit.
+//
+// The path of a commit (Commit, on any node):
+//
+//  1. The origin registers the transaction under a new id and sends it to
+//     the leader (to its own Run goroutine when it leads).
+//  2. The leader certifies it. Refused, it answers the origin with a
+//     verdict packet: Commit returns ErrConflict. Passed, it proposes the
+//     entry.
+//  3. When the entry commits, every node applies it (Apply); the origin,
+//     once it has applied it, completes the waiting Commit with the GTID.
+//
+// If the leader changes or the answer is lost, Commit waits until its
+// context ends and returns ErrOutcomeUnknown: the transaction may still
+// commit. (Resolving the outcome from the log after a leader change is
+// not built yet.)
+//
+// A node that becomes leader rebuilds its certifier from its whole log
+// before certifying (see certifier.go for why that makes certification
+// independent of the leader).
+
 import (
 	"context"
+	"encoding/binary"
 	"errors"
+	"fmt"
+	"sync"
 	"sync/atomic"
 	"time"
 
+	"github.com/lockstepdb/lockstep/internal/binlog"
+	"github.com/lockstepdb/lockstep/internal/certify"
+	"github.com/lockstepdb/lockstep/internal/raftlog"
 	"go.etcd.io/raft/v3"
 	"go.etcd.io/raft/v3/raftpb"
 )
 
-// Driver runs a Node in real time. One goroutine (Run) owns the node: it
-// ticks raft's clock, steps incoming messages and takes proposals, and
-// after each turn has the node process its Ready, sends the messages and
-// hands the committed entries to Apply.
-//
-// A turn takes everything already waiting (messages, proposals) before
-// processing, so proposals that arrive together are written and synced
-// together: one fsync per group, as the single server's group commit.
+// Driver runs one node.
 type Driver struct {
 	node      *Node
 	transport *Transport
 	tick      time.Duration
 	apply     func([]raftpb.Entry)
-	props     chan proposal
+	sid       binlog.UUID
+
+	certs     chan Request // transactions from this node's sessions
 	state     atomic.Pointer[State]
 	done      chan struct{}
+	certifier *Certifier // on the leader, owned by Run
+
+	nextTrx atomic.Uint64
+	mu      sync.Mutex
+	waiting map[uint64]chan outcome // by TrxID
 }
 
-type proposal struct {
-	trx    []byte
-	result chan error
+type outcome struct {
+	gno uint64
+	err error
 }
 
 // State is a node's raft state as last seen by its driver.
@@ -39,20 +75,32 @@ type State struct {
 	Leader                          bool
 }
 
-// NewDriver prepares a driver; Run starts it. apply receives the committed
-// entries in order, on the driver's goroutine.
-func NewDriver(n *Node, t *Transport, tick time.Duration, apply func([]raftpb.Entry)) *Driver {
-	d := &Driver{node: n, transport: t, tick: tick, apply: apply, props: make(chan proposal, 1024), done: make(chan struct{})}
+// NewDriver prepares a driver for cluster UUID sid; Run starts it. apply
+// receives the committed entries in order, on the driver's goroutine.
+func NewDriver(n *Node, t *Transport, sid binlog.UUID, tick time.Duration, apply func([]raftpb.Entry)) *Driver {
+	d := &Driver{node: n, transport: t, sid: sid, tick: tick, apply: apply, certs: make(chan Request, 1024), done: make(chan struct{}), waiting: map[uint64]chan outcome{}}
 	d.state.Store(&State{ID: n.ID()})
 	return d
 }
 
-// ErrStopped is returned for a proposal to a driver that has stopped.
-var ErrStopped = errors.New("cluster: node stopped")
+// Errors of Commit.
+var (
+	// ErrStopped: the node's driver has stopped.
+	ErrStopped = errors.New("cluster: node stopped")
+	// ErrConflict: certification refused the transaction (1213).
+	ErrConflict = errors.New("cluster: the transaction conflicts with one committed on another node since its snapshot")
+	// ErrNoLeader: no leader is known (the node is not in a primary
+	// component).
+	ErrNoLeader = errors.New("cluster: no leader")
+	// ErrOutcomeUnknown: no answer came in time; the transaction may
+	// still commit.
+	ErrOutcomeUnknown = errors.New("cluster: the transaction's outcome is unknown")
+)
 
 // Run drives the node until ctx ends or the log fails (the error).
 func (d *Driver) Run(ctx context.Context) error {
 	defer close(d.done)
+	defer d.failWaiting(ErrStopped)
 	ticker := time.NewTicker(d.tick)
 	defer ticker.Stop()
 	recv := d.transport.Recv()
@@ -62,19 +110,19 @@ func (d *Driver) Run(ctx context.Context) error {
 			return nil
 		case <-ticker.C:
 			d.node.Tick()
-		case m := <-recv:
-			d.step(m)
-		case p := <-d.props:
-			p.result <- d.node.Propose(p.trx)
+		case pk := <-recv:
+			d.receive(pk)
+		case r := <-d.certs:
+			d.certify(r)
 		}
 		// Take what else is waiting, then process once.
 	more:
 		for {
 			select {
-			case m := <-recv:
-				d.step(m)
-			case p := <-d.props:
-				p.result <- d.node.Propose(p.trx)
+			case pk := <-recv:
+				d.receive(pk)
+			case r := <-d.certs:
+				d.certify(r)
 			default:
 				break more
 			}
@@ -87,38 +135,207 @@ func (d *Driver) Run(ctx context.Context) error {
 			d.transport.Send(out.Messages)
 			if len(out.Committed) > 0 {
 				d.apply(out.Committed)
+				d.complete(out.Committed)
 			}
 		}
 		st := d.node.rn.BasicStatus()
-		d.state.Store(&State{ID: d.node.ID(), Lead: st.Lead, Term: st.Term, Commit: st.Commit, Applied: st.Applied, Leader: st.RaftState == raft.StateLeader})
+		leader := st.RaftState == raft.StateLeader
+		if leader && d.certifier == nil {
+			c, err := d.rebuild()
+			if err != nil {
+				return err
+			}
+			d.certifier = c
+		} else if !leader {
+			d.certifier = nil
+		}
+		d.state.Store(&State{ID: d.node.ID(), Lead: st.Lead, Term: st.Term, Commit: st.Commit, Applied: st.Applied, Leader: leader})
 	}
 }
 
-func (d *Driver) step(m raftpb.Message) {
-	// A message for another node or one raft refuses is dropped, as a
-	// lost message would be.
-	_ = d.node.Step(m)
+// rebuild makes the certifier of a new leader from its log.
+func (d *Driver) rebuild() (*Certifier, error) {
+	c := NewCertifier(d.sid, 0)
+	first, _ := d.node.log.FirstIndex()
+	last, _ := d.node.log.LastIndex()
+	for lo := first; lo <= last; {
+		es, err := d.node.log.Entries(lo, last+1, 16<<20)
+		if err != nil {
+			return nil, err
+		}
+		for _, e := range es {
+			if e.Type == raftpb.EntryNormal && len(e.Data) > 0 {
+				if err := c.Observe(e.Data); err != nil {
+					return nil, fmt.Errorf("cluster: rebuilding certification at entry %d: %w", e.Index, err)
+				}
+			}
+		}
+		lo = es[len(es)-1].Index + 1
+	}
+	return c, nil
 }
 
-// Propose hands a transaction to the node and returns once raft has taken
-// it (ErrNotLeader on a follower), not when it commits: Apply sees it
-// then.
-func (d *Driver) Propose(ctx context.Context, trx []byte) error {
-	p := proposal{trx: trx, result: make(chan error, 1)}
-	select {
-	case d.props <- p:
-	case <-d.done:
-		return ErrStopped
-	case <-ctx.Done():
-		return ctx.Err()
+func (d *Driver) receive(pk Packet) {
+	switch pk.Kind {
+	case kindRaft:
+		// A message raft refuses is dropped, as a lost one would be.
+		_ = d.node.Step(pk.Msg)
+	case kindCertify:
+		meta, events, err := raftlog.DecodeTrx(pk.Payload)
+		if err != nil {
+			return
+		}
+		m, err := DecodeMeta(meta)
+		if err != nil || m.Origin != pk.From {
+			return
+		}
+		d.certify(Request{Meta: m, Events: events})
+	case kindVerdict:
+		if len(pk.Payload) != 9 {
+			return
+		}
+		err := ErrConflict
+		if pk.Payload[8] == verdictNotLeader {
+			err = ErrNoLeader
+		}
+		d.finish(binary.BigEndian.Uint64(pk.Payload), outcome{err: err})
+	}
+}
+
+const (
+	verdictConflict  byte = 1
+	verdictNotLeader byte = 2
+)
+
+// certify handles a transaction on the node that received it: certify
+// and propose it on the leader, or answer its origin.
+func (d *Driver) certify(r Request) {
+	if d.certifier == nil {
+		d.refuse(r.Meta, verdictNotLeader)
+		return
+	}
+	entry, _, v, err := d.certifier.Certify(r)
+	switch {
+	case err != nil:
+		d.refuse(r.Meta, verdictConflict)
+	case !v.OK:
+		d.refuse(r.Meta, verdictConflict)
+	default:
+		if err := d.node.Propose(entry); err != nil {
+			// Leadership was lost in this turn: forget the certifier's
+			// state with it.
+			d.certifier = nil
+			d.refuse(r.Meta, verdictNotLeader)
+		}
+	}
+}
+
+func (d *Driver) refuse(m Meta, verdict byte) {
+	if m.Origin == d.node.ID() {
+		err := ErrConflict
+		if verdict == verdictNotLeader {
+			err = ErrNoLeader
+		}
+		d.finish(m.TrxID, outcome{err: err})
+		return
+	}
+	p := binary.BigEndian.AppendUint64(nil, m.TrxID)
+	d.transport.SendPacket(Packet{Kind: kindVerdict, From: d.node.ID(), To: m.Origin, Payload: append(p, verdict)})
+}
+
+// complete finishes the Commits of this node's transactions that
+// committed.
+func (d *Driver) complete(es []raftpb.Entry) {
+	for _, e := range es {
+		if e.Type != raftpb.EntryNormal || len(e.Data) == 0 {
+			continue
+		}
+		meta, events, err := raftlog.DecodeTrx(e.Data)
+		if err != nil {
+			continue
+		}
+		m, err := DecodeMeta(meta)
+		if err != nil || m.Origin != d.node.ID() {
+			continue
+		}
+		ev, err := binlog.NextEvent(events)
+		if err != nil {
+			continue
+		}
+		g, err := binlog.ParseGTID(ev.Body())
+		if err != nil {
+			continue
+		}
+		d.finish(m.TrxID, outcome{gno: g.GNO})
+	}
+}
+
+func (d *Driver) finish(id uint64, o outcome) {
+	d.mu.Lock()
+	ch := d.waiting[id]
+	delete(d.waiting, id)
+	d.mu.Unlock()
+	if ch != nil {
+		ch <- o
+	}
+}
+
+func (d *Driver) forget(id uint64) {
+	d.mu.Lock()
+	delete(d.waiting, id)
+	d.mu.Unlock()
+}
+
+func (d *Driver) failWaiting(err error) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	for id, ch := range d.waiting {
+		ch <- outcome{err: err}
+		delete(d.waiting, id)
+	}
+}
+
+// Commit commits a transaction through the cluster: events are its
+// binlog events finalized under a placeholder GTID, snapshot the GTID
+// number of the last cluster transaction its reads saw, keys its write
+// set. It returns the GTID number it committed under once this node has
+// applied it, ErrConflict if certification refused it, ErrNoLeader if
+// there is no leader to certify it, or ErrOutcomeUnknown if ctx ended
+// first.
+func (d *Driver) Commit(ctx context.Context, snapshot uint64, keys []certify.Key, events []byte) (uint64, error) {
+	id := d.nextTrx.Add(1)
+	ch := make(chan outcome, 1)
+	d.mu.Lock()
+	d.waiting[id] = ch
+	d.mu.Unlock()
+	r := Request{Meta: Meta{Origin: d.node.ID(), TrxID: id, Snapshot: snapshot, Keys: keys}, Events: events}
+	st := d.State()
+	switch {
+	case st.Leader:
+		select {
+		case d.certs <- r:
+		case <-d.done:
+			d.forget(id)
+			return 0, ErrStopped
+		}
+	case st.Lead == 0:
+		d.forget(id)
+		return 0, ErrNoLeader
+	default:
+		payload := raftlog.EncodeTrx(r.Meta.Encode(nil), events)
+		if !d.transport.SendPacket(Packet{Kind: kindCertify, From: d.node.ID(), To: st.Lead, Payload: payload}) {
+			d.forget(id)
+			return 0, ErrNoLeader
+		}
 	}
 	select {
-	case err := <-p.result:
-		return err
+	case o := <-ch:
+		return o.gno, o.err
 	case <-d.done:
-		return ErrStopped
+		return 0, ErrStopped
 	case <-ctx.Done():
-		return ctx.Err()
+		d.forget(id)
+		return 0, ErrOutcomeUnknown
 	}
 }
 

@@ -2,6 +2,7 @@ package cluster
 
 import (
 	"context"
+	"errors"
 	"net"
 	"sync"
 	"testing"
@@ -9,6 +10,7 @@ import (
 
 	"github.com/cockroachdb/pebble/v2/vfs"
 	"github.com/lockstepdb/lockstep/internal/binlog"
+	"github.com/lockstepdb/lockstep/internal/certify"
 	"github.com/lockstepdb/lockstep/internal/raftlog"
 	"go.etcd.io/raft/v3/raftpb"
 )
@@ -74,7 +76,7 @@ func startCluster(t *testing.T, n int) []*running {
 		}
 		r := &running{id: id, bl: bl, done: make(chan error, 1)}
 		r.tr = NewTransport(id, "test", lns[id], addrs)
-		r.d = NewDriver(node, r.tr, 10*time.Millisecond, func(es []raftpb.Entry) {
+		r.d = NewDriver(node, r.tr, clusterSID, 10*time.Millisecond, func(es []raftpb.Entry) {
 			r.mu.Lock()
 			defer r.mu.Unlock()
 			for _, e := range es {
@@ -118,33 +120,53 @@ func leaderOf(nodes []*running) *running {
 	return nil
 }
 
-// propose proposes transactions lo..hi on whichever node leads,
-// retrying while there is none.
-func propose(t *testing.T, nodes []*running, lo, hi uint64) {
-	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for g := lo; g <= hi; {
-		if time.Now().After(deadline) {
-			t.Fatalf("could not propose transaction %d in 20 s", g)
-		}
-		l := leaderOf(nodes)
-		if l == nil {
-			time.Sleep(5 * time.Millisecond)
-			continue
-		}
-		if err := l.d.Propose(context.Background(), testTrx(g)); err == nil {
-			g++
-		}
+// lastGNO is the GTID number of the last transaction r applied: the
+// snapshot of a transaction that starts on r now.
+func (r *running) lastGNO() uint64 {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if len(r.applied) == 0 {
+		return 0
 	}
+	return r.applied[len(r.applied)-1]
 }
 
-// Three nodes over TCP elect a leader and apply the same transactions in
-// the same order; when the leader is killed, the two others elect another
-// and go on.
+// commitOn commits n transactions, each writing its own key, from node
+// origins in turn, retrying while there is no leader; it returns the GTID
+// numbers they got.
+func commitOn(t *testing.T, origins []*running, n int, key func(i int) uint64) []uint64 {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	var gnos []uint64
+	for i := 0; i < n; {
+		if time.Now().After(deadline) {
+			t.Fatalf("could not commit transaction %d in 20 s", i)
+		}
+		r := origins[i%len(origins)]
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		gno, err := r.d.Commit(ctx, r.lastGNO(), []certify.Key{{Hash: key(i)}}, pending(r.id))
+		cancel()
+		switch {
+		case err == nil:
+			gnos = append(gnos, gno)
+			i++
+		case errors.Is(err, ErrNoLeader), errors.Is(err, ErrOutcomeUnknown):
+			time.Sleep(5 * time.Millisecond)
+		default:
+			t.Fatalf("node %d: %v", r.id, err)
+		}
+	}
+	return gnos
+}
+
+// Three nodes over TCP elect a leader and commit transactions from every
+// node, which all apply in the same order; when the leader is killed, the
+// two others elect another and go on.
 func TestClusterOverTCP(t *testing.T) {
 	nodes := startCluster(t, 3)
 	waitFor(t, "a leader", func() bool { return leaderOf(nodes) != nil })
-	propose(t, nodes, 1, 200)
+	own := func(i int) uint64 { return uint64(i) }
+	commitOn(t, nodes, 200, own)
 	waitFor(t, "every node to apply 200 transactions", func() bool {
 		for _, r := range nodes {
 			if len(r.gnos()) < 200 {
@@ -168,13 +190,9 @@ func TestClusterOverTCP(t *testing.T) {
 			rest = append(rest, r)
 		}
 	}
-	propose(t, rest, 201, 201)
-	waitFor(t, "a transaction committed after the leader died", func() bool {
-		g := rest[0].gnos()
-		return len(g) > 0 && g[len(g)-1] == 201
-	})
+	commitOn(t, rest[:1], 1, func(int) uint64 { return 1000 })
 	t.Logf("writes resumed %v after the leader was killed", time.Since(killed).Round(time.Millisecond))
-	propose(t, rest, 202, 300)
+	commitOn(t, rest, 99, func(i int) uint64 { return uint64(2000 + i) })
 	waitFor(t, "both survivors to apply 300 transactions", func() bool {
 		return len(rest[0].gnos()) >= 300 && len(rest[1].gnos()) >= 300
 	})
@@ -198,4 +216,48 @@ func equal(a, b []uint64) bool {
 		}
 	}
 	return true
+}
+
+// Two nodes write the same row from the same snapshot at once: exactly one
+// commits, the other gets ErrConflict, whichever nodes they run on.
+func TestClusterConflictAcrossNodes(t *testing.T) {
+	nodes := startCluster(t, 3)
+	waitFor(t, "a leader", func() bool { return leaderOf(nodes) != nil })
+	commitOn(t, nodes, 3, func(i int) uint64 { return uint64(i) })
+	waitFor(t, "every node to apply 3 transactions", func() bool {
+		for _, r := range nodes {
+			if len(r.gnos()) < 3 {
+				return false
+			}
+		}
+		return true
+	})
+	for round := 0; round < 20; round++ {
+		snap := nodes[0].lastGNO()
+		errs := make(chan error, 2)
+		for _, r := range nodes[1:] {
+			go func() {
+				ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+				defer cancel()
+				_, err := r.d.Commit(ctx, snap, []certify.Key{{Hash: 7}}, pending(r.id))
+				errs <- err
+			}()
+		}
+		e1, e2 := <-errs, <-errs
+		ok, conflicts := 0, 0
+		for _, err := range []error{e1, e2} {
+			switch {
+			case err == nil:
+				ok++
+			case errors.Is(err, ErrConflict):
+				conflicts++
+			default:
+				t.Fatalf("round %d: %v", round, err)
+			}
+		}
+		if ok != 1 || conflicts != 1 {
+			t.Fatalf("round %d: %d committed and %d conflicted, want one each", round, ok, conflicts)
+		}
+		waitFor(t, "node 1 to apply the round", func() bool { return nodes[0].lastGNO() > snap })
+	}
 }

@@ -10,10 +10,12 @@ package cluster
 //
 // A connection starts with a hello from the dialer: a magic string, the
 // cluster's name and the dialer's node id; the receiver closes a
-// connection from another cluster or an unknown node. Then every message
-// is framed as a 4-byte big-endian length and raft's protobuf encoding. A
-// frame longer than maxFrame, or one that does not decode, closes the
-// connection: bad bytes never reach raft.
+// connection from another cluster or an unknown node. Then every packet is
+// framed as a 4-byte big-endian length, a kind byte and its payload: a raft
+// message (raft's protobuf encoding), or a transaction sent to the leader
+// for certification or the leader's answer (driver.go). A frame longer
+// than maxFrame, of an unknown kind, or a raft message that does not
+// decode closes the connection: bad bytes never reach raft.
 //
 // Cluster traffic is neither authenticated nor encrypted yet: bind the
 // cluster address to a private network.
@@ -45,7 +47,7 @@ type Transport struct {
 	id      uint64
 	cluster string
 	ln      net.Listener
-	recv    chan raftpb.Message
+	recv    chan Packet
 	// Unreachable, if set before Start, is told of a peer a message could
 	// not be sent to.
 	Unreachable func(id uint64)
@@ -61,16 +63,32 @@ type Transport struct {
 type peer struct {
 	id   uint64
 	addr string
-	q    chan raftpb.Message
+	q    chan Packet
+}
+
+// Packet kinds.
+const (
+	kindRaft    byte = 1 // a raft message
+	kindCertify byte = 2 // a transaction for the leader to certify
+	kindVerdict byte = 3 // the leader's refusal of one
+)
+
+// Packet is what travels between nodes: a raft message, or a payload of
+// another kind.
+type Packet struct {
+	Kind     byte
+	From, To uint64
+	Msg      raftpb.Message // kindRaft
+	Payload  []byte         // other kinds
 }
 
 // NewTransport makes node id's transport, listening on ln, with the peers'
 // addresses (the node's own may be included; it is skipped).
 func NewTransport(id uint64, cluster string, ln net.Listener, peers map[uint64]string) *Transport {
-	t := &Transport{id: id, cluster: cluster, ln: ln, recv: make(chan raftpb.Message, sendQueue), peers: map[uint64]*peer{}, conns: map[net.Conn]struct{}{}, quit: make(chan struct{})}
+	t := &Transport{id: id, cluster: cluster, ln: ln, recv: make(chan Packet, sendQueue), peers: map[uint64]*peer{}, conns: map[net.Conn]struct{}{}, quit: make(chan struct{})}
 	for pid, addr := range peers {
 		if pid != id {
-			t.peers[pid] = &peer{id: pid, addr: addr, q: make(chan raftpb.Message, sendQueue)}
+			t.peers[pid] = &peer{id: pid, addr: addr, q: make(chan Packet, sendQueue)}
 		}
 	}
 	return t
@@ -86,21 +104,30 @@ func (t *Transport) Start() {
 	}
 }
 
-// Recv delivers incoming messages.
-func (t *Transport) Recv() <-chan raftpb.Message { return t.recv }
+// Recv delivers incoming packets.
+func (t *Transport) Recv() <-chan Packet { return t.recv }
 
-// Send queues messages for their peers, dropping what cannot be queued.
+// Send queues raft messages for their peers, dropping what cannot be
+// queued.
 func (t *Transport) Send(msgs []raftpb.Message) {
 	for _, m := range msgs {
-		p := t.peers[m.To]
-		if p == nil {
-			continue
-		}
-		select {
-		case p.q <- m:
-		default:
-			t.unreachable(m.To)
-		}
+		t.SendPacket(Packet{Kind: kindRaft, From: t.id, To: m.To, Msg: m})
+	}
+}
+
+// SendPacket queues a packet for its peer; it reports false if it was
+// dropped (unknown peer, full queue).
+func (t *Transport) SendPacket(pk Packet) bool {
+	p := t.peers[pk.To]
+	if p == nil {
+		return false
+	}
+	select {
+	case p.q <- pk:
+		return true
+	default:
+		t.unreachable(pk.To)
+		return false
 	}
 }
 
@@ -179,33 +206,43 @@ func (t *Transport) receive(c net.Conn) error {
 		return fmt.Errorf("cluster: connection from unknown node %d", from)
 	}
 	_ = c.SetReadDeadline(time.Time{})
-	var hdr [4]byte
+	var hdr [5]byte
 	buf := make([]byte, 0, 4096)
 	for {
 		if _, err := io.ReadFull(r, hdr[:]); err != nil {
 			return err
 		}
-		n := binary.BigEndian.Uint32(hdr[:])
+		n, kind := binary.BigEndian.Uint32(hdr[:]), hdr[4]
 		if n > maxFrame {
-			return fmt.Errorf("cluster: a %d-byte message from node %d", n, from)
+			return fmt.Errorf("cluster: a %d-byte packet from node %d", n, from)
 		}
-		if cap(buf) < int(n) {
-			buf = make([]byte, n)
+		pk := Packet{Kind: kind, From: from, To: t.id}
+		switch kind {
+		case kindRaft:
+			if cap(buf) < int(n) {
+				buf = make([]byte, n)
+			}
+			buf = buf[:n]
+			if _, err := io.ReadFull(r, buf); err != nil {
+				return err
+			}
+			// Unmarshal copies bytes fields, so buf can be reused.
+			if err := pk.Msg.Unmarshal(buf); err != nil {
+				return fmt.Errorf("cluster: a bad message from node %d: %w", from, err)
+			}
+			if pk.Msg.From != from || pk.Msg.To != t.id {
+				return fmt.Errorf("cluster: node %d sent a message from %d to %d", from, pk.Msg.From, pk.Msg.To)
+			}
+		case kindCertify, kindVerdict:
+			pk.Payload = make([]byte, n)
+			if _, err := io.ReadFull(r, pk.Payload); err != nil {
+				return err
+			}
+		default:
+			return fmt.Errorf("cluster: a packet of unknown kind %d from node %d", kind, from)
 		}
-		buf = buf[:n]
-		if _, err := io.ReadFull(r, buf); err != nil {
-			return err
-		}
-		var m raftpb.Message
-		if err := m.Unmarshal(buf); err != nil {
-			return fmt.Errorf("cluster: a bad message from node %d: %w", from, err)
-		}
-		if m.From != from || m.To != t.id {
-			return fmt.Errorf("cluster: node %d sent a message from %d to %d", from, m.From, m.To)
-		}
-		// Unmarshal copies bytes fields, so buf can be reused.
 		select {
-		case t.recv <- m:
+		case t.recv <- pk:
 		case <-t.quit:
 			return nil
 		}
@@ -251,7 +288,7 @@ func (t *Transport) send(p *peer) {
 		}
 	}()
 	for {
-		var m raftpb.Message
+		var m Packet
 		select {
 		case m = <-p.q:
 		case <-t.quit:
@@ -292,14 +329,25 @@ func (t *Transport) send(p *peer) {
 	}
 }
 
-func (t *Transport) write(w *bufio.Writer, m raftpb.Message, frame *[]byte) error {
-	n := m.Size()
-	if cap(*frame) < 4+n {
-		*frame = make([]byte, 4+n)
+func (t *Transport) write(w *bufio.Writer, pk Packet, frame *[]byte) error {
+	if pk.Kind != kindRaft {
+		var hdr [5]byte
+		binary.BigEndian.PutUint32(hdr[:], uint32(len(pk.Payload)))
+		hdr[4] = pk.Kind
+		if _, err := w.Write(hdr[:]); err != nil {
+			return err
+		}
+		_, err := w.Write(pk.Payload)
+		return err
 	}
-	f := (*frame)[:4+n]
+	n := pk.Msg.Size()
+	if cap(*frame) < 5+n {
+		*frame = make([]byte, 5+n)
+	}
+	f := (*frame)[:5+n]
 	binary.BigEndian.PutUint32(f, uint32(n))
-	if _, err := m.MarshalTo(f[4:]); err != nil {
+	f[4] = kindRaft
+	if _, err := pk.Msg.MarshalTo(f[5:]); err != nil {
 		return err
 	}
 	_, err := w.Write(f)

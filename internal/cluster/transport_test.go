@@ -31,7 +31,7 @@ func TestTransportRefusesBadConnections(t *testing.T) {
 		return b.Bytes()
 	}
 	frame := func(p []byte) []byte {
-		return append(binary.BigEndian.AppendUint32(nil, uint32(len(p))), p...)
+		return append(append(binary.BigEndian.AppendUint32(nil, uint32(len(p))), kindRaft), p...)
 	}
 	good, _ := (&raftpb.Message{Type: raftpb.MsgHeartbeat, From: 2, To: 1, Term: 1}).Marshal()
 	forged, _ := (&raftpb.Message{Type: raftpb.MsgHeartbeat, From: 3, To: 1, Term: 1}).Marshal()
@@ -42,7 +42,8 @@ func TestTransportRefusesBadConnections(t *testing.T) {
 		{"http", []byte("GET / HTTP/1.1\r\nHost: x\r\n\r\n")},
 		{"other cluster", hello("test", 2)},
 		{"unknown node", hello("prod", 9)},
-		{"huge frame", append(hello("prod", 2), 0xff, 0xff, 0xff, 0xff)},
+		{"huge frame", append(hello("prod", 2), 0xff, 0xff, 0xff, 0xff, kindRaft)},
+		{"unknown kind", append(hello("prod", 2), 0, 0, 0, 1, 99, 0)},
 		{"garbage frame", append(hello("prod", 2), frame([]byte{0xff, 0xff, 0xff})...)},
 		{"forged sender", append(hello("prod", 2), frame(forged)...)},
 	} {
@@ -59,8 +60,8 @@ func TestTransportRefusesBadConnections(t *testing.T) {
 		}
 		conn.Close()
 		select {
-		case m := <-tr.Recv():
-			t.Errorf("%s: a message reached raft: %v", c.name, m.Type)
+		case pk := <-tr.Recv():
+			t.Errorf("%s: a packet got through: %v", c.name, pk.Kind)
 		default:
 		}
 	}
@@ -74,9 +75,9 @@ func TestTransportRefusesBadConnections(t *testing.T) {
 		t.Fatal(err)
 	}
 	select {
-	case m := <-tr.Recv():
-		if m.From != 2 || m.Type != raftpb.MsgHeartbeat {
-			t.Fatalf("received %+v", m)
+	case pk := <-tr.Recv():
+		if pk.Kind != kindRaft || pk.Msg.From != 2 || pk.Msg.Type != raftpb.MsgHeartbeat {
+			t.Fatalf("received %+v", pk)
 		}
 	case <-time.After(5 * time.Second):
 		t.Fatal("a good message did not arrive")
