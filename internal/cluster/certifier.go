@@ -46,7 +46,10 @@ type Meta struct {
 	// Snapshot is the GTID number of the last cluster transaction the
 	// transaction's reads could see.
 	Snapshot uint64
-	Keys     []certify.Key
+	// Term is the raft term the origin knew when it sent the transaction:
+	// the leader proposes it only in that term (driver.go says why).
+	Term uint64
+	Keys []certify.Key
 }
 
 const metaVersion = 1
@@ -57,6 +60,7 @@ func (m Meta) Encode(dst []byte) []byte {
 	dst = binary.AppendUvarint(dst, m.Origin)
 	dst = binary.AppendUvarint(dst, m.TrxID)
 	dst = binary.AppendUvarint(dst, m.Snapshot)
+	dst = binary.AppendUvarint(dst, m.Term)
 	dst = binary.AppendUvarint(dst, uint64(len(m.Keys)))
 	for _, k := range m.Keys {
 		dst = binary.LittleEndian.AppendUint64(dst, k.Hash)
@@ -76,7 +80,7 @@ func DecodeMeta(b []byte) (Meta, error) {
 		return m, errors.New("cluster: unknown transaction meta version")
 	}
 	b = b[1:]
-	var vals [4]uint64
+	var vals [5]uint64
 	for i := range vals {
 		v, n := binary.Uvarint(b)
 		if n <= 0 {
@@ -84,11 +88,11 @@ func DecodeMeta(b []byte) (Meta, error) {
 		}
 		vals[i], b = v, b[n:]
 	}
-	m.Origin, m.TrxID, m.Snapshot = vals[0], vals[1], vals[2]
-	if vals[3] != uint64(len(b))/9 || len(b)%9 != 0 {
+	m.Origin, m.TrxID, m.Snapshot, m.Term = vals[0], vals[1], vals[2], vals[3]
+	if vals[4] != uint64(len(b))/9 || len(b)%9 != 0 {
 		return m, errors.New("cluster: damaged transaction meta keys")
 	}
-	m.Keys = make([]certify.Key, vals[3])
+	m.Keys = make([]certify.Key, vals[4])
 	for i := range m.Keys {
 		m.Keys[i] = certify.Key{Hash: binary.LittleEndian.Uint64(b), Shared: b[8] == 1}
 		b = b[9:]

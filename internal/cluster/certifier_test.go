@@ -25,7 +25,7 @@ func pending(origin uint64) []byte {
 }
 
 func TestMetaRoundTrip(t *testing.T) {
-	m := Meta{Origin: 3, TrxID: 1 << 40, Snapshot: 12345, Keys: []certify.Key{{Hash: 1}, {Hash: ^uint64(0), Shared: true}}}
+	m := Meta{Origin: 3, TrxID: 1 << 40, Snapshot: 12345, Term: 7, Keys: []certify.Key{{Hash: 1}, {Hash: ^uint64(0), Shared: true}}}
 	got, err := DecodeMeta(m.Encode(nil))
 	if err != nil || !reflect.DeepEqual(got, m) {
 		t.Fatalf("round trip: %+v, %v", got, err)

@@ -21,10 +21,13 @@ package cluster
 //  3. When the entry commits, every node applies it (Apply); the origin,
 //     once it has applied it, completes the waiting Commit with the GTID.
 //
-// If the leader changes or the answer is lost, Commit waits until its
-// context ends and returns ErrOutcomeUnknown: the transaction may still
-// commit. (Resolving the outcome from the log after a leader change is
-// not built yet.)
+// If the leader changes first, the outcome is still definite. The leader
+// proposes a transaction only in the term its origin sent it in, and in
+// a log the entries of a term follow every entry of earlier terms; so
+// once the origin applies an entry of a later term, either it applied the
+// transaction before (Commit succeeded) or the transaction will never
+// commit (ErrNotCommitted, which can be retried). Only when no entry of a later term arrives
+// before the context ends is the outcome unknown (ErrOutcomeUnknown).
 //
 // A node that becomes leader rebuilds its certifier from its whole log
 // before certifying (see certifier.go for why that makes certification
@@ -59,9 +62,17 @@ type Driver struct {
 	done      chan struct{}
 	certifier *Certifier // on the leader, owned by Run
 
-	nextTrx atomic.Uint64
-	mu      sync.Mutex
-	waiting map[uint64]chan outcome // by TrxID
+	nextTrx     atomic.Uint64
+	mu          sync.Mutex
+	waiting     map[uint64]*waiter // by TrxID
+	appliedTerm uint64             // term of the last entry applied (Run's)
+}
+
+// waiter is a Commit waiting for its outcome; term is the term the node
+// knew when it sent the transaction.
+type waiter struct {
+	ch   chan outcome
+	term uint64
 }
 
 type outcome struct {
@@ -78,7 +89,7 @@ type State struct {
 // NewDriver prepares a driver for cluster UUID sid; Run starts it. apply
 // receives the committed entries in order, on the driver's goroutine.
 func NewDriver(n *Node, t *Transport, sid binlog.UUID, tick time.Duration, apply func([]raftpb.Entry)) *Driver {
-	d := &Driver{node: n, transport: t, sid: sid, tick: tick, apply: apply, certs: make(chan Request, 1024), done: make(chan struct{}), waiting: map[uint64]chan outcome{}}
+	d := &Driver{node: n, transport: t, sid: sid, tick: tick, apply: apply, certs: make(chan Request, 1024), done: make(chan struct{}), waiting: map[uint64]*waiter{}}
 	d.state.Store(&State{ID: n.ID()})
 	return d
 }
@@ -92,6 +103,9 @@ var (
 	// ErrNoLeader: no leader is known (the node is not in a primary
 	// component).
 	ErrNoLeader = errors.New("cluster: no leader")
+	// ErrNotCommitted: the leader changed before the transaction
+	// committed, and it did not: it may be run again.
+	ErrNotCommitted = errors.New("cluster: the leader changed and the transaction did not commit")
 	// ErrOutcomeUnknown: no answer came in time; the transaction may
 	// still commit.
 	ErrOutcomeUnknown = errors.New("cluster: the transaction's outcome is unknown")
@@ -210,7 +224,9 @@ const (
 // certify handles a transaction on the node that received it: certify
 // and propose it on the leader, or answer its origin.
 func (d *Driver) certify(r Request) {
-	if d.certifier == nil {
+	// Proposed only in the term its origin knew, so that an entry of a
+	// later term tells the origin it will never commit (see Commit).
+	if d.certifier == nil || r.Meta.Term != d.node.rn.BasicStatus().Term {
 		d.refuse(r.Meta, verdictNotLeader)
 		return
 	}
@@ -244,8 +260,22 @@ func (d *Driver) refuse(m Meta, verdict byte) {
 }
 
 // complete finishes the Commits of this node's transactions that
-// committed.
+// committed, then those sent in a term before the last entry's: they
+// never will.
 func (d *Driver) complete(es []raftpb.Entry) {
+	defer func() {
+		if t := es[len(es)-1].Term; t > d.appliedTerm {
+			d.appliedTerm = t
+			d.mu.Lock()
+			for id, w := range d.waiting {
+				if w.term < t {
+					w.ch <- outcome{err: ErrNotCommitted}
+					delete(d.waiting, id)
+				}
+			}
+			d.mu.Unlock()
+		}
+	}()
 	for _, e := range es {
 		if e.Type != raftpb.EntryNormal || len(e.Data) == 0 {
 			continue
@@ -272,11 +302,11 @@ func (d *Driver) complete(es []raftpb.Entry) {
 
 func (d *Driver) finish(id uint64, o outcome) {
 	d.mu.Lock()
-	ch := d.waiting[id]
+	w := d.waiting[id]
 	delete(d.waiting, id)
 	d.mu.Unlock()
-	if ch != nil {
-		ch <- o
+	if w != nil {
+		w.ch <- o
 	}
 }
 
@@ -289,8 +319,8 @@ func (d *Driver) forget(id uint64) {
 func (d *Driver) failWaiting(err error) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	for id, ch := range d.waiting {
-		ch <- outcome{err: err}
+	for id, w := range d.waiting {
+		w.ch <- outcome{err: err}
 		delete(d.waiting, id)
 	}
 }
@@ -300,16 +330,16 @@ func (d *Driver) failWaiting(err error) {
 // number of the last cluster transaction its reads saw, keys its write
 // set. It returns the GTID number it committed under once this node has
 // applied it, ErrConflict if certification refused it, ErrNoLeader if
-// there is no leader to certify it, or ErrOutcomeUnknown if ctx ended
-// first.
+// there is no leader to certify it, ErrNotCommitted if the leader changed
+// before it committed, or ErrOutcomeUnknown if ctx ended first.
 func (d *Driver) Commit(ctx context.Context, snapshot uint64, keys []certify.Key, events []byte) (uint64, error) {
 	id := d.nextTrx.Add(1)
+	st := d.State()
 	ch := make(chan outcome, 1)
 	d.mu.Lock()
-	d.waiting[id] = ch
+	d.waiting[id] = &waiter{ch: ch, term: st.Term}
 	d.mu.Unlock()
-	r := Request{Meta: Meta{Origin: d.node.ID(), TrxID: id, Snapshot: snapshot, Keys: keys}, Events: events}
-	st := d.State()
+	r := Request{Meta: Meta{Origin: d.node.ID(), TrxID: id, Snapshot: snapshot, Term: st.Term, Keys: keys}, Events: events}
 	switch {
 	case st.Leader:
 		select {

@@ -150,7 +150,7 @@ func commitOn(t *testing.T, origins []*running, n int, key func(i int) uint64) [
 		case err == nil:
 			gnos = append(gnos, gno)
 			i++
-		case errors.Is(err, ErrNoLeader), errors.Is(err, ErrOutcomeUnknown):
+		case errors.Is(err, ErrNoLeader), errors.Is(err, ErrNotCommitted):
 			time.Sleep(5 * time.Millisecond)
 		default:
 			t.Fatalf("node %d: %v", r.id, err)
