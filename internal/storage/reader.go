@@ -50,13 +50,14 @@ func (r Reader) Get(k []byte) ([]byte, bool, error) { return get(r.r, k) }
 func (r Reader) View(k []byte, fn func(v []byte) error) (bool, error) { return view(r.r, k, fn) }
 
 // NewIter returns an iterator over [lower, upper); a nil bound is open.
-// It starts unpositioned: call First or Last.
-func (r Reader) NewIter(lower, upper []byte) (*Iter, error) {
+// It starts unpositioned: call First or Last. It is a value (no
+// allocation of its own); use it through a pointer.
+func (r Reader) NewIter(lower, upper []byte) (Iter, error) {
 	it, err := r.r.NewIter(&pebble.IterOptions{LowerBound: lower, UpperBound: upper})
 	if err != nil {
-		return nil, err
+		return Iter{}, err
 	}
-	return &Iter{it}, nil
+	return Iter{it}, nil
 }
 
 // Iter walks a key range in key order.

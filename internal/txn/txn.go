@@ -333,7 +333,7 @@ type KV struct{ Key, Value []byte }
 // see rows it writes while scanning).
 type Iter struct {
 	t       *Txn
-	it      *storage.Iter
+	it      storage.Iter
 	started bool
 	buf     []*item
 	bi      int
