@@ -487,3 +487,15 @@ func (f *failFile) Write(p []byte) (int, error) {
 	}
 	return f.File.Write(p)
 }
+
+// WriteAt is how the binlog appends.
+func (f *failFile) WriteAt(p []byte, off int64) (int, error) {
+	if f.fs.failWrite.Load() {
+		if f.fs.partial.Load() {
+			n, _ := f.File.WriteAt(p[:len(p)/2], off)
+			return n, syscall.ENOSPC
+		}
+		return 0, syscall.ENOSPC
+	}
+	return f.File.WriteAt(p, off)
+}
