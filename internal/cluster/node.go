@@ -232,15 +232,19 @@ func (r raftLogger) out(level slog.Level, msg string) {
 		r.l.Log(context.Background(), level, msg, "component", "raft")
 	}
 }
-func (r raftLogger) Debug(v ...any)                   {}
-func (r raftLogger) Debugf(format string, v ...any)   {}
-func (r raftLogger) Info(v ...any)                    {}
-func (r raftLogger) Infof(format string, v ...any)    {}
-func (r raftLogger) Warning(v ...any)                 { r.out(slog.LevelWarn, fmt.Sprint(v...)) }
-func (r raftLogger) Warningf(format string, v ...any) { r.out(slog.LevelWarn, fmt.Sprintf(format, v...)) }
-func (r raftLogger) Error(v ...any)                   { r.out(slog.LevelError, fmt.Sprint(v...)) }
-func (r raftLogger) Errorf(format string, v ...any)   { r.out(slog.LevelError, fmt.Sprintf(format, v...)) }
-func (r raftLogger) Fatal(v ...any)                   { panic(fmt.Sprint(v...)) }
-func (r raftLogger) Fatalf(format string, v ...any)   { panic(fmt.Sprintf(format, v...)) }
-func (r raftLogger) Panic(v ...any)                   { panic(fmt.Sprint(v...)) }
-func (r raftLogger) Panicf(format string, v ...any)   { panic(fmt.Sprintf(format, v...)) }
+func (r raftLogger) Debug(v ...any)                 {}
+func (r raftLogger) Debugf(format string, v ...any) {}
+func (r raftLogger) Info(v ...any)                  {}
+func (r raftLogger) Infof(format string, v ...any)  {}
+func (r raftLogger) Warning(v ...any)               { r.out(slog.LevelWarn, fmt.Sprint(v...)) }
+func (r raftLogger) Warningf(format string, v ...any) {
+	r.out(slog.LevelWarn, fmt.Sprintf(format, v...))
+}
+func (r raftLogger) Error(v ...any) { r.out(slog.LevelError, fmt.Sprint(v...)) }
+func (r raftLogger) Errorf(format string, v ...any) {
+	r.out(slog.LevelError, fmt.Sprintf(format, v...))
+}
+func (r raftLogger) Fatal(v ...any)                 { panic(fmt.Sprint(v...)) }
+func (r raftLogger) Fatalf(format string, v ...any) { panic(fmt.Sprintf(format, v...)) }
+func (r raftLogger) Panic(v ...any)                 { panic(fmt.Sprint(v...)) }
+func (r raftLogger) Panicf(format string, v ...any) { panic(fmt.Sprintf(format, v...)) }
