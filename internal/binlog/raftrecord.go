@@ -130,3 +130,29 @@ func SetSequence(trx []byte, sid UUID, gno uint64, lastCommitted, sequence int64
 	binary.LittleEndian.PutUint32(ev[n:], crc32.Update(0, crcTable, ev[:n]))
 	return nil
 }
+
+// ParseTransaction reads one transaction's events (its GTID event first),
+// verifying every checksum. Event data aliases events.
+func ParseTransaction(events []byte) (*Transaction, error) {
+	e, err := NextEvent(events)
+	if err != nil {
+		return nil, err
+	}
+	if e.Type != GTIDEvent {
+		return nil, errors.New("binlog: a transaction that does not start with a GTID event")
+	}
+	g, err := ParseGTID(e.Body())
+	if err != nil {
+		return nil, err
+	}
+	t := &Transaction{GTID: g, End: int64(len(events))}
+	for off := int(e.Size); off < len(events); {
+		ev, err := NextEvent(events[off:])
+		if err != nil {
+			return nil, err
+		}
+		t.Events = append(t.Events, ev)
+		off += int(ev.Size)
+	}
+	return t, nil
+}

@@ -54,7 +54,7 @@ type Driver struct {
 	node      *Node
 	transport *Transport
 	tick      time.Duration
-	apply     func([]raftpb.Entry)
+	apply     func([]raftpb.Entry) error
 	sid       binlog.UUID
 
 	certs     chan Request // transactions from this node's sessions
@@ -87,10 +87,16 @@ type State struct {
 }
 
 // NewDriver prepares a driver for cluster UUID sid; Run starts it. apply
-// receives the committed entries in order, on the driver's goroutine.
-func NewDriver(n *Node, t *Transport, sid binlog.UUID, tick time.Duration, apply func([]raftpb.Entry)) *Driver {
+// receives the committed entries in order, on the driver's goroutine (an
+// Applier's Apply); an error from it stops the node.
+func NewDriver(n *Node, t *Transport, sid binlog.UUID, tick time.Duration, apply func([]raftpb.Entry) error) *Driver {
 	d := &Driver{node: n, transport: t, sid: sid, tick: tick, apply: apply, certs: make(chan Request, 1024), done: make(chan struct{}), waiting: map[uint64]*waiter{}}
 	d.state.Store(&State{ID: n.ID()})
+	// Transaction ids must not repeat across restarts: entries of an
+	// earlier run are applied again after one, and must not complete a
+	// new transaction's Commit. A run numbers its transactions from the
+	// clock's nanoseconds at its start, which no earlier run reached.
+	d.nextTrx.Store(uint64(time.Now().UnixNano()))
 	return d
 }
 
@@ -148,7 +154,9 @@ func (d *Driver) Run(ctx context.Context) error {
 			}
 			d.transport.Send(out.Messages)
 			if len(out.Committed) > 0 {
-				d.apply(out.Committed)
+				if err := d.apply(out.Committed); err != nil {
+					return err
+				}
 				d.complete(out.Committed)
 			}
 		}

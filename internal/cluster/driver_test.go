@@ -76,7 +76,7 @@ func startCluster(t *testing.T, n int) []*running {
 		}
 		r := &running{id: id, bl: bl, done: make(chan error, 1)}
 		r.tr = NewTransport(id, "test", lns[id], addrs)
-		r.d = NewDriver(node, r.tr, clusterSID, 10*time.Millisecond, func(es []raftpb.Entry) {
+		r.d = NewDriver(node, r.tr, clusterSID, 10*time.Millisecond, func(es []raftpb.Entry) error {
 			r.mu.Lock()
 			defer r.mu.Unlock()
 			for _, e := range es {
@@ -86,6 +86,7 @@ func startCluster(t *testing.T, n int) []*running {
 					}
 				}
 			}
+			return nil
 		})
 		ctx, cancel := context.WithCancel(context.Background())
 		r.cancel = cancel

@@ -36,6 +36,7 @@ import (
 	"hash/crc32"
 	"io"
 	"path/filepath"
+	"sort"
 	"sync"
 	"time"
 
@@ -424,6 +425,18 @@ func (l *Log) SetConfState(cs raftpb.ConfState) error {
 	return l.writeState()
 }
 
+// NoteApplied records that the store holds the entries up to i: they are
+// committed, whatever the commit index on disk says.
+func (l *Log) NoteApplied(i uint64) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if i > l.lastIndex() {
+		return fmt.Errorf("raftlog: the store applied entry %d but the log ends at %d", i, l.lastIndex())
+	}
+	l.hs.Commit = max(l.hs.Commit, i)
+	return nil
+}
+
 // Committed is the commit index as far as this node knows.
 func (l *Log) Committed() uint64 {
 	l.mu.Lock()
@@ -441,6 +454,21 @@ func (l *Log) Position(i uint64) (binlog.Position, bool) {
 	}
 	lc := l.locs[i-l.first]
 	return binlog.Position{File: lc.rec.File, Pos: lc.end}, true
+}
+
+// IndexAt is the entry that ends at pos in the binlog (the position a
+// store records with what it applied), and whether there is one.
+func (l *Log) IndexAt(pos binlog.Position) (uint64, bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	i := sort.Search(len(l.locs), func(i int) bool {
+		lc := l.locs[i]
+		return !(binlog.Position{File: lc.rec.File, Pos: lc.end}).Less(pos)
+	})
+	if i < len(l.locs) && l.locs[i].rec.File == pos.File && l.locs[i].end == pos.Pos {
+		return l.first + uint64(i), true
+	}
+	return 0, false
 }
 
 // raft.state: magic, then length-prefixed hard state and conf state
