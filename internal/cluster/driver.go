@@ -38,6 +38,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -94,9 +95,10 @@ func NewDriver(n *Node, t *Transport, sid binlog.UUID, tick time.Duration, apply
 	d.state.Store(&State{ID: n.ID()})
 	// Transaction ids must not repeat across restarts: entries of an
 	// earlier run are applied again after one, and must not complete a
-	// new transaction's Commit. A run numbers its transactions from the
-	// clock's nanoseconds at its start, which no earlier run reached.
-	d.nextTrx.Store(uint64(time.Now().UnixNano()))
+	// new transaction's Commit. A run numbers its transactions from a
+	// random point of the 64-bit space (not the clock, which can step
+	// back), so two runs' ranges meet with a chance of about n/2^64.
+	d.nextTrx.Store(rand.Uint64())
 	return d
 }
 
