@@ -417,29 +417,47 @@ func TestRandomFaults(t *testing.T) {
 			}
 		}
 		e.stabilize()
-		// A node whose log is behind cannot win: try each in turn.
-		var leader *member
-		for try := 0; leader == nil && try < 3*len(e.ids); try++ {
-			id := e.ids[try%len(e.ids)]
+		// Rounds of elections and heartbeats until every node applied
+		// everything the leader has. A node whose log is behind cannot
+		// win, and an isolated one may still think it leads an older
+		// term: campaign in turn until a leader holds the highest term.
+		converged := false
+		for round := 0; round < 60 && !converged; round++ {
+			var leader *member
 			for _, o := range e.ids {
-				if o != id {
-					_ = e.members[o].node.rn.ForgetLeader()
-				}
-			}
-			_ = e.members[id].node.Campaign()
-			e.stabilize()
-			for _, o := range e.ids {
-				if e.members[o].node.Status().RaftState.String() == "StateLeader" {
+				st := e.members[o].node.Status()
+				if st.RaftState.String() == "StateLeader" && (leader == nil || st.Term > leader.node.Status().Term) {
 					leader = e.members[o]
 				}
 			}
+			if leader == nil {
+				id := e.ids[round%len(e.ids)]
+				for _, o := range e.ids {
+					if o != id {
+						_ = e.members[o].node.rn.ForgetLeader()
+					}
+				}
+				_ = e.members[id].node.Campaign()
+			} else {
+				leader.node.Tick()
+			}
+			e.stabilize()
+			if leader != nil {
+				last, _ := leader.node.log.LastIndex()
+				converged = true
+				for _, o := range e.ids {
+					st := e.members[o].node.Status()
+					if st.Term != leader.node.Status().Term || st.Applied != last {
+						converged = false
+					}
+				}
+			}
 		}
-		if leader == nil {
+		if !converged {
+			t.Log(e.status())
 			e.close()
-			t.Fatalf("seed %d run %d: no leader elected with every node up and connected", seed, run)
+			t.Fatalf("seed %d run %d: the nodes did not converge with every node up and connected", seed, run)
 		}
-		leader.node.Tick() // a heartbeat carries the commit index
-		e.stabilize()
 		check(-1, "final")
 		for _, id := range e.ids {
 			count := map[uint64]int{}
@@ -451,6 +469,17 @@ func TestRandomFaults(t *testing.T) {
 			}
 			for g := range acked {
 				if count[g] != 1 {
+					t.Log(e.status())
+					for _, x := range e.ids {
+						m := e.members[x]
+						last, _ := m.node.log.LastIndex()
+						es, _ := m.node.log.Entries(1, last+1, 1<<40)
+						var names []string
+						for _, en := range es {
+							names = append(names, fmt.Sprintf("%d/%d:%s", en.Index, en.Term, describe(en)))
+						}
+						t.Logf("n%d log: %s", x, strings.Join(names, " "))
+					}
 					e.close()
 					t.Fatalf("seed %d run %d: acknowledged transaction %d applied %d times on node %d", seed, run, g, count[g], id)
 				}
