@@ -87,10 +87,28 @@ func startServer(t *testing.T, dir string, args ...string) *server {
 
 func (s *server) start() {
 	s.t.Helper()
-	if s.port == 0 { // a restart keeps the ports, so replicas find it again
-		s.port = freePort(s.t)
-		s.httpPort = freePort(s.t)
+	// A port found free may be taken by another process before the server
+	// binds it: on a first start, pick new ports and try again.
+	for attempt := 0; s.port == 0 && attempt < 3; attempt++ {
+		s.port, s.httpPort = freePort(s.t), freePort(s.t)
+		if s.tryStart() {
+			return
+		}
+		log, _ := os.ReadFile(s.logPath)
+		if !strings.Contains(string(log), "address already in use") {
+			s.t.Fatalf("server did not start:\n%s", log)
+		}
+		s.port = 0
 	}
+	if s.port == 0 || !s.tryStart() { // a restart keeps the ports, so replicas find it again
+		log, _ := os.ReadFile(s.logPath)
+		s.t.Fatalf("server did not start:\n%s", log)
+	}
+}
+
+// tryStart starts the server on its ports and reports whether it answers.
+func (s *server) tryStart() bool {
+	s.t.Helper()
 	s.logPath = filepath.Join(s.dir, fmt.Sprintf("server-%d.log", time.Now().UnixNano()))
 	logf, err := os.Create(s.logPath)
 	if err != nil {
@@ -109,7 +127,7 @@ func (s *server) start() {
 	for time.Now().Before(deadline) {
 		if c, err := net.DialTimeout("tcp", fmt.Sprintf("127.0.0.1:%d", s.port), 200*time.Millisecond); err == nil {
 			c.Close()
-			return
+			return true
 		}
 		select {
 		case <-s.exited:
@@ -118,8 +136,10 @@ func (s *server) start() {
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-	log, _ := os.ReadFile(s.logPath)
-	s.t.Fatalf("server did not start:\n%s", log)
+	s.cmd.Process.Kill()
+	<-s.exited
+	s.cmd = nil
+	return false
 }
 
 // stop shuts the server down gracefully (SIGTERM).
