@@ -27,16 +27,17 @@ var layers = map[string]int{
 	"txn":    5, "source": 5,
 	"replica":   6,
 	"cluster":   7,
-	"sqlengine": 8,
-	"metrics":   9, "dashboard": 9,
-	"server":  10,
-	"loadgen": 11, "workload": 11,
-	"bench": 12, "integration": 12,
+	"mysqlerr":  8,
+	"sqlengine": 9,
+	"metrics":   10, "dashboard": 10,
+	"server":  11,
+	"loadgen": 12, "workload": 12,
+	"bench": 13, "integration": 13,
 }
 
 // sqlLayer is the first layer that may know SQL (go-mysql-server and its
-// parser): storage, the pipeline, transactions, replication and the
-// cluster do not.
+// vitess: MySQL's errors, the parser): storage, the pipeline,
+// transactions, replication and the cluster do not.
 const sqlLayer = 8
 
 // TestImportRules fails when a package imports one of a higher (or its

@@ -8,7 +8,6 @@ import (
 	"testing"
 
 	"github.com/dolthub/go-mysql-server/sql/mysql_db"
-	"github.com/dolthub/vitess/go/mysql"
 	"github.com/lockstepdb/lockstep/internal/commit"
 	"github.com/spf13/pflag"
 )
@@ -74,45 +73,6 @@ func TestConfigRejectsBadValues(t *testing.T) {
 	}
 }
 
-func TestRestoreError(t *testing.T) {
-	err := restoreError(errFromText("You have an error in your SQL syntax; near 'x' (errno 1064) (sqlstate 42000)"))
-	if !strings.Contains(err.Error(), "1064") || strings.Contains(err.Error(), "1105") {
-		t.Fatalf("restored %v", err)
-	}
-	if err := restoreError(errFromText("context canceled")); !strings.Contains(err.Error(), "1317") {
-		t.Fatalf("cancelled statement: %v", err)
-	}
-	if err := restoreError(errFromText("number of values does not match number of columns provided")); !strings.Contains(err.Error(), "1136") {
-		t.Fatalf("column count mismatch: %v", err)
-	}
-	if err := restoreError(errFromText("no database selected")); !strings.Contains(err.Error(), "1046") {
-		t.Fatalf("no database selected: %v", err)
-	}
-	for _, c := range []struct {
-		in   error
-		want string
-	}{
-		{mysql.NewSQLError(mysql.ERDupEntry, "HY000", "Duplicate entry '1' for key 't.PRIMARY'"), "(errno 1062) (sqlstate 23000)"},
-		{mysql.NewSQLError(mysql.ERNoSuchTable, "HY000", "table not found: t"), "(errno 1146) (sqlstate 42S02)"},
-		{errFromText("table with name t already exists"), "table with name t already exists (errno 1050) (sqlstate 42S01)"},
-		{errFromText(`column "x" could not be found in any table in scope`), "(errno 1054) (sqlstate 42S22)"},
-		{errFromText(`column "x" is ambiguous`), "(errno 1105) (sqlstate HY000)"},
-		{mysql.NewSQLError(mysql.ERLockWaitTimeout, "HY000", "Lock wait timeout exceeded"), "(errno 1205) (sqlstate HY000)"},
-	} {
-		if got := restoreError(c.in).Error(); !strings.HasSuffix(got, c.want) {
-			t.Errorf("%v restored as %q, want ...%q", c.in, got, c.want)
-		}
-	}
-	plain := errFromText("something else")
-	if restoreError(plain) != plain {
-		t.Fatal("an ordinary 1105 was changed")
-	}
-}
-
-// errFromText is a generic 1105 error carrying msg.
-func errFromText(msg string) error {
-	return mysql.NewSQLError(mysql.ERUnknownError, "HY000", "%s", msg)
-}
 
 func TestPasswordlessRemoteAccounts(t *testing.T) {
 	users := []*mysql_db.User{

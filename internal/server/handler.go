@@ -4,12 +4,12 @@ import (
 	"context"
 	"errors"
 	"regexp"
-	"strconv"
 	"strings"
 
 	"github.com/dolthub/vitess/go/mysql"
 	"github.com/dolthub/vitess/go/sqltypes"
 	querypb "github.com/dolthub/vitess/go/vt/proto/query"
+	"github.com/lockstepdb/lockstep/internal/mysqlerr"
 )
 
 // handler wraps GMS's protocol handler to keep MySQL error numbers that GMS
@@ -45,72 +45,11 @@ func (s *Server) wrapHandler(h mysql.Handler) (mysql.Handler, error) {
 	return hd, nil
 }
 
-var errInterrupted = mysql.NewSQLError(mysql.ERQueryInterrupted, "70100", "Query execution was interrupted")
-
-var embedded = regexp.MustCompile(`^(?s)(.*) \(errno (\d+)\) \(sqlstate ([0-9A-Z]{5})\)$`)
-
-// restoreError returns the MySQL error embedded in a generic one, and
-// reports a cancelled statement (KILL QUERY) as MySQL's 1317.
-func restoreError(err error) error {
-	if err == nil {
-		return nil
-	}
-	if errors.Is(err, context.Canceled) {
-		return errInterrupted
-	}
-	var se *mysql.SQLError
-	if !errors.As(err, &se) {
-		return err
-	}
-	if se.Num != mysql.ERUnknownError {
-		if state, ok := sqlStates[se.Num]; ok && se.State != state {
-			return mysql.NewSQLError(se.Num, state, "%s", se.Message)
-		}
-		return err
-	}
-	if se.Message == context.Canceled.Error() {
-		return errInterrupted
-	}
-	m := embedded.FindStringSubmatch(se.Message)
-	if m == nil {
-		for _, k := range gmsErrors {
-			if strings.HasPrefix(se.Message, k.prefix) && strings.HasSuffix(se.Message, k.suffix) {
-				text := k.text
-				if text == "" {
-					text = se.Message
-				}
-				return mysql.NewSQLError(k.num, k.state, "%s", text)
-			}
-		}
-		return err
-	}
-	num, _ := strconv.Atoi(m[2])
-	return mysql.NewSQLError(num, m[3], "%s", m[1])
-}
-
-// gmsErrors are GMS errors that carry no MySQL number, by message prefix,
-// with the error MySQL gives for the same mistake.
-var gmsErrors = []struct {
-	prefix, suffix string
-	num            int
-	state          string
-	text           string // "" keeps GMS's message
-}{
-	{"number of values does not match number of columns provided", "", mysql.ERWrongValueCountOnRow, "21S01", "Column count doesn't match value count at row 1"},
-	{"no database selected", "", mysql.ERNoDb, "3D000", "No database selected"},
-	{"Duplicate key name ", "", mysql.ERDupKeyName, "42000", ""},
-	{"table with name ", " already exists", mysql.ERTableExists, "42S01", ""},
-	{"column \"", "\" could not be found in any table in scope", mysql.ERBadFieldError, "42S22", ""},
-	// A privilege missing: GMS says neither which nor at what level. A
-	// statement on tables gets MySQL's 1142 (see deniedFor), others 1227.
-	{"command denied to user ", "", erSpecificAccessDenied, "42000", ""},
-}
-
 // tableStatement matches statements whose privileges are table privileges.
 var tableStatement = regexp.MustCompile(`(?i)^\s*(\(\s*)*(select|insert|update|delete|replace|with|table|create\s+table|drop\s+table|alter\s+table|truncate|rename\s+table|create\s+index|drop\s+index)\b`)
 
 // deniedFor turns a privilege denial of a statement on tables into
-// MySQL's ER_TABLEACCESS_DENIED_ERROR (1142); restoreError has made every
+// MySQL's ER_TABLEACCESS_DENIED_ERROR (1142); mysqlerr.Restore has made every
 // denial 1227, which is right for global privileges (CREATE USER, KILL).
 func deniedFor(query string, err error) error {
 	var se *mysql.SQLError
@@ -118,22 +57,6 @@ func deniedFor(query string, err error) error {
 		return mysql.NewSQLError(erTableAccessDenied, "42000", "%s", se.Message)
 	}
 	return err
-}
-
-// sqlStates are MySQL's SQLSTATEs for errors GMS sends with its generic
-// HY000. Clients read them: PHP's PDOException code is the SQLSTATE, and
-// applications test it for 23000 to spot a duplicate key.
-var sqlStates = map[int]string{
-	mysql.ERDupEntry:           "23000",
-	mysql.ERBadNullError:       "23000",
-	mysql.ERDupKeyName:         "42000",
-	mysql.ERCantDropFieldOrKey: "42000",
-	mysql.ERNoSuchTable:        "42S02",
-	mysql.ERBadDb:              "42000",
-	mysql.ERTableExists:        "42S01",
-	mysql.ERBadFieldError:      "42S22",
-	mysql.ERDataTooLong:        "22001",
-	mysql.ERNotSupportedYet:    "42000",
 }
 
 // track makes the statement about to run cancellable by the disconnect
@@ -175,9 +98,9 @@ func (h *handler) ComQuery(ctx context.Context, c *mysql.Conn, query string, cb 
 	ctx, done := track(ctx, c)
 	defer done()
 	if ok, err := h.fast.query(ctx, h.Handler, c, query, nil, nil, func(r *sqltypes.Result) error { return cb(r, false) }); ok {
-		return deniedFor(query, restoreError(err))
+		return deniedFor(query, mysqlerr.Restore(err))
 	}
-	return deniedFor(query, restoreError(h.Handler.ComQuery(ctx, c, query, cb)))
+	return deniedFor(query, mysqlerr.Restore(h.Handler.ComQuery(ctx, c, query, cb)))
 }
 
 func (h *handler) ComMultiQuery(ctx context.Context, c *mysql.Conn, query string, cb mysql.ResultSpoolFn) (string, error) {
@@ -192,15 +115,15 @@ func (h *handler) ComMultiQuery(ctx context.Context, c *mysql.Conn, query string
 	defer done()
 	// The fast path takes a query of one statement (parse checks).
 	if ok, err := h.fast.query(ctx, h.Handler, c, query, nil, nil, func(r *sqltypes.Result) error { return cb(r, false) }); ok {
-		return "", deniedFor(query, restoreError(err))
+		return "", deniedFor(query, mysqlerr.Restore(err))
 	}
 	rest, err := h.Handler.ComMultiQuery(ctx, c, query, cb)
-	return rest, deniedFor(query, restoreError(err))
+	return rest, deniedFor(query, mysqlerr.Restore(err))
 }
 
 // ComInitDB is USE from the protocol (mysql -D, a driver's database).
 func (h *handler) ComInitDB(c *mysql.Conn, db string) error {
-	return restoreError(h.Handler.ComInitDB(c, db))
+	return mysqlerr.Restore(h.Handler.ComInitDB(c, db))
 }
 
 func (h *handler) ComPrepare(ctx context.Context, c *mysql.Conn, query string, p *mysql.PrepareData) ([]*querypb.Field, error) {
@@ -216,7 +139,7 @@ func (h *handler) ComPrepare(ctx context.Context, c *mysql.Conn, query string, p
 			w.stmtClosed(p.StatementID)
 		}
 	}
-	return f, deniedFor(query, restoreError(err))
+	return f, deniedFor(query, mysqlerr.Restore(err))
 }
 
 func (h *handler) ComStmtExecute(ctx context.Context, c *mysql.Conn, p *mysql.PrepareData, cb func(*sqltypes.Result) error) error {
@@ -224,10 +147,10 @@ func (h *handler) ComStmtExecute(ctx context.Context, c *mysql.Conn, p *mysql.Pr
 	defer done()
 	if plan := h.fast.planFor(c, p); plan != nil {
 		if ok, err := h.fast.query(ctx, h.Handler, c, p.PrepareStmt, p.BindVars, plan, cb); ok {
-			return deniedFor(p.PrepareStmt, restoreError(err))
+			return deniedFor(p.PrepareStmt, mysqlerr.Restore(err))
 		}
 	}
-	return deniedFor(p.PrepareStmt, restoreError(h.Handler.ComStmtExecute(ctx, c, p, cb)))
+	return deniedFor(p.PrepareStmt, mysqlerr.Restore(h.Handler.ComStmtExecute(ctx, c, p, cb)))
 }
 
 // ComResetConnection uncounts the connection's prepared statements, which
