@@ -263,3 +263,56 @@ func TestStoresAgree(t *testing.T) {
 		}
 	}
 }
+
+// A causal read on one node sees a write acknowledged on another just
+// before it; without a quorum it times out instead of reading stale data.
+func TestSyncWait(t *testing.T) {
+	addrs := map[uint64]string{}
+	var nodes []*dataNode
+	var peers []uint64
+	for id := uint64(1); id <= 3; id++ {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		addrs[id] = ln.Addr().String()
+		nodes = append(nodes, &dataNode{id: id, fs: vfs.NewMem(), ln: ln, addrs: addrs})
+		peers = append(peers, id)
+	}
+	for _, n := range nodes {
+		n.start(t, peers)
+	}
+	defer func() {
+		for _, n := range nodes {
+			n.stop()
+		}
+	}()
+	schema := []certify.Key{{Hash: 1}}
+	waitFor(t, "a leader", func() bool { return nodes[0].d.State().Lead != 0 })
+	commitRetry(t, nodes[0], schema, ddl(&storage.CatalogChange{Op: "create_db", DB: &storage.DatabaseDef{Name: "db"}}, "CREATE DATABASE db"))
+	def := &storage.TableDef{ID: 100, DB: "db", Name: "kv", Columns: kv, PK: []int{0}}
+	commitRetry(t, nodes[0], schema, ddl(&storage.CatalogChange{Op: "create_table", Table: def}, "CREATE TABLE kv (k BIGINT PRIMARY KEY, v BIGINT)"))
+	tab, _ := nodes[0].store.Table("db", "kv")
+	for k := int64(1); k <= 30; k++ {
+		writer, reader := nodes[k%3], nodes[(k+1)%3]
+		commitRetry(t, writer, []certify.Key{{Hash: uint64(k) + 1000}, {Hash: 1, Shared: true}}, put(t, tab, k, k))
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		err := reader.d.SyncWait(ctx)
+		cancel()
+		if err != nil {
+			t.Fatalf("sync wait on node %d: %v", reader.id, err)
+		}
+		if got := rowsOf(t, reader.store); got[k] != k {
+			t.Fatalf("after a sync wait, node %d does not see row %d written on node %d", reader.id, k, writer.id)
+		}
+	}
+	// Alone, a node cannot confirm what is committed: it waits, then
+	// gives up.
+	nodes[1].stop()
+	nodes[2].stop()
+	ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
+	defer cancel()
+	if err := nodes[0].d.SyncWait(ctx); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("sync wait without a quorum: %v", err)
+	}
+}

@@ -59,10 +59,15 @@ type Driver struct {
 	sid       binlog.UUID
 
 	certs     chan Request // transactions from this node's sessions
+	reads     chan *syncWait
+	syncs     map[uint64]*syncWait // by request id, until raft answers
+	ready     []*syncWait          // answered, until the index is applied
+	nextRead  uint64
 	state     atomic.Pointer[State]
 	done      chan struct{}
 	certifier *Certifier // on the leader, owned by Run
 
+	applied     uint64 // the last entry applied (Run's)
 	nextTrx     atomic.Uint64
 	mu          sync.Mutex
 	waiting     map[uint64]*waiter // by TrxID
@@ -91,7 +96,7 @@ type State struct {
 // receives the committed entries in order, on the driver's goroutine (an
 // Applier's Apply); an error from it stops the node.
 func NewDriver(n *Node, t *Transport, sid binlog.UUID, tick time.Duration, apply func([]raftpb.Entry) error) *Driver {
-	d := &Driver{node: n, transport: t, sid: sid, tick: tick, apply: apply, certs: make(chan Request, 1024), done: make(chan struct{}), waiting: map[uint64]*waiter{}}
+	d := &Driver{node: n, transport: t, sid: sid, tick: tick, apply: apply, certs: make(chan Request, 1024), reads: make(chan *syncWait, 1024), syncs: map[uint64]*syncWait{}, done: make(chan struct{}), waiting: map[uint64]*waiter{}}
 	d.state.Store(&State{ID: n.ID()})
 	// Transaction ids must not repeat across restarts: entries of an
 	// earlier run are applied again after one, and must not complete a
@@ -136,6 +141,8 @@ func (d *Driver) Run(ctx context.Context) error {
 			d.receive(pk)
 		case r := <-d.certs:
 			d.certify(r)
+		case w := <-d.reads:
+			d.readIndex(w)
 		}
 		// Take what else is waiting, then process once.
 	more:
@@ -145,6 +152,8 @@ func (d *Driver) Run(ctx context.Context) error {
 				d.receive(pk)
 			case r := <-d.certs:
 				d.certify(r)
+			case w := <-d.reads:
+				d.readIndex(w)
 			default:
 				break more
 			}
@@ -159,9 +168,22 @@ func (d *Driver) Run(ctx context.Context) error {
 				if err := d.apply(out.Committed); err != nil {
 					return err
 				}
+				d.applied = out.Committed[len(out.Committed)-1].Index
 				d.complete(out.Committed)
 			}
+			for _, rs := range out.ReadStates {
+				if len(rs.RequestCtx) == 8 {
+					id := binary.BigEndian.Uint64(rs.RequestCtx)
+					if w := d.syncs[id]; w != nil {
+						delete(d.syncs, id)
+						w.index = rs.Index
+						d.ready = append(d.ready, w)
+					}
+				}
+			}
+			d.releaseReads()
 		}
+		d.releaseReads()
 		st := d.node.rn.BasicStatus()
 		leader := st.RaftState == raft.StateLeader
 		if leader && d.certifier == nil {
@@ -376,6 +398,65 @@ func (d *Driver) Commit(ctx context.Context, snapshot uint64, keys []certify.Key
 	case <-ctx.Done():
 		d.forget(id)
 		return 0, ErrOutcomeUnknown
+	}
+}
+
+// syncWait is a causal read waiting for its index to be applied.
+type syncWait struct {
+	ctx   context.Context
+	index uint64
+	done  chan struct{}
+}
+
+// readIndex asks raft for the read index of w (on Run's goroutine).
+func (d *Driver) readIndex(w *syncWait) {
+	d.nextRead++
+	d.syncs[d.nextRead] = w
+	d.node.ReadIndex(binary.BigEndian.AppendUint64(nil, d.nextRead))
+}
+
+// releaseReads ends the causal reads whose index is applied, and forgets
+// those whose caller gave up (raft drops a request it cannot answer).
+func (d *Driver) releaseReads() {
+	for id, w := range d.syncs {
+		if w.ctx.Err() != nil {
+			delete(d.syncs, id)
+		}
+	}
+	kept := d.ready[:0]
+	for _, w := range d.ready {
+		if w.index <= d.applied {
+			close(w.done)
+		} else {
+			kept = append(kept, w)
+		}
+	}
+	d.ready = kept
+}
+
+// SyncWait returns once this node has applied everything committed in
+// the cluster before the call, so that a read after it sees every write
+// acknowledged before it, on any node (wsrep_sync_wait, MySQL Group
+// Replication's BEFORE). The leader confirms its commit index with a
+// quorum first (raft's ReadIndex, never a lease). Without a leader or a
+// quorum no answer comes, and ctx's end is returned (1205 at the SQL
+// level).
+func (d *Driver) SyncWait(ctx context.Context) error {
+	w := &syncWait{ctx: ctx, done: make(chan struct{})}
+	select {
+	case d.reads <- w:
+	case <-d.done:
+		return ErrStopped
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	select {
+	case <-w.done:
+		return nil
+	case <-d.done:
+		return ErrStopped
+	case <-ctx.Done():
+		return ctx.Err()
 	}
 }
 

@@ -56,6 +56,9 @@ type Output struct {
 	Messages []raftpb.Message
 	// Committed are entries committed and durable here, to apply in order.
 	Committed []raftpb.Entry
+	// ReadStates answer ReadIndex requests: the commit index a read
+	// made now must see, confirmed by a quorum.
+	ReadStates []raft.ReadState
 	// Lead is the leader known now (0: none), Term the current term.
 	Lead, Term uint64
 }
@@ -157,6 +160,12 @@ func (n *Node) ProposeConfChange(cc raftpb.ConfChangeI) error {
 	return n.rn.ProposeConfChange(cc)
 }
 
+// ReadIndex asks for the commit index as of now, confirmed by a quorum
+// (raft's ReadIndex with ReadOnlySafe: never a lease). The answer comes in
+// a later Output's ReadStates with the same rctx; without a leader none
+// comes.
+func (n *Node) ReadIndex(rctx []byte) { n.rn.ReadIndex(rctx) }
+
 // Status is raft's view of the node.
 func (n *Node) Status() raft.Status { return n.rn.Status() }
 
@@ -196,6 +205,7 @@ func (n *Node) Process() (Output, error) {
 	}
 	out.Messages = rd.Messages
 	out.Committed = rd.CommittedEntries
+	out.ReadStates = rd.ReadStates
 	n.rn.Advance(rd)
 	st := n.rn.BasicStatus()
 	out.Lead, out.Term = st.Lead, st.Term
