@@ -73,7 +73,6 @@ func TestConfigRejectsBadValues(t *testing.T) {
 	}
 }
 
-
 func TestPasswordlessRemoteAccounts(t *testing.T) {
 	users := []*mysql_db.User{
 		{User: "root", Host: "localhost"},
