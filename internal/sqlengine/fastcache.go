@@ -20,8 +20,8 @@ import (
 // The scanner is deliberately narrow: a query with anything it does not
 // fully understand (a comment, a backslash, a quote doubled inside a
 // string, a character set introducer, strings written side by side, a NUL,
-// a bare ? or :, a number that is not a plain integer) is not normalised
-// at all, and is parsed whole as before. A literal lifted out becomes exactly the bind variable the
+// a bare ? or :, a number that is not a plain integer or has a unary plus)
+// is not normalised at all, and is parsed whole as before. A literal lifted out becomes exactly the bind variable the
 // client-side form of the same statement would send, which the planner
 // turns back into the same literal (ast.ExprFromValue).
 
@@ -169,6 +169,9 @@ func normalize(q string, ansiQuotes bool) (shape string, lits []*querypb.BindVar
 				}
 				return "", nil, false // 1.5, 1e3, 0x1f
 			}
+			if unaryPlus(out) {
+				return "", nil, false // +5: the parser folds it, +? it does not
+			}
 			lit := q[i:j]
 			if n, err := strconv.ParseInt(lit, 10, 64); err == nil {
 				lits = append(lits, sqltypes.Int64BindVariable(n))
@@ -192,6 +195,23 @@ func normalize(q string, ansiQuotes bool) (shape string, lits []*querypb.BindVar
 		}
 	}
 	return string(out), lits, true
+}
+
+// unaryPlus reports whether the text written so far ends with a unary
+// plus: a '+' (then blanks) after something that cannot end an operand.
+func unaryPlus(out []byte) bool {
+	j := len(out)
+	for j > 0 && (out[j-1] == ' ' || out[j-1] == '\t' || out[j-1] == '\n' || out[j-1] == '\r') {
+		j--
+	}
+	if j == 0 || out[j-1] != '+' {
+		return false
+	}
+	j--
+	for j > 0 && (out[j-1] == ' ' || out[j-1] == '\t' || out[j-1] == '\n' || out[j-1] == '\r') {
+		j--
+	}
+	return j == 0 || !(identByte(out[j-1]) || out[j-1] == ')' || out[j-1] == '?' || out[j-1] == '`' || out[j-1] == '"' || out[j-1] == '\'')
 }
 
 // adjacentString reports whether another string literal follows (after

@@ -169,6 +169,8 @@ func FuzzPlanCacheSameAsParse(f *testing.F) {
 		"SELECT c FROM t WHERE c = _utf8mb4'x'",
 		"SELECT c FROM t WHERE id BETWEEN 0 AND ''\x00",
 		"SELECT c FROM t WHERE c = 'a' 'b'",
+		"SELECT c FROM t WHERE id=+0",
+		"UPDATE t SET k = k + 3 WHERE id = +9",
 	} {
 		f.Add(q, false)
 	}
