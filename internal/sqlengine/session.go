@@ -459,6 +459,9 @@ func note(ctx context.Context, st ast.Statement, text string, queryLen int) erro
 	if err := unsupportedLocking(st); err != nil {
 		return err
 	}
+	if err := unsupportedDDL(st); err != nil {
+		return err
+	}
 	if sctx, ok := ctx.(*sql.Context); ok {
 		if err := renameInCurrentDB(sctx, st); err != nil {
 			return err
@@ -589,7 +592,63 @@ func (p parser) ParseOneWithOptions(ctx context.Context, query string, o ast.Par
 	if err := unsupportedLocking(r.st); err != nil {
 		return nil, r.consumed, err
 	}
+	if err := unsupportedDDL(r.st); err != nil {
+		return nil, r.consumed, err
+	}
 	return r.st, r.consumed, nil
+}
+
+// unsupportedDDL refuses CHECK constraints and FULLTEXT and SPATIAL
+// indexes before anything is created: go-mysql-server creates the table
+// first and only then finds that it cannot add them, so CREATE TABLE ...
+// CHECK failed and still left the table, without its check, in the store
+// and the binlog.
+func unsupportedDDL(st ast.Statement) error {
+	var ddls []*ast.DDL
+	switch s := st.(type) {
+	case *ast.DDL:
+		ddls = append(ddls, s)
+	case *ast.AlterTable:
+		ddls = append(ddls, s.Statements...)
+	}
+	for _, d := range ddls {
+		if d == nil {
+			continue
+		}
+		if d.IndexSpec != nil {
+			if err := unsupportedIndexType(d.IndexSpec.Type); err != nil {
+				return err
+			}
+		}
+		if d.TableSpec == nil {
+			continue
+		}
+		for _, c := range d.TableSpec.Constraints {
+			if _, ok := c.Details.(*ast.CheckConstraintDefinition); ok {
+				return errNotSupported("CHECK constraints")
+			}
+		}
+		for _, ix := range d.TableSpec.Indexes {
+			switch {
+			case ix.Info == nil:
+			case ix.Info.Fulltext:
+				return errNotSupported("FULLTEXT indexes")
+			case ix.Info.Spatial:
+				return errNotSupported("SPATIAL indexes")
+			}
+		}
+	}
+	return nil
+}
+
+func unsupportedIndexType(t string) error {
+	switch strings.ToLower(t) {
+	case "fulltext":
+		return errNotSupported("FULLTEXT indexes")
+	case "spatial":
+		return errNotSupported("SPATIAL indexes")
+	}
+	return nil
 }
 
 // unsupportedLocking refuses locking clauses Lockstep does not implement
