@@ -222,6 +222,9 @@ func (e *Engine) commitCatalog(ctx *sql.Context, db, stmt string, c *storage.Cat
 		timeout = s.lockWaitTimeout(ctx)
 	}
 	for _, id := range tables {
+		if s != nil && s.holdsTableLock(id) {
+			continue // the session holds it already (LOCK TABLES)
+		}
 		if err := e.locks.Lock(ctx, owner, mdlKey(id), lock.Exclusive, timeout); err != nil {
 			return mysqlError(err)
 		}

@@ -6,6 +6,7 @@ import (
 
 	"github.com/dolthub/go-mysql-server/sql"
 	"github.com/dolthub/vitess/go/mysql"
+	ast "github.com/dolthub/vitess/go/vt/sqlparser"
 )
 
 // Consistent snapshots for backups and change-data capture, as InnoDB
@@ -75,13 +76,13 @@ func rewriteBegin(ctx context.Context, query string) string {
 // means ReadLockStatement would not handle it.
 func MaybeReadLockStatement(query string) bool {
 	q := strings.TrimLeft(query, " \t\r\n")
-	return hasPrefixFold(q, "flush") || hasPrefixFold(q, "unlock")
+	return hasPrefixFold(q, "flush") || hasPrefixFold(q, "unlock") || hasPrefixFold(q, "lock")
 }
 
-// ReadLockStatement runs query if it is FLUSH TABLES ... WITH READ LOCK or
-// UNLOCK TABLES. UNLOCK TABLES releases the global read lock and is then
-// left to go-mysql-server too (it releases LOCK TABLES' locks): handled is
-// false for it.
+// ReadLockStatement runs query if it is FLUSH TABLES ... WITH READ LOCK,
+// LOCK TABLES (locktables.go) or UNLOCK TABLES. UNLOCK TABLES releases the
+// global read lock and the session's table locks and is then left to
+// go-mysql-server too: handled is false for it.
 func (e *Engine) ReadLockStatement(ctx *sql.Context, query string) (handled bool, err error) {
 	if len(query) > 1<<16 || !containsFold(query, "lock") {
 		return false, nil
@@ -94,7 +95,20 @@ func (e *Engine) ReadLockStatement(ctx *sql.Context, query string) (handled bool
 	switch {
 	case n == 2 && toks[0].is("unlock") && (toks[1].is("tables") || toks[1].is("table")):
 		e.pipe.UnlockCommits(uint64(ctx.Session.ID()))
+		if s := sessionOf(ctx); s != nil {
+			s.releaseTableLocks()
+		}
 		return false, nil
+	case n >= 3 && toks[0].is("lock") && (toks[1].is("tables") || toks[1].is("table")):
+		st, _, err := ParseOne(ctx, query, sql.LoadSqlMode(ctx).ParserOptions())
+		if err != nil {
+			return false, nil // go-mysql-server reports the syntax error
+		}
+		lt, ok := st.(*ast.LockTables)
+		if !ok {
+			return false, nil
+		}
+		return true, e.lockTables(ctx, lt)
 	case n >= 5 && toks[0].is("flush") && (toks[1].is("tables") || toks[1].is("table")) &&
 		toks[n-3].is("with") && toks[n-2].is("read") && toks[n-1].is("lock"):
 	default:

@@ -70,7 +70,7 @@ func TestScripts(t *testing.T) {
 					q := strings.TrimSpace(d.Input)
 					before := h.e.locks.Stats.Current.Load()
 					go func() {
-						_, err := c.query(q)
+						err := runStatement(c, q)
 						ch <- err
 						close(done)
 					}()
@@ -95,7 +95,7 @@ func TestScripts(t *testing.T) {
 					if q = strings.TrimSpace(q); q == "" || strings.HasPrefix(q, "--") {
 						continue
 					}
-					if _, err := c.query(q); err != nil {
+					if err := runStatement(c, q); err != nil {
 						fmt.Fprintln(&out, errorLine(err))
 					}
 				}
@@ -154,6 +154,17 @@ func TestScripts(t *testing.T) {
 			return ""
 		})
 	})
+}
+
+// runStatement runs q as the server does: the statements Lockstep answers
+// itself first (here the lock statements: FLUSH TABLES WITH READ LOCK,
+// LOCK TABLES, UNLOCK TABLES), then go-mysql-server.
+func runStatement(c *conn, q string) error {
+	if handled, err := c.h.e.ReadLockStatement(c.ctx.WithQuery(q), q); handled {
+		return err
+	}
+	_, err := c.query(q)
+	return err
 }
 
 // errorLine formats an error as the server sends it and the mariadb

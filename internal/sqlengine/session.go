@@ -54,6 +54,8 @@ type Session struct {
 	beginAccess string
 	// version, if set, is this session's @@version (the MariaDB port's).
 	version string
+	// tableLocks are the tables locked by LOCK TABLES (locktables.go).
+	tableLocks sessionTableLocks
 	// readOnlyDefault caches transaction_read_only (read on every write
 	// outside a transaction); readOnlyKnown is cleared when it is set.
 	readOnlyDefault, readOnlyKnown bool
@@ -271,6 +273,7 @@ func (s *Session) SessionEnd() {
 		s.tx.Rollback()
 		s.tx = nil
 	}
+	s.releaseTableLocks()
 	s.eng.pipe.EndSession(uint64(s.ID()))
 	s.eng.sessions.Delete(s.ID())
 }

@@ -102,8 +102,12 @@ func (t *Table) begin(ctx *sql.Context) (*Session, *txn.Txn, error) {
 		return nil, nil, fmt.Errorf("lockstep: not a Lockstep session")
 	}
 	tx := s.txn(ctx)
-	if err := tx.Lock(t.mdl, lock.Shared); err != nil {
-		return nil, nil, s.afterError(err)
+	// A table the session locked with LOCK TABLES is already held, more
+	// strongly, by the session (locktables.go).
+	if !s.holdsTableLock(t.st.Def.ID) {
+		if err := tx.Lock(t.mdl, lock.Shared); err != nil {
+			return nil, nil, s.afterError(err)
+		}
 	}
 	if cur, ok := t.e.store.TableByID(t.st.Def.ID); !ok || cur != t.st {
 		return nil, nil, mysql.NewSQLError(erTableDefChanged, "HY000", "Table definition has changed, please retry transaction")
