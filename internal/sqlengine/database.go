@@ -221,12 +221,21 @@ func (e *Engine) commitCatalog(ctx *sql.Context, db, stmt string, c *storage.Cat
 	if s != nil {
 		timeout = s.lockWaitTimeout(ctx)
 	}
+	held := false
 	for _, id := range tables {
 		if s != nil && s.holdsTableLock(id) {
+			held = true
 			continue // the session holds it already (LOCK TABLES)
 		}
 		if err := e.locks.Lock(ctx, owner, mdlKey(id), lock.Exclusive, timeout); err != nil {
 			return mysqlError(err)
+		}
+	}
+	if held && c.Op == "rewrite_table" && c.Table != nil {
+		// The rewritten table takes a new id: the session's LOCK TABLES
+		// lock follows it, taken before anyone can know the id.
+		if err := s.lockTableID(ctx, c.Table.ID); err != nil {
+			return err
 		}
 	}
 	var keep *binlog.GTIDInfo
