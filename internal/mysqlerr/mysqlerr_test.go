@@ -31,6 +31,7 @@ func TestRestoreError(t *testing.T) {
 		{errFromText(`column "x" could not be found in any table in scope`), "(errno 1054) (sqlstate 42S22)"},
 		{errFromText(`column "x" is ambiguous`), "(errno 1105) (sqlstate HY000)"},
 		{errFromText("the table does not support foreign key operations: p"), "doesn't yet support 'foreign keys' (errno 1235) (sqlstate 42000)"},
+		{errFromText("database does not support temporary tables"), "doesn't yet support 'temporary tables' (errno 1235) (sqlstate 42000)"},
 		{mysql.NewSQLError(mysql.ERLockWaitTimeout, "HY000", "Lock wait timeout exceeded"), "(errno 1205) (sqlstate HY000)"},
 	} {
 		if got := Restore(c.in).Error(); !strings.HasSuffix(got, c.want) {
