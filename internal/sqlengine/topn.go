@@ -27,9 +27,11 @@ type boundedTopN struct{ base *rowexec.BaseBuilder }
 var _ sql.NodeExecBuilder = boundedTopN{}
 
 // Build implements sql.NodeExecBuilder: nil for every node it leaves to
-// GMS.
+// GMS. It also builds the first pass of hash joins (hashlookup.go).
 func (b boundedTopN) Build(ctx *sql.Context, n sql.Node, r sql.Row) (sql.RowIter, error) {
 	switch n := n.(type) {
+	case *plan.HashLookup:
+		return buildHashLookup(ctx, b.base, n, r)
 	case *plan.TopN:
 		limit, huge := hugeLimit(ctx, n.Limit)
 		if !huge {
