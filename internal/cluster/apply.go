@@ -26,7 +26,6 @@ type Applier struct {
 	sid   binlog.UUID
 	store *storage.Engine
 	log   *raftlog.Log
-	index atomic.Uint64 // the last entry applied
 	gno   atomic.Uint64 // GTID number of the last transaction applied
 }
 
@@ -52,7 +51,6 @@ func NewApplier(sid binlog.UUID, store *storage.Engine, log *raftlog.Log) (*Appl
 		}
 		applied = i
 	}
-	a.index.Store(applied)
 	return a, applied, nil
 }
 
@@ -79,13 +77,9 @@ func (a *Applier) Apply(es []raftpb.Entry) error {
 				a.gno.Store(t.GTID.GNO)
 			}
 		}
-		a.index.Store(e.Index)
 	}
 	return nil
 }
-
-// Index is the last entry applied.
-func (a *Applier) Index() uint64 { return a.index.Load() }
 
 // Snapshot is the GTID number of the last cluster transaction applied: the
 // snapshot of a transaction that reads the store now.

@@ -85,6 +85,33 @@ func (n *dataNode) stop() error {
 	return err
 }
 
+// startDataNodes starts n nodes with stores on crashable in-memory file
+// systems and loopback listeners, stopped when the test ends.
+func startDataNodes(t *testing.T, n int) []*dataNode {
+	t.Helper()
+	addrs := map[uint64]string{}
+	var nodes []*dataNode
+	var peers []uint64
+	for id := uint64(1); id <= uint64(n); id++ {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		addrs[id] = ln.Addr().String()
+		nodes = append(nodes, &dataNode{id: id, fs: vfs.NewCrashableMem(), ln: ln, addrs: addrs})
+		peers = append(peers, id)
+	}
+	for _, d := range nodes {
+		d.start(t, peers)
+	}
+	t.Cleanup(func() {
+		for _, d := range nodes {
+			d.stop()
+		}
+	})
+	return nodes
+}
+
 var kv = []row.Column{{Name: "k", Type: row.TypeLongLong}, {Name: "v", Type: row.TypeLongLong}}
 
 // ddl is a catalog change as a transaction under a placeholder GTID.
@@ -157,26 +184,7 @@ func commitRetry(t *testing.T, n *dataNode, keys []certify.Key, events []byte) u
 // (cleanly, or with its store behind after losing what it had not
 // flushed) applies exactly the entries it lacks.
 func TestStoresAgree(t *testing.T) {
-	addrs := map[uint64]string{}
-	var nodes []*dataNode
-	var peers []uint64
-	for id := uint64(1); id <= 3; id++ {
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		addrs[id] = ln.Addr().String()
-		nodes = append(nodes, &dataNode{id: id, fs: vfs.NewCrashableMem(), ln: ln, addrs: addrs})
-		peers = append(peers, id)
-	}
-	for _, n := range nodes {
-		n.start(t, peers)
-	}
-	defer func() {
-		for _, n := range nodes {
-			n.stop()
-		}
-	}()
+	nodes := startDataNodes(t, 3)
 	waitFor(t, "a leader", func() bool {
 		for _, n := range nodes {
 			if n.d.State().Leader {
@@ -267,26 +275,7 @@ func TestStoresAgree(t *testing.T) {
 // A causal read on one node sees a write acknowledged on another just
 // before it; without a quorum it times out instead of reading stale data.
 func TestSyncWait(t *testing.T) {
-	addrs := map[uint64]string{}
-	var nodes []*dataNode
-	var peers []uint64
-	for id := uint64(1); id <= 3; id++ {
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		addrs[id] = ln.Addr().String()
-		nodes = append(nodes, &dataNode{id: id, fs: vfs.NewMem(), ln: ln, addrs: addrs})
-		peers = append(peers, id)
-	}
-	for _, n := range nodes {
-		n.start(t, peers)
-	}
-	defer func() {
-		for _, n := range nodes {
-			n.stop()
-		}
-	}()
+	nodes := startDataNodes(t, 3)
 	schema := []certify.Key{{Hash: 1}}
 	waitFor(t, "a leader", func() bool { return nodes[0].d.State().Lead != 0 })
 	commitRetry(t, nodes[0], schema, ddl(&storage.CatalogChange{Op: "create_db", DB: &storage.DatabaseDef{Name: "db"}}, "CREATE DATABASE db"))

@@ -155,11 +155,6 @@ func (n *Node) Propose(trx []byte) error {
 	return err
 }
 
-// ProposeConfChange proposes a membership change, on the leader.
-func (n *Node) ProposeConfChange(cc raftpb.ConfChangeI) error {
-	return n.rn.ProposeConfChange(cc)
-}
-
 // ReadIndex asks for the commit index as of now, confirmed by a quorum
 // (raft's ReadIndex with ReadOnlySafe: never a lease). The answer comes in
 // a later Output's ReadStates with the same rctx; without a leader none

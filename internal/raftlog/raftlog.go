@@ -437,13 +437,6 @@ func (l *Log) NoteApplied(i uint64) error {
 	return nil
 }
 
-// Committed is the commit index as far as this node knows.
-func (l *Log) Committed() uint64 {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.hs.Commit
-}
-
 // Position is where entry i ends in the binlog (the position a dump may
 // send up to once i is committed).
 func (l *Log) Position(i uint64) (binlog.Position, bool) {

@@ -25,7 +25,6 @@ import (
 // test, runs the suite's setup scripts on it, and gives the suite
 // Lockstep sessions.
 type engineHarness struct {
-	t       *testing.T
 	setup   []setup.SetupScript
 	h       *harness
 	session *Session
@@ -97,6 +96,6 @@ func TestEngineSuite(t *testing.T) {
 			enginetest.TestTransactionScripts(t, h.(enginetest.TransactionHarness))
 		}},
 	} {
-		t.Run(f.name, func(t *testing.T) { f.run(t, &engineHarness{t: t}) })
+		t.Run(f.name, func(t *testing.T) { f.run(t, &engineHarness{}) })
 	}
 }
