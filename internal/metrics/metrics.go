@@ -75,18 +75,21 @@ func Registry(o *Observer, p *commit.Pipeline, l *lock.Manager, src *source.Sour
 	gauge := func(name, help string, f func() float64) {
 		r.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: name, Help: help}, f))
 	}
-	st, ls := &p.Stats, &l.Stats
-	counter("lockstep_binlog_commits_total", "Transactions committed through the binlog.", st.Commits.Load)
-	counter("lockstep_binlog_group_commits_total", "Binlog commit groups.", st.Groups.Load)
-	counter("lockstep_binlog_fsyncs_total", "Binlog fsyncs.", st.Fsyncs.Load)
-	counter("lockstep_binlog_written_bytes_total", "Bytes written to the binlog.", st.BytesWritten.Load)
-	counter("lockstep_binlog_rotations_total", "Binlog file rotations.", st.RotateCount.Load)
-	for trigger, f := range map[string]func() uint64{"count": st.TriggerCount.Load, "timeout": st.TriggerTimeout.Load, "lock_wait": st.TriggerLockWait.Load} {
-		r.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{
-			Name:        "lockstep_binlog_group_commit_triggers_total",
-			Help:        "Commit groups closed before the sync delay ran out, by what closed them (count, lock_wait) or by the delay (timeout).",
-			ConstLabels: prometheus.Labels{"trigger": trigger},
-		}, func() float64 { return float64(f()) }))
+	ls := &l.Stats
+	if p != nil { // a cluster member has no commit pipeline
+		st := &p.Stats
+		counter("lockstep_binlog_commits_total", "Transactions committed through the binlog.", st.Commits.Load)
+		counter("lockstep_binlog_group_commits_total", "Binlog commit groups.", st.Groups.Load)
+		counter("lockstep_binlog_fsyncs_total", "Binlog fsyncs.", st.Fsyncs.Load)
+		counter("lockstep_binlog_written_bytes_total", "Bytes written to the binlog.", st.BytesWritten.Load)
+		counter("lockstep_binlog_rotations_total", "Binlog file rotations.", st.RotateCount.Load)
+		for trigger, f := range map[string]func() uint64{"count": st.TriggerCount.Load, "timeout": st.TriggerTimeout.Load, "lock_wait": st.TriggerLockWait.Load} {
+			r.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{
+				Name:        "lockstep_binlog_group_commit_triggers_total",
+				Help:        "Commit groups closed before the sync delay ran out, by what closed them (count, lock_wait) or by the delay (timeout).",
+				ConstLabels: prometheus.Labels{"trigger": trigger},
+			}, func() float64 { return float64(f()) }))
+		}
 	}
 	counter("lockstep_row_lock_waits_total", "Row lock requests that had to wait.", ls.Waits.Load)
 	counter("lockstep_deadlocks_total", "Deadlocks detected (victims rolled back).", ls.Deadlocks.Load)

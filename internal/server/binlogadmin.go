@@ -46,7 +46,7 @@ func (p primary) GetBinaryLogStatus(*sql.Context) ([]binlogreplication.BinaryLog
 	return []binlogreplication.BinaryLogStatus{{
 		File:          cur.Name,
 		Position:      uint(cur.Size),
-		ExecutedGtids: p.s.pipe.GTIDVisible().String(),
+		ExecutedGtids: p.s.gtidVisible().String(),
 	}}, nil
 }
 
@@ -95,10 +95,16 @@ func (s *Server) binlogAdmin(c *mysql.Conn, query string) (handled bool, err err
 		if err := s.require(c, needReload); err != nil {
 			return true, err
 		}
+		if s.member != nil {
+			return true, errOnMember("FLUSH BINARY LOGS")
+		}
 		return true, s.pipe.Rotate()
 	case purgeTo.MatchString(query), purgeBef.MatchString(query):
 		if err := s.require(c, needBinlogAdmin); err != nil {
 			return true, err
+		}
+		if s.member != nil {
+			return true, errOnMember("PURGE BINARY LOGS (the binlog files are the cluster's log)")
 		}
 	}
 	switch {

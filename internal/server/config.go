@@ -99,7 +99,15 @@ type Config struct {
 	// ResetAccounts recreates a missing account store (mysql.db) with
 	// root@localhost and no password instead of refusing to start.
 	ResetAccounts bool
+
+	// Cluster makes the server a member of a multi-primary cluster when
+	// Cluster.Address is set and WsrepOn (cluster.go).
+	Cluster ClusterConfig
+	WsrepOn bool
 }
+
+// Clustered reports whether the server starts as a cluster member.
+func (c *Config) Clustered() bool { return c.WsrepOn && c.Cluster.Address != "" }
 
 // Defaults are the values with no options.
 func Defaults() Config {
@@ -133,6 +141,8 @@ func Defaults() Config {
 		ReplicaParallelWorkers: 4,
 		ReplicaParallelType:    "LOGICAL_CLOCK",
 		ReplicaSkipErrors:      "OFF",
+		WsrepOn:                true,
+		Cluster:                ClusterConfig{Name: "my_wsrep_cluster", TickMillis: 100},
 	}
 }
 
@@ -410,6 +420,16 @@ var options = []option{
 		func(c *Config) *bool { return &c.ReadOnly }),
 	boolOpt("super-read-only", "refuse every client's writes (replication still applies)",
 		func(c *Config) *bool { return &c.SuperReadOnly }),
+	strOpt("wsrep-cluster-address", "gcomm:// and the cluster address (host:port) of every member, in the same order on every member: the server is then a member of a multi-primary cluster",
+		func(c *Config) *string { return &c.Cluster.Address }),
+	strOpt("wsrep-node-address", "this member's entry in --wsrep-cluster-address, where it listens for the other members",
+		func(c *Config) *string { return &c.Cluster.NodeAddress }),
+	strOpt("wsrep-cluster-name", "the cluster's name: members of another cluster are refused, and the cluster's GTID UUID is derived from it",
+		func(c *Config) *string { return &c.Cluster.Name }),
+	boolOpt("wsrep-on", "with --wsrep-cluster-address, start as a cluster member (OFF: a single server, whatever the address)",
+		func(c *Config) *bool { return &c.WsrepOn }),
+	intOpt("lockstep-cluster-tick", "milliseconds per tick of the cluster's raft clock: a heartbeat every tick, an election after 10 to 20 ticks without a leader",
+		func(c *Config) *int64 { return &c.Cluster.TickMillis }, 1, 10000),
 }
 
 // optionAliases are the older (and MariaDB) names of options.

@@ -21,7 +21,7 @@ func (s *Server) topology() dashboard.Topology {
 		Version:      binlog.ServerVersion,
 		Address:      s.addr,
 		ReadOnly:     toInt64(ro) != 0,
-		GTIDExecuted: s.pipe.GTIDVisible().String(),
+		GTIDExecuted: s.gtidVisible().String(),
 	}
 	if st, ok := s.repl.Status(time.Now()); ok {
 		link := &dashboard.SourceLink{

@@ -147,7 +147,7 @@ func (f *gtidWait) Eval(ctx *sql.Context, row sql.Row) (any, error) {
 		}
 	}
 	reached := func() (bool, error) {
-		g := f.s.pipe.GTIDVisible()
+		g := f.s.gtidVisible()
 		if f.maria {
 			return replica.MariaPosReached(g, want)
 		}

@@ -58,6 +58,10 @@ func (s *Server) setGTIDNext(c *mysql.Conn, m []string) (*sqltypes.Result, bool,
 	if !ok || err != nil || gno == 0 {
 		return nil, true, mysql.NewSQLError(1231, "42000", "Variable 'gtid_next' can't be set to the value of '%s'", v)
 	}
+	if s.member != nil {
+		// The cluster numbers every transaction in log order.
+		return nil, true, errOnMember("SET gtid_next")
+	}
 	s.gtidNext.Store(c.ConnectionID, binlog.GTIDInfo{SID: id, GNO: gno})
 	return &sqltypes.Result{}, true, nil
 }

@@ -97,6 +97,29 @@ func (h *handler) ComQuery(ctx context.Context, c *mysql.Conn, query string, cb 
 	}
 	ctx, done := track(ctx, c)
 	defer done()
+	if h.s.member == nil {
+		return h.query(ctx, c, query, cb)
+	}
+	if err := h.s.causalWait(ctx, c, query); err != nil {
+		return err
+	}
+	inTrx := h.s.sql.InTransaction(c.ConnectionID)
+	for attempt := 0; ; attempt++ {
+		sent := false
+		send := func(r *sqltypes.Result, more bool) error {
+			sent = true
+			return cb(r, more)
+		}
+		err := h.query(ctx, c, query, send)
+		if sent || !h.s.retryAutocommit(c, err, attempt, inTrx) {
+			return err
+		}
+	}
+}
+
+// query runs one statement: on the fast path if it takes it, else
+// through go-mysql-server.
+func (h *handler) query(ctx context.Context, c *mysql.Conn, query string, cb mysql.ResultSpoolFn) error {
 	if ok, err := h.fast.query(ctx, h.Handler, c, query, nil, nil, func(r *sqltypes.Result) error { return cb(r, false) }); ok {
 		return deniedFor(query, mysqlerr.Restore(err))
 	}
@@ -113,6 +136,9 @@ func (h *handler) ComMultiQuery(ctx context.Context, c *mysql.Conn, query string
 	}
 	ctx, done := track(ctx, c)
 	defer done()
+	if err := h.s.causalWait(ctx, c, query); err != nil {
+		return "", err
+	}
 	// The fast path takes a query of one statement (parse checks).
 	if ok, err := h.fast.query(ctx, h.Handler, c, query, nil, nil, func(r *sqltypes.Result) error { return cb(r, false) }); ok {
 		return "", deniedFor(query, mysqlerr.Restore(err))
@@ -145,6 +171,29 @@ func (h *handler) ComPrepare(ctx context.Context, c *mysql.Conn, query string, p
 func (h *handler) ComStmtExecute(ctx context.Context, c *mysql.Conn, p *mysql.PrepareData, cb func(*sqltypes.Result) error) error {
 	ctx, done := track(ctx, c)
 	defer done()
+	if h.s.member == nil {
+		return h.execute(ctx, c, p, cb)
+	}
+	if err := h.s.causalWait(ctx, c, p.PrepareStmt); err != nil {
+		return err
+	}
+	inTrx := h.s.sql.InTransaction(c.ConnectionID)
+	for attempt := 0; ; attempt++ {
+		sent := false
+		send := func(r *sqltypes.Result) error {
+			sent = true
+			return cb(r)
+		}
+		err := h.execute(ctx, c, p, send)
+		if sent || !h.s.retryAutocommit(c, err, attempt, inTrx) {
+			return err
+		}
+	}
+}
+
+// execute runs a prepared statement: on the fast path if it takes it,
+// else through go-mysql-server.
+func (h *handler) execute(ctx context.Context, c *mysql.Conn, p *mysql.PrepareData, cb func(*sqltypes.Result) error) error {
 	if plan := h.fast.planFor(c, p); plan != nil {
 		if ok, err := h.fast.query(ctx, h.Handler, c, p.PrepareStmt, p.BindVars, plan, cb); ok {
 			return deniedFor(p.PrepareStmt, mysqlerr.Restore(err))

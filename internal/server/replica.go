@@ -54,6 +54,9 @@ func (s *Server) replicaStatement(c *mysql.Conn, query string) (*sqltypes.Result
 		if err := admin(); err != nil {
 			return nil, true, err
 		}
+		if s.member != nil {
+			return nil, true, errOnMember("replication from a source")
+		}
 		if m[2] != "" {
 			return nil, true, mysql.NewSQLError(3077, "HY000", "Lockstep replicates from one source: replication channels are not supported")
 		}
@@ -73,6 +76,9 @@ func (s *Server) replicaStatement(c *mysql.Conn, query string) (*sqltypes.Result
 		io := threads == "" || strings.Contains(threads, "io_thread")
 		sqlThread := threads == "" || strings.Contains(threads, "sql_thread")
 		if strings.EqualFold(m[1], "start") {
+			if s.member != nil {
+				return nil, true, errOnMember("replication from a source")
+			}
 			return &sqltypes.Result{}, true, replicaError(s.repl.Start(io, sqlThread))
 		}
 		s.repl.Stop(io, sqlThread)

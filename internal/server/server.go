@@ -44,7 +44,8 @@ import (
 type Server struct {
 	cfg      Config
 	uuid     binlog.UUID
-	pipe     *commit.Pipeline
+	pipe     *commit.Pipeline // nil on a cluster member
+	member   *member          // a cluster member's node (cluster.go), or nil
 	store    *storage.Engine
 	blog     *binlog.Log
 	sql      *sqlengine.Engine
@@ -119,11 +120,29 @@ func Start(cfg Config, log *slog.Logger) (_ *Server, err error) {
 	semi.SetWaitNoReplica(cfg.SemiSyncWaitNoReplica)
 	semi.SetEnabled(cfg.SemiSyncEnabled)
 	pc.Acks = semi
-	pipe, store, blog, rec, err := commit.Open(commit.OpenOptions{
-		FS: vfs.Default, Dir: cfg.DataDir, Collator: sqlengine.Collator{}, Config: pc, CacheSize: cfg.CacheSizeBytes,
-		Logger: storeLogger{log.With("component", "store")},
-		Warn:   func(msg string) { log.Warn(msg, "component", "store") },
-	})
+	var (
+		pipe  *commit.Pipeline
+		store *storage.Engine
+		blog  *binlog.Log
+		rec   commit.Recovery
+		m     *member
+	)
+	if cfg.Clustered() {
+		if cfg.SourceHost != "" {
+			return nil, fmt.Errorf("--source-host: a cluster member does not replicate from a source")
+		}
+		m, store, blog, err = openMember(cfg, log.With("component", "cluster"), storage.Options{
+			FS: vfs.Default, Dir: filepath.Join(cfg.DataDir, "store"), Collator: sqlengine.Collator{}, CacheSize: cfg.CacheSizeBytes,
+			Logger: storeLogger{log.With("component", "store")},
+			Warn:   func(msg string) { log.Warn(msg, "component", "store") },
+		})
+	} else {
+		pipe, store, blog, rec, err = commit.Open(commit.OpenOptions{
+			FS: vfs.Default, Dir: cfg.DataDir, Collator: sqlengine.Collator{}, Config: pc, CacheSize: cfg.CacheSizeBytes,
+			Logger: storeLogger{log.With("component", "store")},
+			Warn:   func(msg string) { log.Warn(msg, "component", "store") },
+		})
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -136,11 +155,17 @@ func Start(cfg Config, log *slog.Logger) (_ *Server, err error) {
 	if rec.StoreAhead {
 		log.Warn("the binlog lost transactions the store holds (a relaxed sync_binlog / innodb_flush_log_at_trx_commit setting and an OS crash): they stay, replicas will not receive them, and their GTIDs stay executed", "gtids", rec.StoreOnly.String(), "store_position", fmt.Sprintf("%d:%d", rec.DurableFrom.File, rec.DurableFrom.Pos))
 	}
-	s := &Server{cfg: cfg, uuid: id, pipe: pipe, store: store, blog: blog, log: log, dirLock: dirLock}
-	s.source = source.New(blog, cfg.ServerID, id, pipe.GTIDExecuted, semi, log.With("component", "source"))
-	s.source.DomainID = uint32(cfg.GTIDDomainID)
+	s := &Server{cfg: cfg, uuid: id, pipe: pipe, member: m, store: store, blog: blog, log: log, dirLock: dirLock}
 	locks := lock.New()
-	s.sql = sqlengine.New(store, pipe, locks)
+	if m != nil {
+		s.source = source.New(blog, cfg.ServerID, id, s.gtidVisible, semi, log.With("component", "source"))
+		s.sql = sqlengine.NewClusterMember(store, m, cfg.ServerID, locks)
+		log.Info("cluster member", "node", m.id, "members", m.size, "cluster", cfg.Cluster.Name, "address", cfg.Cluster.NodeAddress)
+	} else {
+		s.source = source.New(blog, cfg.ServerID, id, pipe.GTIDExecuted, semi, log.With("component", "source"))
+		s.sql = sqlengine.New(store, pipe, locks)
+	}
+	s.source.DomainID = uint32(cfg.GTIDDomainID)
 	s.repl, err = replica.New(replica.Options{
 		Dir: cfg.DataDir, ServerID: cfg.ServerID, ServerUUID: id, Port: cfg.Port,
 		Store: store, Pipe: pipe, Exec: s.sql, Logf: func(f string, a ...any) { log.Warn(fmt.Sprintf(f, a...), "component", "replica") },
@@ -153,6 +178,10 @@ func Start(cfg Config, log *slog.Logger) (_ *Server, err error) {
 	s.repl.Settings.Type.Store(cfg.ReplicaParallelType)
 	s.repl.Settings.SkipErrors.Store(cfg.ReplicaSkipErrors)
 	s.repl.Settings.SemiSync.Store(cfg.SemiSyncReplicaEnabled)
+	if m != nil && s.repl.Configured() {
+		s.shutdownStorage()
+		return nil, fmt.Errorf("refusing to start as a cluster member: this data directory is configured to replicate from a source (RESET REPLICA ALL on it as a single server first)")
+	}
 	if s.secureFilePriv, err = secureFileDir(cfg); err != nil {
 		s.shutdownStorage()
 		return nil, err
@@ -160,7 +189,11 @@ func Start(cfg Config, log *slog.Logger) (_ *Server, err error) {
 	s.sql.ReadOnly.Store(cfg.ReadOnly || cfg.SuperReadOnly)
 	s.sql.SuperReadOnly.Store(cfg.SuperReadOnly)
 	started := time.Now()
-	installStatus(pipe, locks, started, s.semiSyncStatus, s.replicaStatus, s.fastPathStatus, s.tlsStatus, s.preparedStatus)
+	status := []func(map[string]func() any){s.semiSyncStatus, s.replicaStatus, s.fastPathStatus, s.tlsStatus, s.preparedStatus}
+	if m != nil {
+		status = append(status, m.status)
+	}
+	installStatus(pipe, locks, started, status...)
 	if s.tls, s.tlsFiles, err = s.tlsConfig(); err != nil {
 		s.shutdownStorage()
 		return nil, err
@@ -186,7 +219,9 @@ func Start(cfg Config, log *slog.Logger) (_ *Server, err error) {
 	s.registerPerformanceSchema()
 	s.registerFunctions()
 	s.stop = make(chan struct{})
-	go s.expireLogs(s.stop)
+	if m == nil {
+		go s.expireLogs(s.stop)
+	}
 	addr := net.JoinHostPort(cfg.BindAddress, strconv.Itoa(cfg.Port))
 	tl, err := net.Listen("tcp", addr)
 	if err != nil {
@@ -397,7 +432,13 @@ func lockDataDir(dir string) (*os.File, error) {
 }
 
 func (s *Server) shutdownStorage() error {
-	err := s.pipe.Close()
+	var err error
+	if s.member != nil {
+		s.member.stop()
+		err = s.blog.Close()
+	} else {
+		err = s.pipe.Close()
+	}
 	if e := s.store.Close(); err == nil {
 		err = e
 	}
@@ -440,7 +481,25 @@ func serverUUID(dir string) (binlog.UUID, error) {
 // registerVariables publishes the server's settings as MySQL system
 // variables; the dynamic ones change the running pipeline.
 func (s *Server) registerVariables() error {
-	pc := s.pipe.Config()
+	// A cluster member syncs its log before acknowledging any entry and
+	// has no commit groups: the pipeline's settings show what it does,
+	// read-only.
+	var pc *commit.Config
+	if s.pipe != nil {
+		pc = s.pipe.Config()
+	} else {
+		pc = &commit.Config{}
+		pc.SyncBinlog.Store(1)
+		pc.FlushLogAtTrxCommit.Store(1)
+		pc.Tracking.Store(int32(commit.WriteSet))
+		pc.HistorySize.Store(s.cfg.DependencyHistorySize)
+	}
+	dynamic := func(set func(int64)) func(int64) {
+		if s.member != nil {
+			return nil
+		}
+		return set
+	}
 	onOff := func(b bool) int8 {
 		if b {
 			return 1
@@ -461,24 +520,24 @@ func (s *Server) registerVariables() error {
 		}
 	}
 	vars := append(append(s.semiSyncVariables(), s.replicaVariables()...),
-		intVar("sync_binlog", 0, 1<<32-1, s.cfg.SyncBinlog, pc.SyncBinlog.Store),
-		intVar("innodb_flush_log_at_trx_commit", 0, 2, s.cfg.FlushLogAtTrxCommit, pc.FlushLogAtTrxCommit.Store),
-		intVar("binlog_group_commit_sync_delay", 0, 1_000_000, s.cfg.SyncDelayMicros, pc.SyncDelay.Store),
-		intVar("binlog_group_commit_sync_no_delay_count", 0, 100_000, s.cfg.NoDelayCount, pc.NoDelayCount.Store),
-		intVar("binlog_transaction_dependency_history_size", 1, 1_000_000, s.cfg.DependencyHistorySize, pc.HistorySize.Store),
-		intVar("binlog_expire_logs_seconds", 0, 1<<32, s.cfg.BinlogExpireSeconds, nil),
+		intVar("sync_binlog", 0, 1<<32-1, pc.SyncBinlog.Load(), dynamic(pc.SyncBinlog.Store)),
+		intVar("innodb_flush_log_at_trx_commit", 0, 2, pc.FlushLogAtTrxCommit.Load(), dynamic(pc.FlushLogAtTrxCommit.Store)),
+		intVar("binlog_group_commit_sync_delay", 0, 1_000_000, pc.SyncDelay.Load(), dynamic(pc.SyncDelay.Store)),
+		intVar("binlog_group_commit_sync_no_delay_count", 0, 100_000, pc.NoDelayCount.Load(), dynamic(pc.NoDelayCount.Store)),
+		intVar("binlog_transaction_dependency_history_size", 1, 1_000_000, pc.HistorySize.Load(), dynamic(pc.HistorySize.Store)),
+		intVar("binlog_expire_logs_seconds", 0, 1<<32, s.binlogExpireSeconds(), nil),
 		&sql.MysqlSystemVariable{
-			Name: "binlog_parallel_flush", Scope: global, Dynamic: true,
-			Type: types.NewSystemBoolType("binlog_parallel_flush"), Default: onOff(s.cfg.ParallelFlush),
+			Name: "binlog_parallel_flush", Scope: global, Dynamic: s.member == nil,
+			Type: types.NewSystemBoolType("binlog_parallel_flush"), Default: onOff(pc.ParallelFlush.Load()),
 			NotifyChanged: func(_ *sql.Context, _ sql.SystemVariableScope, v sql.SystemVarValue) error {
 				pc.ParallelFlush.Store(toInt64(v.Val) != 0)
 				return nil
 			},
 		},
 		&sql.MysqlSystemVariable{
-			Name: "binlog_transaction_dependency_tracking", Scope: global, Dynamic: true,
+			Name: "binlog_transaction_dependency_tracking", Scope: global, Dynamic: s.member == nil,
 			Type:    types.NewSystemEnumType("binlog_transaction_dependency_tracking", "COMMIT_ORDER", "WRITESET", "WRITESET_SESSION"),
-			Default: s.cfg.DependencyTracking.String(),
+			Default: commit.Tracking(pc.Tracking.Load()).String(),
 			NotifyChanged: func(_ *sql.Context, _ sql.SystemVariableScope, v sql.SystemVarValue) error {
 				if t, ok := commit.ParseTracking(strings.ToUpper(fmt.Sprint(v.Val))); ok {
 					pc.Tracking.Store(int32(t))
@@ -489,10 +548,11 @@ func (s *Server) registerVariables() error {
 		&sql.MysqlSystemVariable{
 			Name: "gtid_executed", Scope: global, Dynamic: false,
 			Type: types.NewSystemStringType("gtid_executed"), Default: "",
-			ValueFunction: func() (any, error) { return s.pipe.GTIDVisible().String(), nil },
+			ValueFunction: func() (any, error) { return s.gtidVisible().String(), nil },
 		},
 	)
 	vars = append(vars, s.tlsVariables()...)
+	vars = append(vars, s.clusterVariables()...)
 	// Every role granted to an account is active in its sessions (SET ROLE
 	// and SET DEFAULT ROLE are not supported): MySQL with this variable ON.
 	vars = append(vars, &sql.MysqlSystemVariable{

@@ -18,23 +18,30 @@ type statusRegistry struct {
 }
 
 func installStatus(p *commit.Pipeline, l *lock.Manager, start time.Time, extra ...func(map[string]func() any)) {
-	st, ls := &p.Stats, &l.Stats
+	ls := &l.Stats
 	counters := map[string]func() uint64{
-		"Uptime":                                func() uint64 { return uint64(time.Since(start) / time.Second) },
-		"Binlog_commits":                        st.Commits.Load,
-		"Binlog_group_commits":                  st.Groups.Load,
-		"Binlog_group_commit_trigger_count":     st.TriggerCount.Load,
-		"Binlog_group_commit_trigger_timeout":   st.TriggerTimeout.Load,
-		"Binlog_group_commit_trigger_lock_wait": st.TriggerLockWait.Load,
-		"Binlog_bytes_written":                  st.BytesWritten.Load,
-		"Lockstep_binlog_fsyncs":                st.Fsyncs.Load,
-		"Lockstep_binlog_fsync_microseconds":    func() uint64 { return st.FsyncNanos.Load() / 1000 },
-		"Lockstep_binlog_rotations":             st.RotateCount.Load,
-		"Innodb_row_lock_waits":                 ls.Waits.Load,
-		"Innodb_row_lock_current_waits":         func() uint64 { return uint64(max(ls.Current.Load(), 0)) },
-		"Innodb_row_lock_time":                  func() uint64 { return ls.WaitNanos.Load() / 1e6 },
-		"Innodb_deadlocks":                      ls.Deadlocks.Load,
-		"Lockstep_lock_wait_timeouts":           ls.Timeouts.Load,
+		"Uptime":                        func() uint64 { return uint64(time.Since(start) / time.Second) },
+		"Innodb_row_lock_waits":         ls.Waits.Load,
+		"Innodb_row_lock_current_waits": func() uint64 { return uint64(max(ls.Current.Load(), 0)) },
+		"Innodb_row_lock_time":          func() uint64 { return ls.WaitNanos.Load() / 1e6 },
+		"Innodb_deadlocks":              ls.Deadlocks.Load,
+		"Lockstep_lock_wait_timeouts":   ls.Timeouts.Load,
+	}
+	if p != nil { // a cluster member has no commit pipeline
+		st := &p.Stats
+		for k, f := range map[string]func() uint64{
+			"Binlog_commits":                        st.Commits.Load,
+			"Binlog_group_commits":                  st.Groups.Load,
+			"Binlog_group_commit_trigger_count":     st.TriggerCount.Load,
+			"Binlog_group_commit_trigger_timeout":   st.TriggerTimeout.Load,
+			"Binlog_group_commit_trigger_lock_wait": st.TriggerLockWait.Load,
+			"Binlog_bytes_written":                  st.BytesWritten.Load,
+			"Lockstep_binlog_fsyncs":                st.Fsyncs.Load,
+			"Lockstep_binlog_fsync_microseconds":    func() uint64 { return st.FsyncNanos.Load() / 1000 },
+			"Lockstep_binlog_rotations":             st.RotateCount.Load,
+		} {
+			counters[k] = f
+		}
 	}
 	live := map[string]func() any{}
 	for k, f := range counters {

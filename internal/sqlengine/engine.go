@@ -62,15 +62,26 @@ type Engine struct {
 
 // New builds the SQL layer.
 func New(store *storage.Engine, pipe *commit.Pipeline, locks *lock.Manager) *Engine {
+	return newEngine(store, pipe, locks, txn.NewManager(store, pipe, locks))
+}
+
+// NewClusterMember builds the SQL layer of a cluster member, whose
+// transactions commit through c (txn/cluster.go).
+func NewClusterMember(store *storage.Engine, c txn.Cluster, serverID uint32, locks *lock.Manager) *Engine {
+	return newEngine(store, nil, locks, txn.NewClusterManager(store, c, serverID, locks))
+}
+
+func newEngine(store *storage.Engine, pipe *commit.Pipeline, locks *lock.Manager, txns *txn.Manager) *Engine {
 	e := &Engine{
 		store: store,
 		pipe:  pipe,
 		locks: locks,
-		txns:  txn.NewManager(store, pipe, locks),
+		txns:  txns,
 		coll:  store.Collator(),
 	}
 	e.schemas.m = map[*storage.Table]sql.PrimaryKeySchema{}
 	e.autoinc.next = map[uint64]uint64{}
+	e.autoinc.cluster = pipe == nil
 	p := parser{safeParser{sql.DefaultMySQLParser}}
 	a := analyzer.NewBuilder(provider{e}).
 		AddOverrides(sql.EngineOverrides{Builder: sql.BuilderOverrides{Parser: p}}).
@@ -287,4 +298,16 @@ func (e *Engine) hasSuper(ctx *sql.Context) bool {
 	c := ctx.Session.Client()
 	u := db.GetUser(rd, c.User, c.Address, false)
 	return u != nil && u.PrivilegeSet.Has(sql.PrivilegeType_Super)
+}
+
+// InTransaction reports whether connection connID's next statement would
+// run inside a transaction the client opened (BEGIN, or autocommit off)
+// rather than in its own.
+func (e *Engine) InTransaction(connID uint32) bool {
+	v, ok := e.sessions.Load(connID)
+	if !ok {
+		return false
+	}
+	s := v.(*Session)
+	return explicitTransaction(sql.NewContext(context.Background(), sql.WithSession(s))) || (s.tx != nil && !s.tx.Ended())
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 
 	"github.com/dolthub/vitess/go/mysql"
+	"github.com/lockstepdb/lockstep/internal/cluster"
 	"github.com/lockstepdb/lockstep/internal/commit"
 	"github.com/lockstepdb/lockstep/internal/lock"
 	"github.com/lockstepdb/lockstep/internal/txn"
@@ -15,6 +16,8 @@ const (
 	erErrorOnWrite         = 1026 // ER_ERROR_ON_WRITE
 	erSpecificAccessDenied = 1227 // ER_SPECIFIC_ACCESS_DENIED_ERROR
 	erTableDefChanged      = 1412 // ER_TABLE_DEF_CHANGED
+	erUnknownCommand       = 1047 // ER_UNKNOWN_COM_ERROR (Galera: node not ready)
+	erErrorDuringCommit    = 1180 // ER_ERROR_DURING_COMMIT
 )
 
 func errNotSupported(what string) error {
@@ -46,6 +49,17 @@ func mysqlError(err error) error {
 		return mysql.NewSQLError(mysql.ERLockWaitTimeout, "HY000", "Lock wait timeout exceeded; try restarting transaction")
 	case errors.Is(err, commit.ErrStopped):
 		return mysql.NewSQLError(erErrorOnWrite, "HY000", "Error writing the binary log: %s", err.Error())
+	case errors.Is(err, cluster.ErrConflict), errors.Is(err, cluster.ErrNotCommitted):
+		// Galera's answer to a certification failure: drivers and ORMs
+		// retry a deadlock. ErrNotCommitted is as definite: the
+		// transaction did not commit and can run again.
+		return mysql.NewSQLError(mysql.ERLockDeadlock, "40001", "Deadlock found when trying to get lock; try restarting transaction")
+	case errors.Is(err, cluster.ErrNoLeader), errors.Is(err, cluster.ErrStopped):
+		return mysql.NewSQLError(erUnknownCommand, "08S01", "WSREP has not yet prepared node for application use")
+	case errors.Is(err, cluster.ErrOutcomeUnknown):
+		return mysql.NewSQLError(erErrorDuringCommit, "HY000", "Got error during COMMIT: the cluster did not answer in time; the transaction may still commit")
+	case errors.Is(err, txn.ErrNotInCluster):
+		return errNotSupported(err.Error())
 	}
 	return err
 }

@@ -94,7 +94,7 @@ func (e *Engine) ReadLockStatement(ctx *sql.Context, query string) (handled bool
 	n := len(toks)
 	switch {
 	case n == 2 && toks[0].is("unlock") && (toks[1].is("tables") || toks[1].is("table")):
-		e.pipe.UnlockCommits(uint64(ctx.Session.ID()))
+		e.ReleaseReadLock(ctx.Session.ID())
 		if s := sessionOf(ctx); s != nil {
 			s.releaseTableLocks()
 		}
@@ -122,9 +122,18 @@ func (e *Engine) ReadLockStatement(ctx *sql.Context, query string) (handled bool
 	if s == nil {
 		return true, nil
 	}
+	if e.pipe == nil {
+		// A cluster member's store also changes by what other nodes
+		// commit, which a read lock here would not hold back.
+		return true, errNotSupported("FLUSH TABLES WITH READ LOCK on a cluster node")
+	}
 	return true, mysqlError(e.pipe.LockCommits(ctx, uint64(s.ID()), s.readLockWait(ctx)))
 }
 
 // ReleaseReadLock releases connection connID's global read lock, if it
 // holds one (the connection ended).
-func (e *Engine) ReleaseReadLock(connID uint32) { e.pipe.UnlockCommits(uint64(connID)) }
+func (e *Engine) ReleaseReadLock(connID uint32) {
+	if e.pipe != nil {
+		e.pipe.UnlockCommits(uint64(connID))
+	}
+}

@@ -274,7 +274,9 @@ func (s *Session) SessionEnd() {
 		s.tx = nil
 	}
 	s.releaseTableLocks()
-	s.eng.pipe.EndSession(uint64(s.ID()))
+	if s.eng.pipe != nil {
+		s.eng.pipe.EndSession(uint64(s.ID()))
+	}
 	s.eng.sessions.Delete(s.ID())
 }
 

@@ -697,8 +697,9 @@ func (ed editor) writeError(s *Session, err error, vals []row.Value) error {
 // deleted rows at the end may be reused after a restart); reservations are
 // not transactional, so rolled-back inserts leave gaps, as in InnoDB.
 type autoincState struct {
-	mu   sync.Mutex
-	next map[uint64]uint64
+	mu      sync.Mutex
+	next    map[uint64]uint64
+	cluster bool // a cluster member's: other nodes insert too
 }
 
 func (a *autoincState) forget(id uint64) {
@@ -720,6 +721,23 @@ func autoincColumn(t *Table) int {
 // with mu held.
 func (a *autoincState) current(t *Table) (uint64, error) {
 	if v, ok := a.next[t.st.Def.ID]; ok {
+		if !a.cluster {
+			return v, nil
+		}
+		// On a cluster member other nodes insert too: move past the
+		// rows they committed when that costs one seek (the column leads
+		// the primary key). Two nodes can still take the same value at
+		// once; certification then refuses one of them (1213).
+		if col := autoincColumn(t); col >= 0 && len(t.st.Def.PK) > 0 && t.st.Def.PK[0] == col {
+			maxv, err := t.maxCommitted(col)
+			if err != nil {
+				return 0, err
+			}
+			if maxv >= v {
+				v = maxv + 1
+				a.next[t.st.Def.ID] = v
+			}
+		}
 		return v, nil
 	}
 	col := autoincColumn(t)

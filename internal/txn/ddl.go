@@ -24,6 +24,12 @@ import (
 // The caller holds the metadata locks of the tables c changes and has
 // ended the session's open transaction.
 func (m *Manager) CommitDDL(c commit.Caller, change *storage.CatalogChange, db, stmt string, opts binlog.QueryOptions, keep *binlog.GTIDInfo) error {
+	if m.Cluster != nil {
+		if keep != nil {
+			return fmt.Errorf("a statement under gtid_next or from a replication source: %w", ErrNotInCluster)
+		}
+		return m.commitDDLCluster(c.Ctx, change, db, stmt, opts)
+	}
 	m.Pipeline.Barrier()
 	if err := m.Engine.Stage(change); err != nil {
 		return err
@@ -48,6 +54,9 @@ func (m *Manager) CommitDDL(c commit.Caller, change *storage.CatalogChange, db, 
 // source's GTID g, alone and with no other commit in flight, as MySQL
 // records it.
 func (m *Manager) CommitStatement(c commit.Caller, db, query string, g binlog.GTIDInfo) error {
+	if m.Cluster != nil {
+		return fmt.Errorf("a statement from a replication source: %w", ErrNotInCluster)
+	}
 	return m.Pipeline.CommitExclusive(c, func() (*commit.Trx, error) {
 		var ev binlog.TrxEvents
 		ev.AddQuery(db, query, binlog.QueryOptions{})
@@ -59,6 +68,9 @@ func (m *Manager) CommitStatement(c commit.Caller, db, query string, g binlog.GT
 // way a GTID is skipped under gtid_next. A g already executed gives
 // commit.ErrGTIDExecuted.
 func (m *Manager) CommitGTIDOnly(g binlog.GTIDInfo) error {
+	if m.Cluster != nil {
+		return fmt.Errorf("a transaction under gtid_next: %w", ErrNotInCluster)
+	}
 	var ev binlog.TrxEvents
 	ev.AddQuery("", "BEGIN", binlog.QueryOptions{})
 	ev.AddQuery("", "COMMIT", binlog.QueryOptions{})

@@ -57,6 +57,11 @@ type Manager struct {
 	Engine   *storage.Engine
 	Pipeline *commit.Pipeline
 	Locks    *lock.Manager
+	// Cluster, when set, is the commit path of a cluster member
+	// (cluster.go); Pipeline is then nil.
+	Cluster Cluster
+	// ServerID is written in the events of a cluster member's commits.
+	ServerID uint32
 	xid      atomic.Uint64
 }
 
@@ -65,6 +70,13 @@ func NewManager(e *storage.Engine, p *commit.Pipeline, l *lock.Manager) *Manager
 	m := &Manager{Engine: e, Pipeline: p, Locks: l}
 	m.xid.Store(uint64(time.Now().UnixNano()))
 	l.OnWaitForCommitting = p.NotifyLockWait
+	return m
+}
+
+// NewClusterManager wires the transaction manager of a cluster member.
+func NewClusterManager(e *storage.Engine, c Cluster, serverID uint32, l *lock.Manager) *Manager {
+	m := &Manager{Engine: e, Cluster: c, ServerID: serverID, Locks: l}
+	m.xid.Store(uint64(time.Now().UnixNano()))
 	return m
 }
 
@@ -98,6 +110,9 @@ type Txn struct {
 	events     binlog.TrxEvents
 	ws         []uint64
 	serial     bool              // wrote to a table without a primary key: no write set
+	tables     []uint64          // ids of the tables written (cluster members only)
+	seen       bool              // snapshot is set (cluster members only)
+	snapshot   uint64            // the cluster snapshot of the first read (cluster.go)
 	hints      map[string][]byte // keyless rows just read: image -> key (NoteRow)
 	savepoints map[string]mark
 	stmt       mark
@@ -146,6 +161,7 @@ func (t *Txn) HasWrites() bool { return !t.events.Empty() }
 // reader is the consistent read view.
 func (t *Txn) reader() storage.Reader {
 	if t.snap == nil {
+		t.noteRead()
 		if t.direct {
 			return t.m.Engine.Latest()
 		}
@@ -299,6 +315,7 @@ func (t *Txn) latest(key []byte) ([]byte, bool, error) {
 	if t.locked.img != nil && t.locked.key == string(key) && t.owner.Holds(t.locked.key, lock.Exclusive) {
 		return t.locked.img, true, nil
 	}
+	t.noteRead()
 	return t.m.Engine.Latest().Get(key)
 }
 
@@ -357,6 +374,7 @@ func (t *Txn) Scan(lower, upper []byte) (*Iter, error) {
 // with the buffer, without locking (used for secondary index entries whose
 // rows the caller then locks).
 func (t *Txn) ScanLatest(lower, upper []byte) (*Iter, error) {
+	t.noteRead()
 	return t.newIter(t.m.Engine.Latest(), lower, upper, 0)
 }
 
@@ -364,6 +382,7 @@ func (t *Txn) ScanLatest(lower, upper []byte) (*Iter, error) {
 // [lower, upper) that locks each key before returning it and returns its
 // latest value (rows deleted while waiting are skipped).
 func (t *Txn) LockingScan(lower, upper []byte, mode lock.Mode) (*Iter, error) {
+	t.noteRead()
 	return t.newIter(t.m.Engine.Latest(), lower, upper, mode)
 }
 
@@ -517,6 +536,7 @@ func (t *Txn) Insert(tab *storage.Table, vals []row.Value) error {
 	}
 	t.events.AddRow(binlog.WriteRowsEventV2, tab.Ref(), nil, img)
 	t.addWriteSet(key, ents)
+	t.noteTable(tab)
 	return nil
 }
 
@@ -642,6 +662,7 @@ func (t *Txn) Update(tab *storage.Table, old, new []row.Value) error {
 	}
 	t.events.AddRow(binlog.UpdateRowsEventV2, tab.Ref(), before, img)
 	t.addWriteSet(oldKey, oldEnts)
+	t.noteTable(tab)
 	if pkChanged {
 		t.addWriteSet(newKey, newEnts)
 	} else {
@@ -693,6 +714,7 @@ func (t *Txn) Delete(tab *storage.Table, vals []row.Value) (bool, error) {
 	}
 	t.events.AddRow(binlog.DeleteRowsEventV2, tab.Ref(), before, nil)
 	t.addWriteSet(key, ents)
+	t.noteTable(tab)
 	return true, nil
 }
 
@@ -765,6 +787,9 @@ func (t *Txn) Commit() error {
 		return nil
 	}
 	t.events.AddXID(t.m.xid.Add(1))
+	if t.m.Cluster != nil {
+		return t.commitCluster()
+	}
 	b := t.m.Engine.NewBatch()
 	var err error
 	t.tree().Ascend(func(x *item) bool {

@@ -1,0 +1,378 @@
+package server
+
+// A server started with --wsrep-cluster-address is a member of a
+// multi-primary cluster (package cluster): clients write on any member,
+// each transaction is certified by the cluster's leader and applied on
+// every member in one order, and the binlog files are the raft log.
+//
+// What changes on a member, against a single server:
+//
+//   - There is no commit pipeline. Transactions commit through the node
+//     (txn/cluster.go); the node's driver writes and syncs the log once
+//     per turn, and every member, the origin included, applies committed
+//     entries to its store in log order.
+//   - Recovery is raft's: the binlog is opened as it is (a torn tail past
+//     the synced mark is cut), the store names the last entry it applied,
+//     and the committed entries after it are applied again by the node.
+//   - Every transaction gets a GTID of the cluster's UUID (derived from
+//     --wsrep-cluster-name, so every member has the same), numbered in
+//     log order, as Galera's wsrep_gtid_mode does.
+//   - The sync settings are fixed: the log is synced before any member
+//     acknowledges an entry, so sync_binlog and
+//     innodb_flush_log_at_trx_commit show 1 and are read-only.
+//   - What needs a single server's pipeline is refused with an error, not
+//     ignored: binlog dumps to replicas and replication from a source,
+//     FLUSH BINARY LOGS, PURGE BINARY LOGS (the files are the raft log),
+//     FLUSH TABLES WITH READ LOCK, and SET gtid_next.
+
+import (
+	"context"
+	"crypto/sha256"
+	"errors"
+	"fmt"
+	"net"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/cockroachdb/pebble/v2/vfs"
+	"github.com/dolthub/go-mysql-server/sql"
+	"github.com/dolthub/go-mysql-server/sql/types"
+	"github.com/dolthub/vitess/go/mysql"
+	"github.com/lockstepdb/lockstep/internal/binlog"
+	"github.com/lockstepdb/lockstep/internal/cluster"
+	"github.com/lockstepdb/lockstep/internal/raftlog"
+	"github.com/lockstepdb/lockstep/internal/storage"
+)
+
+// ClusterConfig is a member's cluster settings (Galera's option names).
+type ClusterConfig struct {
+	// Address is wsrep_cluster_address: gcomm:// and every member's
+	// cluster address, in the same order on every member.
+	Address string
+	// NodeAddress is wsrep_node_address: this member's entry in Address,
+	// where it listens for the other members.
+	NodeAddress string
+	// Name is wsrep_cluster_name: members of another cluster are refused,
+	// and the cluster's GTID UUID is derived from it.
+	Name string
+	// TickMillis is the raft clock's tick; a leader is elected after 10
+	// to 20 ticks without one.
+	TickMillis int64
+}
+
+// members parses Address: the members' addresses by node id (1-based
+// position in the list) and this member's id.
+func (c ClusterConfig) members() (map[uint64]string, uint64, error) {
+	list, ok := strings.CutPrefix(strings.TrimSpace(c.Address), "gcomm://")
+	if !ok {
+		return nil, 0, fmt.Errorf("--wsrep-cluster-address %q must start with gcomm://", c.Address)
+	}
+	addrs := map[uint64]string{}
+	var self uint64
+	for i, a := range strings.Split(list, ",") {
+		a = strings.TrimSpace(a)
+		host, _, err := net.SplitHostPort(a)
+		if err != nil {
+			return nil, 0, fmt.Errorf("--wsrep-cluster-address: member %q needs a host and a port: %v", a, err)
+		}
+		if ip := net.ParseIP(host); host != "localhost" && (ip == nil || !ip.IsLoopback()) {
+			// The members' connections are neither encrypted nor
+			// authenticated yet: anyone who could reach the port could
+			// join the log.
+			return nil, 0, fmt.Errorf("--wsrep-cluster-address: member %s is not on a loopback address; the cluster port has no TLS or authentication yet, so members must run on one machine (or in network namespaces that map them to loopback)", a)
+		}
+		for _, b := range addrs {
+			if b == a {
+				return nil, 0, fmt.Errorf("--wsrep-cluster-address: member %s is listed twice", a)
+			}
+		}
+		id := uint64(i + 1)
+		addrs[id] = a
+		if a == strings.TrimSpace(c.NodeAddress) {
+			self = id
+		}
+	}
+	if self == 0 {
+		return nil, 0, fmt.Errorf("--wsrep-node-address %q is not one of the members in --wsrep-cluster-address", c.NodeAddress)
+	}
+	return addrs, self, nil
+}
+
+// ClusterUUID is the GTID UUID of cluster name.
+func ClusterUUID(name string) binlog.UUID {
+	h := sha256.Sum256([]byte("lockstep cluster " + name))
+	var u binlog.UUID
+	copy(u[:], h[:16])
+	u[6] = u[6]&0x0f | 0x50 // a name-based UUID (version 5 layout)
+	u[8] = u[8]&0x3f | 0x80
+	return u
+}
+
+// member is a running cluster node: the driver and applier (txn.Cluster)
+// and what they run on.
+type member struct {
+	*cluster.Driver
+	*cluster.Applier
+	id        uint64
+	size      int
+	sid       binlog.UUID
+	transport *cluster.Transport
+	cancel    context.CancelFunc
+	done      chan struct{}
+	mu        sync.Mutex
+	err       error // why the driver stopped
+}
+
+// openMember opens a member's store and binlog (its raft log) and starts
+// its node.
+func openMember(cfg Config, log interface {
+	Warn(string, ...any)
+	Error(string, ...any)
+}, opts storage.Options) (*member, *storage.Engine, *binlog.Log, error) {
+	addrs, self, err := cfg.Cluster.members()
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	store, err := storage.Open(opts)
+	if err != nil {
+		return nil, nil, nil, fmt.Errorf("opening the store: %w", err)
+	}
+	bopts := binlog.Options{FS: vfs.Default, Dir: cfg.DataDir, BaseName: "binlog", ServerID: cfg.ServerID}
+	blog, _, err := binlog.Open(bopts, binlog.GTIDSet{}, store.Applied())
+	if err != nil {
+		store.Close()
+		return nil, nil, nil, err
+	}
+	fail := func(err error) (*member, *storage.Engine, *binlog.Log, error) {
+		blog.Close()
+		store.Close()
+		return nil, nil, nil, err
+	}
+	rlog, err := raftlog.Open(raftlog.Options{FS: vfs.Default, Dir: cfg.DataDir, ServerID: cfg.ServerID}, blog, 0)
+	if err != nil {
+		return fail(err)
+	}
+	sid := ClusterUUID(cfg.Cluster.Name)
+	applier, applied, err := cluster.NewApplier(sid, store, rlog)
+	if err != nil {
+		return fail(err)
+	}
+	if err := rlog.NoteApplied(applied); err != nil {
+		return fail(err)
+	}
+	peers := make([]uint64, 0, len(addrs))
+	for id := range addrs {
+		peers = append(peers, id)
+	}
+	node, err := cluster.NewNode(cluster.Config{ID: self, ElectionTicks: 10, HeartbeatTicks: 1}, rlog, applied, peers)
+	if err != nil {
+		return fail(err)
+	}
+	ln, err := net.Listen("tcp", addrs[self])
+	if err != nil {
+		return fail(fmt.Errorf("cluster address %s (--wsrep-node-address): %w", addrs[self], err))
+	}
+	m := &member{Applier: applier, id: self, size: len(addrs), sid: sid, done: make(chan struct{})}
+	m.transport = cluster.NewTransport(self, cfg.Cluster.Name, ln, addrs)
+	tick := time.Duration(cfg.Cluster.TickMillis) * time.Millisecond
+	m.Driver = cluster.NewDriver(node, m.transport, sid, tick, applier.Apply)
+	ctx, cancel := context.WithCancel(context.Background())
+	m.cancel = cancel
+	m.transport.Start()
+	go func() {
+		defer close(m.done)
+		if err := m.Run(ctx); err != nil {
+			m.mu.Lock()
+			m.err = err
+			m.mu.Unlock()
+			log.Error("the cluster node stopped; this member takes no more commits", "err", err)
+		}
+	}()
+	return m, store, blog, nil
+}
+
+// stop stops the node (before the store and the binlog close).
+func (m *member) stop() {
+	m.cancel()
+	<-m.done
+	m.transport.Close()
+}
+
+// status is the member's wsrep_* status variables, as Galera names them.
+func (m *member) status(vars map[string]func() any) {
+	st := func() cluster.State { return m.State() }
+	primary := func() bool { return st().Lead != 0 }
+	onOff := func(b bool) string {
+		if b {
+			return "ON"
+		}
+		return "OFF"
+	}
+	vars["wsrep_cluster_size"] = func() any { return uint64(m.size) }
+	vars["wsrep_cluster_state_uuid"] = func() any { return m.sid.String() }
+	vars["wsrep_cluster_status"] = func() any {
+		if primary() {
+			return "Primary"
+		}
+		return "non-Primary"
+	}
+	vars["wsrep_connected"] = func() any { return onOff(primary()) }
+	vars["wsrep_ready"] = func() any { return onOff(primary()) }
+	vars["wsrep_local_state_comment"] = func() any {
+		if primary() {
+			return "Synced"
+		}
+		return "Initialized"
+	}
+	vars["wsrep_local_index"] = func() any { return m.id - 1 }
+	vars["wsrep_last_committed"] = func() any { return m.Snapshot() }
+	vars["Lockstep_cluster_leader"] = func() any { return st().Lead }
+	vars["Lockstep_cluster_term"] = func() any { return st().Term }
+}
+
+// gtidVisible is the GTIDs whose effects the store shows: the cluster's
+// transactions up to the last applied, and whatever the store held
+// before (its high-water marks).
+func gtidsOfStore(store *storage.Engine) binlog.GTIDSet {
+	var set binlog.GTIDSet
+	high, err := store.GTIDHighWater()
+	if err != nil {
+		return set
+	}
+	for sid, gno := range high {
+		if gno > 0 {
+			set.AddRange(sid, 1, gno+1)
+		}
+	}
+	return set
+}
+
+// errOnMember refuses on a cluster member what only a single server does.
+func errOnMember(what string) error {
+	return mysql.NewSQLError(mysql.ERNotSupportedYet, "42000", "This version of Lockstep doesn't yet support '%s on a cluster node'", what)
+}
+
+// gtidVisible is @@gtid_executed: the GTIDs whose effects clients can see.
+func (s *Server) gtidVisible() binlog.GTIDSet {
+	if s.member != nil {
+		return gtidsOfStore(s.store)
+	}
+	return s.pipe.GTIDVisible()
+}
+
+// binlogExpireSeconds is binlog_expire_logs_seconds: 0 on a cluster
+// member, whose binlog files are its raft log and are not purged (the log
+// is not compacted yet).
+func (s *Server) binlogExpireSeconds() int64 {
+	if s.member != nil {
+		return 0
+	}
+	return s.cfg.BinlogExpireSeconds
+}
+
+// Statement kinds of wsrep_sync_wait's mask, as Galera numbers them.
+const (
+	syncRead   = 1 // SELECT, BEGIN / START TRANSACTION
+	syncUpdate = 2 // UPDATE, DELETE
+	syncInsert = 4 // INSERT, REPLACE
+	syncShow   = 8 // SHOW
+)
+
+// causalReadTimeout bounds a causal wait (Galera's repl.causal_read_timeout).
+const causalReadTimeout = 30 * time.Second
+
+// syncKind is the wsrep_sync_wait kind of a statement (0: none).
+func syncKind(query string) int64 {
+	q := strings.TrimLeft(query, " \t\r\n(")
+	word := q
+	if i := strings.IndexAny(q, " \t\r\n(;*"); i >= 0 {
+		word = q[:i]
+	}
+	switch strings.ToLower(word) {
+	case "select", "with", "begin", "start", "values", "table":
+		return syncRead
+	case "update", "delete":
+		return syncUpdate
+	case "insert", "replace":
+		return syncInsert
+	case "show":
+		return syncShow
+	}
+	return 0
+}
+
+// causalWait is wsrep_sync_wait on a cluster member: before a statement
+// of a kind the session's mask names, wait until this node has applied
+// every transaction the cluster committed before the statement arrived,
+// so that it sees every write acknowledged before it on any member. A
+// wait longer than 30 s (no quorum) gets 1205, as in Galera.
+func (s *Server) causalWait(ctx context.Context, c *mysql.Conn, query string) error {
+	if s.member == nil {
+		return nil
+	}
+	v, ok := s.sql.SessionVariable(c.ConnectionID, "wsrep_sync_wait")
+	if !ok {
+		return nil
+	}
+	if mask := toInt64(v); mask == 0 || mask&syncKind(query) == 0 {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(ctx, causalReadTimeout)
+	defer cancel()
+	if err := s.member.SyncWait(ctx); err != nil {
+		if errors.Is(err, cluster.ErrStopped) {
+			return mysql.NewSQLError(mysql.ERUnknownComError, "08S01", "WSREP has not yet prepared node for application use")
+		}
+		return mysql.NewSQLError(mysql.ERLockWaitTimeout, "HY000", "Lock wait timeout exceeded; try restarting transaction")
+	}
+	return nil
+}
+
+// retryAutocommit reports whether a statement that failed with err runs
+// again (wsrep_retry_autocommit): on a cluster member, a statement that
+// was its own transaction and lost certification (1213) is run again up
+// to that many times, so that a client never sees the conflict of a
+// statement it did not put in a transaction. inTrx says whether the
+// session was in a transaction before the statement.
+func (s *Server) retryAutocommit(c *mysql.Conn, err error, attempt int, inTrx bool) bool {
+	if s.member == nil || inTrx || err == nil {
+		return false
+	}
+	var se *mysql.SQLError
+	if !errors.As(err, &se) || se.Number() != mysql.ERLockDeadlock {
+		return false
+	}
+	v, ok := s.sql.SessionVariable(c.ConnectionID, "wsrep_retry_autocommit")
+	return ok && int64(attempt) < toInt64(v)
+}
+
+// clusterVariables are the wsrep_* system variables. wsrep_sync_wait and
+// wsrep_retry_autocommit act on a cluster member; on a single server every
+// read already sees every acknowledged commit and no commit is certified,
+// so they change nothing there. The others show the start-up options.
+func (s *Server) clusterVariables() []sql.SystemVariable {
+	both := sql.GetMysqlScope(sql.SystemVariableScope_Both)
+	global := sql.GetMysqlScope(sql.SystemVariableScope_Global)
+	str := func(name, v string) sql.SystemVariable {
+		return &sql.MysqlSystemVariable{Name: name, Scope: global, Dynamic: false,
+			Type: types.NewSystemStringType(name), Default: v}
+	}
+	on := int8(0)
+	provider := "none"
+	if s.member != nil {
+		on, provider = 1, "lockstep-raft"
+	}
+	return []sql.SystemVariable{
+		&sql.MysqlSystemVariable{Name: "wsrep_sync_wait", Scope: both, Dynamic: true,
+			Type: types.NewSystemIntType("wsrep_sync_wait", 0, 15, false), Default: int64(0)},
+		&sql.MysqlSystemVariable{Name: "wsrep_retry_autocommit", Scope: both, Dynamic: true,
+			Type: types.NewSystemIntType("wsrep_retry_autocommit", 0, 10000, false), Default: int64(1)},
+		&sql.MysqlSystemVariable{Name: "wsrep_on", Scope: global, Dynamic: false,
+			Type: types.NewSystemBoolType("wsrep_on"), Default: on},
+		str("wsrep_provider", provider),
+		str("wsrep_cluster_address", s.cfg.Cluster.Address),
+		str("wsrep_node_address", s.cfg.Cluster.NodeAddress),
+		str("wsrep_cluster_name", s.cfg.Cluster.Name),
+	}
+}
