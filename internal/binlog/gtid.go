@@ -42,13 +42,18 @@ type GTIDSet struct {
 	m map[UUID][]Interval
 }
 
-// ParseGTIDSet parses MySQL's text form ("uuid:1-5:7,uuid2:3").
+// ParseGTIDSet parses MySQL's text form ("uuid:1-5:7,uuid2:3"). The
+// intervals may come in any order and overlap: they are collected, then
+// sorted and merged once, so the cost is O(n log n) in the text's size
+// whatever its order (the text can come from any account, through
+// WAIT_FOR_EXECUTED_GTID_SET, or from a replica before it logs in).
 func ParseGTIDSet(s string) (GTIDSet, error) {
 	var g GTIDSet
 	s = strings.TrimSpace(s)
 	if s == "" {
 		return g, nil
 	}
+	raw := map[UUID][]Interval{}
 	for part := range strings.SplitSeq(s, ",") {
 		part = strings.TrimSpace(part)
 		fields := strings.Split(part, ":")
@@ -71,10 +76,34 @@ func ParseGTIDSet(s string) (GTIDSet, error) {
 					return g, fmt.Errorf("invalid GTID interval %q", iv)
 				}
 			}
-			g.AddRange(u, a, b+1)
+			raw[u] = append(raw[u], Interval{a, b + 1})
 		}
 	}
+	for u, ivs := range raw {
+		g.setMerged(u, ivs)
+	}
 	return g, nil
+}
+
+// setMerged sets u's intervals to the union of ivs (in any order; ivs is
+// reordered).
+func (g *GTIDSet) setMerged(u UUID, ivs []Interval) {
+	if len(ivs) == 0 {
+		return
+	}
+	slices.SortFunc(ivs, func(a, b Interval) int { return cmp.Compare(a.Start, b.Start) })
+	out := ivs[:1]
+	for _, iv := range ivs[1:] {
+		if last := &out[len(out)-1]; iv.Start <= last.End {
+			last.End = max(last.End, iv.End)
+		} else {
+			out = append(out, iv)
+		}
+	}
+	if g.m == nil {
+		g.m = make(map[UUID][]Interval)
+	}
+	g.m[u] = slices.Clip(out)
 }
 
 // Add adds one GTID.
@@ -147,16 +176,18 @@ func (g GTIDSet) Clone() GTIDSet {
 func (g GTIDSet) Subtract(o GTIDSet) GTIDSet {
 	var r GTIDSet
 	for u, ivs := range g.m {
+		// Both lists are sorted and disjoint: one pass over each.
+		xs, j := o.m[u], 0
 		for _, iv := range ivs {
 			cur := iv.Start
-			for _, x := range o.m[u] {
-				if x.End <= cur || x.Start >= iv.End {
-					continue
+			for j < len(xs) && xs[j].End <= cur {
+				j++
+			}
+			for k := j; k < len(xs) && xs[k].Start < iv.End; k++ {
+				if xs[k].Start > cur {
+					r.AddRange(u, cur, xs[k].Start)
 				}
-				if x.Start > cur {
-					r.AddRange(u, cur, x.Start)
-				}
-				cur = max(cur, x.End)
+				cur = max(cur, xs[k].End)
 			}
 			if cur < iv.End {
 				r.AddRange(u, cur, iv.End)

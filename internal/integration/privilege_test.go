@@ -501,3 +501,111 @@ func TestSuperIsNotTablePrivileges(t *testing.T) {
 		t.Fatalf("SUPER and SELECT, UPDATE: %v, want 1142", err)
 	}
 }
+
+// TestPrivilegesSuperAndPrepared: SUPER alone does not give the global
+// privileges it never stood for in MySQL (granting, accounts, FILE,
+// PROCESS, RELOAD); prepared statements are checked as text ones are, at
+// prepare and at each execution; binlog status needs REPLICATION CLIENT.
+func TestPrivilegesSuperAndPrepared(t *testing.T) {
+	dir := t.TempDir()
+	s := startServer(t, dir)
+	root := s.db("")
+	for _, q := range []string{
+		"CREATE DATABASE secret",
+		"CREATE TABLE secret.s (id INT PRIMARY KEY)",
+		"INSERT INTO secret.s VALUES (1)",
+		"CREATE USER low@'%' IDENTIFIED BY 'pw'",
+		"GRANT SELECT ON secret.* TO low@'%'",
+		"CREATE USER boss@'%' IDENTIFIED BY 'pw'",
+		"GRANT SUPER ON *.* TO boss@'%'",
+	} {
+		mustExec(t, root, q)
+	}
+	secure := filepath.Join(dir, "data", "secure-files")
+	boss := s.as(t, "boss", "pw")
+	for _, c := range []struct {
+		q    string
+		want uint16
+	}{
+		{"GRANT SELECT ON secret.* TO boss@'%'", 1227},
+		{"GRANT ALL ON *.* TO boss@'%' WITH GRANT OPTION", 1227},
+		{"CREATE USER x@'%'", 1227},
+		{"DROP USER low@'%'", 1227},
+		{"ALTER USER low@'%' IDENTIFIED BY 'taken'", 1227},
+		{"SELECT LOAD_FILE('" + filepath.Join(dir, "data", "mysql.db") + "')", 1227},
+		{"SELECT 1 INTO OUTFILE '" + filepath.Join(secure, "boss.txt") + "'", 1227},
+		{"FLUSH BINARY LOGS", 1227},
+		{"SELECT * FROM secret.s", 1142},
+	} {
+		_, err := boss.Exec(c.q)
+		if errNumber(err) != c.want {
+			t.Errorf("SUPER alone: %s: %v, want error %d", c.q, err, c.want)
+		}
+	}
+	if _, err := boss.Exec("SELECT * FROM secret.s"); errNumber(err) != 1142 {
+		t.Errorf("SUPER alone read secret.s after its GRANT attempts: %v", err)
+	}
+	// What SUPER does stand for.
+	for _, q := range []string{"SET GLOBAL sync_binlog = 1", "SHOW MASTER STATUS", "SHOW BINARY LOGS"} {
+		if _, err := boss.Exec(q); err != nil {
+			t.Errorf("SUPER: %s: %v", q, err)
+		}
+	}
+	// Others' connections are PROCESS's.
+	rows, err := boss.Query("SHOW PROCESSLIST")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cols, _ := rows.Columns()
+	for rows.Next() {
+		vals := make([]any, len(cols))
+		ptrs := make([]any, len(cols))
+		for i := range vals {
+			ptrs[i] = &vals[i]
+		}
+		if err := rows.Scan(ptrs...); err != nil {
+			t.Fatal(err)
+		}
+		if user := fmt.Sprintf("%s", vals[1]); user != "boss" {
+			t.Errorf("SUPER without PROCESS sees %s's connection", user)
+		}
+	}
+	rows.Close()
+
+	low := s.as(t, "low", "pw")
+	// A database the account has nothing on is MySQL's 1044.
+	if _, err := low.Exec("USE mysql"); errNumber(err) != 1044 {
+		t.Errorf("low: USE mysql: %v, want 1044", err)
+	}
+	for _, q := range []string{"SHOW MASTER STATUS", "SHOW BINARY LOG STATUS", "SHOW BINARY LOGS"} {
+		if _, err := low.Exec(q); errNumber(err) != 1227 {
+			t.Errorf("low: %s: %v, want 1227", q, err)
+		}
+	}
+	// Prepared (COM_STMT_PREPARE), as go-sql-driver sends placeholders.
+	path := filepath.Join(secure, "lowp.bin")
+	if st, err := low.Prepare("SELECT ? INTO DUMPFILE '" + path + "'"); errNumber(err) != 1227 {
+		if err == nil {
+			_, err = st.Exec("x")
+			st.Close()
+		}
+		t.Errorf("low: prepared INTO DUMPFILE: %v, want 1227", err)
+	}
+	if _, err := os.Stat(path); err == nil {
+		t.Errorf("low wrote %s through a prepared statement", path)
+	}
+	// Prepared while the account held FILE, executed after it lost it.
+	mustExec(t, root, "GRANT FILE ON *.* TO low@'%'")
+	st, err := low.Prepare("SELECT ? INTO DUMPFILE '" + path + "'")
+	if err != nil {
+		t.Fatalf("low with FILE: prepare: %v", err)
+	}
+	defer st.Close()
+	mustExec(t, root, "REVOKE FILE ON *.* FROM low@'%'")
+	if _, err := st.Exec("x"); errNumber(err) != 1227 {
+		t.Errorf("low: a statement prepared with FILE, executed without: %v, want 1227", err)
+	}
+	if _, err := os.Stat(path); err == nil {
+		t.Errorf("low wrote %s after losing FILE", path)
+	}
+}

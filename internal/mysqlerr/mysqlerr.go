@@ -21,6 +21,7 @@ import (
 // MySQL error numbers vitess does not name.
 const (
 	SpecificAccessDenied   = 1227 // ER_SPECIFIC_ACCESS_DENIED_ERROR
+	DBAccessDenied         = 1044 // ER_DBACCESS_DENIED_ERROR
 	ReadOnlyTransaction    = 1792 // ER_CANT_EXECUTE_IN_READ_ONLY_TRANSACTION
 	readOnlyTransactionMsg = "Cannot execute statement in a READ ONLY transaction."
 )
@@ -103,6 +104,9 @@ var gmsErrors = []struct {
 	// level. The server turns a statement on tables into 1142; others
 	// stay 1227.
 	{"command denied to user ", "", SpecificAccessDenied, "42000", ""},
+	// A database the account has no privilege on (USE, COM_INIT_DB,
+	// SHOW TABLES): MySQL's 1044.
+	{"Access denied for user ", "'", DBAccessDenied, "42000", ""},
 }
 
 // sqlStates are MySQL's SQLSTATEs for errors go-mysql-server sends with

@@ -32,7 +32,24 @@ func (p primary) BinlogDumpGtid(*sql.Context, *mysql.Conn, mysql.GTIDSet) error 
 
 func (p primary) ListReplicas(*sql.Context) error { return nil }
 
-func (p primary) ListBinaryLogs(*sql.Context) ([]binlogreplication.BinaryLogFileMetadata, error) {
+// replicationClient is the check of SHOW BINARY LOGS and SHOW BINARY LOG
+// STATUS (go-mysql-server's is a placeholder that lets everyone through).
+func (p primary) replicationClient(ctx *sql.Context) error {
+	db := p.s.sql.GMS.Analyzer.Catalog.MySQLDb
+	if !db.Enabled() {
+		return nil
+	}
+	set := db.UserActivePrivilegeSet(ctx)
+	if set.Has(sql.PrivilegeType_ReplicationClient) || set.Has(sql.PrivilegeType_Super) {
+		return nil
+	}
+	return mysql.NewSQLError(erSpecificAccessDenied, "42000", "Access denied; you need (at least one of) the %s privilege(s) for this operation", needReplicationClient.names())
+}
+
+func (p primary) ListBinaryLogs(ctx *sql.Context) ([]binlogreplication.BinaryLogFileMetadata, error) {
+	if err := p.replicationClient(ctx); err != nil {
+		return nil, err
+	}
 	var out []binlogreplication.BinaryLogFileMetadata
 	for _, f := range p.s.blog.Files() {
 		out = append(out, binlogreplication.BinaryLogFileMetadata{Name: f.Name, Size: uint64(f.Size)})
@@ -40,7 +57,10 @@ func (p primary) ListBinaryLogs(*sql.Context) ([]binlogreplication.BinaryLogFile
 	return out, nil
 }
 
-func (p primary) GetBinaryLogStatus(*sql.Context) ([]binlogreplication.BinaryLogStatus, error) {
+func (p primary) GetBinaryLogStatus(ctx *sql.Context) ([]binlogreplication.BinaryLogStatus, error) {
+	if err := p.replicationClient(ctx); err != nil {
+		return nil, err
+	}
 	files := p.s.blog.Files()
 	cur := files[len(files)-1]
 	return []binlogreplication.BinaryLogStatus{{

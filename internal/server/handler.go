@@ -194,6 +194,9 @@ func (h *handler) ComStmtExecute(ctx context.Context, c *mysql.Conn, p *mysql.Pr
 // execute runs a prepared statement: on the fast path if it takes it,
 // else through go-mysql-server.
 func (h *handler) execute(ctx context.Context, c *mysql.Conn, p *mysql.PrepareData, cb func(*sqltypes.Result) error) error {
+	if err := h.s.sql.CheckExecute(c.ConnectionID, p.PrepareStmt); err != nil {
+		return err
+	}
 	if plan := h.fast.planFor(c, p); plan != nil {
 		if ok, err := h.fast.query(ctx, h.Handler, c, p.PrepareStmt, p.BindVars, plan, cb); ok {
 			return deniedFor(p.PrepareStmt, mysqlerr.Restore(err))

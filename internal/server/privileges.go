@@ -12,8 +12,10 @@ import (
 // (which checks its own statements): the interceptors (gtid_next,
 // replica control and status, binlog administration) and the replication
 // protocol commands. Each names what MySQL 8.4 requires; holding any one
-// of the privileges listed is enough, and SUPER (deprecated in MySQL, kept
-// for compatibility, as MySQL does) always is. Roles granted to the account
+// of the privileges listed is enough. SUPER (deprecated in MySQL) counts
+// where MySQL still accepts it: for the administrative privileges it was
+// split into (the dynamic ones here) and REPLICATION CLIENT; not for
+// RELOAD or REPLICATION SLAVE, which it never stood for. Roles granted to the account
 // count, as they do for go-mysql-server's own checks. A denial is MySQL's
 // 1227 with its text and SQLSTATE 42000.
 // MySQL's access-denied errors.
@@ -25,22 +27,23 @@ const (
 type need struct {
 	static  []sql.PrivilegeType
 	dynamic []string // lower case, as go-mysql-server keeps them
+	super   bool     // SUPER is enough too
 }
 
 var (
 	// SET gtid_next. (SET GLOBAL is checked where go-mysql-server sets
 	// it: sqlengine's variable registry.)
-	needGTIDNext = need{dynamic: []string{"system_variables_admin", "session_variables_admin", "replication_applier"}}
+	needGTIDNext = need{dynamic: []string{"system_variables_admin", "session_variables_admin", "replication_applier"}, super: true}
 	// CHANGE REPLICATION SOURCE, START/STOP REPLICA.
-	needReplicaAdmin = need{dynamic: []string{"replication_slave_admin"}}
+	needReplicaAdmin = need{dynamic: []string{"replication_slave_admin"}, super: true}
 	// RESET REPLICA.
 	needReload = need{static: []sql.PrivilegeType{sql.PrivilegeType_Reload}}
-	// SHOW REPLICA STATUS.
-	needReplicationClient = need{static: []sql.PrivilegeType{sql.PrivilegeType_ReplicationClient}}
+	// SHOW REPLICA STATUS, SHOW BINARY LOG STATUS.
+	needReplicationClient = need{static: []sql.PrivilegeType{sql.PrivilegeType_ReplicationClient}, super: true}
 	// PURGE BINARY LOGS.
-	needBinlogAdmin = need{dynamic: []string{"binlog_admin"}}
+	needBinlogAdmin = need{dynamic: []string{"binlog_admin"}, super: true}
 	// The connection max_connections keeps for administrators.
-	needConnectionAdmin = need{dynamic: []string{"connection_admin"}}
+	needConnectionAdmin = need{dynamic: []string{"connection_admin"}, super: true}
 	// COM_REGISTER_SLAVE, the dump commands, SHOW REPLICAS.
 	needReplicationSlave = need{static: []sql.PrivilegeType{sql.PrivilegeType_ReplicationSlave}}
 )
@@ -48,7 +51,9 @@ var (
 // names lists the privileges as MySQL's message does.
 func (n need) names() string {
 	var out []string
-	out = append(out, "SUPER")
+	if n.super {
+		out = append(out, "SUPER")
+	}
 	for _, p := range n.static {
 		out = append(out, p.String())
 	}
@@ -94,7 +99,7 @@ func (s *Server) holds(c *mysql.Conn, n need) bool {
 	if !ok {
 		return false
 	}
-	if set.Has(sql.PrivilegeType_Super) {
+	if n.super && set.Has(sql.PrivilegeType_Super) {
 		return true
 	}
 	for _, p := range n.static {

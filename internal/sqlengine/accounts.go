@@ -70,8 +70,10 @@ func checkAlterUser(ctx *sql.Context, target ast.AccountName) error {
 		return nil
 	}
 	db := s.eng.GMS.Analyzer.Catalog.MySQLDb
-	if db.UserHasPrivileges(ctx, sql.NewPrivilegedOperation(sql.PrivilegeCheckSubject{}, sql.PrivilegeType_CreateUser)) ||
-		db.UserHasPrivileges(ctx, sql.NewPrivilegedOperation(sql.PrivilegeCheckSubject{Database: "mysql"}, sql.PrivilegeType_Update)) {
+	if superless(ctx, func() bool {
+		return db.UserHasPrivileges(ctx, sql.NewPrivilegedOperation(sql.PrivilegeCheckSubject{}, sql.PrivilegeType_CreateUser)) ||
+			db.UserHasPrivileges(ctx, sql.NewPrivilegedOperation(sql.PrivilegeCheckSubject{Database: "mysql"}, sql.PrivilegeType_Update))
+	}) {
 		return nil
 	}
 	c := ctx.Session.Client()

@@ -17,7 +17,16 @@ import (
 //     MySQL SUPER is an administrative privilege, and reading or changing
 //     a table needs the table's own privilege. For those checks (and the
 //     fast path's, fastpath.go) the session's privileges are looked at
-//     without SUPER (withoutSuper); administrative checks keep it.
+//     without SUPER (withoutSuper).
+//   - Nor does SUPER stand for the global privileges it was never part of:
+//     CREATE USER, GRANT OPTION and granting or revoking privileges,
+//     creating and dropping roles, FILE, PROCESS, RELOAD, REPLICATION
+//     SLAVE. (Granting a role stays SUPER's, as MySQL's deprecated rule
+//     has it, beside ROLE_ADMIN and WITH ADMIN OPTION.) go-mysql-server let an
+//     account with SUPER alone grant itself every privilege; those checks
+//     (here and Lockstep's own, superless) look without SUPER. SUPER keeps
+//     counting for the administrative checks it was split into (SET
+//     GLOBAL, KILL, replica control, binlog administration), as in MySQL.
 func init() {
 	sql.SetAuthorizationHandlerFactory(authorizationFactory{base: sql.GetAuthorizationHandlerFactory()})
 }
@@ -52,12 +61,26 @@ var objectPrivileges = []sql.PrivilegeType{
 	sql.PrivilegeType_CreateView, sql.PrivilegeType_ShowView, sql.PrivilegeType_Trigger,
 }
 
+// notBySuper are the checks of global privileges SUPER does not give.
+var notBySuper = map[string]bool{
+	ast.AuthType_CREATE_USER: true, ast.AuthType_ALTER_USER: true,
+	ast.AuthType_GRANT_PRIVILEGE: true, ast.AuthType_GRANT_PROXY: true,
+	ast.AuthType_REVOKE_ALL: true, ast.AuthType_REVOKE_PRIVILEGE: true, ast.AuthType_REVOKE_PROXY: true,
+	ast.AuthType_CREATE_ROLE: true, ast.AuthType_DROP_ROLE: true,
+	ast.AuthType_FILE: true, ast.AuthType_RELOAD: true, ast.AuthType_REPLICATION: true,
+	ast.AuthType_CALL: true, ast.AuthType_ALTER_ROUTINE: true, ast.AuthType_CREATE_ROUTINE: true,
+	ast.AuthType_EVENT: true, ast.AuthType_SHOW_CREATE_PROCEDURE: true,
+}
+
 func (a authorization) HandleAuth(ctx *sql.Context, state sql.AuthorizationQueryState, auth ast.AuthInformation) error {
 	if auth.AuthType == ast.AuthType_PROCESS {
 		return nil
 	}
 	if objectAuth[auth.AuthType] {
 		return withoutSuper(ctx, func() error { return a.AuthorizationHandler.HandleAuth(ctx, state, auth) })
+	}
+	if notBySuper[auth.AuthType] {
+		return superless(ctx, func() error { return a.AuthorizationHandler.HandleAuth(ctx, state, auth) })
 	}
 	return a.AuthorizationHandler.HandleAuth(ctx, state, auth)
 }
@@ -78,6 +101,18 @@ func (a authorization) CheckTable(ctx *sql.Context, state sql.AuthorizationQuery
 // go-mysql-server reads them through the session's cache (set for the
 // current accounts' version), which is swapped for the call and put back.
 func withoutSuper[T any](ctx *sql.Context, check func() T) T {
+	return dropSuper(ctx, objectPrivileges, check)
+}
+
+// superless runs check with the session's active privileges less SUPER,
+// for a check of a global privilege SUPER does not give.
+func superless[T any](ctx *sql.Context, check func() T) T {
+	return dropSuper(ctx, nil, check)
+}
+
+// dropSuper runs check without SUPER, unless the session holds every
+// privilege of unless (then SUPER can change nothing the check looks at).
+func dropSuper[T any](ctx *sql.Context, unless []sql.PrivilegeType, check func() T) T {
 	s := sessionOf(ctx)
 	if s == nil {
 		return check()
@@ -86,7 +121,7 @@ func withoutSuper[T any](ctx *sql.Context, check func() T) T {
 	s.eng.GMS.Analyzer.Catalog.MySQLDb.UserActivePrivilegeSet(ctx)
 	cached, counter := ctx.Session.GetPrivilegeSet()
 	set, ok := cached.(mysql_db.PrivilegeSet)
-	if !ok || !set.Has(sql.PrivilegeType_Super) || set.Has(objectPrivileges...) {
+	if !ok || !set.Has(sql.PrivilegeType_Super) || (unless != nil && set.Has(unless...)) {
 		return check() // SUPER changes nothing here
 	}
 	less := set.Copy()

@@ -1,6 +1,7 @@
 package sqlengine
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -29,7 +30,9 @@ func fileDenied() error {
 // only level MySQL grants it at).
 func (e *Engine) hasFile(ctx *sql.Context) bool {
 	db := e.GMS.Analyzer.Catalog.MySQLDb
-	return db.UserHasPrivileges(ctx, sql.NewPrivilegedOperation(sql.PrivilegeCheckSubject{}, sql.PrivilegeType_File))
+	return superless(ctx, func() bool {
+		return db.UserHasPrivileges(ctx, sql.NewPrivilegedOperation(sql.PrivilegeCheckSubject{}, sql.PrivilegeType_File))
+	})
 }
 
 // Function implements sql.FunctionProvider: the catalog asks the provider
@@ -148,4 +151,21 @@ func checkFile(ctx *sql.Context, st ast.Statement) error {
 		return nil
 	}
 	return fileDenied()
+}
+
+// CheckExecute checks, before connection connID executes the prepared
+// statement query, the privileges go-mysql-server does not check on
+// execution: FILE for a statement that writes or reads a file (the
+// account may have lost it since the statement was prepared).
+func (e *Engine) CheckExecute(connID uint32, query string) error {
+	v, ok := e.sessions.Load(connID)
+	if !ok {
+		return nil
+	}
+	s := v.(*Session)
+	st, ok := s.BaseSession.GetPreparedQuery(query)
+	if !ok || !writesFile(st) {
+		return nil
+	}
+	return checkFile(sql.NewContext(context.Background(), sql.WithSession(s)), st)
 }

@@ -600,6 +600,16 @@ func (p parser) ParseOneWithOptions(ctx context.Context, query string, o ast.Par
 	if err := unsupportedDDL(r.st); err != nil {
 		return nil, r.consumed, err
 	}
+	// COM_STMT_PREPARE parses here: the privilege checks of note apply
+	// (and again at each execution, CheckExecute).
+	if sctx, ok := ctx.(*sql.Context); ok {
+		if err := checkFile(sctx, r.st); err != nil {
+			return nil, r.consumed, err
+		}
+		if err := checkAccountStatement(sctx, r.st); err != nil {
+			return nil, r.consumed, err
+		}
+	}
 	return r.st, r.consumed, nil
 }
 
