@@ -17,12 +17,21 @@ import (
 	"github.com/cockroachdb/pebble/v2/vfs"
 )
 
-// Write replaces path with data on fs.
+// Write replaces path with data on fs. On the OS's file system the file
+// is readable by its owner only (0600): some of these files hold secrets
+// (a replication source's password).
 func Write(fs vfs.FS, path string, data []byte) error {
 	tmp := path + ".tmp"
 	f, err := fs.Create(tmp, vfs.WriteCategoryUnspecified)
 	if err != nil {
 		return err
+	}
+	if fs == vfs.Default {
+		// Before anything is written; the rename keeps the mode.
+		if err := os.Chmod(tmp, 0o600); err != nil {
+			f.Close()
+			return err
+		}
 	}
 	// vfs.File.Write may modify what it is given (Pebble's in-memory
 	// filesystem does, under the race detector): write a copy.

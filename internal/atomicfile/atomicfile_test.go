@@ -3,6 +3,8 @@ package atomicfile
 import (
 	"encoding/json"
 	"io"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -47,5 +49,20 @@ func TestChecked(t *testing.T) {
 	}
 	if _, err := ReadChecked(fs, "/missing"); err == nil || !strings.Contains(err.Error(), "missing") {
 		t.Fatalf("missing file: %v", err)
+	}
+}
+
+// On the OS's file system the file is its owner's only: some hold secrets.
+func TestWriteIsOwnerOnly(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "secret.json")
+	if err := Write(vfs.Default, path, []byte(`{"password":"x"}`)); err != nil {
+		t.Fatal(err)
+	}
+	st, err := os.Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m := st.Mode().Perm(); m != 0o600 {
+		t.Fatalf("mode %04o, want 0600", m)
 	}
 }

@@ -405,9 +405,26 @@ func TestPacketLimits(t *testing.T) {
 	if _, err := db.Exec("SELECT 1" + strings.Repeat("+1", 20000)); errNumber(err) != 1436 {
 		t.Fatalf("SELECT 1+1+... (20,000 terms): %v, want 1436", err)
 	}
-	var one int
-	if err := db.QueryRow("SELECT COUNT(*) FROM p.t").Scan(&one); err != nil || one != 1 {
-		t.Fatalf("after the refused packets: %d rows, %v", one, err)
+	// Parameters sent in pieces (COM_STMT_SEND_LONG_DATA: the driver sends
+	// an argument longer than half its packet size so) count together: 512
+	// KiB in 64 KiB pieces passes, 3 MiB is refused before it is all kept.
+	pieces := func() *sql.DB {
+		p, err := sql.Open("mysql", fmt.Sprintf("root@tcp(127.0.0.1:%d)/?maxAllowedPacket=65536", s.port))
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { p.Close() })
+		return p
+	}
+	if _, err := pieces().Exec("INSERT INTO p.t VALUES (3, ?)", strings.Repeat("z", 512<<10)); err != nil {
+		t.Fatalf("a 512 KiB parameter in pieces: %v", err)
+	}
+	if _, err := pieces().Exec("INSERT INTO p.t VALUES (4, ?)", strings.Repeat("z", 3<<20)); err == nil {
+		t.Fatal("a 3 MiB parameter in pieces with max_allowed_packet 1M was accepted")
+	}
+	var rows int
+	if err := db.QueryRow("SELECT COUNT(*) FROM p.t").Scan(&rows); err != nil || rows != 2 {
+		t.Fatalf("after the refused packets: %d rows, %v", rows, err)
 	}
 }
 

@@ -91,6 +91,9 @@ func parseUint(s string) (uint64, error) {
 			return 0, errors.New("not a number")
 		}
 		n = n*10 + uint64(ch-'0')
+		if n >= 1<<63 {
+			return 0, errors.New("out of range")
+		}
 	}
 	return n, nil
 }

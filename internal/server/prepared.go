@@ -39,8 +39,34 @@ func (s *Server) admitPrepare(c *mysql.Conn, p *mysql.PrepareData) error {
 	return nil
 }
 
+// Parameters sent in pieces (COM_STMT_SEND_LONG_DATA) are kept by the
+// protocol library until the statement is executed, reset or closed, with
+// no limit of their own: a connection's pieces together are bounded by
+// max_allowed_packet, as one command is (past it, 1153 and the connection
+// ends, as for a command too large).
+
+// admitLongData counts n more bytes of long data for statement id and
+// reports whether the connection's total stays within limit.
+func (c *wireConn) admitLongData(id uint32, n, limit int64) bool {
+	if c.longData == nil {
+		c.longData = map[uint32]int64{}
+	}
+	c.longData[id] += n
+	c.longTotal += n
+	return c.longTotal <= limit
+}
+
+// longDataUsed forgets statement id's long data (executed or reset).
+func (c *wireConn) longDataUsed(id uint32) {
+	if n, ok := c.longData[id]; ok {
+		c.longTotal -= n
+		delete(c.longData, id)
+	}
+}
+
 // stmtClosed uncounts statement id of the connection, if it was counted.
 func (c *wireConn) stmtClosed(id uint32) {
+	c.longDataUsed(id)
 	if _, ok := c.stmts[id]; ok && c.l.prepared != nil {
 		delete(c.stmts, id)
 		c.l.prepared.Add(-1)
@@ -53,6 +79,7 @@ func (c *wireConn) stmtsClosed() {
 		c.l.prepared.Add(-int64(len(c.stmts)))
 	}
 	c.stmts = nil
+	c.longData, c.longTotal = nil, 0
 }
 
 func (s *Server) preparedStatus(live map[string]func() any) {

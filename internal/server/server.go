@@ -94,6 +94,10 @@ func Start(cfg Config, log *slog.Logger) (_ *Server, err error) {
 	if err != nil {
 		return nil, err
 	}
+	if st, err := os.Stat(cfg.DataDir); err == nil && st.Mode().Perm()&0o077 != 0 {
+		// Created 0700 when new; an older or hand-made one may not be.
+		log.Warn("the data directory is open to other users of this machine; it holds the binlog, the accounts' password hashes and the TLS keys: chmod 700 it", "datadir", cfg.DataDir, "mode", fmt.Sprintf("%04o", st.Mode().Perm()))
+	}
 	defer func() {
 		if err != nil {
 			dirLock.Close()
@@ -667,9 +671,11 @@ func Run(ctx context.Context, cfg Config, log *slog.Logger) error {
 	if err != nil {
 		return err
 	}
-	log.Info("lockstep is ready for connections",
-		"address", s.Addr(), "metrics", s.httpAddr, "datadir", cfg.DataDir, "server_uuid", s.uuid.String(),
-		"note", "user root may log in without a password; keep --bind-address on loopback")
+	attrs := []any{"address", s.Addr(), "metrics", s.httpAddr, "datadir", cfg.DataDir, "server_uuid", s.uuid.String()}
+	if open := s.passwordless(); len(open) > 0 {
+		attrs = append(attrs, "note", strings.Join(open, ", ")+" may log in without a password; keep --bind-address on loopback, or give them passwords (ALTER USER ... IDENTIFIED BY)")
+	}
+	log.Info("lockstep is ready for connections", attrs...)
 	<-ctx.Done()
 	log.Info("shutting down")
 	return s.Close()

@@ -140,3 +140,19 @@ func (s *Server) checkExposure() error {
 	}
 	return nil
 }
+
+// passwordless lists the accounts that can log in without a password
+// (from anywhere), for the start-up message.
+func (s *Server) passwordless() []string {
+	db := s.sql.GMS.Analyzer.Catalog.MySQLDb
+	rd := db.Reader()
+	defer rd.Close()
+	var out []string
+	rd.VisitUsers(func(u *mysql_db.User) {
+		if !u.IsRole && !u.Locked && u.AuthString == "" {
+			out = append(out, fmt.Sprintf("'%s'@'%s'", u.User, u.Host))
+		}
+	})
+	sort.Strings(out)
+	return out
+}

@@ -41,7 +41,10 @@ const (
 	comBinlogDump     = 0x12
 	comBinlogDumpGTID = 0x1e
 	comStmtPrepare    = 0x16
+	comStmtExecute    = 0x17
+	comStmtLongData   = 0x18
 	comStmtClose      = 0x19
+	comStmtReset      = 0x1a
 )
 
 type wireListener struct {
@@ -211,7 +214,11 @@ type wireConn struct {
 	interactive                            bool
 	// stmts are this connection's prepared statements, counted in
 	// l.prepared (its own goroutine only; see prepared.go).
-	stmts           map[uint32]struct{}
+	stmts map[uint32]struct{}
+	// longData counts the bytes of parameters sent in pieces, by
+	// statement, and longTotal their sum (prepared.go).
+	longData        map[uint32]int64
+	longTotal       int64
 	connectDeadline time.Time
 	// streaming is set when a binlog dump takes the connection over: its
 	// reads (semi-sync ACKs) and writes have no timeouts.
@@ -361,6 +368,17 @@ func (c *wireConn) nextPacket() error {
 		if err == nil && first[4] == comStmtClose && size == 5 && c.l.prepared != nil {
 			if b, err := c.r.Peek(9); err == nil {
 				c.stmtClosed(binary.LittleEndian.Uint32(b[5:]))
+			}
+		}
+		if err == nil && size >= 5 && (first[4] == comStmtLongData || first[4] == comStmtExecute || first[4] == comStmtReset) {
+			if b, err := c.r.Peek(9); err == nil {
+				id := binary.LittleEndian.Uint32(b[5:])
+				if first[4] != comStmtLongData {
+					c.longDataUsed(id)
+				} else if !c.admitLongData(id, int64(size)-7, limit) {
+					c.refuseLargePacket(seq+1, size)
+					return errPacketTooLarge
+				}
 			}
 		}
 		if err == nil && first[4] == comStmtPrepare && c.l.checkPrepare != nil {

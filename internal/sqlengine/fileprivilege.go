@@ -36,10 +36,14 @@ func (e *Engine) hasFile(ctx *sql.Context) bool {
 }
 
 // Function implements sql.FunctionProvider: the catalog asks the provider
-// before its built-in functions, so this LOAD_FILE replaces go-mysql-server's
-// (which checks no privilege, and panics when max_allowed_packet has been
-// set, as its value then is unsigned).
+// before its built-in functions, so the string functions of stringlimit.go
+// and this LOAD_FILE replace go-mysql-server's (whose LOAD_FILE checks no
+// privilege, and panics when max_allowed_packet has been set, as its value
+// then is unsigned).
 func (p provider) Function(_ *sql.Context, name string) (sql.Function, bool) {
+	if f, ok := boundedFunction(name); ok {
+		return f, true // stringlimit.go
+	}
 	if name == "load_file" {
 		return sql.Function1{Name: "load_file", Fn: func(_ *sql.Context, arg sql.Expression) sql.Expression {
 			return &loadFile{UnaryExpressionStub: expression.UnaryExpressionStub{Child: arg}, e: p.e}
