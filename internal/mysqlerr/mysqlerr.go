@@ -71,7 +71,7 @@ func Restore(err error) error {
 	m := embedded.FindStringSubmatch(se.Message)
 	if m == nil {
 		for _, k := range gmsErrors {
-			if strings.HasPrefix(se.Message, k.prefix) && strings.HasSuffix(se.Message, k.suffix) {
+			if strings.HasPrefix(se.Message, k.prefix) && strings.HasSuffix(se.Message, k.suffix) && strings.Contains(se.Message, k.contains) {
 				text := k.text
 				if text == "" {
 					text = se.Message
@@ -89,24 +89,28 @@ func Restore(err error) error {
 // message prefix, with the error MySQL gives for the same mistake.
 var gmsErrors = []struct {
 	prefix, suffix string
+	contains       string // "" matches any middle
 	num            int
 	state          string
 	text           string // "" keeps go-mysql-server's message
 }{
-	{"number of values does not match number of columns provided", "", mysql.ERWrongValueCountOnRow, "21S01", "Column count doesn't match value count at row 1"},
-	{"no database selected", "", mysql.ERNoDb, "3D000", "No database selected"},
-	{"Duplicate key name ", "", mysql.ERDupKeyName, "42000", ""},
-	{"table with name ", " already exists", mysql.ERTableExists, "42S01", ""},
-	{"column \"", "\" could not be found in any table in scope", mysql.ERBadFieldError, "42S22", ""},
-	{"the table does not support foreign key operations", "", mysql.ERNotSupportedYet, "42000", "This version of Lockstep doesn't yet support 'foreign keys'"},
-	{"database does not support temporary tables", "", mysql.ERNotSupportedYet, "42000", "This version of Lockstep doesn't yet support 'temporary tables'"},
+	{"number of values does not match number of columns provided", "", "", mysql.ERWrongValueCountOnRow, "21S01", "Column count doesn't match value count at row 1"},
+	{"no database selected", "", "", mysql.ERNoDb, "3D000", "No database selected"},
+	{"Duplicate key name ", "", "", mysql.ERDupKeyName, "42000", ""},
+	{"table with name ", " already exists", "", mysql.ERTableExists, "42S01", ""},
+	{"column \"", "\" could not be found in any table in scope", "", mysql.ERBadFieldError, "42S22", ""},
+	{"the table does not support foreign key operations", "", "", mysql.ERNotSupportedYet, "42000", "This version of Lockstep doesn't yet support 'foreign keys'"},
+	{"database does not support temporary tables", "", "", mysql.ERNotSupportedYet, "42000", "This version of Lockstep doesn't yet support 'temporary tables'"},
 	// A privilege missing: go-mysql-server says neither which nor at what
 	// level. The server turns a statement on tables into 1142; others
 	// stay 1227.
-	{"command denied to user ", "", SpecificAccessDenied, "42000", ""},
+	{"command denied to user ", "", "", SpecificAccessDenied, "42000", ""},
 	// A database the account has no privilege on (USE, COM_INIT_DB,
 	// SHOW TABLES): MySQL's 1044.
-	{"Access denied for user ", "'", DBAccessDenied, "42000", ""},
+	{"Access denied for user ", "'", "", DBAccessDenied, "42000", ""},
+	{"Variable '", "'", "' can't be set to the value of '", mysql.ERWrongValueForVar, "42000", ""},
+	{"Variable '", " is a read only variable", "", mysql.ERIncorrectGlobalLocalVar, "HY000", ""},
+	{"Variable '", " is a GLOBAL variable and should be set with SET GLOBAL", "", mysql.ERGlobalVariable, "HY000", ""},
 }
 
 // sqlStates are MySQL's SQLSTATEs for errors go-mysql-server sends with

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
+	"sort"
 	"strings"
 	"time"
 
@@ -793,6 +794,9 @@ func (s *Session) SetSessionVariable(ctx *sql.Context, name string, val any) err
 	if err := checkAlwaysOn(name, val); err != nil {
 		return err
 	}
+	if sessionReadOnly[strings.ToLower(name)] {
+		return mysql.NewSQLError(1621, "HY000", "SESSION variable '%s' is read-only. Use SET GLOBAL to assign the value", strings.ToLower(name))
+	}
 	if n := strings.ToLower(name); n == "transaction_read_only" || n == "tx_read_only" {
 		s.readOnlyKnown = false
 	}
@@ -815,12 +819,40 @@ var alwaysOn = map[string]string{
 	"explicit_defaults_for_timestamp": "TIMESTAMP columns are always created as declared",
 }
 
+// fixedValues are variables with one value Lockstep supports: another is
+// refused (1235) instead of being shown and not acted on.
+var fixedValues = map[string]string{
+	"binlog_format":    "ROW",
+	"binlog_row_image": "FULL",
+}
+
+// sessionReadOnly are variables whose session value MySQL does not let a
+// session set (1621): it takes the global one at connect.
+var sessionReadOnly = map[string]bool{"max_allowed_packet": true}
+
 func checkAlwaysOn(name string, val any) error {
-	why, ok := alwaysOn[strings.ToLower(name)]
+	n := strings.ToLower(name)
+	if want, ok := fixedValues[n]; ok {
+		if got := strings.ToUpper(fmt.Sprint(val)); got != want {
+			return mysql.NewSQLError(mysql.ERNotSupportedYet, "42000", "This version of Lockstep doesn't yet support '%s = %s': the binlog is always %s", n, got, strings.Join(fixedSettings(), ", "))
+		}
+		return nil
+	}
+	why, ok := alwaysOn[n]
 	if !ok || isOn(val) {
 		return nil
 	}
 	return mysql.NewSQLError(mysql.ERNotSupportedYet, "42000", "This version of Lockstep doesn't yet support '%s = 0': %s", strings.ToLower(name), why)
+}
+
+// fixedSettings names the fixed values, for messages.
+func fixedSettings() []string {
+	var out []string
+	for n, v := range fixedValues {
+		out = append(out, n+" = "+v)
+	}
+	sort.Strings(out)
+	return out
 }
 
 // GetAllSessionVariables shows computed variables' live values (SHOW
