@@ -174,8 +174,27 @@ func (x *Index) Purge(low uint64) {
 			}
 		}
 	}
-	x.entries = append(x.entries[:0:0], x.entries[n:]...)
+	// Resliced, not copied: the array's dead prefix goes when append next
+	// grows it, so a purge per transaction costs what it forgets.
+	x.entries = x.entries[n:]
 	x.low = low
+}
+
+// Start returns an index that has seen everything up to seq but holds
+// none of it: Low and Head are seq, so a snapshot older than seq is too
+// old (what a node that knows only its position starts from).
+func Start(seq uint64) Index { return Index{low: seq, head: seq} }
+
+// Clone returns an independent copy of the index.
+func (x *Index) Clone() Index {
+	c := Index{low: x.low, head: x.head, entries: append([]entry(nil), x.entries...)}
+	if x.keys != nil {
+		c.keys = make(map[uint64]last, len(x.keys))
+		for k, v := range x.keys {
+			c.keys[k] = v
+		}
+	}
+	return c
 }
 
 // Rewind undoes the appends above seq (a log tail that was overwritten),

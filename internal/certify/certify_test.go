@@ -198,3 +198,31 @@ func TestIndexAgainstModel(t *testing.T) {
 		}
 	}
 }
+
+// Start knows nothing before its point: older snapshots are too old,
+// newer ones certify against what is appended after it.
+func TestStartAndClone(t *testing.T) {
+	x := Start(100)
+	if v := x.Certify(99, []Key{{Hash: 1}}); !v.TooOld {
+		t.Fatalf("snapshot before the start: %v", v)
+	}
+	if v := x.Certify(100, []Key{{Hash: 1}}); !v.OK || v.DependsOn != 100 {
+		t.Fatalf("snapshot at the start: %v", v)
+	}
+	if err := x.Append(101, []Key{{Hash: 1}}); err != nil {
+		t.Fatal(err)
+	}
+	c := x.Clone()
+	if err := c.Append(102, []Key{{Hash: 2}}); err != nil {
+		t.Fatal(err)
+	}
+	if v := x.Certify(101, []Key{{Hash: 2}}); !v.OK {
+		t.Fatalf("the original saw the clone's append: %v", v)
+	}
+	if v := c.Certify(101, []Key{{Hash: 2}}); v.OK || v.ConflictWith != 102 {
+		t.Fatalf("the clone lost its own append: %v", v)
+	}
+	if v := c.Certify(100, []Key{{Hash: 1}}); v.OK || v.ConflictWith != 101 {
+		t.Fatalf("the clone lost the original's keys: %v", v)
+	}
+}

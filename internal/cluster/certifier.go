@@ -129,6 +129,26 @@ func NewCertifier(sid binlog.UUID, window uint64) *Certifier {
 	return &Certifier{sid: sid, window: window, nextGNO: 1}
 }
 
+// NewCertifierAt returns a certifier that has seen the cluster's
+// transactions up to GTID number gno without holding their keys:
+// snapshots older than gno are too old (1213), later ones are certified
+// exactly. A node starts from its applied position so, without reading
+// its log.
+func NewCertifierAt(sid binlog.UUID, window, gno uint64) *Certifier {
+	c := NewCertifier(sid, window)
+	c.index = certify.Start(gno)
+	c.nextGNO = gno + 1
+	return c
+}
+
+// Clone returns an independent copy (a new leader starts from the copy
+// of what its node applied).
+func (c *Certifier) Clone() *Certifier {
+	n := *c
+	n.index = c.index.Clone()
+	return &n
+}
+
 // Certify decides r. If it passes, its events are given their GTID and
 // logical clock and the entry to propose is returned with its GTID number;
 // if not, the verdict says why (the origin answers 1213).

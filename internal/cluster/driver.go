@@ -29,9 +29,13 @@ package cluster
 // commit (ErrNotCommitted, which can be retried). Only when no entry of a later term arrives
 // before the context ends is the outcome unknown (ErrOutcomeUnknown).
 //
-// A node that becomes leader rebuilds its certifier from its whole log
-// before certifying (see certifier.go for why that makes certification
-// independent of the leader).
+// Every node keeps the certifier state of what it applied (committed,
+// fed in log order as entries are applied, starting from its position at
+// start). A node that becomes leader certifies with a copy of it that has
+// also seen the rest of its log (entries it holds but has not applied):
+// the same state as if it had certified its whole log (see certifier.go
+// for why that makes certification independent of the leader), without
+// reading more than that tail and without pausing the raft loop.
 
 import (
 	"context"
@@ -66,6 +70,7 @@ type Driver struct {
 	state     atomic.Pointer[State]
 	done      chan struct{}
 	certifier *Certifier // on the leader, owned by Run
+	committed *Certifier // of the entries applied (Run's)
 
 	applied     uint64 // the last entry applied (Run's)
 	nextTrx     atomic.Uint64
@@ -128,6 +133,9 @@ var (
 func (d *Driver) Run(ctx context.Context) error {
 	defer close(d.done)
 	defer d.failWaiting(ErrStopped)
+	if err := d.startCertifier(); err != nil {
+		return err
+	}
 	ticker := time.NewTicker(d.tick)
 	defer ticker.Stop()
 	recv := d.transport.Recv()
@@ -168,6 +176,13 @@ func (d *Driver) Run(ctx context.Context) error {
 				if err := d.apply(out.Committed); err != nil {
 					return err
 				}
+				for _, e := range out.Committed {
+					if e.Type == raftpb.EntryNormal && len(e.Data) > 0 {
+						if err := d.committed.Observe(e.Data); err != nil {
+							return fmt.Errorf("cluster: certification state at entry %d: %w", e.Index, err)
+						}
+					}
+				}
 				d.applied = out.Committed[len(out.Committed)-1].Index
 				d.complete(out.Committed)
 			}
@@ -199,12 +214,55 @@ func (d *Driver) Run(ctx context.Context) error {
 	}
 }
 
-// rebuild makes the certifier of a new leader from its log.
-func (d *Driver) rebuild() (*Certifier, error) {
-	c := NewCertifier(d.sid, 0)
+// startCertifier sets up the certifier state of what the node applied
+// before this run: it starts at the GTID number of the last transaction
+// entry at or below the applied index (snapshots older than that are too
+// old; a restart costs only transactions in flight across it).
+func (d *Driver) startCertifier() error {
+	applied := d.node.rn.BasicStatus().Applied
+	d.applied = applied
 	first, _ := d.node.log.FirstIndex()
+	for i := applied; i >= first && i > 0; i-- {
+		es, err := d.node.log.Entries(i, i+1, 1<<30)
+		if err != nil {
+			return err
+		}
+		if e := es[0]; e.Type == raftpb.EntryNormal && len(e.Data) > 0 {
+			gno, err := gnoOf(e.Data)
+			if err != nil {
+				return fmt.Errorf("cluster: entry %d: %w", i, err)
+			}
+			d.committed = NewCertifierAt(d.sid, 0, gno)
+			return nil
+		}
+	}
+	d.committed = NewCertifier(d.sid, 0)
+	return nil
+}
+
+// gnoOf is the GTID number of a transaction entry.
+func gnoOf(entry []byte) (uint64, error) {
+	_, events, err := raftlog.DecodeTrx(entry)
+	if err != nil {
+		return 0, err
+	}
+	ev, err := binlog.NextEvent(events)
+	if err != nil {
+		return 0, err
+	}
+	g, err := binlog.ParseGTID(ev.Body())
+	if err != nil {
+		return 0, err
+	}
+	return g.GNO, nil
+}
+
+// rebuild makes the certifier of a new leader: a copy of the applied
+// state that has also seen the entries after it in the log.
+func (d *Driver) rebuild() (*Certifier, error) {
+	c := d.committed.Clone()
 	last, _ := d.node.log.LastIndex()
-	for lo := first; lo <= last; {
+	for lo := d.applied + 1; lo <= last; {
 		es, err := d.node.log.Entries(lo, last+1, 16<<20)
 		if err != nil {
 			return nil, err
@@ -212,7 +270,7 @@ func (d *Driver) rebuild() (*Certifier, error) {
 		for _, e := range es {
 			if e.Type == raftpb.EntryNormal && len(e.Data) > 0 {
 				if err := c.Observe(e.Data); err != nil {
-					return nil, fmt.Errorf("cluster: rebuilding certification at entry %d: %w", e.Index, err)
+					return nil, fmt.Errorf("cluster: certification state at entry %d: %w", e.Index, err)
 				}
 			}
 		}

@@ -26,20 +26,6 @@ func testTrx(gno uint64) []byte {
 	return raftlog.EncodeTrx(nil, ev.Finalize(nil, 4, 1, 1, binlog.GTIDInfo{SID: testSID, GNO: gno, SequenceNumber: int64(gno)}))
 }
 
-// gnoOf is the GTID number of a transaction entry's data.
-func gnoOf(data []byte) (uint64, error) {
-	_, events, err := raftlog.DecodeTrx(data)
-	if err != nil {
-		return 0, err
-	}
-	ev, err := binlog.NextEvent(events)
-	if err != nil {
-		return 0, err
-	}
-	g, err := binlog.ParseGTID(ev.Body())
-	return g.GNO, err
-}
-
 // describe names an entry for the test output.
 func describe(e raftpb.Entry) string {
 	switch {
