@@ -128,6 +128,39 @@ func TestClusterMultiPrimary(t *testing.T) {
 		}
 	}
 
+	// Accounts made on one member log in on the others; dropped on one,
+	// they are gone everywhere.
+	execRetry(t, dbs[0], "CREATE USER app@'%' IDENTIFIED BY 'pw'")
+	execRetry(t, dbs[0], "GRANT SELECT ON d.* TO app@'%'")
+	login := func(s *server) error {
+		db, err := sql.Open("mysql", fmt.Sprintf("app:pw@tcp(127.0.0.1:%d)/d", s.port))
+		if err != nil {
+			return err
+		}
+		defer db.Close()
+		var n int
+		return db.QueryRow("SELECT COUNT(*) FROM t").Scan(&n)
+	}
+	waitLogin := func(s *server, want bool) {
+		t.Helper()
+		deadline := time.Now().Add(10 * time.Second)
+		for {
+			err := login(s)
+			if (err == nil) == want {
+				return
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("member on port %d: login as app: %v, want success %v", s.port, err, want)
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	}
+	waitLogin(nodes[1], true)
+	waitLogin(nodes[2], true)
+	execRetry(t, dbs[2], "DROP USER app@'%'")
+	waitLogin(nodes[0], false)
+	waitLogin(nodes[1], false)
+
 	// The lost update: a transaction that read a row before another
 	// member changed it cannot write it (first committer wins).
 	ctx := t.Context()

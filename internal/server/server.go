@@ -210,6 +210,11 @@ func Start(cfg Config, log *slog.Logger) (_ *Server, err error) {
 		s.shutdownStorage()
 		return nil, err
 	}
+	if m != nil {
+		// Other members' account changes arrive through the store.
+		s.stop = make(chan struct{})
+		s.sql.WatchAccounts(s.stop)
+	}
 	if err := s.checkExposure(); err != nil {
 		s.shutdownStorage()
 		return nil, err
@@ -222,7 +227,9 @@ func Start(cfg Config, log *slog.Logger) (_ *Server, err error) {
 	s.sql.GMS.Analyzer.Catalog.BinlogPrimaryController = primary{s}
 	s.registerPerformanceSchema()
 	s.registerFunctions()
-	s.stop = make(chan struct{})
+	if s.stop == nil {
+		s.stop = make(chan struct{})
+	}
 	if m == nil {
 		go s.expireLogs(s.stop)
 	}

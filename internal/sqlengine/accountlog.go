@@ -232,6 +232,53 @@ func (a *accountLog) Persist(ctx *sql.Context, data []byte) error {
 	return nil
 }
 
+// WatchAccounts makes the accounts in memory follow the store's: on a
+// cluster member, account changes made on other members reach this one's
+// store when their entries are applied, and storage calls
+// AccountsChanged. The reload waits for go-mysql-server's lock (an
+// account statement of this member may hold it while its own change
+// commits, so the applier must not wait for it), then puts the store's
+// set in memory unless it already is. Until stop is closed.
+func (e *Engine) WatchAccounts(stop <-chan struct{}) {
+	changed := make(chan struct{}, 1)
+	e.store.AccountsChanged = func() {
+		select {
+		case changed <- struct{}{}:
+		default: // a reload is due already; it reads the latest set
+		}
+	}
+	go func() {
+		for {
+			select {
+			case <-stop:
+				return
+			case <-changed:
+				e.accounts.reload()
+			}
+		}
+	}()
+}
+
+// reload puts the store's account set in memory if it differs from the
+// committed one (WatchAccounts).
+func (a *accountLog) reload() {
+	db := a.e.GMS.Analyzer.Catalog.MySQLDb
+	ed := db.Editor()
+	defer ed.Close()
+	data, ok, err := a.e.store.Accounts()
+	if err != nil || !ok {
+		return
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if bytes.Equal(data, a.committed) {
+		return
+	}
+	if err := db.OverwriteUsersAndGrantData(sql.NewEmptyContext(), ed, data); err == nil {
+		a.committed = data
+	}
+}
+
 // logUnchanged commits stmt, an account statement that changes nothing
 // Lockstep keeps (SET DEFAULT ROLE), so that replicas get it.
 func (a *accountLog) logUnchanged(ctx *sql.Context, stmt string) error {

@@ -229,6 +229,12 @@ func (e *DuplicateKeyError) Error() string {
 
 // PublishCatalog updates the in-memory catalog after a change was applied.
 func (e *Engine) PublishCatalog(c *CatalogChange) {
+	if c.Op == "set_accounts" {
+		if f := e.AccountsChanged; f != nil {
+			f()
+		}
+		return
+	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	switch c.Op {

@@ -135,6 +135,11 @@ type Engine struct {
 
 	applied       atomic.Pointer[binlog.Position]
 	openedRelaxed bool // the applied record read at Open was written relaxed
+
+	// AccountsChanged, if set before use, is called after a set_accounts
+	// change is applied (its accounts are then Accounts()). It must not
+	// block.
+	AccountsChanged func()
 }
 
 // Options configure an Engine.

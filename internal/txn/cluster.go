@@ -114,6 +114,11 @@ func (m *Manager) finalize(ev *binlog.TrxEvents) []byte {
 // locks), and every node, this one included, rebuilds what it needs
 // when it applies it.
 func (m *Manager) commitDDLCluster(ctx context.Context, change *storage.CatalogChange, db, stmt string, opts binlog.QueryOptions) error {
+	// One DDL statement of this node at a time: each then sees the one
+	// before it (applied here before its Commit returned), and only DDL
+	// run at once on different nodes can conflict.
+	m.ddlMu.Lock()
+	defer m.ddlMu.Unlock()
 	snapshot := m.Cluster.Snapshot()
 	var ev binlog.TrxEvents
 	ev.AddCatalog(change.Encode())

@@ -30,6 +30,7 @@ import (
 	"errors"
 	"fmt"
 	"hash/fnv"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -63,6 +64,7 @@ type Manager struct {
 	// ServerID is written in the events of a cluster member's commits.
 	ServerID uint32
 	xid      atomic.Uint64
+	ddlMu    sync.Mutex // a cluster member's DDL, one at a time (cluster.go)
 }
 
 // NewManager wires a transaction manager.

@@ -1,0 +1,128 @@
+#!/usr/bin/env bash
+# cluster.sh - a three-member Lockstep cluster beside a three-node MariaDB
+# Galera cluster (Debian's galera-4), both on this machine, in one run:
+# sysbench oltp_write_only at THREADS threads with the clients on one
+# node, then spread over the three.
+#
+#   bench/cluster.sh       # THREADS=16 SECS=30 SB_TABLES=4 SB_SIZE=50000
+#
+# Galera runs twice per client placement: durable (binlog on,
+# sync_binlog=1, innodb_flush_log_at_trx_commit=1: what Lockstep always
+# is, a commit on disk on a majority) and relaxed (flush 2, binlog not
+# synced: Galera's usual setting, which can lose commits in a
+# coordinated crash), each with wsrep_slave_threads=1 and 16. A Lockstep
+# member applies the log in one thread. Runs alternate between the two
+# clusters so that the box's noise falls on both; compare ratios.
+#
+# Reported per run: TPS, p95 latency (ms), errors per second (1213
+# conflicts that sysbench retries), and for Galera the fraction of the
+# run the cluster spent paused by flow control
+# (wsrep_flow_control_paused_ns) and certification failures.
+#
+# Galera's joiners get the first node's data by state transfer with
+# mariabackup (Debian's mariadb-backup and socat; .ci/run does not need
+# them, this script does).
+set -euo pipefail
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+THREADS=${THREADS:-16} SECS=${SECS:-30}
+export SB_TABLES=${SB_TABLES:-4} SB_SIZE=${SB_SIZE:-50000}
+BASE=${BASE:-$(mktemp -d /tmp/lockstep-cluster.XXXXXX)} RAW=$BASE/raw
+mkdir -p "$RAW"
+LDIR=$BASE/lockstep LPORT=${LPORT:-23411}
+source "$ROOT/bench/lockstep-lib.sh"
+source "$ROOT/bench/mariadb-lib.sh"
+[ -e /usr/lib/galera/libgalera_smm.so ] || { echo "galera-4 is not installed (apt-get install galera-4)"; exit 1; }
+
+GPORT=(23421 23422 23423) GCOMM=(24621 24622 24623) GIST=(24631 24632 24633) GSST=(24641 24642 24643)
+stop_all() { lcstop; for n in g3 g2 g1; do istop $n; done; }
+trap stop_all EXIT
+
+# --- Lockstep -----------------------------------------------------------
+log "Lockstep: three members"
+lcstart
+sb_prepare "$LPORT"
+
+# --- Galera ---------------------------------------------------------------
+GADDR=$(printf '127.0.0.1:%s,' "${GCOMM[@]}"); GADDR=${GADDR%,}
+for i in 0 1 2; do
+  n=g$((i + 1))
+  write_cnf $n "${GPORT[$i]}" $((i + 1)) "log-bin=binlog
+sync_binlog=1
+innodb_flush_log_at_trx_commit=1
+binlog_format=ROW
+innodb_autoinc_lock_mode=2
+wsrep_on=ON
+wsrep_provider=/usr/lib/galera/libgalera_smm.so
+wsrep_cluster_name=bench
+wsrep_cluster_address=gcomm://$GADDR
+wsrep_node_name=$n
+wsrep_node_address=127.0.0.1:${GCOMM[$i]}
+wsrep_provider_options=\"base_host=127.0.0.1;base_port=${GCOMM[$i]};gmcast.listen_addr=tcp://127.0.0.1:${GCOMM[$i]};ist.recv_addr=127.0.0.1:${GIST[$i]};gcache.size=512M\"
+wsrep_sst_method=mariabackup
+wsrep_sst_auth=root:
+wsrep_sst_receive_address=127.0.0.1:${GSST[$i]}
+wsrep_slave_threads=1"
+done
+log "Galera: g1 alone, prepare, then g2 and g3 join by state transfer"
+command -v mariabackup > /dev/null && command -v socat > /dev/null || { echo "Galera's state transfer needs mariabackup and socat (apt-get install mariadb-backup socat)"; exit 1; }
+for n in g1 g2 g3; do iinit $n; done
+istart g1 --wsrep-new-cluster
+mkusers g1
+sb_prepare "${GPORT[0]}"
+istart g2
+istart g3
+for n in g2 g3; do for _ in $(seq 1 600); do [ "$(gstat $n wsrep_local_state_comment)" = Synced ] && break; sleep 0.5; done; done
+[ "$(gstat g1 wsrep_cluster_size)" = 3 ] || { echo "Galera did not form a cluster of 3"; exit 1; }
+
+# --- runs -------------------------------------------------------------------
+OUT=$BASE/summary.txt
+echo "# cluster.sh $(date -u +%FT%TZ) threads=$THREADS secs=$SECS tables=$SB_TABLES size=$SB_SIZE rand=$SB_RAND" | tee "$OUT"
+ports() { # SYSTEM one|spread
+  local p; if [ "$1" = lockstep ]; then p=($LPORT $((LPORT + 1)) $((LPORT + 2))); else p=("${GPORT[@]}"); fi
+  if [ "$2" = one ]; then echo "${p[0]}"; else (IFS=,; echo "${p[*]}"); fi
+}
+galera_set() { # durable|relaxed APPLIERS
+  local flush=1 sync=1; [ "$1" = relaxed ] && flush=2 sync=0
+  for n in g1 g2 g3; do
+    q $n "SET GLOBAL innodb_flush_log_at_trx_commit=$flush; SET GLOBAL sync_binlog=$sync; SET GLOBAL wsrep_slave_threads=$2"
+  done
+  for n in g1 g2 g3; do for _ in $(seq 1 600); do [ "$(gstat $n wsrep_local_recv_queue)" = 0 ] && break; sleep 0.2; done; done
+}
+run() { # TAG SYSTEM PLACEMENT
+  local tag=$1 sys=$2 place=$3 t0 t1 n
+  if [ "$sys" = galera ]; then for n in g1 g2 g3; do q $n "FLUSH STATUS"; snap $n "$RAW/$tag.$n.before"; done; fi
+  t0=$(date +%s.%N)
+  sb_run "$(ports "$sys" "$place")" oltp_write_only "$THREADS" "$SECS" "$RAW/$tag.sysbench.txt"
+  t1=$(date +%s.%N)
+  read -r tps _ p95 _ err < <(sb_parse "$RAW/$tag.sysbench.txt")
+  local extra=""
+  if [ "$sys" = galera ]; then
+    local paused=0 certf=0
+    for n in g1 g2 g3; do
+      snap $n "$RAW/$tag.$n.after"
+      paused=$(awk -v a="$paused" -v b="$(sdelta "$RAW/$tag.$n.before" "$RAW/$tag.$n.after" WSREP_FLOW_CONTROL_PAUSED_NS)" 'BEGIN { print (b > a) ? b : a }')
+      certf=$((certf + $(sdelta "$RAW/$tag.$n.before" "$RAW/$tag.$n.after" WSREP_LOCAL_CERT_FAILURES)))
+    done
+    extra=$(awk -v p="$paused" -v a="$t0" -v b="$t1" -v c="$certf" 'BEGIN { printf "fc_paused=%.3f cert_failures=%d", p / 1e9 / (b - a), c }')
+  fi
+  printf '%-28s tps=%-9s p95_ms=%-7s errors=%-6s %s\n' "$tag" "$tps" "$p95" "$err" "$extra" | tee -a "$OUT"
+  echo "$tag $tps" >> "$RAW/tps"
+}
+for place in one spread; do
+  run "lockstep_$place" lockstep $place
+  galera_set durable 1; run "galera_durable_st1_$place" galera $place
+  galera_set durable 16; run "galera_durable_st16_$place" galera $place
+  run "lockstep_${place}_again" lockstep $place
+  galera_set relaxed 16; run "galera_relaxed_st16_$place" galera $place
+done
+echo | tee -a "$OUT"
+awk '{ t[$1] = $2 }
+  END {
+    for (p = 1; p <= 2; p++) {
+      place = p == 1 ? "one" : "spread"
+      l = (t["lockstep_" place] + t["lockstep_" place "_again"]) / 2
+      printf "clients on %-6s Lockstep %.0f TPS (mean of 2): /Galera durable st1 %.2f, st16 %.2f, /Galera relaxed st16 %.2f\n", place, l,
+        l / t["galera_durable_st1_" place], l / t["galera_durable_st16_" place], l / t["galera_relaxed_st16_" place]
+    }
+  }' "$RAW/tps" | tee -a "$OUT"
+echo "raw outputs: $RAW"
