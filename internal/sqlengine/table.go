@@ -720,8 +720,14 @@ func autoincColumn(t *Table) int {
 // current returns the table's counter, computing it on first use. Called
 // with mu held.
 func (a *autoincState) current(t *Table) (uint64, error) {
+	return a.counter(t, false)
+}
+
+// counter is current; fresh asks, on a cluster member, for a value no
+// other member has committed yet (one is about to be generated).
+func (a *autoincState) counter(t *Table, fresh bool) (uint64, error) {
 	if v, ok := a.next[t.st.Def.ID]; ok {
-		if !a.cluster {
+		if !a.cluster || !fresh {
 			return v, nil
 		}
 		// On a cluster member other nodes insert too: move past the
@@ -826,7 +832,7 @@ func (t *Table) GetNextAutoIncrementValue(ctx *sql.Context, insertVal any) (uint
 	a := &t.e.autoinc
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	cur, err := a.current(t)
+	cur, err := a.counter(t, insertVal == nil)
 	if err != nil {
 		return 0, err
 	}
