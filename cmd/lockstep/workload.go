@@ -28,6 +28,7 @@ func workloadCommand() *cobra.Command {
 		endpoints, faults  string
 		check, startServer bool
 		serverOpts         string
+		startCluster       int
 		faultInterval      time.Duration
 	)
 	cmd := &cobra.Command{
@@ -49,7 +50,9 @@ Workloads:
 
 With --start-server, the command starts a Lockstep server of its own (this
 binary, data under --dir) and can inject faults into it: --faults
-kill,pause,restart every --fault-interval. The exit status is 1 when a
+kill,pause,restart every --fault-interval. With --start-cluster N it
+starts N cluster members instead, spreads the clients over them, and each
+fault hits one member. The exit status is 1 when a
 check fails.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -62,10 +65,35 @@ check fails.`,
 			if err != nil {
 				return err
 			}
-			if len(kinds) > 0 && !startServer {
-				return errors.New("--faults needs --start-server: faults are injected into servers this command started")
+			if len(kinds) > 0 && !startServer && startCluster == 0 {
+				return errors.New("--faults needs --start-server or --start-cluster: faults are injected into servers this command started")
 			}
-			if startServer {
+			switch {
+			case startCluster > 0:
+				if startServer {
+					return errors.New("--start-server and --start-cluster exclude each other")
+				}
+				bin, err := os.Executable()
+				if err != nil {
+					return err
+				}
+				members, err := workload.StartCluster(startCluster, bin, cfg.Dir, strings.Fields(serverOpts)...)
+				if err != nil {
+					return err
+				}
+				defer func() {
+					for _, s := range members {
+						s.Stop()
+					}
+				}()
+				cfg.Endpoints, cfg.User, cfg.Password = nil, "root", ""
+				for _, s := range members {
+					cfg.Endpoints = append(cfg.Endpoints, s.Endpoint())
+				}
+				if len(kinds) > 0 {
+					cfg.Faults = &workload.Faults{Kinds: kinds, Interval: faultInterval, Targets: members, Seed: cfg.Seed}
+				}
+			case startServer:
 				bin, err := os.Executable()
 				if err != nil {
 					return err
@@ -79,7 +107,7 @@ check fails.`,
 				if len(kinds) > 0 {
 					cfg.Faults = &workload.Faults{Kinds: kinds, Interval: faultInterval, Targets: []*workload.Server{s}, Seed: cfg.Seed}
 				}
-			} else {
+			default:
 				for _, e := range strings.Split(endpoints, ",") {
 					if e = strings.TrimSpace(e); e != "" {
 						cfg.Endpoints = append(cfg.Endpoints, e)
@@ -115,6 +143,7 @@ check fails.`,
 	f.Int64Var(&cfg.Seed, "seed", 0, "random seed (default: the time)")
 	f.BoolVar(&check, "check", true, "exit with status 1 when a check fails")
 	f.BoolVar(&startServer, "start-server", false, "start a Lockstep server of this binary for the run (data under --dir)")
+	f.IntVar(&startCluster, "start-cluster", 0, "start a cluster of this many Lockstep members of this binary for the run (data under --dir); clients are spread over them and faults hit one member at a time")
 	f.StringVar(&serverOpts, "server-opts", "", "extra options for the started server, space-separated (e.g. \"--sync-binlog=0\")")
 	f.StringVar(&faults, "faults", "", "faults to inject into the started server: kill, pause, restart (comma-separated)")
 	f.DurationVar(&faultInterval, "fault-interval", 5*time.Second, "mean time between faults")

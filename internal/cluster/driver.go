@@ -114,7 +114,10 @@ func NewDriver(n *Node, t *Transport, sid binlog.UUID, tick time.Duration, apply
 
 // Errors of Commit.
 var (
-	// ErrStopped: the node's driver has stopped.
+	// ErrStopped: the node's driver had stopped before the transaction
+	// was sent (a transaction sent before the stop gets
+	// ErrOutcomeUnknown: it may commit, and the node apply it when it
+	// starts again).
 	ErrStopped = errors.New("cluster: node stopped")
 	// ErrConflict: certification refused the transaction (1213).
 	ErrConflict = errors.New("cluster: the transaction conflicts with one committed on another node since its snapshot")
@@ -132,7 +135,7 @@ var (
 // Run drives the node until ctx ends or the log fails (the error).
 func (d *Driver) Run(ctx context.Context) error {
 	defer close(d.done)
-	defer d.failWaiting(ErrStopped)
+	defer d.failWaiting(ErrOutcomeUnknown) // they were sent
 	if err := d.startCertifier(); err != nil {
 		return err
 	}
@@ -421,7 +424,8 @@ func (d *Driver) failWaiting(err error) {
 // set. It returns the GTID number it committed under once this node has
 // applied it, ErrConflict if certification refused it, ErrNoLeader if
 // there is no leader to certify it, ErrNotCommitted if the leader changed
-// before it committed, or ErrOutcomeUnknown if ctx ended first.
+// before it committed, or ErrOutcomeUnknown if ctx ended, or the node
+// stopped, after it was sent.
 func (d *Driver) Commit(ctx context.Context, snapshot uint64, keys []certify.Key, events []byte) (uint64, error) {
 	id := d.nextTrx.Add(1)
 	st := d.State()
@@ -452,7 +456,7 @@ func (d *Driver) Commit(ctx context.Context, snapshot uint64, keys []certify.Key
 	case o := <-ch:
 		return o.gno, o.err
 	case <-d.done:
-		return 0, ErrStopped
+		return 0, ErrOutcomeUnknown
 	case <-ctx.Done():
 		d.forget(id)
 		return 0, ErrOutcomeUnknown

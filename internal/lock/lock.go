@@ -105,6 +105,16 @@ func (o *Owner) Holds(key string, mode Mode) bool {
 	return ok && h >= mode
 }
 
+// EachHeld calls fn for each key o holds in at least mode (from o's own
+// goroutine, as every use of an owner).
+func (o *Owner) EachHeld(mode Mode, fn func(key string)) {
+	for k, h := range o.held {
+		if h >= mode {
+			fn(k)
+		}
+	}
+}
+
 // HeldCount is the number of keys o holds.
 func (o *Owner) HeldCount() int { return len(o.held) }
 

@@ -4,10 +4,12 @@ import (
 	"context"
 	"encoding/binary"
 	"errors"
+	"strings"
 	"time"
 
 	"github.com/lockstepdb/lockstep/internal/binlog"
 	"github.com/lockstepdb/lockstep/internal/certify"
+	"github.com/lockstepdb/lockstep/internal/lock"
 	"github.com/lockstepdb/lockstep/internal/storage"
 )
 
@@ -31,8 +33,14 @@ import (
 // can only be older than what the read saw: that costs a needless
 // conflict at worst, never a missed one.
 //
-// Keys: every row key and unique index entry the transaction changed
-// (exclusive), and a shared key per table it wrote. A DDL statement takes
+// Keys: every row key and unique index entry the transaction changed or
+// locked exclusively (exclusive), and a shared key per table it wrote. A
+// row locked and not changed (SELECT ... FOR UPDATE, an UPDATE that
+// matched a row and wrote the value it had) counts as written: the
+// transaction acted on the value it read, so a change of that row since
+// its snapshot must fail it as a write would. A transaction that only
+// locked rows commits an empty transaction (its GTID, BEGIN and COMMIT)
+// so that it is certified. A DDL statement takes
 // the exclusive key of each table it changes and of the catalog, so it
 // conflicts with every concurrent write of its tables and with every
 // other concurrent DDL statement (table ids are given out by the node
@@ -86,8 +94,28 @@ var catalogKey = hashKey([]byte("\x00catalog"))
 // commitCluster is Commit on a cluster member.
 func (t *Txn) commitCluster() error {
 	keys := make([]certify.Key, 0, len(t.ws)+len(t.tables))
+	seen := make(map[uint64]bool, len(t.ws))
 	for _, h := range t.ws {
-		keys = append(keys, certify.Key{Hash: h})
+		if !seen[h] {
+			seen[h] = true
+			keys = append(keys, certify.Key{Hash: h})
+		}
+	}
+	t.owner.EachHeld(lock.Exclusive, func(k string) {
+		if strings.HasPrefix(k, "mdl:") {
+			return // a table's metadata lock, not a row
+		}
+		if h := hashKey([]byte(k)); !seen[h] {
+			seen[h] = true
+			keys = append(keys, certify.Key{Hash: h})
+		}
+	})
+	if t.events.Empty() {
+		if len(keys) == 0 {
+			return nil // read only: nothing to certify
+		}
+		t.events.AddQuery(t.DB, "BEGIN", t.QueryOptions)
+		t.events.AddQuery(t.DB, "COMMIT", t.QueryOptions)
 	}
 	for _, id := range t.tables {
 		keys = append(keys, certify.Key{Hash: tableKey(id), Shared: true})

@@ -150,3 +150,31 @@ func TestClusterDDLKeys(t *testing.T) {
 		t.Fatalf("DDL under a kept GTID on a member: %v", err)
 	}
 }
+
+// A transaction that only locked a row (SELECT ... FOR UPDATE, an UPDATE
+// that changed nothing) is certified with the row's key, as an empty
+// transaction; one that only read plainly sends nothing.
+func TestClusterLockedRowIsCertified(t *testing.T) {
+	m, fc, tab := clusterSetup(t)
+	k, _ := tab.RowKey(nil, vals(1, 0, nil))
+	x := m.Begin(RepeatableRead, 1, 0)
+	if _, _, err := x.GetLocked(k, lock.Exclusive); err != nil {
+		t.Fatal(err)
+	}
+	if err := x.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	if len(fc.commits) != 1 || !hasKey(fc.commits[0].keys, certify.Key{Hash: hashKey(storage.LockKey(k))}) {
+		t.Fatalf("a locked row's transaction sent %+v", fc.commits)
+	}
+	for _, e := range fc.commits[0].trx.Events {
+		if e.Type != binlog.QueryEvent {
+			t.Fatalf("an empty transaction carries an event of type %d", e.Type)
+		}
+	}
+	y := m.Begin(RepeatableRead, 2, 0)
+	get(t, y, tab, 1)
+	if err := y.Commit(); err != nil || len(fc.commits) != 1 {
+		t.Fatalf("a plain read sent something to the cluster: %v, %d commits", err, len(fc.commits))
+	}
+}

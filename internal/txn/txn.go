@@ -785,13 +785,16 @@ func (t *Txn) Commit() error {
 		return nil
 	}
 	defer t.end()
+	if t.m.Cluster != nil {
+		if !t.events.Empty() {
+			t.events.AddXID(t.m.xid.Add(1))
+		}
+		return t.commitCluster()
+	}
 	if t.events.Empty() {
 		return nil
 	}
 	t.events.AddXID(t.m.xid.Add(1))
-	if t.m.Cluster != nil {
-		return t.commitCluster()
-	}
 	b := t.m.Engine.NewBatch()
 	var err error
 	t.tree().Ascend(func(x *item) bool {

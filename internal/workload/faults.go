@@ -157,6 +157,79 @@ func StartServer(name, binary, dir string, extra ...string) (*Server, error) {
 	return s, s.Start()
 }
 
+// StartCluster starts n servers of binary as the members of one cluster
+// on 127.0.0.1 (data under dir/memberN, the given extra options), and
+// waits until each is in a primary component.
+func StartCluster(n int, binary, dir string, extra ...string) ([]*Server, error) {
+	var ports, cports []int
+	for range 2 * n {
+		p, err := freePort()
+		if err != nil {
+			return nil, err
+		}
+		if len(ports) < n {
+			ports = append(ports, p)
+		} else {
+			cports = append(cports, p)
+		}
+	}
+	addrs := make([]string, n)
+	for i, p := range cports {
+		addrs[i] = "127.0.0.1:" + strconv.Itoa(p)
+	}
+	var members []*Server
+	stopAll := func() {
+		for _, s := range members {
+			_ = s.Stop()
+		}
+	}
+	for i := range n {
+		name := fmt.Sprintf("member%d", i+1)
+		d := filepath.Join(dir, name)
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			stopAll()
+			return nil, err
+		}
+		s := &Server{Name: name, Port: ports[i], binary: binary, dir: d,
+			args: append([]string{"serve", "--bind-address=127.0.0.1", "--port=" + strconv.Itoa(ports[i]),
+				"--http-port=0", "--datadir=" + filepath.Join(d, "data"), "--server-id=" + strconv.Itoa(i+1),
+				"--wsrep-cluster-address=gcomm://" + strings.Join(addrs, ","), "--wsrep-node-address=" + addrs[i],
+				"--wsrep-cluster-name=workload"}, extra...)}
+		if err := s.Start(); err != nil {
+			stopAll()
+			return nil, err
+		}
+		members = append(members, s)
+	}
+	for _, s := range members {
+		if err := s.waitReady(2 * time.Minute); err != nil {
+			stopAll()
+			return nil, err
+		}
+	}
+	return members, nil
+}
+
+// waitReady waits until a cluster member says wsrep_ready ON.
+func (s *Server) waitReady(limit time.Duration) error {
+	db, err := sql.Open("mysql", fmt.Sprintf("root@tcp(%s)/", s.Endpoint()))
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	deadline := time.Now().Add(limit)
+	for {
+		var name, v string
+		if err := db.QueryRow("SHOW STATUS LIKE 'wsrep_ready'").Scan(&name, &v); err == nil && v == "ON" {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("%s is not in a primary component after %v", s.Name, limit)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
 // Endpoint is the server's address.
 func (s *Server) Endpoint() string { return "127.0.0.1:" + strconv.Itoa(s.Port) }
 

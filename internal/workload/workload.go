@@ -203,12 +203,20 @@ const (
 	outcomeInfo
 )
 
+// erErrorDuringCommit is MySQL's 1180, ER_ERROR_DURING_COMMIT.
+const erErrorDuringCommit = 1180
+
 func classify(err error, committing bool) outcome {
 	if err == nil {
 		return outcomeOK
 	}
 	var me *mysql.MySQLError
 	if errors.As(err, &me) {
+		if me.Number == erErrorDuringCommit && committing {
+			// A cluster member that could not learn its commit's outcome
+			// in time: it may still commit.
+			return outcomeInfo
+		}
 		return outcomeFail // the server answered: refused
 	}
 	var oe *net.OpError
