@@ -31,9 +31,7 @@ mkdir -p "$RAW"
 LDIR=$BASE/lockstep LPORT=${LPORT:-23411}
 source "$ROOT/bench/lockstep-lib.sh"
 source "$ROOT/bench/mariadb-lib.sh"
-[ -e /usr/lib/galera/libgalera_smm.so ] || { echo "galera-4 is not installed (apt-get install galera-4)"; exit 1; }
 
-GPORT=(23421 23422 23423) GCOMM=(24621 24622 24623) GIST=(24631 24632 24633) GSST=(24641 24642 24643)
 stop_all() { lcstop; for n in g3 g2 g1; do istop $n; done; }
 trap stop_all EXIT
 
@@ -43,36 +41,8 @@ lcstart
 sb_prepare "$LPORT"
 
 # --- Galera ---------------------------------------------------------------
-GADDR=$(printf '127.0.0.1:%s,' "${GCOMM[@]}"); GADDR=${GADDR%,}
-for i in 0 1 2; do
-  n=g$((i + 1))
-  write_cnf $n "${GPORT[$i]}" $((i + 1)) "log-bin=binlog
-sync_binlog=1
-innodb_flush_log_at_trx_commit=1
-binlog_format=ROW
-innodb_autoinc_lock_mode=2
-wsrep_on=ON
-wsrep_provider=/usr/lib/galera/libgalera_smm.so
-wsrep_cluster_name=bench
-wsrep_cluster_address=gcomm://$GADDR
-wsrep_node_name=$n
-wsrep_node_address=127.0.0.1:${GCOMM[$i]}
-wsrep_provider_options=\"base_host=127.0.0.1;base_port=${GCOMM[$i]};gmcast.listen_addr=tcp://127.0.0.1:${GCOMM[$i]};ist.recv_addr=127.0.0.1:${GIST[$i]};gcache.size=512M\"
-wsrep_sst_method=mariabackup
-wsrep_sst_auth=root:
-wsrep_sst_receive_address=127.0.0.1:${GSST[$i]}
-wsrep_slave_threads=1"
-done
 log "Galera: g1 alone, prepare, then g2 and g3 join by state transfer"
-command -v mariabackup > /dev/null && command -v socat > /dev/null || { echo "Galera's state transfer needs mariabackup and socat (apt-get install mariadb-backup socat)"; exit 1; }
-for n in g1 g2 g3; do iinit $n; done
-istart g1 --wsrep-new-cluster
-mkusers g1
-sb_prepare "${GPORT[0]}"
-istart g2
-istart g3
-for n in g2 g3; do for _ in $(seq 1 600); do [ "$(gstat $n wsrep_local_state_comment)" = Synced ] && break; sleep 0.5; done; done
-[ "$(gstat g1 wsrep_cluster_size)" = 3 ] || { echo "Galera did not form a cluster of 3"; exit 1; }
+galera_up 'sb_prepare "${GPORT[0]}"'
 
 # --- runs -------------------------------------------------------------------
 OUT=$BASE/summary.txt

@@ -30,6 +30,15 @@
 #                                   upper case (the format of lsnap in
 #                                   bench/lockstep-lib.sh)
 #
+# A three-node Galera cluster g1..g3 (Debian's galera-4; state transfer
+# by mariabackup and socat), SQL on ports GPORT[0..2] (23421..23423),
+# group communication on GCOMM (24621..), IST on GIST, SST on GSST:
+#   galera_up [SETUP]               g1 bootstraps, gets the users, runs the
+#                                   shell command SETUP (e.g. sb_prepare
+#                                   23421), then g2 and g3 join and sync;
+#                                   durable: binlog on, sync_binlog=1,
+#                                   innodb_flush_log_at_trx_commit=1
+#
 # Replication by MariaDB GTID:
 #   repl_connect REPLICA PORT       CHANGE MASTER to 127.0.0.1:PORT as repl,
 #                                   MASTER_USE_GTID=slave_pos (no START SLAVE)
@@ -322,4 +331,41 @@ apply_timed() {
       -v fsyncs="$(sdelta "$b" "$a" Innodb_data_fsyncs)" 'BEGIN {
     d = t1 - t0
     printf "%s %d %.2f %.0f %s %s %s %s\n", tag, n, d, (d > 0 ? n / d : 0), res, retried, cpu, fsyncs }'
+}
+
+# --- Galera ---------------------------------------------------------------
+GPORT=(23421 23422 23423) GCOMM=(24621 24622 24623) GIST=(24631 24632 24633) GSST=(24641 24642 24643)
+galera_up() {
+  [ -e /usr/lib/galera/libgalera_smm.so ] || { echo "galera-4 is not installed (apt-get install galera-4)" >&2; return 1; }
+  command -v mariabackup > /dev/null && command -v socat > /dev/null \
+    || { echo "Galera's state transfer needs mariabackup and socat (apt-get install mariadb-backup socat)" >&2; return 1; }
+  local addr i n
+  addr=$(printf '127.0.0.1:%s,' "${GCOMM[@]}"); addr=${addr%,}
+  for i in 0 1 2; do
+    n=g$((i + 1))
+    write_cnf $n "${GPORT[$i]}" $((i + 1)) "log-bin=binlog
+sync_binlog=1
+innodb_flush_log_at_trx_commit=1
+binlog_format=ROW
+innodb_autoinc_lock_mode=2
+wsrep_on=ON
+wsrep_provider=/usr/lib/galera/libgalera_smm.so
+wsrep_cluster_name=bench
+wsrep_cluster_address=gcomm://$addr
+wsrep_node_name=$n
+wsrep_node_address=127.0.0.1:${GCOMM[$i]}
+wsrep_provider_options=\"base_host=127.0.0.1;base_port=${GCOMM[$i]};gmcast.listen_addr=tcp://127.0.0.1:${GCOMM[$i]};ist.recv_addr=127.0.0.1:${GIST[$i]};gcache.size=512M\"
+wsrep_sst_method=mariabackup
+wsrep_sst_auth=root:
+wsrep_sst_receive_address=127.0.0.1:${GSST[$i]}
+wsrep_slave_threads=1"
+  done
+  for n in g1 g2 g3; do iinit $n || return 1; done
+  istart g1 --wsrep-new-cluster || return 1
+  mkusers g1
+  [ -z "${1:-}" ] || eval "$1" || return 1
+  istart g2 || return 1
+  istart g3 || return 1
+  for n in g2 g3; do for _ in $(seq 1 600); do [ "$(gstat $n wsrep_local_state_comment)" = Synced ] && break; sleep 0.5; done; done
+  [ "$(gstat g1 wsrep_cluster_size)" = 3 ] || { echo "Galera did not form a cluster of 3" >&2; return 1; }
 }

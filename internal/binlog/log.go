@@ -376,6 +376,20 @@ func (l *Log) Publish() {
 	l.pubMu.Unlock()
 }
 
+// PublishAt makes the log readable by Published's callers up to p, a
+// transaction boundary at or before the end, and no further: a cluster
+// node publishes what it has applied (committed entries), never a tail
+// raft may still cut. Called by the appending goroutine.
+func (l *Log) PublishAt(p Position) {
+	l.pubMu.Lock()
+	if l.pub != p && !l.closed {
+		l.pub = p
+		close(l.pubCh)
+		l.pubCh = make(chan struct{})
+	}
+	l.pubMu.Unlock()
+}
+
 // Published returns the published end, a channel closed when it next
 // moves (or the log closes), and whether the log is closed. Safe from any
 // goroutine; never waits for the appending side.

@@ -222,6 +222,38 @@ func TestClusterMultiPrimary(t *testing.T) {
 		}
 	}
 
+	// Every member is a source: a Lockstep replica of one member gets
+	// every member's transactions, under the cluster's GTIDs.
+	r := startServer(t, t.TempDir(), "--server-id=9", "--source-host=127.0.0.1", fmt.Sprintf("--source-port=%d", nodes[1].port),
+		"--source-user=root")
+	rdb := r.db("")
+	rows := countRows(t, dbs[0], "SELECT COUNT(*) FROM d.t")
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		var n int
+		err := rdb.QueryRow("SELECT COUNT(*) FROM d.t").Scan(&n)
+		if err == nil && n == rows {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the replica of a member has %d rows of d.t (%v), want %d", n, err, rows)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	var clusterGTIDs, replicaGTIDs string
+	if err := dbs[1].QueryRow("SELECT @@gtid_executed").Scan(&clusterGTIDs); err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		if err := rdb.QueryRow("SELECT @@gtid_executed").Scan(&replicaGTIDs); err == nil && replicaGTIDs == clusterGTIDs {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the replica executed %s, the member %s", replicaGTIDs, clusterGTIDs)
+		}
+	}
+	r.stop()
+
 	// What needs a single server is refused, not ignored.
 	for _, q := range []string{"FLUSH BINARY LOGS", "SET gtid_next = '3E11FA47-71CA-11E1-9E33-C80AA9429562:5'", "FLUSH TABLES WITH READ LOCK"} {
 		if _, err := dbs[0].Exec(q); errNum(err) != 1235 {

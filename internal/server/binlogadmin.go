@@ -63,9 +63,16 @@ func (p primary) GetBinaryLogStatus(ctx *sql.Context) ([]binlogreplication.Binar
 	}
 	files := p.s.blog.Files()
 	cur := files[len(files)-1]
+	name, pos := cur.Name, uint(cur.Size)
+	if p.s.member != nil {
+		// A member's files may end with entries raft has not committed:
+		// its position is what it applied (what replicas get).
+		end, _, _ := p.s.blog.Published()
+		name, pos = p.s.blog.Name(end.File), uint(end.Pos)
+	}
 	return []binlogreplication.BinaryLogStatus{{
-		File:          cur.Name,
-		Position:      uint(cur.Size),
+		File:          name,
+		Position:      pos,
 		ExecutedGtids: p.s.gtidVisible().String(),
 	}}, nil
 }

@@ -20,10 +20,14 @@ package server
 //   - The sync settings are fixed: the log is synced before any member
 //     acknowledges an entry, so sync_binlog and
 //     innodb_flush_log_at_trx_commit show 1 and are read-only.
+//   - Every member is a source: replicas and binlog readers (dumps) get
+//     the binlog up to what the member has applied, raft's records left
+//     out, so every member serves the same GTIDs and a replica can move
+//     from one member to another by GTID.
 //   - What needs a single server's pipeline is refused with an error, not
-//     ignored: binlog dumps to replicas and replication from a source,
-//     FLUSH BINARY LOGS, PURGE BINARY LOGS (the files are the raft log),
-//     FLUSH TABLES WITH READ LOCK, and SET gtid_next.
+//     ignored: replication from a source, FLUSH BINARY LOGS, PURGE BINARY
+//     LOGS (the files are the raft log), FLUSH TABLES WITH READ LOCK, and
+//     SET gtid_next.
 
 import (
 	"context"
@@ -43,6 +47,7 @@ import (
 	"github.com/lockstepdb/lockstep/internal/cluster"
 	"github.com/lockstepdb/lockstep/internal/raftlog"
 	"github.com/lockstepdb/lockstep/internal/storage"
+	"go.etcd.io/raft/v3/raftpb"
 )
 
 // ClusterConfig is a member's cluster settings (Galera's option names).
@@ -176,7 +181,24 @@ func openMember(cfg Config, log interface {
 	m := &member{Applier: applier, id: self, size: len(addrs), sid: sid, done: make(chan struct{})}
 	m.transport = cluster.NewTransport(self, cfg.Cluster.Name, ln, addrs)
 	tick := time.Duration(cfg.Cluster.TickMillis) * time.Millisecond
-	m.Driver = cluster.NewDriver(node, m.transport, sid, tick, applier.Apply)
+	// Replicas and binlog readers see what this member applied: committed
+	// entries, never a tail raft may still cut.
+	published := func() {
+		pos := store.Applied()
+		if pos.File == 0 {
+			pos = binlog.Position{File: blog.Files()[0].Num, Pos: binlog.FileHeaderSize}
+		}
+		blog.PublishAt(pos)
+	}
+	published()
+	apply := func(es []raftpb.Entry) error {
+		if err := applier.Apply(es); err != nil {
+			return err
+		}
+		published()
+		return nil
+	}
+	m.Driver = cluster.NewDriver(node, m.transport, sid, tick, apply)
 	ctx, cancel := context.WithCancel(context.Background())
 	m.cancel = cancel
 	m.transport.Start()

@@ -24,9 +24,6 @@ func (h handler) ComRegisterReplica(c *mysql.Conn, host string, port uint16, _, 
 	if err := h.s.require(c, needReplicationSlave); err != nil {
 		return err
 	}
-	if h.s.member != nil {
-		return errOnMember("serving replicas")
-	}
 	h.s.source.Register(c.ConnectionID, source.Registration{Host: host, Port: port})
 	return nil
 }
@@ -48,9 +45,6 @@ func (h handler) ComBinlogDumpGTID(c *mysql.Conn, _ string, _ uint64, _ mysql.GT
 	}
 	if err := h.s.require(c, needReplicationSlave); err != nil {
 		return err
-	}
-	if h.s.member != nil {
-		return errOnMember("serving replicas")
 	}
 	req := h.s.dumpRequest(c, cmd)
 	// The dump owns the connection from here; it sends its own errors.
