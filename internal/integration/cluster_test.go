@@ -216,6 +216,21 @@ func TestClusterMultiPrimary(t *testing.T) {
 	}
 	wg.Wait()
 	t.Logf("concurrent increments: %d acknowledged, %d conflicts returned to the client", acked, conflicts)
+	var failures, commits uint64
+	for _, s := range nodes {
+		var name string
+		var f, c uint64
+		if err := s.db("").QueryRow("SHOW STATUS LIKE 'wsrep_local_cert_failures'").Scan(&name, &f); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.db("").QueryRow("SHOW STATUS LIKE 'wsrep_local_commits'").Scan(&name, &c); err != nil {
+			t.Fatal(err)
+		}
+		failures, commits = failures+f, commits+c
+	}
+	if failures < uint64(conflicts) || commits < uint64(acked) {
+		t.Fatalf("wsrep_local_cert_failures %d (want at least the %d conflicts), wsrep_local_commits %d (want at least %d)", failures, conflicts, commits, acked)
+	}
 	for i, db := range dbs {
 		if got := countRows(t, db, "SELECT v FROM d.t WHERE id = 1"); got != acked {
 			t.Fatalf("member %d: v = %d, want the %d acknowledged increments", i+1, got, acked)

@@ -37,6 +37,7 @@ import (
 	"net"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/cockroachdb/pebble/v2/vfs"
@@ -44,6 +45,7 @@ import (
 	"github.com/dolthub/go-mysql-server/sql/types"
 	"github.com/dolthub/vitess/go/mysql"
 	"github.com/lockstepdb/lockstep/internal/binlog"
+	"github.com/lockstepdb/lockstep/internal/certify"
 	"github.com/lockstepdb/lockstep/internal/cluster"
 	"github.com/lockstepdb/lockstep/internal/raftlog"
 	"github.com/lockstepdb/lockstep/internal/storage"
@@ -127,6 +129,22 @@ type member struct {
 	done      chan struct{}
 	mu        sync.Mutex
 	err       error // why the driver stopped
+
+	// This member's commits: certified, and refused by certification.
+	commits, certFailures atomic.Uint64
+}
+
+// Commit is the driver's, counted for wsrep_local_commits and
+// wsrep_local_cert_failures.
+func (m *member) Commit(ctx context.Context, snapshot uint64, keys []certify.Key, events []byte) (uint64, error) {
+	gno, err := m.Driver.Commit(ctx, snapshot, keys, events)
+	switch {
+	case err == nil:
+		m.commits.Add(1)
+	case errors.Is(err, cluster.ErrConflict):
+		m.certFailures.Add(1)
+	}
+	return gno, err
 }
 
 // openMember opens a member's store and binlog (its raft log) and starts
@@ -249,6 +267,16 @@ func (m *member) status(vars map[string]func() any) {
 	}
 	vars["wsrep_local_index"] = func() any { return m.id - 1 }
 	vars["wsrep_last_committed"] = func() any { return m.Snapshot() }
+	vars["wsrep_local_commits"] = func() any { return m.commits.Load() }
+	vars["wsrep_replicated"] = func() any { return m.commits.Load() }
+	vars["wsrep_local_cert_failures"] = func() any { return m.certFailures.Load() }
+	// There is no flow control: a member that falls behind delays no
+	// other member's commits, so the cluster is never paused.
+	vars["wsrep_flow_control_paused"] = func() any { return "0.000000" }
+	vars["wsrep_flow_control_sent"] = func() any { return uint64(0) }
+	vars["wsrep_flow_control_recv"] = func() any { return uint64(0) }
+	vars["Lockstep_cluster_commit_index"] = func() any { return st().Commit }
+	vars["Lockstep_cluster_applied_index"] = func() any { return st().Applied }
 	vars["Lockstep_cluster_leader"] = func() any { return st().Lead }
 	vars["Lockstep_cluster_term"] = func() any { return st().Term }
 }

@@ -20,16 +20,16 @@ const erWarnAllowedPacketOverflowed = 1301 // ER_WARN_ALLOWED_PACKET_OVERFLOWED
 
 // boundedFunctions are go-mysql-server's functions wrapped so, with how
 // long their result is from their arguments' values.
-var boundedFunctions = map[string]func(vals []any) int64{
-	"repeat": func(v []any) int64 { return int64(len(fmt.Sprint(v[0]))) * intArg(v[1]) },
-	"lpad":   func(v []any) int64 { return intArg(v[1]) },
-	"rpad":   func(v []any) int64 { return intArg(v[1]) },
-	"space":  func(v []any) int64 { return intArg(v[0]) },
+var boundedFunctions = map[string]func(ctx *sql.Context, vals []any) int64{
+	"repeat": func(ctx *sql.Context, v []any) int64 { return int64(len(fmt.Sprint(v[0]))) * intArg(ctx, v[1]) },
+	"lpad":   func(ctx *sql.Context, v []any) int64 { return intArg(ctx, v[1]) },
+	"rpad":   func(ctx *sql.Context, v []any) int64 { return intArg(ctx, v[1]) },
+	"space":  func(ctx *sql.Context, v []any) int64 { return intArg(ctx, v[0]) },
 }
 
 // intArg is a count argument's value (0 when negative or not a number).
-func intArg(v any) int64 {
-	n, _, err := types.Int64.Convert(nil, v)
+func intArg(ctx *sql.Context, v any) int64 {
+	n, _, err := types.Int64.Convert(ctx, v)
 	if err != nil {
 		return 0
 	}
@@ -68,7 +68,7 @@ func boundedFunction(name string) (sql.Function, bool) {
 type boundedString struct {
 	sql.Expression
 	name string
-	size func([]any) int64
+	size func(*sql.Context, []any) int64
 }
 
 var _ sql.FunctionExpression = (*boundedString)(nil)
@@ -105,11 +105,11 @@ func (b *boundedString) Eval(ctx *sql.Context, row sql.Row) (any, error) {
 		vals[i] = v
 		lits[i] = expression.NewLiteral(v, c.Type(ctx))
 	}
-	if b.name == "repeat" && intArg(vals[1]) == 0 {
+	if b.name == "repeat" && intArg(ctx, vals[1]) == 0 {
 		return "", nil // MySQL: a count below 1 gives '' (go-mysql-server: an error)
 	}
 	_, maxv, _ := sql.SystemVariables.GetGlobal("max_allowed_packet")
-	if max, ok := asInt64(maxv); ok && b.size(vals) > max {
+	if max, ok := asInt64(maxv); ok && b.size(ctx, vals) > max {
 		ctx.Warn(erWarnAllowedPacketOverflowed, "Result of %s() was larger than max_allowed_packet (%d) - truncated", b.name, max)
 		return nil, nil
 	}
