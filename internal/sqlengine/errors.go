@@ -18,6 +18,7 @@ const (
 	erTableDefChanged      = 1412 // ER_TABLE_DEF_CHANGED
 	erUnknownCommand       = 1047 // ER_UNKNOWN_COM_ERROR (Galera: node not ready)
 	erErrorDuringCommit    = 1180 // ER_ERROR_DURING_COMMIT
+	erTransCacheFull       = 1197 // ER_TRANS_CACHE_FULL
 )
 
 func errNotSupported(what string) error {
@@ -60,6 +61,8 @@ func mysqlError(err error) error {
 		return mysql.NewSQLError(erErrorDuringCommit, "HY000", "Got error during COMMIT: the cluster did not answer in time; the transaction may still commit")
 	case errors.Is(err, txn.ErrNotInCluster):
 		return errNotSupported(err.Error())
+	case errors.Is(err, txn.ErrTrxTooLarge):
+		return mysql.NewSQLError(erTransCacheFull, "HY000", "Multi-statement transaction required more than 'wsrep_max_ws_size' bytes of storage (%d on a cluster member); commit it in smaller transactions", txn.MaxClusterTrx)
 	}
 	return err
 }

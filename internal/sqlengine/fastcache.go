@@ -211,7 +211,19 @@ func unaryPlus(out []byte) bool {
 	for j > 0 && (out[j-1] == ' ' || out[j-1] == '\t' || out[j-1] == '\n' || out[j-1] == '\r') {
 		j--
 	}
-	return j == 0 || !(identByte(out[j-1]) || out[j-1] == ')' || out[j-1] == '?' || out[j-1] == '`' || out[j-1] == '"' || out[j-1] == '\'')
+	if j > 0 && identByte(out[j-1]) {
+		// After a word: binary if the word is a name (k+1), unary if it
+		// is a keyword (BETWEEN +0). Keywords that are operands (NULL +
+		// 1) count as unary too: such a statement skips the cache, which
+		// is only slower.
+		k := j
+		for k > 0 && identByte(out[k-1]) {
+			k--
+		}
+		typ, _ := ast.NewStringTokenizer(string(out[k:j])).Scan()
+		return typ != ast.ID && typ != ast.INTEGRAL
+	}
+	return j == 0 || !(out[j-1] == ')' || out[j-1] == '?' || out[j-1] == '`' || out[j-1] == '"' || out[j-1] == '\'')
 }
 
 // adjacentString reports whether another string literal follows (after

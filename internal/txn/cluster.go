@@ -57,6 +57,16 @@ type Cluster interface {
 	Commit(ctx context.Context, snapshot uint64, keys []certify.Key, events []byte) (uint64, error)
 }
 
+// MaxClusterTrx is the largest transaction a cluster member commits, in
+// bytes of binlog events (Galera's wsrep_max_ws_size): one raft entry
+// holds a transaction, raft keeps at most 64 MiB of entries not yet
+// committed, and a larger one would be dropped by the leader rather than
+// refused. A larger transaction fails at COMMIT with ErrTrxTooLarge.
+const MaxClusterTrx = 32 << 20
+
+// ErrTrxTooLarge: the transaction is larger than MaxClusterTrx.
+var ErrTrxTooLarge = errors.New("the transaction is larger than a cluster member commits")
+
 // ErrNotInCluster is what a cluster member answers to commits that only a
 // single server can make (under gtid_next, or a replication source's).
 var ErrNotInCluster = errors.New("not available on a cluster node")
@@ -123,6 +133,13 @@ func (t *Txn) commitCluster() error {
 	ctx := t.Ctx
 	if ctx == nil {
 		ctx = context.Background()
+	}
+	limit := t.m.MaxTrx
+	if limit == 0 {
+		limit = MaxClusterTrx
+	}
+	if t.events.Len() > limit {
+		return ErrTrxTooLarge
 	}
 	_, err := t.m.Cluster.Commit(ctx, t.snapshot, keys, t.m.finalize(&t.events))
 	return err

@@ -178,3 +178,24 @@ func TestClusterLockedRowIsCertified(t *testing.T) {
 		t.Fatalf("a plain read sent something to the cluster: %v, %d commits", err, len(fc.commits))
 	}
 }
+
+// A transaction past the member's limit is refused before it reaches
+// the cluster, and ends.
+func TestClusterTrxTooLarge(t *testing.T) {
+	m, fc, tab := clusterSetup(t)
+	m.MaxTrx = 4096
+	x := m.Begin(RepeatableRead, 1, 0)
+	for i := int64(0); x.events.Len() <= m.MaxTrx; i++ {
+		x.StatementBegin()
+		if err := x.Insert(tab, vals(i, i, nil)); err != nil {
+			t.Fatal(err)
+		}
+		x.StatementComplete()
+	}
+	if err := x.Commit(); !errors.Is(err, ErrTrxTooLarge) {
+		t.Fatalf("Commit of %d bytes: %v", x.events.Len(), err)
+	}
+	if len(fc.commits) != 0 || !x.Ended() {
+		t.Fatalf("%d commits reached the cluster; ended %v", len(fc.commits), x.Ended())
+	}
+}

@@ -63,8 +63,10 @@ type Manager struct {
 	Cluster Cluster
 	// ServerID is written in the events of a cluster member's commits.
 	ServerID uint32
-	xid      atomic.Uint64
-	ddlMu    sync.Mutex // a cluster member's DDL, one at a time (cluster.go)
+	// MaxTrx bounds a cluster member's transactions (0: MaxClusterTrx).
+	MaxTrx int
+	xid    atomic.Uint64
+	ddlMu  sync.Mutex // a cluster member's DDL, one at a time (cluster.go)
 }
 
 // NewManager wires a transaction manager.
