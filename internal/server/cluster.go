@@ -35,6 +35,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"os"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -66,6 +67,10 @@ type ClusterConfig struct {
 	// TickMillis is the raft clock's tick; a leader is elected after 10
 	// to 20 ticks without one.
 	TickMillis int64
+	// NodeName is wsrep_node_name ("": the host name).
+	NodeName string
+	// NewCluster is --wsrep-new-cluster: accepted, and not needed.
+	NewCluster bool
 }
 
 // members parses Address: the members' addresses by node id (1-based
@@ -424,5 +429,17 @@ func (s *Server) clusterVariables() []sql.SystemVariable {
 		str("wsrep_cluster_address", s.cfg.Cluster.Address),
 		str("wsrep_node_address", s.cfg.Cluster.NodeAddress),
 		str("wsrep_cluster_name", s.cfg.Cluster.Name),
+		str("wsrep_node_name", s.nodeName()),
+		&sql.MysqlSystemVariable{Name: "wsrep_slave_threads", Scope: global, Dynamic: false,
+			Type: types.NewSystemIntType("wsrep_slave_threads", 1, 1, false), Default: int64(1)},
 	}
+}
+
+// nodeName is wsrep_node_name: the option, or the host name as Galera's.
+func (s *Server) nodeName() string {
+	if s.cfg.Cluster.NodeName != "" {
+		return s.cfg.Cluster.NodeName
+	}
+	h, _ := os.Hostname()
+	return h
 }

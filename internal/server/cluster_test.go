@@ -42,3 +42,36 @@ func TestClusterUUID(t *testing.T) {
 		t.Fatalf("%s is not laid out as a version 5 UUID", s)
 	}
 }
+
+// A Galera configuration file moves over: the options Lockstep honours
+// take their Galera meaning, and those it cannot are refused by name.
+func TestGaleraConfigFile(t *testing.T) {
+	c := Defaults()
+	err := c.applyFileBytes("galera.cnf", []byte(`[galera]
+wsrep_on=ON
+wsrep_provider=/usr/lib/galera/libgalera_smm.so
+wsrep_cluster_name=prod
+wsrep_cluster_address=gcomm://127.0.0.1:4567,127.0.0.1:4568,127.0.0.1:4569
+wsrep_node_address=127.0.0.1:4568
+wsrep_node_name=db2
+wsrep_applier_threads=1
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !c.Clustered() || c.Cluster.Name != "prod" || c.Cluster.NodeName != "db2" {
+		t.Fatalf("%+v", c.Cluster)
+	}
+	c = Defaults()
+	if err := c.applyFileBytes("g.cnf", []byte("[galera]\nwsrep_provider=none\nwsrep_cluster_address=gcomm://127.0.0.1:1\n")); err != nil || c.Clustered() {
+		t.Fatalf("wsrep_provider=none: clustered %v, %v", c.Clustered(), err)
+	}
+	for _, line := range []string{"wsrep_slave_threads=16", "wsrep_sst_method=rsync", "wsrep_provider_options=gcs.fc_limit=64"} {
+		c := Defaults()
+		err := c.applyFileBytes("g.cnf", []byte("[galera]\n"+line+"\n"))
+		name := strings.SplitN(line, "=", 2)[0]
+		if err == nil || !strings.Contains(strings.ReplaceAll(err.Error(), "-", "_"), name) {
+			t.Errorf("%s: %v, want a refusal naming it", line, err)
+		}
+	}
+}

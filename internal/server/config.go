@@ -428,6 +428,26 @@ var options = []option{
 		func(c *Config) *string { return &c.Cluster.Name }),
 	boolOpt("wsrep-on", "with --wsrep-cluster-address, start as a cluster member (OFF: a single server, whatever the address)",
 		func(c *Config) *bool { return &c.WsrepOn }),
+	strOpt("wsrep-node-name", "this member's name (wsrep_node_name; default: its host name)",
+		func(c *Config) *string { return &c.Cluster.NodeName }),
+	{name: "wsrep-provider", help: "accepted for Galera configuration files: Lockstep's replication is built in, so any library path means ON; none means a single server",
+		def: func(c *Config) string { return "" },
+		apply: func(c *Config, v string) error {
+			if strings.EqualFold(strings.TrimSpace(v), "none") {
+				c.WsrepOn = false
+			}
+			return nil
+		}},
+	{name: "wsrep-slave-threads", help: "applier threads of a member (wsrep_applier_threads); a member applies in one thread: values other than 1 are refused",
+		def: func(c *Config) string { return "1" },
+		apply: func(c *Config, v string) error {
+			if strings.TrimSpace(v) != "1" {
+				return fmt.Errorf("invalid value %q for --wsrep-slave-threads: a Lockstep member applies the log in one thread (parallel apply is not built yet); set it to 1", v)
+			}
+			return nil
+		}},
+	boolOpt("wsrep-new-cluster", "accepted as galera_new_cluster passes it: a Lockstep cluster needs no bootstrap (every member lists every member, and raft's state is on disk)",
+		func(c *Config) *bool { return &c.Cluster.NewCluster }),
 	intOpt("lockstep-cluster-tick", "milliseconds per tick of the cluster's raft clock: a heartbeat every tick, an election after 10 to 20 ticks without a leader",
 		func(c *Config) *int64 { return &c.Cluster.TickMillis }, 1, 10000),
 }
@@ -450,6 +470,7 @@ var optionAliases = map[string]string{
 	"slave-parallel-type":                       "replica-parallel-type",
 	"slave-skip-errors":                         "replica-skip-errors",
 	"rpl-semi-sync-slave-enabled":               "rpl-semi-sync-replica-enabled",
+	"wsrep-applier-threads":                     "wsrep-slave-threads",
 }
 
 func lookupOption(name string) (*option, bool) {
@@ -542,7 +563,7 @@ func (c *Config) applyFileBytes(path string, data []byte) error {
 	var unknown []string
 	for _, sec := range f.Sections() {
 		switch strings.ToLower(sec.Name()) {
-		case "mysqld", "server", "lockstep", "mariadbd", "mariadb":
+		case "mysqld", "server", "lockstep", "mariadbd", "mariadb", "galera":
 		default:
 			continue
 		}

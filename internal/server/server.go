@@ -165,6 +165,9 @@ func Start(cfg Config, log *slog.Logger) (_ *Server, err error) {
 		s.source = source.New(blog, cfg.ServerID, id, s.gtidVisible, semi, log.With("component", "source"))
 		s.sql = sqlengine.NewClusterMember(store, m, cfg.ServerID, locks)
 		log.Info("cluster member", "node", m.id, "members", m.size, "cluster", cfg.Cluster.Name, "address", cfg.Cluster.NodeAddress)
+		if cfg.Cluster.NewCluster {
+			log.Info("--wsrep-new-cluster is not needed: members form the cluster from the member list, and raft's state on disk brings it back after a full stop")
+		}
 	} else {
 		s.source = source.New(blog, cfg.ServerID, id, pipe.GTIDExecuted, semi, log.With("component", "source"))
 		s.sql = sqlengine.New(store, pipe, locks)
