@@ -300,19 +300,7 @@ func decodeGTIDSet(b []byte) (GTIDSet, error) {
 		}
 	}
 	for u, ivs := range raw {
-		slices.SortFunc(ivs, func(a, b Interval) int { return cmp.Compare(a.Start, b.Start) })
-		merged := ivs[:1]
-		for _, iv := range ivs[1:] {
-			if last := &merged[len(merged)-1]; iv.Start <= last.End {
-				last.End = max(last.End, iv.End)
-			} else {
-				merged = append(merged, iv)
-			}
-		}
-		if g.m == nil {
-			g.m = make(map[UUID][]Interval)
-		}
-		g.m[u] = slices.Clip(merged)
+		g.setMerged(u, ivs)
 	}
 	return g, nil
 }

@@ -167,25 +167,41 @@ func (c *Certifier) Certify(r Request) (entry []byte, gno uint64, v certify.Verd
 	return raftlog.EncodeTrx(r.Meta.Encode(nil), r.Events), gno, v, nil
 }
 
-// Observe takes a transaction entry already in the log (certified by this
-// or an earlier leader) into the certifier's state.
-func (c *Certifier) Observe(entry []byte) error {
+// decodeEntry returns a transaction entry's meta and GTID.
+func decodeEntry(entry []byte) (Meta, binlog.GTID, error) {
 	meta, events, err := raftlog.DecodeTrx(entry)
 	if err != nil {
-		return err
+		return Meta{}, binlog.GTID{}, err
 	}
 	m, err := DecodeMeta(meta)
 	if err != nil {
-		return err
+		return Meta{}, binlog.GTID{}, err
 	}
+	g, err := firstGTID(events)
+	return m, g, err
+}
+
+// firstGTID is the GTID of a transaction's events.
+func firstGTID(events []byte) (binlog.GTID, error) {
 	e, err := binlog.NextEvent(events)
 	if err != nil {
-		return err
+		return binlog.GTID{}, err
 	}
-	g, err := binlog.ParseGTID(e.Body())
+	return binlog.ParseGTID(e.Body())
+}
+
+// Observe takes a transaction entry already in the log (certified by this
+// or an earlier leader) into the certifier's state.
+func (c *Certifier) Observe(entry []byte) error {
+	m, g, err := decodeEntry(entry)
 	if err != nil {
 		return err
 	}
+	return c.observe(m, g)
+}
+
+// observe is Observe of an entry already decoded.
+func (c *Certifier) observe(m Meta, g binlog.GTID) error {
 	if g.SID != c.sid {
 		return fmt.Errorf("cluster: a transaction of %s in the log of cluster %s", g.SID, c.sid)
 	}

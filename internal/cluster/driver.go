@@ -179,15 +179,10 @@ func (d *Driver) Run(ctx context.Context) error {
 				if err := d.apply(out.Committed); err != nil {
 					return err
 				}
-				for _, e := range out.Committed {
-					if e.Type == raftpb.EntryNormal && len(e.Data) > 0 {
-						if err := d.committed.Observe(e.Data); err != nil {
-							return fmt.Errorf("cluster: certification state at entry %d: %w", e.Index, err)
-						}
-					}
-				}
 				d.applied = out.Committed[len(out.Committed)-1].Index
-				d.complete(out.Committed)
+				if err := d.complete(out.Committed); err != nil {
+					return err
+				}
 			}
 			for _, rs := range out.ReadStates {
 				if len(rs.RequestCtx) == 8 {
@@ -249,15 +244,8 @@ func gnoOf(entry []byte) (uint64, error) {
 	if err != nil {
 		return 0, err
 	}
-	ev, err := binlog.NextEvent(events)
-	if err != nil {
-		return 0, err
-	}
-	g, err := binlog.ParseGTID(ev.Body())
-	if err != nil {
-		return 0, err
-	}
-	return g.GNO, nil
+	g, err := firstGTID(events)
+	return g.GNO, err
 }
 
 // rebuild makes the certifier of a new leader: a copy of the applied
@@ -352,45 +340,38 @@ func (d *Driver) refuse(m Meta, verdict byte) {
 	d.transport.SendPacket(Packet{Kind: kindVerdict, From: d.node.ID(), To: m.Origin, Payload: append(p, verdict)})
 }
 
-// complete finishes the Commits of this node's transactions that
-// committed, then those sent in a term before the last entry's: they
-// never will.
-func (d *Driver) complete(es []raftpb.Entry) {
-	defer func() {
-		if t := es[len(es)-1].Term; t > d.appliedTerm {
-			d.appliedTerm = t
-			d.mu.Lock()
-			for id, w := range d.waiting {
-				if w.term < t {
-					w.ch <- outcome{err: ErrNotCommitted}
-					delete(d.waiting, id)
-				}
-			}
-			d.mu.Unlock()
-		}
-	}()
+// complete takes committed (and applied) entries into the certification
+// state of what the node applied, finishes the Commits of this node's
+// transactions among them, then those sent in a term before the last
+// entry's: they never will.
+func (d *Driver) complete(es []raftpb.Entry) error {
 	for _, e := range es {
 		if e.Type != raftpb.EntryNormal || len(e.Data) == 0 {
 			continue
 		}
-		meta, events, err := raftlog.DecodeTrx(e.Data)
+		m, g, err := decodeEntry(e.Data)
+		if err == nil {
+			err = d.committed.observe(m, g)
+		}
 		if err != nil {
-			continue
+			return fmt.Errorf("cluster: certification state at entry %d: %w", e.Index, err)
 		}
-		m, err := DecodeMeta(meta)
-		if err != nil || m.Origin != d.node.ID() {
-			continue
+		if m.Origin == d.node.ID() {
+			d.finish(m.TrxID, outcome{gno: g.GNO})
 		}
-		ev, err := binlog.NextEvent(events)
-		if err != nil {
-			continue
-		}
-		g, err := binlog.ParseGTID(ev.Body())
-		if err != nil {
-			continue
-		}
-		d.finish(m.TrxID, outcome{gno: g.GNO})
 	}
+	if t := es[len(es)-1].Term; t > d.appliedTerm {
+		d.appliedTerm = t
+		d.mu.Lock()
+		for id, w := range d.waiting {
+			if w.term < t {
+				w.ch <- outcome{err: ErrNotCommitted}
+				delete(d.waiting, id)
+			}
+		}
+		d.mu.Unlock()
+	}
+	return nil
 }
 
 func (d *Driver) finish(id uint64, o outcome) {

@@ -2,14 +2,11 @@ package integration
 
 import (
 	"database/sql"
-	"errors"
 	"fmt"
 	"strings"
 	"sync"
 	"testing"
 	"time"
-
-	"github.com/go-sql-driver/mysql"
 )
 
 // startCluster starts n lockstep processes as the members of one cluster
@@ -38,26 +35,11 @@ func startCluster(t *testing.T, n int) []*server {
 // waitReady waits (at most 30 s) until a member says wsrep_ready ON.
 func waitReady(t *testing.T, db *sql.DB) {
 	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for {
+	waitFor(t, "a member to be ready", 30*time.Second, func() bool {
 		var name, v string
 		err := db.QueryRow("SHOW STATUS LIKE 'wsrep_ready'").Scan(&name, &v)
-		if err == nil && v == "ON" {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("member not ready after 30 s: %v %q", err, v)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-}
-
-func errNum(err error) uint16 {
-	var me *mysql.MySQLError
-	if errors.As(err, &me) {
-		return me.Number
-	}
-	return 0
+		return err == nil && v == "ON"
+	})
 }
 
 // causal returns a connection pool to s whose reads wait for every commit
@@ -83,7 +65,7 @@ func execRetry(t *testing.T, db *sql.DB, q string, args ...any) {
 		if err == nil {
 			return
 		}
-		if n := errNum(err); (n != 1213 && n != 1047) || time.Now().After(deadline) {
+		if n := errNumber(err); (n != 1213 && n != 1047) || time.Now().After(deadline) {
 			t.Fatalf("%s: %v", q, err)
 		}
 		time.Sleep(20 * time.Millisecond)
@@ -143,17 +125,9 @@ func TestClusterMultiPrimary(t *testing.T) {
 	}
 	waitLogin := func(s *server, want bool) {
 		t.Helper()
-		deadline := time.Now().Add(10 * time.Second)
-		for {
-			err := login(s)
-			if (err == nil) == want {
-				return
-			}
-			if time.Now().After(deadline) {
-				t.Fatalf("member on port %d: login as app: %v, want success %v", s.port, err, want)
-			}
-			time.Sleep(20 * time.Millisecond)
-		}
+		waitFor(t, fmt.Sprintf("app's login on port %d to succeed: %v", s.port, want), 10*time.Second, func() bool {
+			return (login(s) == nil) == want
+		})
 	}
 	waitLogin(nodes[1], true)
 	waitLogin(nodes[2], true)
@@ -182,7 +156,7 @@ func TestClusterMultiPrimary(t *testing.T) {
 	}
 	execRetry(t, dbs[1], "UPDATE d.t SET v = v + 10 WHERE id = 0")
 	mustExecConn(fmt.Sprintf("UPDATE d.t SET v = %d WHERE id = 0", v+1))
-	if _, err := c1.ExecContext(ctx, "COMMIT"); errNum(err) != 1213 {
+	if _, err := c1.ExecContext(ctx, "COMMIT"); errNumber(err) != 1213 {
 		t.Fatalf("COMMIT of a lost update: got %v, want error 1213", err)
 	}
 	for i, db := range dbs {
@@ -205,7 +179,7 @@ func TestClusterMultiPrimary(t *testing.T) {
 				switch {
 				case err == nil:
 					acked++
-				case errNum(err) == 1213:
+				case errNumber(err) == 1213:
 					conflicts++
 				default:
 					t.Errorf("increment: %v", err)
@@ -243,35 +217,23 @@ func TestClusterMultiPrimary(t *testing.T) {
 		"--source-user=root")
 	rdb := r.db("")
 	rows := countRows(t, dbs[0], "SELECT COUNT(*) FROM d.t")
-	deadline := time.Now().Add(30 * time.Second)
-	for {
+	waitFor(t, fmt.Sprintf("the replica of a member to have the %d rows of d.t", rows), 30*time.Second, func() bool {
 		var n int
-		err := rdb.QueryRow("SELECT COUNT(*) FROM d.t").Scan(&n)
-		if err == nil && n == rows {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the replica of a member has %d rows of d.t (%v), want %d", n, err, rows)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	var clusterGTIDs, replicaGTIDs string
+		return rdb.QueryRow("SELECT COUNT(*) FROM d.t").Scan(&n) == nil && n == rows
+	})
+	var clusterGTIDs string
 	if err := dbs[1].QueryRow("SELECT @@gtid_executed").Scan(&clusterGTIDs); err != nil {
 		t.Fatal(err)
 	}
-	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(50 * time.Millisecond) {
-		if err := rdb.QueryRow("SELECT @@gtid_executed").Scan(&replicaGTIDs); err == nil && replicaGTIDs == clusterGTIDs {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the replica executed %s, the member %s", replicaGTIDs, clusterGTIDs)
-		}
-	}
+	waitFor(t, "the replica to execute the member's GTIDs "+clusterGTIDs, 30*time.Second, func() bool {
+		var g string
+		return rdb.QueryRow("SELECT @@gtid_executed").Scan(&g) == nil && g == clusterGTIDs
+	})
 	r.stop()
 
 	// What needs a single server is refused, not ignored.
 	for _, q := range []string{"FLUSH BINARY LOGS", "SET gtid_next = '3E11FA47-71CA-11E1-9E33-C80AA9429562:5'", "FLUSH TABLES WITH READ LOCK"} {
-		if _, err := dbs[0].Exec(q); errNum(err) != 1235 {
+		if _, err := dbs[0].Exec(q); errNumber(err) != 1235 {
 			t.Fatalf("%s on a member: got %v, want 1235", q, err)
 		}
 	}

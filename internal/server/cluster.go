@@ -34,6 +34,7 @@ import (
 	"crypto/sha256"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net"
 	"os"
 	"strings"
@@ -154,10 +155,7 @@ func (m *member) Commit(ctx context.Context, snapshot uint64, keys []certify.Key
 
 // openMember opens a member's store and binlog (its raft log) and starts
 // its node.
-func openMember(cfg Config, log interface {
-	Warn(string, ...any)
-	Error(string, ...any)
-}, opts storage.Options) (*member, *storage.Engine, *binlog.Log, error) {
+func openMember(cfg Config, log *slog.Logger, opts storage.Options) (*member, *storage.Engine, *binlog.Log, error) {
 	addrs, self, err := cfg.Cluster.members()
 	if err != nil {
 		return nil, nil, nil, err
@@ -286,7 +284,7 @@ func (m *member) status(vars map[string]func() any) {
 	vars["Lockstep_cluster_term"] = func() any { return st().Term }
 }
 
-// gtidVisible is the GTIDs whose effects the store shows: the cluster's
+// gtidsOfStore is the GTIDs whose effects the store shows: the cluster's
 // transactions up to the last applied, and whatever the store held
 // before (its high-water marks).
 func gtidsOfStore(store *storage.Engine) binlog.GTIDSet {
