@@ -15,6 +15,7 @@ targets=(
   "./internal/server FuzzParseDumpCommand" # COM_BINLOG_DUMP(_GTID) packets
   "./internal/server FuzzWireStream"      # any client bytes, before and after login, TLS offered or not
   "./internal/server FuzzDefaultsFile"    # --defaults-file (my.cnf) contents
+  "./internal/server FuzzBareStatement"   # comments around the statements the server answers itself
   "./internal/sqlengine FuzzPlanCacheSameAsParse" # the fast path's statement recognizer, against the parser
   "./internal/elle FuzzReadHistory"       # histories read back from disk by the checker
 )

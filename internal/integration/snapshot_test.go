@@ -74,9 +74,13 @@ func TestFlushTablesWithReadLock(t *testing.T) {
 		t.Fatalf("the insert after UNLOCK TABLES: %v", err)
 	}
 
-	// A holder that disconnects releases the lock.
+	// A holder that disconnects releases the lock. This one's statement
+	// carries comments, as backup tools' do: they change nothing.
 	h2 := conn(t, root)
-	mustConnExec(t, h2, "FLUSH TABLES WITH READ LOCK")
+	mustConnExec(t, h2, "/* backup 7 */ FLUSH TABLES /*!40101 WITH */ READ LOCK -- note")
+	if _, err := h2.ExecContext(ctx, "INSERT INTO d.t VALUES (5)"); errNumber(err) != 1223 {
+		t.Fatalf("the commented holder's insert: %v, want 1223", err)
+	}
 	go func() { _, err := w.ExecContext(ctx, "INSERT INTO d.t VALUES (4)"); done <- err }()
 	time.Sleep(200 * time.Millisecond)
 	h2.Raw(func(any) error { return driver.ErrBadConn }) // drops the connection

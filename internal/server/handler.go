@@ -77,8 +77,10 @@ func track(ctx context.Context, c *mysql.Conn) (context.Context, func()) {
 // intercept runs the statements Lockstep answers itself, in one order
 // for both query entry points: SET gtid_next and what follows it, replica
 // control and status, binlog administration. handled reports whether
-// query was one of them.
+// query was one of them. They see the query without its comments
+// (bareStatement), as MySQL's parser would.
 func (s *Server) intercept(c *mysql.Conn, query string) (res *sqltypes.Result, handled bool, err error) {
+	query = bareStatement(query)
 	for _, f := range []func(*mysql.Conn, string) (*sqltypes.Result, bool, error){s.gtidNextStatement, s.replicaStatement, s.adminStatement, s.killStatement, s.accountStatement, s.readLockStatement, s.reloadTLS} {
 		if res, ok, err := f(c, query); ok {
 			return res, true, err
@@ -169,6 +171,7 @@ func (h *handler) ComPrepare(ctx context.Context, c *mysql.Conn, query string, p
 }
 
 func (h *handler) ComStmtExecute(ctx context.Context, c *mysql.Conn, p *mysql.PrepareData, cb func(*sqltypes.Result) error) error {
+	defer h.s.afterStatement(c, p.PrepareStmt)
 	ctx, done := track(ctx, c)
 	defer done()
 	if h.s.member == nil {

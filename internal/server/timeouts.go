@@ -88,7 +88,7 @@ func (s *Server) refreshTimeouts(c *mysql.Conn, w *wireConn) {
 // changed one: a SET that mentions a timeout (checked cheaply, as this
 // runs after every query).
 func (s *Server) afterStatement(c *mysql.Conn, query string) {
-	q := strings.TrimLeft(query, " \t\r\n")
+	q := strings.TrimLeft(bareStatement(query), " \t\r\n")
 	if len(q) < 3 || !strings.EqualFold(q[:3], "set") || !strings.Contains(strings.ToLower(q), "timeout") {
 		return
 	}
