@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -281,5 +282,67 @@ func TestClusterMultiPrimary(t *testing.T) {
 		if n := countRows(t, db, "SELECT COUNT(*) FROM d.t"); n != 36 {
 			t.Fatalf("member %d sees %d rows after the rejoin, want 36", i+1, n)
 		}
+	}
+}
+
+// pause stops s with SIGSTOP until the returned function (also run at
+// cleanup) continues it.
+func (s *server) pause(t *testing.T) (resume func()) {
+	t.Helper()
+	p := s.cmd.Process
+	if err := p.Signal(syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+	var once sync.Once
+	resume = func() { once.Do(func() { p.Signal(syscall.SIGCONT) }) }
+	t.Cleanup(resume)
+	return resume
+}
+
+// TestClusterMinorityRefuses: a member cut off from the majority refuses
+// reads and writes of tables with 1047, as a Galera node outside the
+// primary component does, still answers status, session statements and
+// system-schema reads, gives stale reads only with wsrep_dirty_reads, and
+// serves again by itself once the majority is back.
+func TestClusterMinorityRefuses(t *testing.T) {
+	nodes := startCluster(t, 3)
+	execRetry(t, nodes[0].db(""), "CREATE DATABASE d")
+	execRetry(t, nodes[0].db(""), "CREATE TABLE d.t (id INT PRIMARY KEY)")
+	execRetry(t, nodes[0].db(""), "INSERT INTO d.t VALUES (1)")
+	if n := countRows(t, causal(t, nodes[2]), "SELECT COUNT(*) FROM d.t"); n != 1 {
+		t.Fatalf("rows on the third member: %d", n)
+	}
+
+	resume1, resume2 := nodes[0].pause(t), nodes[1].pause(t)
+	db := nodes[2].db("")
+	waitFor(t, "the lone member to leave the primary component", 30*time.Second, func() bool {
+		var name, v string
+		return db.QueryRow("SHOW STATUS LIKE 'wsrep_cluster_status'").Scan(&name, &v) == nil && v == "non-Primary"
+	})
+	for _, q := range []string{"SELECT * FROM d.t", "INSERT INTO d.t VALUES (2)", "SELECT 1 FROM d.t FOR UPDATE", "CREATE TABLE d.u (id INT PRIMARY KEY)"} {
+		if _, err := db.Exec(q); errNumber(err) != 1047 || !strings.Contains(err.Error(), "WSREP has not yet prepared node") {
+			t.Fatalf("%s outside the primary component: %v, want 1047", q, err)
+		}
+	}
+	for _, q := range []string{"SHOW STATUS LIKE 'wsrep%'", "SELECT 1", "SELECT COUNT(*) FROM information_schema.tables", "SET SESSION wsrep_sync_wait = 0", "SHOW CREATE TABLE d.t"} {
+		if _, err := db.Exec(q); err != nil {
+			t.Fatalf("%s outside the primary component: %v", q, err)
+		}
+	}
+	dirty, err := sql.Open("mysql", fmt.Sprintf("root@tcp(127.0.0.1:%d)/?wsrep_dirty_reads=1", nodes[2].port))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer dirty.Close()
+	if n := countRows(t, dirty, "SELECT COUNT(*) FROM d.t"); n != 1 {
+		t.Fatalf("dirty read: %d rows", n)
+	}
+
+	resume1()
+	resume2()
+	waitReady(t, db)
+	execRetry(t, db, "INSERT INTO d.t VALUES (2)")
+	if n := countRows(t, causal(t, nodes[0]), "SELECT COUNT(*) FROM d.t"); n != 2 {
+		t.Fatalf("rows after the majority came back: %d", n)
 	}
 }

@@ -242,10 +242,15 @@ func (m *member) stop() {
 	m.transport.Close()
 }
 
+// primary reports whether the member is in the primary component: it
+// follows a raft leader (a leader cut off from the majority steps down
+// after an election timeout, as CheckQuorum has it).
+func (m *member) primary() bool { return m.State().Lead != 0 }
+
 // status is the member's wsrep_* status variables, as Galera names them.
 func (m *member) status(vars map[string]func() any) {
 	st := func() cluster.State { return m.State() }
-	primary := func() bool { return st().Lead != 0 }
+	primary := m.primary
 	onOff := func(b bool) string {
 		if b {
 			return "ON"
@@ -375,7 +380,7 @@ func (s *Server) causalWait(ctx context.Context, c *mysql.Conn, query string) er
 	defer cancel()
 	if err := s.member.SyncWait(ctx); err != nil {
 		if errors.Is(err, cluster.ErrStopped) {
-			return mysql.NewSQLError(mysql.ERUnknownComError, "08S01", "WSREP has not yet prepared node for application use")
+			return errNotPrimary()
 		}
 		return mysql.NewSQLError(mysql.ERLockWaitTimeout, "HY000", "Lock wait timeout exceeded; try restarting transaction")
 	}
@@ -400,8 +405,8 @@ func (s *Server) retryAutocommit(c *mysql.Conn, err error, attempt int, inTrx bo
 	return ok && int64(attempt) < toInt64(v)
 }
 
-// clusterVariables are the wsrep_* system variables. wsrep_sync_wait and
-// wsrep_retry_autocommit act on a cluster member; on a single server every
+// clusterVariables are the wsrep_* system variables. wsrep_sync_wait,
+// wsrep_dirty_reads and wsrep_retry_autocommit act on a cluster member; on a single server every
 // read already sees every acknowledged commit and no commit is certified,
 // so they change nothing there. The others show the start-up options.
 func (s *Server) clusterVariables() []sql.SystemVariable {
@@ -419,6 +424,8 @@ func (s *Server) clusterVariables() []sql.SystemVariable {
 	return []sql.SystemVariable{
 		&sql.MysqlSystemVariable{Name: "wsrep_sync_wait", Scope: both, Dynamic: true,
 			Type: types.NewSystemIntType("wsrep_sync_wait", 0, 15, false), Default: int64(0)},
+		&sql.MysqlSystemVariable{Name: "wsrep_dirty_reads", Scope: both, Dynamic: true,
+			Type: types.NewSystemBoolType("wsrep_dirty_reads"), Default: int8(0)},
 		&sql.MysqlSystemVariable{Name: "wsrep_retry_autocommit", Scope: both, Dynamic: true,
 			Type: types.NewSystemIntType("wsrep_retry_autocommit", 0, 10000, false), Default: int64(1)},
 		&sql.MysqlSystemVariable{Name: "wsrep_on", Scope: global, Dynamic: false,

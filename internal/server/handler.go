@@ -102,6 +102,9 @@ func (h *handler) ComQuery(ctx context.Context, c *mysql.Conn, query string, cb 
 	if h.s.member == nil {
 		return h.query(ctx, c, query, cb)
 	}
+	if err := h.s.refuseDetached(c, query); err != nil {
+		return err
+	}
 	if err := h.s.causalWait(ctx, c, query); err != nil {
 		return err
 	}
@@ -138,6 +141,9 @@ func (h *handler) ComMultiQuery(ctx context.Context, c *mysql.Conn, query string
 	}
 	ctx, done := track(ctx, c)
 	defer done()
+	if err := h.s.refuseDetached(c, query); err != nil {
+		return "", err
+	}
 	if err := h.s.causalWait(ctx, c, query); err != nil {
 		return "", err
 	}
@@ -176,6 +182,9 @@ func (h *handler) ComStmtExecute(ctx context.Context, c *mysql.Conn, p *mysql.Pr
 	defer done()
 	if h.s.member == nil {
 		return h.execute(ctx, c, p, cb)
+	}
+	if err := h.s.refuseDetached(c, p.PrepareStmt); err != nil {
+		return err
 	}
 	if err := h.s.causalWait(ctx, c, p.PrepareStmt); err != nil {
 		return err

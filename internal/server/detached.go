@@ -1,0 +1,94 @@
+package server
+
+import (
+	"context"
+	"strings"
+
+	"github.com/dolthub/vitess/go/mysql"
+	ast "github.com/dolthub/vitess/go/vt/sqlparser"
+)
+
+// A cluster member cut off from the majority (no raft leader it follows,
+// Galera's non-Primary component) cannot commit, and what it would read
+// may already be overwritten on the majority side. As Galera does, it
+// refuses every statement that reads or writes tables with 1047
+// (08S01, "WSREP has not yet prepared node for application use") and
+// still answers what monitoring and clients' session set-up need: SHOW,
+// SET, USE, transaction control, KILL, and SELECTs that read no tables or
+// only information_schema and performance_schema. wsrep_dirty_reads=ON
+// lets SELECTs through, knowingly stale, as in MariaDB. A statement the
+// parser cannot read is refused too: what it would touch is unknown.
+//
+// The member follows the majority again by itself when the partition
+// heals; statements are judged as they arrive, so none waits.
+
+// errNotPrimary is Galera's answer on a node outside the primary component.
+func errNotPrimary() error {
+	return mysql.NewSQLError(mysql.ERUnknownComError, "08S01", "WSREP has not yet prepared node for application use")
+}
+
+// refuseDetached returns errNotPrimary for a statement a member outside
+// the primary component does not run, and nil for any other (and on a
+// single server, or a member in the primary component).
+func (s *Server) refuseDetached(c *mysql.Conn, query string) error {
+	if s.member == nil || s.member.primary() {
+		return nil
+	}
+	dirty := false
+	if v, ok := s.sql.SessionVariable(c.ConnectionID, "wsrep_dirty_reads"); ok {
+		dirty = toInt64(v) != 0
+	}
+	db := ""
+	if ctx, ok := s.sql.SessionContext(c.ConnectionID); ok {
+		db = ctx.GetCurrentDatabase()
+	}
+	if runsDetached(bareStatement(query), db, dirty) {
+		return nil
+	}
+	return errNotPrimary()
+}
+
+// runsDetached reports whether query runs on a member outside the primary
+// component; db is the session's current database.
+func runsDetached(query, db string, dirtyReads bool) bool {
+	stmt, _, err := ast.ParseOne(context.Background(), query)
+	if err != nil {
+		return false
+	}
+	switch stmt := stmt.(type) {
+	case *ast.Show, *ast.Set, *ast.Use, *ast.Begin, *ast.Commit, *ast.Rollback,
+		*ast.Savepoint, *ast.RollbackSavepoint, *ast.ReleaseSavepoint, *ast.Kill:
+		return true
+	case *ast.Select, *ast.SetOp, *ast.ParenSelect:
+		return dirtyReads || readsOnlySystemTables(stmt, db)
+	}
+	return false
+}
+
+// readsOnlySystemTables reports whether every table stmt names is in
+// information_schema or performance_schema (none at all included).
+func readsOnlySystemTables(stmt ast.SQLNode, db string) bool {
+	only := true
+	_ = ast.Walk(func(n ast.SQLNode) (bool, error) {
+		a, ok := n.(*ast.AliasedTableExpr)
+		if !ok {
+			return true, nil
+		}
+		t, ok := a.Expr.(ast.TableName)
+		if !ok {
+			return true, nil
+		}
+		schema := t.DbQualifier.String()
+		if schema == "" {
+			schema = db
+			if strings.EqualFold(t.Name.String(), "dual") {
+				return true, nil
+			}
+		}
+		if !strings.EqualFold(schema, "information_schema") && !strings.EqualFold(schema, "performance_schema") {
+			only = false
+		}
+		return only, nil
+	}, stmt)
+	return only
+}
