@@ -125,10 +125,12 @@ func (h *handler) ComQuery(ctx context.Context, c *mysql.Conn, query string, cb 
 // query runs one statement: on the fast path if it takes it, else
 // through go-mysql-server.
 func (h *handler) query(ctx context.Context, c *mysql.Conn, query string, cb mysql.ResultSpoolFn) error {
-	if ok, err := h.fast.query(ctx, h.Handler, c, query, nil, nil, func(r *sqltypes.Result) error { return cb(r, false) }); ok {
-		return deniedFor(query, mysqlerr.Restore(err))
-	}
-	return deniedFor(query, mysqlerr.Restore(h.Handler.ComQuery(ctx, c, query, cb)))
+	return h.s.limitStatement(ctx, c, query, func(ctx context.Context) error {
+		if ok, err := h.fast.query(ctx, h.Handler, c, query, nil, nil, func(r *sqltypes.Result) error { return cb(r, false) }); ok {
+			return deniedFor(query, mysqlerr.Restore(err))
+		}
+		return deniedFor(query, mysqlerr.Restore(h.Handler.ComQuery(ctx, c, query, cb)))
+	})
 }
 
 func (h *handler) ComMultiQuery(ctx context.Context, c *mysql.Conn, query string, cb mysql.ResultSpoolFn) (string, error) {
@@ -147,12 +149,17 @@ func (h *handler) ComMultiQuery(ctx context.Context, c *mysql.Conn, query string
 	if err := h.s.causalWait(ctx, c, query); err != nil {
 		return "", err
 	}
-	// The fast path takes a query of one statement (parse checks).
-	if ok, err := h.fast.query(ctx, h.Handler, c, query, nil, nil, func(r *sqltypes.Result) error { return cb(r, false) }); ok {
-		return "", deniedFor(query, mysqlerr.Restore(err))
-	}
-	rest, err := h.Handler.ComMultiQuery(ctx, c, query, cb)
-	return rest, deniedFor(query, mysqlerr.Restore(err))
+	var rest string
+	err := h.s.limitStatement(ctx, c, query, func(ctx context.Context) error {
+		// The fast path takes a query of one statement (parse checks).
+		if ok, err := h.fast.query(ctx, h.Handler, c, query, nil, nil, func(r *sqltypes.Result) error { return cb(r, false) }); ok {
+			return deniedFor(query, mysqlerr.Restore(err))
+		}
+		var err error
+		rest, err = h.Handler.ComMultiQuery(ctx, c, query, cb)
+		return deniedFor(query, mysqlerr.Restore(err))
+	})
+	return rest, err
 }
 
 // ComInitDB is USE from the protocol (mysql -D, a driver's database).
@@ -209,12 +216,14 @@ func (h *handler) execute(ctx context.Context, c *mysql.Conn, p *mysql.PrepareDa
 	if err := h.s.sql.CheckExecute(c.ConnectionID, p.PrepareStmt); err != nil {
 		return err
 	}
-	if plan := h.fast.planFor(c, p); plan != nil {
-		if ok, err := h.fast.query(ctx, h.Handler, c, p.PrepareStmt, p.BindVars, plan, cb); ok {
-			return deniedFor(p.PrepareStmt, mysqlerr.Restore(err))
+	return h.s.limitStatement(ctx, c, p.PrepareStmt, func(ctx context.Context) error {
+		if plan := h.fast.planFor(c, p); plan != nil {
+			if ok, err := h.fast.query(ctx, h.Handler, c, p.PrepareStmt, p.BindVars, plan, cb); ok {
+				return deniedFor(p.PrepareStmt, mysqlerr.Restore(err))
+			}
 		}
-	}
-	return deniedFor(p.PrepareStmt, mysqlerr.Restore(h.Handler.ComStmtExecute(ctx, c, p, cb)))
+		return deniedFor(p.PrepareStmt, mysqlerr.Restore(h.Handler.ComStmtExecute(ctx, c, p, cb)))
+	})
 }
 
 // ComResetConnection uncounts the connection's prepared statements, which
@@ -232,6 +241,7 @@ func (h *handler) ConnectionClosed(c *mysql.Conn) {
 		w.stmtsClosed()
 	}
 	h.s.source.Forget(c.ConnectionID)
+	h.s.sessionClosed(c)
 	h.s.sql.ReleaseReadLock(c.ConnectionID)
 	h.s.gtidNext.Delete(c.ConnectionID)
 	h.fast.forget(c.ConnectionID)
@@ -242,11 +252,15 @@ func (h *handler) ConnectionClosed(c *mysql.Conn) {
 // now on (see wireConn.authed).
 //
 // It also enforces max_connections' reserved slot: past the limit only an
-// account with SUPER or CONNECTION_ADMIN stays.
+// account with SUPER or CONNECTION_ADMIN stays; then offline_mode and
+// max_user_connections (admitSession).
 func (h *handler) ConnectionAuthenticated(c *mysql.Conn) error {
 	if w, ok := c.Conn.(*wireConn); ok {
 		if w.l.limit.over() && !h.s.holds(c, needConnectionAdmin) {
 			return mysql.NewSQLError(mysql.ERConCount, "08004", "Too many connections")
+		}
+		if err := h.s.admitSession(c); err != nil {
+			return err
 		}
 		w.connID = c.ConnectionID
 		w.authed.Store(true)

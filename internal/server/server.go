@@ -68,9 +68,10 @@ type Server struct {
 	prepared atomic.Int64
 	auth     *authServer
 	repl     *replica.Replica
-	gtidNext sync.Map // connection id -> binlog.GTIDInfo (SET gtid_next)
-	unbound  *handler // the handler wrapHandler made last, until bound
-	dirLock  *os.File // holds the data directory's lock (lockDataDir)
+	gtidNext sync.Map  // connection id -> binlog.GTIDInfo (SET gtid_next)
+	sessions *sessions // authenticated connections (sessionlimits.go)
+	unbound  *handler  // the handler wrapHandler made last, until bound
+	dirLock  *os.File  // holds the data directory's lock (lockDataDir)
 	// secureFilePriv is the folder LOAD_FILE, LOAD DATA and SELECT ...
 	// INTO OUTFILE are confined to ("" = anywhere).
 	secureFilePriv string
@@ -159,7 +160,7 @@ func Start(cfg Config, log *slog.Logger) (_ *Server, err error) {
 	if rec.StoreAhead {
 		log.Warn("the binlog lost transactions the store holds (a relaxed sync_binlog / innodb_flush_log_at_trx_commit setting and an OS crash): they stay, replicas will not receive them, and their GTIDs stay executed", "gtids", rec.StoreOnly.String(), "store_position", fmt.Sprintf("%d:%d", rec.DurableFrom.File, rec.DurableFrom.Pos))
 	}
-	s := &Server{cfg: cfg, uuid: id, pipe: pipe, member: m, store: store, blog: blog, log: log, dirLock: dirLock}
+	s := &Server{cfg: cfg, uuid: id, pipe: pipe, member: m, store: store, blog: blog, log: log, dirLock: dirLock, sessions: newSessions()}
 	locks := lock.New()
 	if m != nil {
 		s.source = source.New(blog, cfg.ServerID, id, s.gtidVisible, semi, log.With("component", "source"))
@@ -567,6 +568,7 @@ func (s *Server) registerVariables() error {
 	)
 	vars = append(vars, s.tlsVariables()...)
 	vars = append(vars, s.clusterVariables()...)
+	vars = append(vars, s.limitVariables()...)
 	// Every role granted to an account is active in its sessions (SET ROLE
 	// and SET DEFAULT ROLE are not supported): MySQL with this variable ON.
 	vars = append(vars, &sql.MysqlSystemVariable{

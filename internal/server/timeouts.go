@@ -24,7 +24,8 @@ import (
 //     started arriving, net_write_timeout each write of results.
 //
 // The session's values are read when it logs in and again after any SET
-// statement that mentions a timeout (SET SESSION wait_timeout = ...). A
+// statement that mentions a timeout (SET SESSION wait_timeout = ...), and
+// so is max_execution_time (sessionlimits.go). A
 // binlog dump has none of them: a replica may stay quiet for longer than
 // any of them between semi-sync ACKs.
 
@@ -82,14 +83,20 @@ func (s *Server) refreshTimeouts(c *mysql.Conn, w *wireConn) {
 			t.to.Store(toInt64(v) * int64(time.Second))
 		}
 	}
+	if v, ok := s.sql.SessionVariable(c.ConnectionID, "max_execution_time"); ok {
+		w.execTimeout.Store(toInt64(v) * int64(time.Millisecond))
+	}
 }
 
 // afterStatement refreshes the timeouts after a statement that may have
-// changed one: a SET that mentions a timeout (checked cheaply, as this
-// runs after every query).
+// changed one: a SET that mentions a timeout or max_execution_time
+// (checked cheaply, as this runs after every query).
 func (s *Server) afterStatement(c *mysql.Conn, query string) {
 	q := strings.TrimLeft(bareStatement(query), " \t\r\n")
-	if len(q) < 3 || !strings.EqualFold(q[:3], "set") || !strings.Contains(strings.ToLower(q), "timeout") {
+	if len(q) < 3 || !strings.EqualFold(q[:3], "set") {
+		return
+	}
+	if l := strings.ToLower(q); !strings.Contains(l, "timeout") && !strings.Contains(l, "execution_time") {
 		return
 	}
 	if w, ok := c.Conn.(*wireConn); ok {

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/dolthub/go-mysql-server/sql"
+	"github.com/dolthub/vitess/go/mysql"
 	"github.com/lockstepdb/lockstep/internal/binlog"
 	"github.com/lockstepdb/lockstep/internal/commit"
 	"github.com/lockstepdb/lockstep/internal/lock"
@@ -130,9 +131,28 @@ func (d *Database) SetCollation(ctx *sql.Context, coll sql.CollationID) error {
 // IsTransactional implements sql.TransactionDatabase.
 func (d *Database) IsTransactional() bool { return true }
 
+// errTableWithoutPK is MySQL's ER_TABLE_WITHOUT_PK.
+var errTableWithoutPK = mysql.NewSQLError(3750, "HY000", "Unable to create or change a table without a primary key, when the system variable 'sql_require_primary_key' is set. Add a primary key to the table or unset this variable to avoid this message. Note that tables without a primary key can cause performance problems in row-based replication, so please consult your DBA before changing this setting.")
+
+// requiresPrimaryKey reports whether the session's sql_require_primary_key
+// refuses a table without a primary key. Statements replicated from a
+// source are not checked, as MySQL's applier does not check them by
+// default (REQUIRE_TABLE_PRIMARY_KEY_CHECK = STREAM, and the source
+// checked them under its own setting).
+func requiresPrimaryKey(ctx *sql.Context) bool {
+	if s := sessionOf(ctx); s == nil || s.replGTID != nil {
+		return false
+	}
+	v, err := ctx.GetSessionVariable(ctx, "sql_require_primary_key")
+	return err == nil && v != nil && fmt.Sprint(v) != "0"
+}
+
 func (d *Database) CreateTable(ctx *sql.Context, name string, sch sql.PrimaryKeySchema, coll sql.CollationID, comment string) error {
 	if _, ok := d.e.store.Table(d.name, name); ok {
 		return sql.ErrTableAlreadyExists.New(name)
+	}
+	if len(sch.PkOrdinals) == 0 && requiresPrimaryKey(ctx) {
+		return errTableWithoutPK
 	}
 	if coll == sql.Collation_Unspecified {
 		coll = d.coll

@@ -1,0 +1,84 @@
+package integration
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestSessionLimits: max_execution_time (the session's value, the
+// optimizer hint, prepared statements) stops SELECTs with 3024;
+// max_user_connections refuses an account's extra login with 1203;
+// offline_mode refuses and disconnects accounts without CONNECTION_ADMIN
+// (3032) and keeps administrators; the password and host-blocking
+// variables Lockstep does not implement are read-only.
+func TestSessionLimits(t *testing.T) {
+	s := startServer(t, t.TempDir())
+	root := s.db("")
+	mustExec(t, root, "CREATE USER app@'%' IDENTIFIED BY 'pw'")
+	mustExec(t, root, "GRANT SELECT ON *.* TO app@'%'")
+	ctx := context.Background()
+
+	c := conn(t, root)
+	mustConnExec(t, c, "SET SESSION max_execution_time = 200")
+	start := time.Now()
+	if _, err := c.ExecContext(ctx, "SELECT SLEEP(5)"); errNumber(err) != 3024 {
+		t.Fatalf("a SELECT past max_execution_time: %v, want 3024", err)
+	}
+	if d := time.Since(start); d > 3*time.Second {
+		t.Fatalf("the SELECT was stopped after %v", d)
+	}
+	if _, err := c.ExecContext(ctx, "SELECT SLEEP(0.05)"); err != nil {
+		t.Fatalf("a SELECT within max_execution_time: %v", err)
+	}
+	// The statement protocol: database/sql prepares a query with arguments.
+	if _, err := c.QueryContext(ctx, "SELECT SLEEP(?)", 5); errNumber(err) != 3024 {
+		t.Fatalf("a prepared SELECT past max_execution_time: %v, want 3024", err)
+	}
+	mustConnExec(t, c, "SET SESSION max_execution_time = 0")
+	if _, err := c.ExecContext(ctx, "SELECT /*+ MAX_EXECUTION_TIME(100) */ SLEEP(5)"); errNumber(err) != 3024 {
+		t.Fatalf("a SELECT past its MAX_EXECUTION_TIME hint: %v, want 3024", err)
+	}
+	if _, err := c.ExecContext(ctx, "SELECT SLEEP(0.3)"); err != nil {
+		t.Fatalf("a SELECT with no limit: %v", err)
+	}
+
+	mustExec(t, root, "SET GLOBAL max_user_connections = 2")
+	app := s.as(t, "app", "pw")
+	app.SetMaxOpenConns(8)
+	a1, a2 := conn(t, app), conn(t, app)
+	if _, err := app.Conn(ctx); errNumber(err) != 1203 {
+		t.Fatalf("a third login of app: %v, want 1203", err)
+	}
+	a2.Close()
+	waitFor(t, "a closed connection to be uncounted", 10*time.Second, func() bool {
+		c3, err := app.Conn(ctx)
+		if err == nil {
+			c3.Close()
+		}
+		return err == nil
+	})
+	mustExec(t, root, "SET GLOBAL max_user_connections = 0")
+
+	mustExec(t, root, "SET GLOBAL offline_mode = ON")
+	waitFor(t, "offline_mode to disconnect app", 10*time.Second, func() bool {
+		return a1.PingContext(ctx) != nil
+	})
+	if _, err := app.Conn(ctx); errNumber(err) != 3032 {
+		t.Fatalf("app's login in offline mode: %v, want 3032", err)
+	}
+	if err := c.PingContext(ctx); err != nil {
+		t.Fatalf("root's connection in offline mode: %v", err)
+	}
+	mustExec(t, root, "SET GLOBAL offline_mode = OFF")
+	if _, err := app.Exec("SELECT 1"); err != nil {
+		t.Fatalf("app after offline mode: %v", err)
+	}
+
+	for _, v := range []string{"password_history", "password_reuse_interval", "default_password_lifetime", "max_connect_errors"} {
+		if _, err := root.Exec("SET GLOBAL " + v + " = 5"); errNumber(err) != 1238 || !strings.Contains(err.Error(), "read only") {
+			t.Fatalf("SET GLOBAL %s: %v, want 1238", v, err)
+		}
+	}
+}
