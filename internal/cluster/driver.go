@@ -72,8 +72,20 @@ type Driver struct {
 	certifier *Certifier // on the leader, owned by Run
 	committed *Certifier // of the entries applied (Run's)
 
-	applied     uint64 // the last entry applied (Run's)
-	nextTrx     atomic.Uint64
+	applied uint64 // the last entry applied (Run's)
+	nextTrx atomic.Uint64
+
+	// Service and AppliedGNO, if set before Run, give what the node
+	// announces of its server and its applied GTID number (members.go).
+	Service    func() map[string]string
+	AppliedGNO func() uint64
+	// This node's own transactions: committed, refused by certification.
+	localCommits, localConflicts atomic.Uint64
+	certKeys                     atomic.Uint64 // keys the committed certifier holds
+	startGNO                     uint64        // AppliedGNO when Run started
+	pmu                          sync.Mutex
+	peers                        map[uint64]Member // last heard (members.go)
+
 	mu          sync.Mutex
 	waiting     map[uint64]*waiter // by TrxID
 	appliedTerm uint64             // term of the last entry applied (Run's)
@@ -101,7 +113,7 @@ type State struct {
 // receives the committed entries in order, on the driver's goroutine (an
 // Applier's Apply); an error from it stops the node.
 func NewDriver(n *Node, t *Transport, sid binlog.UUID, tick time.Duration, apply func([]raftpb.Entry) error) *Driver {
-	d := &Driver{node: n, transport: t, sid: sid, tick: tick, apply: apply, certs: make(chan Request, 1024), reads: make(chan *syncWait, 1024), syncs: map[uint64]*syncWait{}, done: make(chan struct{}), waiting: map[uint64]*waiter{}}
+	d := &Driver{node: n, transport: t, sid: sid, tick: tick, apply: apply, certs: make(chan Request, 1024), reads: make(chan *syncWait, 1024), syncs: map[uint64]*syncWait{}, done: make(chan struct{}), waiting: map[uint64]*waiter{}, peers: map[uint64]Member{}}
 	d.state.Store(&State{ID: n.ID()})
 	// Transaction ids must not repeat across restarts: entries of an
 	// earlier run are applied again after one, and must not complete a
@@ -139,15 +151,22 @@ func (d *Driver) Run(ctx context.Context) error {
 	if err := d.startCertifier(); err != nil {
 		return err
 	}
+	if d.AppliedGNO != nil {
+		d.startGNO = d.AppliedGNO()
+	}
 	ticker := time.NewTicker(d.tick)
 	defer ticker.Stop()
 	recv := d.transport.Recv()
+	ticks := 0
 	for {
 		select {
 		case <-ctx.Done():
 			return nil
 		case <-ticker.C:
 			d.node.Tick()
+			if ticks++; ticks%announceTicks == 0 {
+				d.announce()
+			}
 		case pk := <-recv:
 			d.receive(pk)
 		case r := <-d.certs:
@@ -209,6 +228,7 @@ func (d *Driver) Run(ctx context.Context) error {
 			d.certifier = nil
 		}
 		d.state.Store(&State{ID: d.node.ID(), Lead: st.Lead, Term: st.Term, Commit: st.Commit, Applied: st.Applied, Leader: leader})
+		d.certKeys.Store(uint64(d.committed.Keys()))
 	}
 }
 
@@ -294,6 +314,8 @@ func (d *Driver) receive(pk Packet) {
 			err = ErrNoLeader
 		}
 		d.finish(binary.BigEndian.Uint64(pk.Payload), outcome{err: err})
+	case kindAnnounce:
+		d.heard(pk.From, pk.Payload)
 	}
 }
 
@@ -435,6 +457,12 @@ func (d *Driver) Commit(ctx context.Context, snapshot uint64, keys []certify.Key
 	}
 	select {
 	case o := <-ch:
+		switch {
+		case o.err == nil:
+			d.localCommits.Add(1)
+		case errors.Is(o.err, ErrConflict):
+			d.localConflicts.Add(1)
+		}
 		return o.gno, o.err
 	case <-d.done:
 		return 0, ErrOutcomeUnknown

@@ -12,8 +12,9 @@ package cluster
 // cluster's name and the dialer's node id; the receiver closes a
 // connection from another cluster or an unknown node. Then every packet is
 // framed as a 4-byte big-endian length, a kind byte and its payload: a raft
-// message (raft's protobuf encoding), or a transaction sent to the leader
-// for certification or the leader's answer (driver.go). A frame longer
+// message (raft's protobuf encoding), a transaction sent to the leader
+// for certification or the leader's answer (driver.go), or a node's
+// announcement of how it stands (members.go). A frame longer
 // than maxFrame, of an unknown kind, or a raft message that does not
 // decode closes the connection: bad bytes never reach raft.
 //
@@ -45,6 +46,8 @@ const (
 // Transport sends and receives raft messages for one node.
 type Transport struct {
 	id      uint64
+	addr    string            // this node's cluster address
+	addrs   map[uint64]string // the peers', fixed at NewTransport
 	cluster string
 	ln      net.Listener
 	recv    chan Packet
@@ -68,9 +71,10 @@ type peer struct {
 
 // Packet kinds.
 const (
-	kindRaft    byte = 1 // a raft message
-	kindCertify byte = 2 // a transaction for the leader to certify
-	kindVerdict byte = 3 // the leader's refusal of one
+	kindRaft     byte = 1 // a raft message
+	kindCertify  byte = 2 // a transaction for the leader to certify
+	kindVerdict  byte = 3 // the leader's refusal of one
+	kindAnnounce byte = 4 // how a node stands (members.go)
 )
 
 // Packet is what travels between nodes: a raft message, or a payload of
@@ -85,14 +89,19 @@ type Packet struct {
 // NewTransport makes node id's transport, listening on ln, with the peers'
 // addresses (the node's own may be included; it is skipped).
 func NewTransport(id uint64, cluster string, ln net.Listener, peers map[uint64]string) *Transport {
-	t := &Transport{id: id, cluster: cluster, ln: ln, recv: make(chan Packet, sendQueue), peers: map[uint64]*peer{}, conns: map[net.Conn]struct{}{}, quit: make(chan struct{})}
+	t := &Transport{id: id, addr: peers[id], addrs: map[uint64]string{}, cluster: cluster, ln: ln, recv: make(chan Packet, sendQueue), peers: map[uint64]*peer{}, conns: map[net.Conn]struct{}{}, quit: make(chan struct{})}
 	for pid, addr := range peers {
 		if pid != id {
 			t.peers[pid] = &peer{id: pid, addr: addr, q: make(chan Packet, sendQueue)}
+			t.addrs[pid] = addr
 		}
 	}
 	return t
 }
+
+// peerAddrs returns the peers' cluster addresses by node id (not to be
+// changed).
+func (t *Transport) peerAddrs() map[uint64]string { return t.addrs }
 
 // Start accepts connections and starts the senders.
 func (t *Transport) Start() {
@@ -233,7 +242,10 @@ func (t *Transport) receive(c net.Conn) error {
 			if pk.Msg.From != from || pk.Msg.To != t.id {
 				return fmt.Errorf("cluster: node %d sent a message from %d to %d", from, pk.Msg.From, pk.Msg.To)
 			}
-		case kindCertify, kindVerdict:
+		case kindCertify, kindVerdict, kindAnnounce:
+			if kind == kindAnnounce && n > maxAnnouncement {
+				return fmt.Errorf("cluster: a %d-byte announcement from node %d", n, from)
+			}
 			pk.Payload = make([]byte, n)
 			if _, err := io.ReadFull(r, pk.Payload); err != nil {
 				return err

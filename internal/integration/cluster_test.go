@@ -299,9 +299,30 @@ func (s *server) pause(t *testing.T) (resume func()) {
 	return resume
 }
 
-// TestClusterMinorityRefuses: a member cut off from the majority refuses
-// reads and writes of tables with 1047, as a Galera node outside the
-// primary component does, still answers status, session statements and
+// groupMembers maps each member's client port to its MEMBER_STATE in
+// performance_schema.replication_group_members as db's member sees it.
+func groupMembers(t *testing.T, db *sql.DB) map[string]string {
+	t.Helper()
+	rows, err := db.Query("SELECT MEMBER_PORT, MEMBER_STATE FROM performance_schema.replication_group_members")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	out := map[string]string{}
+	for rows.Next() {
+		var port, state string
+		if err := rows.Scan(&port, &state); err != nil {
+			t.Fatal(err)
+		}
+		out[port] = state
+	}
+	return out
+}
+
+// TestClusterMinorityRefuses: members see each other in
+// performance_schema.replication_group_members; a member cut off from the
+// majority sees the others UNREACHABLE, refuses reads and writes of
+// tables with 1047, as a Galera node outside the primary component does, still answers status, session statements and
 // system-schema reads, gives stale reads only with wsrep_dirty_reads, and
 // serves again by itself once the majority is back.
 func TestClusterMinorityRefuses(t *testing.T) {
@@ -313,12 +334,40 @@ func TestClusterMinorityRefuses(t *testing.T) {
 		t.Fatalf("rows on the third member: %d", n)
 	}
 
+	// Every member sees every member ONLINE, with the port its clients use.
+	waitFor(t, "every member to see every member ONLINE", 30*time.Second, func() bool {
+		for _, n := range nodes {
+			g := groupMembers(t, n.db(""))
+			for _, m := range nodes {
+				if g[fmt.Sprint(m.port)] != "ONLINE" {
+					return false
+				}
+			}
+			if len(g) != 3 {
+				return false
+			}
+		}
+		return true
+	})
+	var checked, all string
+	if err := causal(t, nodes[1]).QueryRow("SELECT COUNT_TRANSACTIONS_CHECKED, TRANSACTIONS_COMMITTED_ALL_MEMBERS FROM performance_schema.replication_group_member_stats WHERE MEMBER_ID = @@server_uuid").Scan(&checked, &all); err != nil || checked != "3" || !strings.HasSuffix(all, ":1-3") {
+		t.Fatalf("member stats: checked %s, committed everywhere %q, %v", checked, all, err)
+	}
+
 	resume1, resume2 := nodes[0].pause(t), nodes[1].pause(t)
 	db := nodes[2].db("")
 	waitFor(t, "the lone member to leave the primary component", 30*time.Second, func() bool {
 		var name, v string
 		return db.QueryRow("SHOW STATUS LIKE 'wsrep_cluster_status'").Scan(&name, &v) == nil && v == "non-Primary"
 	})
+	waitFor(t, "the paused members to show UNREACHABLE", 30*time.Second, func() bool {
+		g := groupMembers(t, db)
+		return g[fmt.Sprint(nodes[0].port)] == "UNREACHABLE" && g[fmt.Sprint(nodes[1].port)] == "UNREACHABLE"
+	})
+	var name, size string
+	if err := db.QueryRow("SHOW STATUS LIKE 'wsrep_cluster_size'").Scan(&name, &size); err != nil || size != "1" {
+		t.Fatalf("wsrep_cluster_size of the lone member: %s %v", size, err)
+	}
 	for _, q := range []string{"SELECT * FROM d.t", "INSERT INTO d.t VALUES (2)", "SELECT 1 FROM d.t FOR UPDATE", "CREATE TABLE d.u (id INT PRIMARY KEY)"} {
 		if _, err := db.Exec(q); errNumber(err) != 1047 || !strings.Contains(err.Error(), "WSREP has not yet prepared node") {
 			t.Fatalf("%s outside the primary component: %v, want 1047", q, err)

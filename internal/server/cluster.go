@@ -39,7 +39,6 @@ import (
 	"os"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/cockroachdb/pebble/v2/vfs"
@@ -47,7 +46,6 @@ import (
 	"github.com/dolthub/go-mysql-server/sql/types"
 	"github.com/dolthub/vitess/go/mysql"
 	"github.com/lockstepdb/lockstep/internal/binlog"
-	"github.com/lockstepdb/lockstep/internal/certify"
 	"github.com/lockstepdb/lockstep/internal/cluster"
 	"github.com/lockstepdb/lockstep/internal/raftlog"
 	"github.com/lockstepdb/lockstep/internal/storage"
@@ -128,34 +126,17 @@ type member struct {
 	*cluster.Driver
 	*cluster.Applier
 	id        uint64
-	size      int
 	sid       binlog.UUID
 	transport *cluster.Transport
 	cancel    context.CancelFunc
 	done      chan struct{}
 	mu        sync.Mutex
 	err       error // why the driver stopped
-
-	// This member's commits: certified, and refused by certification.
-	commits, certFailures atomic.Uint64
-}
-
-// Commit is the driver's, counted for wsrep_local_commits and
-// wsrep_local_cert_failures.
-func (m *member) Commit(ctx context.Context, snapshot uint64, keys []certify.Key, events []byte) (uint64, error) {
-	gno, err := m.Driver.Commit(ctx, snapshot, keys, events)
-	switch {
-	case err == nil:
-		m.commits.Add(1)
-	case errors.Is(err, cluster.ErrConflict):
-		m.certFailures.Add(1)
-	}
-	return gno, err
 }
 
 // openMember opens a member's store and binlog (its raft log) and starts
 // its node.
-func openMember(cfg Config, log *slog.Logger, opts storage.Options) (*member, *storage.Engine, *binlog.Log, error) {
+func openMember(cfg Config, serverUUID binlog.UUID, log *slog.Logger, opts storage.Options) (*member, *storage.Engine, *binlog.Log, error) {
 	addrs, self, err := cfg.Cluster.members()
 	if err != nil {
 		return nil, nil, nil, err
@@ -199,7 +180,7 @@ func openMember(cfg Config, log *slog.Logger, opts storage.Options) (*member, *s
 	if err != nil {
 		return fail(fmt.Errorf("cluster address %s (--wsrep-node-address): %w", addrs[self], err))
 	}
-	m := &member{Applier: applier, id: self, size: len(addrs), sid: sid, done: make(chan struct{})}
+	m := &member{Applier: applier, id: self, sid: sid, done: make(chan struct{})}
 	m.transport = cluster.NewTransport(self, cfg.Cluster.Name, ln, addrs)
 	tick := time.Duration(cfg.Cluster.TickMillis) * time.Millisecond
 	// Replicas and binlog readers see what this member applied: committed
@@ -220,6 +201,9 @@ func openMember(cfg Config, log *slog.Logger, opts storage.Options) (*member, *s
 		return nil
 	}
 	m.Driver = cluster.NewDriver(node, m.transport, sid, tick, apply)
+	service := memberService(cfg, serverUUID, addrs[self])
+	m.Service = func() map[string]string { return service }
+	m.AppliedGNO = applier.Snapshot
 	ctx, cancel := context.WithCancel(context.Background())
 	m.cancel = cancel
 	m.transport.Start()
@@ -233,6 +217,25 @@ func openMember(cfg Config, log *slog.Logger, opts storage.Options) (*member, *s
 		}
 	}()
 	return m, store, blog, nil
+}
+
+// What a member announces of its server (cluster.Announcement.Service).
+const (
+	serviceUUID = "server_uuid"
+	serviceHost = "host"
+	servicePort = "port"
+	serviceName = "node_name"
+)
+
+// memberService is what this member announces of its server: its UUID,
+// where clients reach it (the bind address, or the cluster address's host
+// when it binds every interface) and its wsrep_node_name.
+func memberService(cfg Config, serverUUID binlog.UUID, clusterAddr string) map[string]string {
+	host := cfg.BindAddress
+	if host == "" || host == "*" || host == "0.0.0.0" || host == "::" {
+		host, _, _ = net.SplitHostPort(clusterAddr)
+	}
+	return map[string]string{serviceUUID: serverUUID.String(), serviceHost: host, servicePort: fmt.Sprint(cfg.Port), serviceName: cfg.Cluster.nodeName()}
 }
 
 // stop stops the node (before the store and the binlog close).
@@ -257,7 +260,17 @@ func (m *member) status(vars map[string]func() any) {
 		}
 		return "OFF"
 	}
-	vars["wsrep_cluster_size"] = func() any { return uint64(m.size) }
+	// The members this one hears from, itself included (Galera counts
+	// the members of its component).
+	vars["wsrep_cluster_size"] = func() any {
+		n := uint64(0)
+		for _, x := range m.Members() {
+			if m.Reachable(x) {
+				n++
+			}
+		}
+		return n
+	}
 	vars["wsrep_cluster_state_uuid"] = func() any { return m.sid.String() }
 	vars["wsrep_cluster_status"] = func() any {
 		if primary() {
@@ -274,10 +287,21 @@ func (m *member) status(vars map[string]func() any) {
 		return "Initialized"
 	}
 	vars["wsrep_local_index"] = func() any { return m.id - 1 }
+	// Galera's numeric state: 4 Synced; 0 outside the primary component.
+	vars["wsrep_local_state"] = func() any {
+		if primary() {
+			return uint64(4)
+		}
+		return uint64(0)
+	}
+	// Entries committed and not yet applied here: Galera's receive queue.
+	vars["wsrep_local_recv_queue"] = func() any { s := st(); return s.Commit - s.Applied }
+	vars["wsrep_incoming_addresses"] = func() any { return strings.Join(m.clientAddresses(), ",") }
 	vars["wsrep_last_committed"] = func() any { return m.Snapshot() }
-	vars["wsrep_local_commits"] = func() any { return m.commits.Load() }
-	vars["wsrep_replicated"] = func() any { return m.commits.Load() }
-	vars["wsrep_local_cert_failures"] = func() any { return m.certFailures.Load() }
+	local := m.Self
+	vars["wsrep_local_commits"] = func() any { return local().Committed }
+	vars["wsrep_replicated"] = func() any { return local().Committed }
+	vars["wsrep_local_cert_failures"] = func() any { return local().Conflicts }
 	// There is no flow control: a member that falls behind delays no
 	// other member's commits, so the cluster is never paused.
 	vars["wsrep_flow_control_paused"] = func() any { return "0.000000" }
@@ -434,16 +458,16 @@ func (s *Server) clusterVariables() []sql.SystemVariable {
 		str("wsrep_cluster_address", s.cfg.Cluster.Address),
 		str("wsrep_node_address", s.cfg.Cluster.NodeAddress),
 		str("wsrep_cluster_name", s.cfg.Cluster.Name),
-		str("wsrep_node_name", s.nodeName()),
+		str("wsrep_node_name", s.cfg.Cluster.nodeName()),
 		&sql.MysqlSystemVariable{Name: "wsrep_slave_threads", Scope: global, Dynamic: false,
 			Type: types.NewSystemIntType("wsrep_slave_threads", 1, 1, false), Default: int64(1)},
 	}
 }
 
 // nodeName is wsrep_node_name: the option, or the host name as Galera's.
-func (s *Server) nodeName() string {
-	if s.cfg.Cluster.NodeName != "" {
-		return s.cfg.Cluster.NodeName
+func (c ClusterConfig) nodeName() string {
+	if c.NodeName != "" {
+		return c.NodeName
 	}
 	h, _ := os.Hostname()
 	return h

@@ -136,7 +136,7 @@ func Start(cfg Config, log *slog.Logger) (_ *Server, err error) {
 		if cfg.SourceHost != "" {
 			return nil, fmt.Errorf("--source-host: a cluster member does not replicate from a source")
 		}
-		m, store, blog, err = openMember(cfg, log.With("component", "cluster"), storage.Options{
+		m, store, blog, err = openMember(cfg, id, log.With("component", "cluster"), storage.Options{
 			FS: vfs.Default, Dir: filepath.Join(cfg.DataDir, "store"), Collator: sqlengine.Collator{}, CacheSize: cfg.CacheSizeBytes,
 			Logger: storeLogger{log.With("component", "store")},
 			Warn:   func(msg string) { log.Warn(msg, "component", "store") },
@@ -165,7 +165,7 @@ func Start(cfg Config, log *slog.Logger) (_ *Server, err error) {
 	if m != nil {
 		s.source = source.New(blog, cfg.ServerID, id, s.gtidVisible, semi, log.With("component", "source"))
 		s.sql = sqlengine.NewClusterMember(store, m, cfg.ServerID, locks)
-		log.Info("cluster member", "node", m.id, "members", m.size, "cluster", cfg.Cluster.Name, "address", cfg.Cluster.NodeAddress)
+		log.Info("cluster member", "node", m.id, "members", len(m.Members()), "cluster", cfg.Cluster.Name, "address", cfg.Cluster.NodeAddress)
 		if cfg.Cluster.NewCluster {
 			log.Info("--wsrep-new-cluster is not needed: members form the cluster from the member list, and raft's state on disk brings it back after a full stop")
 		}
@@ -230,6 +230,7 @@ func Start(cfg Config, log *slog.Logger) (_ *Server, err error) {
 	s.sql.LoginFailuresReset = s.auth.failures.reset
 	s.sql.GMS.Analyzer.Catalog.BinlogPrimaryController = primary{s}
 	s.registerPerformanceSchema()
+	s.registerGroupTables()
 	s.registerFunctions()
 	if s.stop == nil {
 		s.stop = make(chan struct{})
