@@ -53,6 +53,17 @@ var charts = []chart{
 		{legend: "transactions", metric: "lockstep_binlog_commits_total", how: rate},
 		{legend: "commit groups", metric: "lockstep_binlog_group_commits_total", how: rate},
 	}},
+	{id: "cluster_commits", title: "Cluster: commits by member", unit: "per second", lines: []line{
+		{legend: "member {v}", metric: "lockstep_cluster_member_commits_total", each: "member", how: rate},
+		{legend: "cert failures, member {v}", metric: "lockstep_cluster_member_cert_failures_total", each: "member", how: rate},
+	}, showIf: []string{"lockstep_cluster_term"}},
+	{id: "cluster_queue", title: "Cluster: apply lag by member", unit: "log entries committed, not yet applied", lines: []line{
+		{legend: "member {v}", metric: "lockstep_cluster_member_apply_queue_entries", each: "member", how: gauge},
+	}, showIf: []string{"lockstep_cluster_term"}},
+	{id: "cluster_members", title: "Cluster: members up and leader", unit: "members / node id", lines: []line{
+		{legend: "members up", metric: "lockstep_cluster_members_up", how: gauge},
+		{legend: "leader", metric: "lockstep_cluster_leader", how: gauge},
+	}, showIf: []string{"lockstep_cluster_term"}},
 	{id: "replica_rate", title: "Replica: source rate and apply rate", unit: "transactions per second", lines: []line{
 		{legend: "received from source", metric: "lockstep_applier_transactions_total", match: map[string]string{"result": "retrieved"}, how: rate},
 		{legend: "applied", metric: "lockstep_applier_transactions_total", match: map[string]string{"result": "applied"}, how: rate},

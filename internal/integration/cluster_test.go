@@ -354,6 +354,11 @@ func TestClusterMinorityRefuses(t *testing.T) {
 		t.Fatalf("member stats: checked %s, committed everywhere %q, %v", checked, all, err)
 	}
 
+	fams := scrape(t, nodes[0])
+	if up, commits := value(fams, "lockstep_cluster_members_up", ""), value(fams, "lockstep_cluster_member_commits_total", "1"); up != 3 || commits != 3 {
+		t.Fatalf("metrics: %v members up, member 1 committed %v, want 3 and 3", up, commits)
+	}
+
 	resume1, resume2 := nodes[0].pause(t), nodes[1].pause(t)
 	db := nodes[2].db("")
 	waitFor(t, "the lone member to leave the primary component", 30*time.Second, func() bool {

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/dolthub/go-mysql-server/sql"
+	"github.com/lockstepdb/lockstep/internal/cluster"
 	"github.com/lockstepdb/lockstep/internal/commit"
 	"github.com/lockstepdb/lockstep/internal/lock"
 	"github.com/lockstepdb/lockstep/internal/replica"
@@ -271,4 +272,71 @@ func (c applierCollector) Collect(ch chan<- prometheus.Metric) {
 		ch <- prometheus.MustNewConstMetric(workerBusyDesc, prometheus.CounterValue, float64(w.BusyNanos.Load())/1e9, l)
 		ch <- prometheus.MustNewConstMetric(workerWaitDesc, prometheus.CounterValue, float64(w.WaitNanos.Load())/1e9, l)
 	}
+}
+
+// ClusterNode is what a cluster member shows of itself and the other
+// members (package cluster's Driver).
+type ClusterNode interface {
+	State() cluster.State
+	Members() []cluster.Member
+	Reachable(cluster.Member) bool
+}
+
+// RegisterCluster adds a cluster member's metrics: its raft state, and
+// each member's state, apply queue and commit counters as that member
+// last announced them.
+func RegisterCluster(r *prometheus.Registry, n ClusterNode) {
+	r.MustRegister(clusterCollector{n})
+}
+
+type clusterCollector struct{ n ClusterNode }
+
+var (
+	memberLabels        = []string{"member", "address"}
+	clusterLeaderDesc   = prometheus.NewDesc("lockstep_cluster_leader", "Node id of the raft leader this member follows (0: none, outside the primary component).", nil, nil)
+	clusterTermDesc     = prometheus.NewDesc("lockstep_cluster_term", "Raft term.", nil, nil)
+	clusterCommitDesc   = prometheus.NewDesc("lockstep_cluster_commit_index", "Raft commit index: the last log entry known committed.", nil, nil)
+	clusterAppliedDesc  = prometheus.NewDesc("lockstep_cluster_applied_index", "Raft applied index: the last log entry applied here.", nil, nil)
+	clusterUpDesc       = prometheus.NewDesc("lockstep_cluster_members_up", "Members heard from recently that follow a leader, this one included (what wsrep_cluster_size counts, in the primary component).", nil, nil)
+	memberUpDesc        = prometheus.NewDesc("lockstep_cluster_member_up", "1 if the member was heard from recently and follows a leader.", memberLabels, nil)
+	memberQueueDesc     = prometheus.NewDesc("lockstep_cluster_member_apply_queue_entries", "Log entries the member knows committed and has not applied (its apply lag).", memberLabels, nil)
+	memberGNODesc       = prometheus.NewDesc("lockstep_cluster_member_applied_gno", "GTID number of the last transaction the member applied.", memberLabels, nil)
+	memberCommitsDesc   = prometheus.NewDesc("lockstep_cluster_member_commits_total", "Transactions of the member's own sessions committed since it started.", memberLabels, nil)
+	memberConflictsDesc = prometheus.NewDesc("lockstep_cluster_member_cert_failures_total", "Transactions of the member's own sessions refused by certification (1213) since it started.", memberLabels, nil)
+)
+
+func (c clusterCollector) Describe(ch chan<- *prometheus.Desc) {
+	for _, d := range []*prometheus.Desc{clusterLeaderDesc, clusterTermDesc, clusterCommitDesc, clusterAppliedDesc, clusterUpDesc,
+		memberUpDesc, memberQueueDesc, memberGNODesc, memberCommitsDesc, memberConflictsDesc} {
+		ch <- d
+	}
+}
+
+func (c clusterCollector) Collect(ch chan<- prometheus.Metric) {
+	st := c.n.State()
+	g := func(d *prometheus.Desc, v uint64, labels ...string) {
+		ch <- prometheus.MustNewConstMetric(d, prometheus.GaugeValue, float64(v), labels...)
+	}
+	g(clusterLeaderDesc, st.Lead)
+	g(clusterTermDesc, st.Term)
+	g(clusterCommitDesc, st.Commit)
+	g(clusterAppliedDesc, st.Applied)
+	up := uint64(0)
+	for _, m := range c.n.Members() {
+		labels := []string{strconv.FormatUint(m.ID, 10), m.Addr}
+		isUp := uint64(0)
+		if c.n.Reachable(m) && m.Primary {
+			isUp = 1
+		}
+		up += isUp
+		g(memberUpDesc, isUp, labels...)
+		if m.Heard.IsZero() {
+			continue // nothing known of it
+		}
+		g(memberQueueDesc, m.Commit-min(m.Applied, m.Commit), labels...)
+		g(memberGNODesc, m.AppliedGNO, labels...)
+		ch <- prometheus.MustNewConstMetric(memberCommitsDesc, prometheus.CounterValue, float64(m.Committed), labels...)
+		ch <- prometheus.MustNewConstMetric(memberConflictsDesc, prometheus.CounterValue, float64(m.Conflicts), labels...)
+	}
+	g(clusterUpDesc, up)
 }

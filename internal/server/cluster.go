@@ -295,7 +295,7 @@ func (m *member) status(vars map[string]func() any) {
 		return uint64(0)
 	}
 	// Entries committed and not yet applied here: Galera's receive queue.
-	vars["wsrep_local_recv_queue"] = func() any { s := st(); return s.Commit - s.Applied }
+	vars["wsrep_local_recv_queue"] = func() any { s := st(); return s.Commit - min(s.Applied, s.Commit) }
 	vars["wsrep_incoming_addresses"] = func() any { return strings.Join(m.clientAddresses(), ",") }
 	vars["wsrep_last_committed"] = func() any { return m.Snapshot() }
 	local := m.Self

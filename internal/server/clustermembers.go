@@ -135,7 +135,7 @@ func (s *Server) registerGroupTables() {
 			if x.Heard.IsZero() {
 				continue // nothing known of it
 			}
-			queue := x.Commit - x.Applied
+			queue := x.Commit - min(x.Applied, x.Commit)
 			applied := x.AppliedGNO - x.StartGNO
 			last := ""
 			if x.AppliedGNO > 0 {

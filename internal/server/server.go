@@ -290,6 +290,9 @@ func Start(cfg Config, log *slog.Logger) (_ *Server, err error) {
 		reg := metrics.Registry(obs, pipe, locks, s.source, started)
 		metrics.RegisterReplica(reg, s.repl)
 		metrics.RegisterFastPath(reg, s.sql.Fast.Executed.Load, s.sql.Fast.Fallbacks.Load)
+		if m != nil {
+			metrics.RegisterCluster(reg, m.Driver)
+		}
 		mux := metrics.Handler(reg, cfg.HTTPPprof)
 		hl = httpListener(hl, httpTLS)
 		sampler := dashboard.NewSampler(reg, dashboardKeep, time.Second, dashboard.DefaultKeep)
