@@ -20,6 +20,7 @@ require (
 	github.com/spf13/cobra v1.9.1
 	github.com/spf13/pflag v1.0.6
 	go.etcd.io/raft/v3 v3.6.0
+	golang.org/x/sys v0.46.0
 	gonum.org/v1/plot v0.17.0
 	gopkg.in/ini.v1 v1.67.0
 	gopkg.in/src-d/go-errors.v1 v1.0.0
@@ -73,7 +74,6 @@ require (
 	golang.org/x/image v0.30.0 // indirect
 	golang.org/x/mod v0.34.0 // indirect
 	golang.org/x/sync v0.20.0 // indirect
-	golang.org/x/sys v0.46.0 // indirect
 	golang.org/x/telemetry v0.0.0-20260311193753-579e4da9a98c // indirect
 	golang.org/x/term v0.44.0 // indirect
 	golang.org/x/tools v0.43.0 // indirect

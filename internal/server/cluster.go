@@ -70,6 +70,11 @@ type ClusterConfig struct {
 	NodeName string
 	// NewCluster is --wsrep-new-cluster: accepted, and not needed.
 	NewCluster bool
+	// SSLMode is --wsrep-ssl-mode ("" is PROVIDER); SSLCert, SSLKey and
+	// SSLCA are the socket.ssl_* provider options (clustertls.go).
+	SSLMode                string
+	SSLCert, SSLKey, SSLCA string
+	SSLOff                 bool // socket.ssl=no
 }
 
 // members parses Address: the members' addresses by node id (1-based
@@ -87,11 +92,11 @@ func (c ClusterConfig) members() (map[uint64]string, uint64, error) {
 		if err != nil {
 			return nil, 0, fmt.Errorf("--wsrep-cluster-address: member %q needs a host and a port: %v", a, err)
 		}
-		if ip := net.ParseIP(host); host != "localhost" && (ip == nil || !ip.IsLoopback()) {
-			// The members' connections are neither encrypted nor
-			// authenticated yet: anyone who could reach the port could
+		if ip := net.ParseIP(host); host != "localhost" && (ip == nil || !ip.IsLoopback()) && !c.secured() {
+			// Without TLS the members' connections are neither encrypted
+			// nor authenticated: anyone who could reach the port could
 			// join the log.
-			return nil, 0, fmt.Errorf("--wsrep-cluster-address: member %s is not on a loopback address; the cluster port has no TLS or authentication yet, so members must run on one machine (or in network namespaces that map them to loopback)", a)
+			return nil, 0, fmt.Errorf("--wsrep-cluster-address: member %s is not on a loopback address; members off loopback need TLS between them: --wsrep-ssl-mode=SERVER with --ssl-cert, --ssl-key and --ssl-ca, or the socket.ssl_* provider options", a)
 		}
 		for _, b := range addrs {
 			if b == a {
@@ -141,6 +146,10 @@ func openMember(cfg Config, serverUUID binlog.UUID, log *slog.Logger, opts stora
 	if err != nil {
 		return nil, nil, nil, err
 	}
+	serverTLS, clientTLS, err := clusterTLS(cfg)
+	if err != nil {
+		return nil, nil, nil, err
+	}
 	store, err := storage.Open(opts)
 	if err != nil {
 		return nil, nil, nil, fmt.Errorf("opening the store: %w", err)
@@ -182,6 +191,7 @@ func openMember(cfg Config, serverUUID binlog.UUID, log *slog.Logger, opts stora
 	}
 	m := &member{Applier: applier, id: self, sid: sid, done: make(chan struct{})}
 	m.transport = cluster.NewTransport(self, cfg.Cluster.Name, ln, addrs)
+	m.transport.UseTLS(serverTLS, clientTLS)
 	tick := time.Duration(cfg.Cluster.TickMillis) * time.Millisecond
 	// Replicas and binlog readers see what this member applied: committed
 	// entries, never a tail raft may still cut.

@@ -448,6 +448,19 @@ var options = []option{
 		}},
 	boolOpt("wsrep-new-cluster", "accepted as galera_new_cluster passes it: a Lockstep cluster needs no bootstrap (every member lists every member, and raft's state is on disk)",
 		func(c *Config) *bool { return &c.Cluster.NewCluster }),
+	{name: "wsrep-ssl-mode", help: "TLS between members: PROVIDER (the socket.ssl_* of --wsrep-provider-options; none given, no TLS), SERVER (--ssl-cert, --ssl-key and --ssl-ca, peers verified against the CA) or SERVER_X509 (also each peer's host name); members off loopback need TLS",
+		def: func(c *Config) string { return c.Cluster.SSLMode },
+		apply: func(c *Config, v string) error {
+			switch m := strings.ToUpper(strings.TrimSpace(v)); m {
+			case "PROVIDER", "SERVER", "SERVER_X509":
+				c.Cluster.SSLMode = m
+				return nil
+			}
+			return fmt.Errorf("invalid value %q for --wsrep-ssl-mode: PROVIDER, SERVER or SERVER_X509", v)
+		}},
+	{name: "wsrep-provider-options", help: "Galera provider options; Lockstep takes socket.ssl_cert, socket.ssl_key, socket.ssl_ca and socket.ssl (TLS between members, with --wsrep-ssl-mode=PROVIDER) and refuses the others by name",
+		def:   func(c *Config) string { return "" },
+		apply: func(c *Config, v string) error { return c.Cluster.applyProviderOptions(v) }},
 	intOpt("lockstep-cluster-tick", "milliseconds per tick of the cluster's raft clock: a heartbeat every tick, an election after 10 to 20 ticks without a leader",
 		func(c *Config) *int64 { return &c.Cluster.TickMillis }, 1, 10000),
 }

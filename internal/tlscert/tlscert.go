@@ -191,7 +191,7 @@ func Server(f Files) (*tls.Config, error) {
 		ClientAuth:   tls.NoClientCert,
 	}
 	if f.CA != "" {
-		pool, err := loadPool(f.CA)
+		pool, err := LoadPool(f.CA)
 		if err != nil {
 			return nil, fmt.Errorf("--ssl-ca: %w", err)
 		}
@@ -223,7 +223,7 @@ func Client(ca, cert, key, serverName string, verifyName bool) (*tls.Config, err
 		cfg.InsecureSkipVerify = !verifyName
 		return cfg, nil
 	}
-	pool, err := loadPool(ca)
+	pool, err := LoadPool(ca)
 	if err != nil {
 		return nil, err
 	}
@@ -246,7 +246,8 @@ func Client(ca, cert, key, serverName string, verifyName bool) (*tls.Config, err
 	return cfg, nil
 }
 
-func loadPool(path string) (*x509.CertPool, error) {
+// LoadPool reads the PEM certificates of path into a pool.
+func LoadPool(path string) (*x509.CertPool, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
 		return nil, err
