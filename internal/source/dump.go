@@ -149,7 +149,7 @@ func (d *dumper) readAcks(conn net.Conn) {
 		if len(pkt) >= 9 && pkt[0] == semiSyncMagic {
 			pos := binary.LittleEndian.Uint64(pkt[1:9])
 			if num, ok := d.s.log.Num(string(pkt[9:])); ok {
-				d.s.Semi.ack(d.r, binlog.Position{File: num, Pos: int64(pos)})
+				d.s.Semi.ack(d.r, d.r.clampAck(binlog.Position{File: num, Pos: int64(pos)}))
 			}
 			continue
 		}
@@ -368,6 +368,7 @@ func (d *dumper) stream() error {
 			return fatal("Client requested source to start replication from position > file size (%s, %d > %d)", d.s.log.Name(d.file), d.pos, limit)
 		}
 		if d.pos < limit {
+			d.r.offer(binlog.Position{File: d.file, Pos: limit})
 			rotated, err := d.sendRange(limit, d.file == end.File)
 			if err != nil {
 				return err

@@ -80,12 +80,37 @@ type replica struct {
 
 	sentMu sync.Mutex
 	sent   binlog.Position
+	// offered is the end of the binlog range being written to the
+	// replica, set before the first byte of it is: the replica cannot
+	// hold anything past it, so a semi-sync ACK past it is clamped to it.
+	offered binlog.Position
 }
 
 func (r *replica) setSent(p binlog.Position) {
 	r.sentMu.Lock()
 	r.sent = p
 	r.sentMu.Unlock()
+}
+
+// offer records that the binlog up to p is about to be written to the
+// replica.
+func (r *replica) offer(p binlog.Position) {
+	r.sentMu.Lock()
+	if r.offered.Less(p) {
+		r.offered = p
+	}
+	r.sentMu.Unlock()
+}
+
+// clampAck limits an acknowledged position to what the replica can have
+// received: a replica cannot acknowledge events it was never sent.
+func (r *replica) clampAck(p binlog.Position) binlog.Position {
+	r.sentMu.Lock()
+	defer r.sentMu.Unlock()
+	if r.offered.Less(p) {
+		return r.offered
+	}
+	return p
 }
 
 // ReplicaInfo describes a connected dump for SHOW REPLICAS and metrics.

@@ -424,6 +424,37 @@ func TestSemiSyncAcksAndFallback(t *testing.T) {
 	}
 }
 
+// TestSemiSyncAckPastWhatWasSent: a replica that acknowledges a position
+// it was never sent does not release commits after what it received:
+// the ACK counts only up to what the source wrote to it.
+func TestSemiSyncAckPastWhatWasSent(t *testing.T) {
+	f := newFixture(t)
+	semi := f.src.Semi
+	semi.SetTimeout(200)
+	semi.SetEnabled(true)
+	f.commit(false, 0)
+	c := f.dump(Request{File: "binlog.000001", Pos: 4, SemiSync: true})
+	for p := c.next(true); !p.ack; p = c.next(true) {
+	}
+	ack := []byte{semiSyncMagic}
+	ack = binary.LittleEndian.AppendUint64(ack, 1<<40)
+	ack = append(ack, "binlog.000001"...)
+	pw := &packetWriter{w: bufio.NewWriter(c.conn)}
+	if err := pw.write(ack); err != nil {
+		t.Fatal(err)
+	}
+	pw.flush()
+	for semi.Clients() != 1 || semi.Stats.Acks.Load() != 1 {
+		time.Sleep(time.Millisecond)
+	}
+	f.commit(false, 0)
+	start := time.Now()
+	semi.WaitAck(f.log.Current(), 1)
+	if d := time.Since(start); d < 150*time.Millisecond || semi.Stats.YesTx.Load() != 0 {
+		t.Fatalf("a commit after the forged ACK returned after %v as acknowledged (%d)", d, semi.Stats.YesTx.Load())
+	}
+}
+
 func TestWaitNoReplicaOffFallsBackAtOnce(t *testing.T) {
 	f := newFixture(t)
 	semi := f.src.Semi
