@@ -456,6 +456,49 @@ print(cur.fetchall())
 	}
 }
 
+// TestResetConnection: COM_RESET_CONNECTION (sent by connection pools
+// such as MySqlConnector's) rolls back the open transaction, releasing
+// its row locks, and leaves a session whose settings still take effect
+// (here max_execution_time, which the server reads from the session).
+func TestResetConnection(t *testing.T) {
+	py := needTool(t, "python3")
+	if err := tool(t, time.Minute, py, "-c", "import pymysql").Run(); err != nil {
+		if os.Getenv("LOCKSTEP_REQUIRE_TOOLS") == "1" {
+			t.Fatal("PyMySQL is required (LOCKSTEP_REQUIRE_TOOLS=1) but not installed")
+		}
+		t.Skip("PyMySQL not installed")
+	}
+	s := startServer(t, t.TempDir())
+	script := fmt.Sprintf(`
+import pymysql
+c = pymysql.connect(host="127.0.0.1", port=%d, user="root", autocommit=False)
+cur = c.cursor()
+cur.execute("CREATE DATABASE r")
+cur.execute("CREATE TABLE r.t (id INT PRIMARY KEY, v INT)")
+cur.execute("INSERT INTO r.t VALUES (1, 0)")
+c.commit()
+cur.execute("UPDATE r.t SET v = 1 WHERE id = 1")
+c._execute_command(0x1f, b"")  # COM_RESET_CONNECTION
+assert c._read_packet().is_ok_packet()
+other = pymysql.connect(host="127.0.0.1", port=%d, user="root", autocommit=True)
+oc = other.cursor()
+oc.execute("SET SESSION innodb_lock_wait_timeout = 5")
+oc.execute("UPDATE r.t SET v = 2 WHERE id = 1")
+cur.execute("SET SESSION max_execution_time = 100")
+try:
+    cur.execute("SELECT SLEEP(3)")
+    raise SystemExit("max_execution_time ignored after the reset")
+except pymysql.err.OperationalError as e:
+    assert e.args[0] == 3024, e
+cur.execute("SELECT v FROM r.t")
+print(cur.fetchall())
+`, s.port, s.port)
+	out, err := tool(t, 2*time.Minute, py, "-c", script).CombinedOutput()
+	if err != nil || strings.TrimSpace(string(out)) != "((2,),)" {
+		t.Fatalf("PyMySQL: %v\n%s", err, out)
+	}
+}
+
 // TestPreparedLockingReads checks SELECT ... FOR UPDATE through server-side
 // prepared statements (COM_STMT_EXECUTE, where GMS reuses the cached AST):
 // a second transaction's locking read of the same row waits for the first,

@@ -205,4 +205,25 @@ func TestMaxPreparedStatements(t *testing.T) {
 	waitStatus("2")
 	db.Close()
 	waitStatus("0")
+
+	// SQL PREPARE counts against the same limit: a new name past it gets
+	// 1461, preparing a name again replaces it, DEALLOCATE gives room back,
+	// and so does the end of the session.
+	pool := s.db("")
+	c := conn(t, pool)
+	ctx := context.Background()
+	for i := range 3 {
+		mustConnExec(t, c, fmt.Sprintf("PREPARE s%d FROM 'SELECT %d'", i, i))
+	}
+	if _, err := c.ExecContext(ctx, "PREPARE s3 FROM 'SELECT 3'"); errNumber(err) != 1461 {
+		t.Fatalf("a fourth SQL PREPARE: %v, want 1461", err)
+	}
+	mustConnExec(t, c, "PREPARE s1 FROM 'SELECT 11'")
+	waitStatus("3")
+	mustConnExec(t, c, "DEALLOCATE PREPARE s0")
+	mustConnExec(t, c, "PREPARE s3 FROM 'SELECT 3'")
+	waitStatus("3")
+	c.Close()
+	pool.Close()
+	waitStatus("0")
 }

@@ -81,7 +81,7 @@ func track(ctx context.Context, c *mysql.Conn) (context.Context, func()) {
 // (bareStatement), as MySQL's parser would.
 func (s *Server) intercept(c *mysql.Conn, query string) (res *sqltypes.Result, handled bool, err error) {
 	query = bareStatement(query)
-	for _, f := range []func(*mysql.Conn, string) (*sqltypes.Result, bool, error){s.gtidNextStatement, s.replicaStatement, s.adminStatement, s.killStatement, s.accountStatement, s.readLockStatement, s.reloadTLS} {
+	for _, f := range []func(*mysql.Conn, string) (*sqltypes.Result, bool, error){s.gtidNextStatement, s.replicaStatement, s.adminStatement, s.killStatement, s.accountStatement, s.readLockStatement, s.reloadTLS, s.sqlPrepareLimit} {
 		if res, ok, err := f(c, query); ok {
 			return res, true, err
 		}
@@ -171,12 +171,20 @@ func (h *handler) ComPrepare(ctx context.Context, c *mysql.Conn, query string, p
 	if err := h.s.admitPrepare(c, p); err != nil {
 		return nil, err
 	}
-	f, err := h.Handler.ComPrepare(ctx, c, query, p)
+	var f []*querypb.Field
+	key, err := h.s.sql.PrepareProtocol(c.ConnectionID, func() (err error) {
+		f, err = h.Handler.ComPrepare(ctx, c, query, p)
+		return err
+	})
+	w, _ := c.Conn.(*wireConn)
+	if w != nil {
+		w.stmtKept(p.StatementID, key)
+	}
 	if err == nil {
 		h.fast.prepare(ctx, h.Handler, c, query, p)
 	} else {
 		delete(c.PrepareData, p.StatementID) // vitess keeps a statement that failed
-		if w, ok := c.Conn.(*wireConn); ok {
+		if w != nil {
 			w.stmtClosed(p.StatementID)
 		}
 	}

@@ -1,14 +1,20 @@
 package server
 
 import (
+	"regexp"
+	"strings"
+
 	"github.com/dolthub/go-mysql-server/sql"
 	"github.com/dolthub/vitess/go/mysql"
+	"github.com/dolthub/vitess/go/sqltypes"
 )
 
 // max_prepared_stmt_count bounds the prepared statements of all
 // connections together (each holds its text, its parsed form and, on the
 // fast path, a plan), so that a client preparing statements without end
-// cannot exhaust memory: past it, COM_STMT_PREPARE gets MySQL's 1461.
+// cannot exhaust memory: past it, COM_STMT_PREPARE and SQL PREPARE get
+// MySQL's 1461. Statements prepared with SQL PREPARE are kept by the
+// session and counted by sqlengine (Engine.SQLPrepared).
 //
 // Each connection keeps the ids of its statements (wireConn.stmts, touched
 // by its own goroutine only), and Server.prepared their total, which is
@@ -26,10 +32,10 @@ func (s *Server) admitPrepare(c *mysql.Conn, p *mysql.PrepareData) error {
 		return nil
 	}
 	if w.stmts == nil {
-		w.stmts = map[uint32]struct{}{}
+		w.stmts = map[uint32]string{}
 	}
-	w.stmts[p.StatementID] = struct{}{}
-	total := s.prepared.Add(1)
+	w.stmts[p.StatementID] = ""
+	total := s.prepared.Add(1) + s.sql.SQLPrepared.Load()
 	_, v, _ := sql.SystemVariables.GetGlobal("max_prepared_stmt_count")
 	if limit := toInt64(v); total > limit {
 		delete(c.PrepareData, p.StatementID)
@@ -64,16 +70,28 @@ func (c *wireConn) longDataUsed(id uint32) {
 	}
 }
 
-// stmtClosed uncounts statement id of the connection, if it was counted.
-func (c *wireConn) stmtClosed(id uint32) {
-	c.longDataUsed(id)
-	if _, ok := c.stmts[id]; ok && c.l.prepared != nil {
-		delete(c.stmts, id)
-		c.l.prepared.Add(-1)
+// stmtKept records the SQL layer's key for statement id (once prepared).
+func (c *wireConn) stmtKept(id uint32, key string) {
+	if _, ok := c.stmts[id]; ok {
+		c.stmts[id] = key
 	}
 }
 
-// stmtsClosed uncounts every statement of the connection.
+// stmtClosed uncounts statement id of the connection, if it was counted,
+// and lets the SQL layer drop what it kept for it.
+func (c *wireConn) stmtClosed(id uint32) {
+	c.longDataUsed(id)
+	if key, ok := c.stmts[id]; ok && c.l.prepared != nil {
+		delete(c.stmts, id)
+		c.l.prepared.Add(-1)
+		if key != "" && c.l.releaseStatement != nil {
+			c.l.releaseStatement(c.connID, key)
+		}
+	}
+}
+
+// stmtsClosed uncounts every statement of the connection (its session,
+// and what the SQL layer kept in it, ends or is replaced).
 func (c *wireConn) stmtsClosed() {
 	if c.l.prepared != nil {
 		c.l.prepared.Add(-int64(len(c.stmts)))
@@ -83,5 +101,33 @@ func (c *wireConn) stmtsClosed() {
 }
 
 func (s *Server) preparedStatus(live map[string]func() any) {
-	live["Prepared_stmt_count"] = func() any { return s.prepared.Load() }
+	live["Prepared_stmt_count"] = func() any { return s.prepared.Load() + s.sql.SQLPrepared.Load() }
+}
+
+// sqlPrepare is PREPARE name FROM ... (SQL prepared statements, kept by
+// the session and counted by sqlengine).
+var sqlPrepare = regexp.MustCompile("(?is)^\\s*prepare\\s+(`[^`]+`|\\w+)\\s+from\\b")
+
+// sqlPrepareLimit refuses, with 1461, a PREPARE that would make the
+// statements of all connections, both kinds, exceed
+// max_prepared_stmt_count; a PREPARE that replaces one of the session's
+// statements adds none. It handles nothing else.
+func (s *Server) sqlPrepareLimit(c *mysql.Conn, query string) (*sqltypes.Result, bool, error) {
+	q := strings.TrimLeft(query, " \t\r\n")
+	if !hasPrefixFold(q, "prepare") {
+		return nil, false, nil
+	}
+	m := sqlPrepare.FindStringSubmatch(q)
+	if m == nil {
+		return nil, false, nil
+	}
+	name := strings.Trim(m[1], "`")
+	if s.sql.HasPrepared(c.ConnectionID, name) || s.sql.HasPrepared(c.ConnectionID, strings.ToLower(name)) {
+		return nil, false, nil
+	}
+	_, v, _ := sql.SystemVariables.GetGlobal("max_prepared_stmt_count")
+	if limit := toInt64(v); s.prepared.Load()+s.sql.SQLPrepared.Load() >= limit {
+		return nil, true, mysql.NewSQLError(erMaxPreparedStmtCount, "42000", "Can't create more than max_prepared_stmt_count statements (current value: %d)", limit)
+	}
+	return nil, false, nil
 }

@@ -249,7 +249,7 @@ func Start(cfg Config, log *slog.Logger) (_ *Server, err error) {
 		return toInt64(v)
 	}}
 	s.wire = &wireListener{Listener: tl, limit: s.conns, maxPacket: maxAllowedPacket, tls: s.tls, tlsStats: &s.tlsStats, connectTimeout: connectTimeout,
-		checkPrepare: s.sql.CheckPrepare, prepared: &s.prepared}
+		checkPrepare: s.sql.CheckPrepare, prepared: &s.prepared, releaseStatement: s.sql.ReleaseProtocol}
 	lst, err := gmsserver.NewServerWithHandler(gmsserver.Config{
 		Protocol:                "tcp",
 		Address:                 addr,
@@ -370,7 +370,7 @@ func (s *Server) listenMariaDB() error {
 		return fmt.Errorf("listening on %s (--mariadb-port): %w", addr, err)
 	}
 	wl := &wireListener{Listener: tl, mariadb: true, limit: s.conns, maxPacket: maxAllowedPacket, tls: s.tls, tlsStats: &s.tlsStats, connectTimeout: connectTimeout,
-		checkPrepare: s.sql.CheckPrepare, prepared: &s.prepared}
+		checkPrepare: s.sql.CheckPrepare, prepared: &s.prepared, releaseStatement: s.sql.ReleaseProtocol}
 	lst, err := gmsserver.NewServerWithHandler(gmsserver.Config{
 		Protocol: "tcp", Address: addr, Listener: wl, Version: mariadbVersion,
 		ProtocolListenerFactory: s.protocolListener,

@@ -72,6 +72,9 @@ type wireListener struct {
 	// prepared counts the prepared statements of every connection
 	// (Prepared_stmt_count, see prepared.go).
 	prepared *atomic.Int64
+	// releaseStatement, if set, tells the SQL layer a connection closed a
+	// prepared statement it keeps under key (see prepared.go).
+	releaseStatement func(connID uint32, key string)
 }
 
 // connLimit enforces max_connections as MySQL does: one connection more
@@ -216,7 +219,7 @@ type wireConn struct {
 	interactive bool
 	// stmts are this connection's prepared statements, counted in
 	// l.prepared (its own goroutine only; see prepared.go).
-	stmts map[uint32]struct{}
+	stmts map[uint32]string // id -> the SQL layer's key for it
 	// longData counts the bytes of parameters sent in pieces, by
 	// statement, and longTotal their sum (prepared.go).
 	longData        map[uint32]int64

@@ -31,6 +31,10 @@ import (
 
 // Engine is the SQL layer of one server.
 type Engine struct {
+	// SQLPrepared counts the statements prepared with SQL PREPARE in all
+	// sessions (max_prepared_stmt_count bounds them with the protocol's).
+	SQLPrepared atomic.Int64
+
 	store *storage.Engine
 	pipe  *commit.Pipeline
 	locks *lock.Manager

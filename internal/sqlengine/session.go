@@ -55,6 +55,13 @@ type Session struct {
 	beginAccess string
 	// version, if set, is this session's @@version (the MariaDB port's).
 	version string
+	// sqlPrepared counts the session's statements prepared with SQL
+	// PREPARE (in Engine.SQLPrepared too); protocolRefs the protocol's
+	// open statements per key, and protocolKey, while one is prepared,
+	// receives its key (see PrepareQuery).
+	sqlPrepared  int64
+	protocolRefs map[string]int
+	protocolKey  *string
 	// tableLocks are the tables locked by LOCK TABLES (locktables.go).
 	tableLocks sessionTableLocks
 	// readOnlyDefault caches transaction_read_only (read on every write
@@ -278,7 +285,89 @@ func (s *Session) SessionEnd() {
 	if s.eng.pipe != nil {
 		s.eng.pipe.EndSession(uint64(s.ID()))
 	}
-	s.eng.sessions.Delete(s.ID())
+	s.eng.SQLPrepared.Add(-s.sqlPrepared)
+	s.sqlPrepared = 0
+	// After COM_RESET_CONNECTION the connection's new session is stored
+	// before the old one ends: only the old one's entry goes.
+	s.eng.sessions.CompareAndDelete(s.ID(), s)
+}
+
+// Prepared statements are kept in the session by go-mysql-server, both
+// kinds under one map: SQL PREPARE's by name, the protocol's
+// (COM_STMT_PREPARE) by their text, which it never removes. So that a
+// long session preparing many distinct statements does not grow without
+// end, the session counts the protocol's per text while the server
+// prepares one (PrepareProtocol) and drops a text when the last
+// statement of it is closed (ReleaseProtocol); SQL PREPARE's are counted
+// in Engine.SQLPrepared, for max_prepared_stmt_count.
+
+// PrepareQuery keeps a prepared statement's parsed form under key.
+func (s *Session) PrepareQuery(key string, stmt ast.Statement) {
+	_, had := s.BaseSession.GetPreparedQuery(key)
+	if s.protocolKey != nil {
+		*s.protocolKey = key
+		if s.protocolRefs == nil {
+			s.protocolRefs = map[string]int{}
+		}
+		s.protocolRefs[key]++
+	} else if !had {
+		s.sqlPrepared++
+		s.eng.SQLPrepared.Add(1)
+	}
+	s.BaseSession.PrepareQuery(key, stmt)
+}
+
+// UnprepareQuery drops a statement prepared with SQL PREPARE
+// (DEALLOCATE PREPARE) and uncounts it.
+func (s *Session) UnprepareQuery(name string) {
+	if _, ok := s.BaseSession.GetPreparedQuery(name); ok && s.protocolRefs[name] == 0 {
+		s.sqlPrepared--
+		s.eng.SQLPrepared.Add(-1)
+	}
+	s.BaseSession.UnprepareQuery(name)
+}
+
+// PrepareProtocol runs prepare, go-mysql-server's COM_STMT_PREPARE, on
+// connection connID's session, and returns the key the session keeps the
+// statement under ("" if it kept none).
+func (e *Engine) PrepareProtocol(connID uint32, prepare func() error) (string, error) {
+	v, ok := e.sessions.Load(connID)
+	if !ok {
+		return "", prepare()
+	}
+	s := v.(*Session)
+	var key string
+	s.protocolKey = &key
+	defer func() { s.protocolKey = nil }()
+	err := prepare()
+	return key, err
+}
+
+// ReleaseProtocol drops a statement the protocol prepared under key on
+// connection connID's session, once no other statement of it is left.
+func (e *Engine) ReleaseProtocol(connID uint32, key string) {
+	v, ok := e.sessions.Load(connID)
+	if !ok {
+		return
+	}
+	s := v.(*Session)
+	if s.protocolRefs[key] > 1 {
+		s.protocolRefs[key]--
+		return
+	}
+	delete(s.protocolRefs, key)
+	s.BaseSession.UnprepareQuery(key)
+}
+
+// HasPrepared reports whether connection connID's session has a statement
+// prepared with SQL PREPARE under name.
+func (e *Engine) HasPrepared(connID uint32, name string) bool {
+	v, ok := e.sessions.Load(connID)
+	if !ok {
+		return false
+	}
+	_, ok = v.(*Session).BaseSession.GetPreparedQuery(name)
+	return ok
 }
 
 // GetPreparedQuery returns a prepared statement's cached AST; executing it
