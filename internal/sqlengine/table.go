@@ -348,8 +348,13 @@ func (t *Table) newIndex(pos int) *index {
 		d := t.st.Def.Indexes[pos]
 		ix.name, ix.cols, ix.uniq, ix.comm = d.Name, d.Columns, d.Unique, d.Comment
 	}
+	// As the schema spells them: go-mysql-server matches index columns
+	// for lookups ignoring case, but for SHOW CREATE TABLE, SHOW INDEX and
+	// information_schema exactly, and a lower-cased name there lost the
+	// column of an index on a mixed-case one (KEY k ()).
 	for _, c := range ix.cols {
-		ix.exprs = append(ix.exprs, strings.ToLower(t.Name())+"."+strings.ToLower(t.st.Def.Columns[c].Name))
+		col := t.sch.Schema[c]
+		ix.exprs = append(ix.exprs, col.Source+"."+col.Name)
 	}
 	return ix
 }
