@@ -82,3 +82,21 @@ func TestSessionLimits(t *testing.T) {
 		}
 	}
 }
+
+// TestSetNamesCollate: SET NAMES ... COLLATE sets the connection's
+// collation, which literals then compare by; a collation of another
+// character set is refused with 1253.
+func TestSetNamesCollate(t *testing.T) {
+	s := startServer(t, t.TempDir())
+	c := conn(t, s.db(""))
+	ctx := context.Background()
+	mustConnExec(t, c, "SET NAMES utf8mb4 COLLATE utf8mb4_bin")
+	var eq int
+	var coll string
+	if err := c.QueryRowContext(ctx, "SELECT 'a' = 'A', @@collation_connection").Scan(&eq, &coll); err != nil || eq != 0 || coll != "utf8mb4_bin" {
+		t.Fatalf("after SET NAMES utf8mb4 COLLATE utf8mb4_bin: 'a' = 'A' is %d, collation %q, %v", eq, coll, err)
+	}
+	if _, err := c.ExecContext(ctx, "SET NAMES utf8mb4 COLLATE latin1_bin"); errNumber(err) != 1253 {
+		t.Fatalf("a collation of another character set: %v, want 1253", err)
+	}
+}

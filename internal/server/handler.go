@@ -97,6 +97,10 @@ func (h *handler) ComQuery(ctx context.Context, c *mysql.Conn, query string, cb 
 		}
 		return cb(res, false)
 	}
+	query, err := rewriteSetNames(query)
+	if err != nil {
+		return err
+	}
 	ctx, done := track(ctx, c)
 	defer done()
 	if h.s.member == nil {
@@ -141,6 +145,10 @@ func (h *handler) ComMultiQuery(ctx context.Context, c *mysql.Conn, query string
 		}
 		return "", cb(res, false)
 	}
+	query, err := rewriteSetNames(query)
+	if err != nil {
+		return "", err
+	}
 	ctx, done := track(ctx, c)
 	defer done()
 	if err := h.s.refuseDetached(c, query); err != nil {
@@ -150,7 +158,7 @@ func (h *handler) ComMultiQuery(ctx context.Context, c *mysql.Conn, query string
 		return "", err
 	}
 	var rest string
-	err := h.s.limitStatement(ctx, c, query, func(ctx context.Context) error {
+	err = h.s.limitStatement(ctx, c, query, func(ctx context.Context) error {
 		// The fast path takes a query of one statement (parse checks).
 		if ok, err := h.fast.query(ctx, h.Handler, c, query, nil, nil, func(r *sqltypes.Result) error { return cb(r, false) }); ok {
 			return deniedFor(query, mysqlerr.Restore(err))

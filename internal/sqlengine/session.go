@@ -921,6 +921,12 @@ var sessionReadOnly = map[string]bool{"max_allowed_packet": true}
 
 func checkAlwaysOn(name string, val any) error {
 	n := strings.ToLower(name)
+	if n == "sql_mode" && strings.Contains(strings.ToUpper(sqlModeText(val)), "NO_BACKSLASH_ESCAPES") {
+		// The parser always reads backslash escapes in strings: accepted,
+		// the mode would change nothing, and a client escaping quotes by
+		// doubling them as the mode asks would be misread.
+		return mysql.NewSQLError(mysql.ERNotSupportedYet, "42000", "This version of Lockstep doesn't yet support 'sql_mode NO_BACKSLASH_ESCAPES': string literals are always read with backslash escapes")
+	}
 	if want, ok := fixedValues[n]; ok {
 		if got := strings.ToUpper(fmt.Sprint(val)); got != want {
 			return mysql.NewSQLError(mysql.ERNotSupportedYet, "42000", "This version of Lockstep doesn't yet support '%s = %s': the binlog is always %s", n, got, strings.Join(fixedSettings(), ", "))
@@ -932,6 +938,21 @@ func checkAlwaysOn(name string, val any) error {
 		return nil
 	}
 	return mysql.NewSQLError(mysql.ERNotSupportedYet, "42000", "This version of Lockstep doesn't yet support '%s = 0': %s", strings.ToLower(name), why)
+}
+
+// sqlModeText is a sql_mode value as names: the registry hands SET's
+// value over as its set bits.
+func sqlModeText(val any) string {
+	if bits, ok := val.(uint64); ok {
+		if sv, _, found := sql.SystemVariables.GetGlobal("sql_mode"); found {
+			if st, isSet := sv.GetType().(sql.SetType); isSet {
+				if text, err := st.BitsToString(bits); err == nil {
+					return text
+				}
+			}
+		}
+	}
+	return fmt.Sprint(val)
 }
 
 // fixedSettings names the fixed values, for messages.
