@@ -1,14 +1,12 @@
 package integration
 
 import (
-	"context"
 	"database/sql"
+	"errors"
 	"fmt"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"sync"
 	"syscall"
@@ -16,73 +14,52 @@ import (
 	"time"
 
 	mysqldrv "github.com/go-sql-driver/mysql"
+	"github.com/lockstepdb/lockstep/internal/netns"
 	"github.com/lockstepdb/lockstep/internal/tlscert"
-	"golang.org/x/sys/unix"
 )
 
-// Network partitions, made with network namespaces: each member runs in
-// a namespace of its own, joined to the others by a veth pair on a
-// bridge, and talks to them over TLS on its bridge address. Clients reach
-// a member on 127.0.0.1 inside its namespace (a socket opened by a thread
-// that entered it), so cutting a member's link to the bridge isolates it
-// from the other members and not from its clients. This needs root and
-// iproute2; without them the test is skipped.
+// Network partitions, made with network namespaces (package netns):
+// each member runs in a namespace of its own on a bridge and talks to the
+// others over TLS on its bridge address; clients reach a member on
+// 127.0.0.1 inside its namespace, so cutting a member's link isolates it
+// from the other members and not from its clients. Skipped without root.
 
 // netnsCluster is a cluster whose members run in network namespaces.
 type netnsCluster struct {
 	t       *testing.T
-	name    string // prefix of the namespaces and links
 	members []*nsMember
 }
 
 type nsMember struct {
-	ns, link, addr string // namespace, its link on the bridge, cluster address
-	port           int    // client port, on the namespace's loopback
-	dir            string
-	cmd            *exec.Cmd
-	exited         chan struct{}
-	db             *sql.DB
-}
-
-func runCmd(t *testing.T, args ...string) {
-	t.Helper()
-	if out, err := exec.Command(args[0], args[1:]...).CombinedOutput(); err != nil {
-		t.Fatalf("%s: %v\n%s", strings.Join(args, " "), err, out)
-	}
+	host   *netns.Host
+	addr   string // cluster address
+	port   int    // client port, on the namespace's loopback
+	dir    string
+	cmd    *exec.Cmd
+	exited chan struct{}
+	db     *sql.DB
 }
 
 // startNetnsCluster starts n members, each in its own namespace, with
 // TLS between them (certificates of one CA made for the test).
 func startNetnsCluster(t *testing.T, n int) *netnsCluster {
 	t.Helper()
-	if os.Geteuid() != 0 {
-		t.Skip("network namespaces need root")
+	nw, err := netns.New(fmt.Sprintf("ls%d", os.Getpid()%10000), n)
+	if errors.Is(err, netns.ErrUnavailable) {
+		t.Skip(err)
 	}
-	needTool(t, "ip")
-	c := &netnsCluster{t: t, name: fmt.Sprintf("ls%d", os.Getpid()%100000)}
-	subnet := 200 + os.Getpid()%50
-	bridge := c.name + "br"
-	if out, err := exec.Command("ip", "link", "add", bridge, "type", "bridge").CombinedOutput(); err != nil {
-		t.Skipf("cannot make a bridge (%v): %s", err, out)
+	if err != nil {
+		t.Fatal(err)
 	}
-	t.Cleanup(func() { _ = exec.Command("ip", "link", "del", bridge).Run() })
-	runCmd(t, "ip", "link", "set", bridge, "up")
+	t.Cleanup(nw.Close)
 	certs, _, err := tlscert.Ensure(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}
+	c := &netnsCluster{t: t}
 	var addrs []string
-	for i := 1; i <= n; i++ {
-		m := &nsMember{ns: fmt.Sprintf("%s-%d", c.name, i), link: fmt.Sprintf("%sv%d", c.name, i),
-			addr: fmt.Sprintf("10.%d.0.%d:4567", subnet, i), port: 3306, dir: t.TempDir()}
-		runCmd(t, "ip", "netns", "add", m.ns)
-		t.Cleanup(func() { _ = exec.Command("ip", "netns", "del", m.ns).Run() })
-		runCmd(t, "ip", "link", "add", m.link, "type", "veth", "peer", "name", m.link+"p")
-		runCmd(t, "ip", "link", "set", m.link+"p", "netns", m.ns)
-		runCmd(t, "ip", "link", "set", m.link, "master", bridge, "up")
-		runCmd(t, "ip", "-n", m.ns, "addr", "add", fmt.Sprintf("10.%d.0.%d/24", subnet, i), "dev", m.link+"p")
-		runCmd(t, "ip", "-n", m.ns, "link", "set", m.link+"p", "up")
-		runCmd(t, "ip", "-n", m.ns, "link", "set", "lo", "up")
+	for _, h := range nw.Hosts {
+		m := &nsMember{host: h, addr: h.IP + ":4567", port: 3306, dir: t.TempDir()}
 		c.members = append(c.members, m)
 		addrs = append(addrs, m.addr)
 	}
@@ -107,9 +84,8 @@ func (m *nsMember) start(t *testing.T, args ...string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	args = append([]string{"netns", "exec", m.ns, binary, "serve", "--port", fmt.Sprint(m.port), "--http-port", "0",
-		"--datadir", filepath.Join(m.dir, "data")}, args...)
-	m.cmd = exec.Command("ip", args...)
+	m.cmd = m.host.Command(binary, append([]string{"serve", "--port", fmt.Sprint(m.port), "--http-port", "0",
+		"--datadir", filepath.Join(m.dir, "data")}, args...)...)
 	m.cmd.Stdout, m.cmd.Stderr = logf, logf
 	if err := m.cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -125,55 +101,22 @@ func (m *nsMember) start(t *testing.T, args ...string) {
 			<-m.exited
 		}
 	})
-	mysqldrv.RegisterDialContext(m.ns, func(ctx context.Context, addr string) (net.Conn, error) { return dialInNetns(ctx, m.ns, addr) })
-	m.db, err = sql.Open("mysql", fmt.Sprintf("root@%s(127.0.0.1:%d)/", m.ns, m.port))
+	mysqldrv.RegisterDialContext(m.host.NS, m.host.Dial)
+	m.db, err = sql.Open("mysql", fmt.Sprintf("root@%s(127.0.0.1:%d)/", m.host.NS, m.port))
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { m.db.Close() })
-	waitFor(t, "the member in "+m.ns+" to answer", 30*time.Second, func() bool {
+	waitFor(t, "the member in "+m.host.NS+" to answer", 30*time.Second, func() bool {
 		select {
 		case <-m.exited:
 			log, _ := os.ReadFile(filepath.Join(m.dir, "server.log"))
-			t.Fatalf("the member in %s exited:\n%s", m.ns, log)
+			t.Fatalf("the member in %s exited:\n%s", m.host.NS, log)
 		default:
 		}
 		return m.db.Ping() == nil
 	})
 }
-
-// dialInNetns opens a TCP connection from inside network namespace ns: a
-// thread enters it, makes the socket and ends with its goroutine (a
-// locked thread is not reused), and the socket stays in the namespace.
-func dialInNetns(ctx context.Context, ns, addr string) (net.Conn, error) {
-	type result struct {
-		c   net.Conn
-		err error
-	}
-	ch := make(chan result, 1)
-	go func() {
-		runtime.LockOSThread()
-		f, err := os.Open("/var/run/netns/" + ns)
-		if err != nil {
-			ch <- result{nil, err}
-			return
-		}
-		defer f.Close()
-		if err := unix.Setns(int(f.Fd()), unix.CLONE_NEWNET); err != nil {
-			ch <- result{nil, err}
-			return
-		}
-		var d net.Dialer
-		c, err := d.DialContext(ctx, "tcp", addr)
-		ch <- result{c, err}
-	}()
-	r := <-ch
-	return r.c, r.err
-}
-
-// cut and heal take a member's link to the bridge down and up.
-func (c *netnsCluster) cut(m *nsMember)  { runCmd(c.t, "ip", "link", "set", m.link, "down") }
-func (c *netnsCluster) heal(m *nsMember) { runCmd(c.t, "ip", "link", "set", m.link, "up") }
 
 // TestClusterNetworkPartition: the leader is cut off from the two other
 // members while clients write to them. The majority elects a leader and
@@ -230,7 +173,7 @@ func TestClusterNetworkPartition(t *testing.T) {
 	count := func() int { mu.Lock(); defer mu.Unlock(); return len(acked) }
 	waitFor(t, "writes before the partition", 10*time.Second, func() bool { return count() >= 20 })
 
-	c.cut(leader)
+	leader.host.Cut()
 	cut := time.Now()
 	before := count()
 	waitFor(t, "the majority to commit again", 30*time.Second, func() bool { return count() > before+5 })
@@ -246,7 +189,7 @@ func TestClusterNetworkPartition(t *testing.T) {
 	}
 	time.Sleep(500 * time.Millisecond)
 
-	c.heal(leader)
+	leader.host.Heal()
 	waitReady(t, leader.db)
 	waitFor(t, "writes after the partition healed", 10*time.Second, func() bool { return count() > before+50 })
 	close(stop)
@@ -256,14 +199,14 @@ func TestClusterNetworkPartition(t *testing.T) {
 	defer mu.Unlock()
 	var gtids []string
 	for _, m := range c.members {
-		causalDB, err := sql.Open("mysql", fmt.Sprintf("root@%s(127.0.0.1:%d)/?wsrep_sync_wait=1", m.ns, m.port))
+		causalDB, err := sql.Open("mysql", fmt.Sprintf("root@%s(127.0.0.1:%d)/?wsrep_sync_wait=1", m.host.NS, m.port))
 		if err != nil {
 			t.Fatal(err)
 		}
 		defer causalDB.Close()
 		rows, err := causalDB.Query("SELECT id FROM d.t")
 		if err != nil {
-			t.Fatalf("%s: %v", m.ns, err)
+			t.Fatalf("%s: %v", m.host.NS, err)
 		}
 		have := map[int]bool{}
 		for rows.Next() {
@@ -276,11 +219,11 @@ func TestClusterNetworkPartition(t *testing.T) {
 		rows.Close()
 		for id := range acked {
 			if !have[id] {
-				t.Fatalf("%s lost acknowledged insert %d", m.ns, id)
+				t.Fatalf("%s lost acknowledged insert %d", m.host.NS, id)
 			}
 		}
 		if have[-1] {
-			t.Fatalf("%s has the write refused on the cut-off member", m.ns)
+			t.Fatalf("%s has the write refused on the cut-off member", m.host.NS)
 		}
 		var g string
 		if err := causalDB.QueryRow("SELECT @@gtid_executed").Scan(&g); err != nil {
