@@ -9,11 +9,13 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
 
 	mysqldrv "github.com/go-sql-driver/mysql"
+	"github.com/lockstepdb/lockstep/internal/netns"
 	"github.com/lockstepdb/lockstep/internal/workload"
 	"github.com/spf13/cobra"
 )
@@ -77,21 +79,38 @@ check fails.`,
 				if err != nil {
 					return err
 				}
-				members, err := workload.StartCluster(startCluster, bin, cfg.Dir, strings.Fields(serverOpts)...)
-				if err != nil {
-					return err
-				}
-				defer func() {
-					for _, s := range members {
-						s.Stop()
+				var members []*workload.Server
+				var skipped []string
+				if slices.Contains(kinds, "partition") {
+					// Partitions need each member in a network namespace.
+					var closeAll func()
+					members, closeAll, err = workload.StartClusterInNamespaces(startCluster, bin, cfg.Dir, strings.Fields(serverOpts)...)
+					if errors.Is(err, netns.ErrUnavailable) {
+						skipped = append(skipped, "partition ("+err.Error()+")")
+						kinds = slices.DeleteFunc(kinds, func(k string) bool { return k == "partition" })
+					} else if err != nil {
+						return err
+					} else {
+						defer closeAll()
 					}
-				}()
+				}
+				if members == nil {
+					members, err = workload.StartCluster(startCluster, bin, cfg.Dir, strings.Fields(serverOpts)...)
+					if err != nil {
+						return err
+					}
+					defer func() {
+						for _, s := range members {
+							s.Stop()
+						}
+					}()
+				}
 				cfg.Endpoints, cfg.User, cfg.Password = nil, "root", ""
 				for _, s := range members {
 					cfg.Endpoints = append(cfg.Endpoints, s.Endpoint())
 				}
-				if len(kinds) > 0 {
-					cfg.Faults = &workload.Faults{Kinds: kinds, Interval: faultInterval, Targets: members, Seed: cfg.Seed}
+				if len(kinds) > 0 || len(skipped) > 0 {
+					cfg.Faults = &workload.Faults{Kinds: kinds, Interval: faultInterval, Targets: members, Seed: cfg.Seed, Skipped: skipped}
 				}
 			case startServer:
 				bin, err := os.Executable()
@@ -104,8 +123,13 @@ check fails.`,
 				}
 				defer s.Stop()
 				cfg.Endpoints, cfg.User, cfg.Password = []string{s.Endpoint()}, "root", ""
-				if len(kinds) > 0 {
-					cfg.Faults = &workload.Faults{Kinds: kinds, Interval: faultInterval, Targets: []*workload.Server{s}, Seed: cfg.Seed}
+				var skipped []string
+				if slices.Contains(kinds, "partition") {
+					skipped = append(skipped, "partition (a single server has no members to be cut off from)")
+					kinds = slices.DeleteFunc(kinds, func(k string) bool { return k == "partition" })
+				}
+				if len(kinds) > 0 || len(skipped) > 0 {
+					cfg.Faults = &workload.Faults{Kinds: kinds, Interval: faultInterval, Targets: []*workload.Server{s}, Seed: cfg.Seed, Skipped: skipped}
 				}
 			default:
 				for _, e := range strings.Split(endpoints, ",") {
@@ -145,7 +169,7 @@ check fails.`,
 	f.BoolVar(&startServer, "start-server", false, "start a Lockstep server of this binary for the run (data under --dir)")
 	f.IntVar(&startCluster, "start-cluster", 0, "start a cluster of this many Lockstep members of this binary for the run (data under --dir); clients are spread over them and faults hit one member at a time")
 	f.StringVar(&serverOpts, "server-opts", "", "extra options for the started server, space-separated (e.g. \"--sync-binlog=0\")")
-	f.StringVar(&faults, "faults", "", "faults to inject into the started server: kill, pause, restart (comma-separated)")
+	f.StringVar(&faults, "faults", "", "faults to inject into the started servers: kill, pause, restart, partition (comma-separated; partition puts each cluster member in a network namespace, which needs root, and is reported as skipped where it cannot)")
 	f.DurationVar(&faultInterval, "fault-interval", 5*time.Second, "mean time between faults")
 	return cmd
 }

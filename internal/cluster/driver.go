@@ -82,6 +82,7 @@ type Driver struct {
 	// This node's own transactions: committed, refused by certification.
 	localCommits, localConflicts atomic.Uint64
 	certKeys                     atomic.Uint64 // keys the committed certifier holds
+	synced                       atomic.Bool   // see watchSync
 	startGNO                     uint64        // AppliedGNO when Run started
 	pmu                          sync.Mutex
 	peers                        map[uint64]Member // last heard (members.go)
@@ -154,6 +155,7 @@ func (d *Driver) Run(ctx context.Context) error {
 	if d.AppliedGNO != nil {
 		d.startGNO = d.AppliedGNO()
 	}
+	go d.watchSync(ctx)
 	ticker := time.NewTicker(d.tick)
 	defer ticker.Stop()
 	recv := d.transport.Recv()
@@ -530,6 +532,42 @@ func (d *Driver) SyncWait(ctx context.Context) error {
 		return ctx.Err()
 	}
 }
+
+// watchSync keeps Synced: false while the node follows no leader, and,
+// once it follows one again (or first, after a start), until it has
+// applied everything the cluster had committed by then (a read index
+// confirmed by the leader). A node back from a partition or a restart is
+// thus not taken as current while it catches up, as a Galera node is
+// JOINED before it is SYNCED. A leader lost and found again between two
+// ticks may go unnoticed; a partition lasts an election timeout at least.
+func (d *Driver) watchSync(ctx context.Context) {
+	t := time.NewTicker(d.tick)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		if d.State().Lead == 0 {
+			d.synced.Store(false)
+			continue
+		}
+		if d.synced.Load() {
+			continue
+		}
+		wctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+		err := d.SyncWait(wctx)
+		cancel()
+		if err == nil && d.State().Lead != 0 {
+			d.synced.Store(true)
+		}
+	}
+}
+
+// Synced reports whether the node follows a leader and has caught up
+// with what the cluster had committed when it found it (watchSync).
+func (d *Driver) Synced() bool { return d.synced.Load() && d.State().Lead != 0 }
 
 // State is the node's raft state after the driver's last turn.
 func (d *Driver) State() State { return *d.state.Load() }

@@ -34,8 +34,10 @@ const (
 type Announcement struct {
 	// Service is what the server the node runs in says of itself.
 	Service map[string]string `json:"service,omitempty"`
-	// Primary: the node follows a leader (it is in the primary component).
+	// Primary: the node follows a leader (it is in the primary
+	// component); Synced: and it has caught up since (Driver.Synced).
 	Primary bool `json:"primary"`
+	Synced  bool `json:"synced"`
 	// Term, Commit and Applied are its raft term and commit and applied
 	// indexes; AppliedGNO is the GTID number of the last transaction it
 	// applied.
@@ -67,7 +69,7 @@ type Member struct {
 // announcement is this node's own, as of the driver's last turn.
 func (d *Driver) announcement() Announcement {
 	st := d.State()
-	a := Announcement{Primary: st.Lead != 0, Term: st.Term, Commit: st.Commit, Applied: st.Applied,
+	a := Announcement{Primary: st.Lead != 0, Synced: d.Synced(), Term: st.Term, Commit: st.Commit, Applied: st.Applied,
 		Committed: d.localCommits.Load(), Conflicts: d.localConflicts.Load(),
 		StartGNO: d.startGNO, CertKeys: d.certKeys.Load()}
 	if d.Service != nil {

@@ -121,8 +121,9 @@ func (m *nsMember) start(t *testing.T, args ...string) {
 // TestClusterNetworkPartition: the leader is cut off from the two other
 // members while clients write to them. The majority elects a leader and
 // goes on; the old leader leaves the primary component and refuses table
-// access with 1047; when the link comes back it rejoins by itself, and
-// every acknowledged write is on every member, with the same GTIDs.
+// access with 1047; when the link comes back it rejoins by itself, serves
+// no read before it has caught up, and every acknowledged write is on
+// every member, with the same GTIDs.
 func TestClusterNetworkPartition(t *testing.T) {
 	c := startNetnsCluster(t, 3)
 	first := c.members[0].db
@@ -189,7 +190,42 @@ func TestClusterNetworkPartition(t *testing.T) {
 	}
 	time.Sleep(500 * time.Millisecond)
 
+	// Back with the majority, the old leader serves reads again only once
+	// it has caught up: its first plain read (no causal wait) that is not
+	// refused sees every insert acknowledged before the link came back.
+	ackedBefore := map[int]bool{}
+	mu.Lock()
+	for id := range acked {
+		ackedBefore[id] = true
+	}
+	mu.Unlock()
 	leader.host.Heal()
+	healed := time.Now()
+	waitFor(t, "the old leader to serve reads again", 30*time.Second, func() bool {
+		rows, err := leader.db.Query("SELECT id FROM d.t")
+		if errNumber(err) == 1047 {
+			return false
+		}
+		if err != nil {
+			t.Fatalf("a read on the rejoining member: %v", err)
+		}
+		defer rows.Close()
+		have := map[int]bool{}
+		for rows.Next() {
+			var id int
+			if err := rows.Scan(&id); err != nil {
+				t.Fatal(err)
+			}
+			have[id] = true
+		}
+		for id := range ackedBefore {
+			if !have[id] {
+				t.Fatalf("the rejoining member served a read missing insert %d, acknowledged before it rejoined", id)
+			}
+		}
+		return true
+	})
+	t.Logf("the old leader served reads again %v after the link came back", time.Since(healed).Round(10*time.Millisecond))
 	waitReady(t, leader.db)
 	waitFor(t, "writes after the partition healed", 10*time.Second, func() bool { return count() > before+50 })
 	close(stop)

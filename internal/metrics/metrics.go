@@ -297,8 +297,8 @@ var (
 	clusterTermDesc     = prometheus.NewDesc("lockstep_cluster_term", "Raft term.", nil, nil)
 	clusterCommitDesc   = prometheus.NewDesc("lockstep_cluster_commit_index", "Raft commit index: the last log entry known committed.", nil, nil)
 	clusterAppliedDesc  = prometheus.NewDesc("lockstep_cluster_applied_index", "Raft applied index: the last log entry applied here.", nil, nil)
-	clusterUpDesc       = prometheus.NewDesc("lockstep_cluster_members_up", "Members heard from recently that follow a leader, this one included (what wsrep_cluster_size counts, in the primary component).", nil, nil)
-	memberUpDesc        = prometheus.NewDesc("lockstep_cluster_member_up", "1 if the member was heard from recently and follows a leader.", memberLabels, nil)
+	clusterUpDesc       = prometheus.NewDesc("lockstep_cluster_members_up", "Members heard from recently that follow a leader and have caught up, this one included.", nil, nil)
+	memberUpDesc        = prometheus.NewDesc("lockstep_cluster_member_up", "1 if the member was heard from recently, follows a leader and has caught up (Synced).", memberLabels, nil)
 	memberQueueDesc     = prometheus.NewDesc("lockstep_cluster_member_apply_queue_entries", "Log entries the member knows committed and has not applied (its apply lag).", memberLabels, nil)
 	memberGNODesc       = prometheus.NewDesc("lockstep_cluster_member_applied_gno", "GTID number of the last transaction the member applied.", memberLabels, nil)
 	memberCommitsDesc   = prometheus.NewDesc("lockstep_cluster_member_commits_total", "Transactions of the member's own sessions committed since it started.", memberLabels, nil)
@@ -325,7 +325,7 @@ func (c clusterCollector) Collect(ch chan<- prometheus.Metric) {
 	for _, m := range c.n.Members() {
 		labels := []string{strconv.FormatUint(m.ID, 10), m.Addr}
 		isUp := uint64(0)
-		if c.n.Reachable(m) && m.Primary {
+		if c.n.Reachable(m) && m.Synced {
 			isUp = 1
 		}
 		up += isUp

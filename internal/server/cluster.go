@@ -260,6 +260,10 @@ func (m *member) stop() {
 // after an election timeout, as CheckQuorum has it).
 func (m *member) primary() bool { return m.State().Lead != 0 }
 
+// ready reports whether the member serves clients: in the primary
+// component and caught up since it joined it (Galera's SYNCED).
+func (m *member) ready() bool { return m.Synced() }
+
 // status is the member's wsrep_* status variables, as Galera names them.
 func (m *member) status(vars map[string]func() any) {
 	st := func() cluster.State { return m.State() }
@@ -289,18 +293,27 @@ func (m *member) status(vars map[string]func() any) {
 		return "non-Primary"
 	}
 	vars["wsrep_connected"] = func() any { return onOff(primary()) }
-	vars["wsrep_ready"] = func() any { return onOff(primary()) }
+	vars["wsrep_ready"] = func() any { return onOff(m.ready()) }
+	// Synced; Joined while it catches up after joining the primary
+	// component; Initialized outside it.
 	vars["wsrep_local_state_comment"] = func() any {
-		if primary() {
+		switch {
+		case m.ready():
 			return "Synced"
+		case primary():
+			return "Joined"
 		}
 		return "Initialized"
 	}
 	vars["wsrep_local_index"] = func() any { return m.id - 1 }
-	// Galera's numeric state: 4 Synced; 0 outside the primary component.
+	// Galera's numeric state: 4 Synced, 3 Joined, 0 outside the primary
+	// component.
 	vars["wsrep_local_state"] = func() any {
-		if primary() {
+		switch {
+		case m.ready():
 			return uint64(4)
+		case primary():
+			return uint64(3)
 		}
 		return uint64(0)
 	}

@@ -18,7 +18,7 @@ import (
 // replication_group_member_stats, one row per member, from what each
 // member last announced (cluster.Announcement). A member not heard from
 // for three announcement periods is UNREACHABLE; the others are ONLINE,
-// or RECOVERING while they follow no leader. Every member is a PRIMARY
+// or RECOVERING while they follow no leader or catch up after finding one. Every member is a PRIMARY
 // (multi-primary mode). On a single server both tables are empty, as on
 // a MySQL server without Group Replication.
 //
@@ -38,7 +38,7 @@ func (m *member) memberState(x cluster.Member) string {
 	switch {
 	case !m.Reachable(x):
 		return "UNREACHABLE"
-	case x.Primary:
+	case x.Synced:
 		return "ONLINE"
 	}
 	return "RECOVERING"

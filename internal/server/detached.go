@@ -10,8 +10,10 @@ import (
 
 // A cluster member cut off from the majority (no raft leader it follows,
 // Galera's non-Primary component) cannot commit, and what it would read
-// may already be overwritten on the majority side. As Galera does, it
-// refuses every statement that reads or writes tables with 1047
+// may already be overwritten on the majority side; so may what a member
+// reads that has just joined the majority and not caught up yet (Galera's
+// JOINED). As Galera does, such a member refuses every statement that
+// reads or writes tables with 1047
 // (08S01, "WSREP has not yet prepared node for application use") and
 // still answers what monitoring and clients' session set-up need: SHOW,
 // SET, USE, transaction control, KILL, and SELECTs that read no tables or
@@ -31,7 +33,7 @@ func errNotPrimary() error {
 // the primary component does not run, and nil for any other (and on a
 // single server, or a member in the primary component).
 func (s *Server) refuseDetached(c *mysql.Conn, query string) error {
-	if s.member == nil || s.member.primary() {
+	if s.member == nil || s.member.ready() {
 		return nil
 	}
 	dirty := false

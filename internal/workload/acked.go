@@ -72,11 +72,11 @@ func (a *ackedWrites) check(ctx context.Context, r *run) ([]Check, error) {
 	if err := writeJSONLines(filepath.Join(r.cfg.Dir, "ackedwrites.jsonl"), len(a.rows), func(i int) any { return a.rows[i] }); err != nil {
 		return nil, err
 	}
-	db, err := sql.Open("mysql", r.cfg.dsn(r.cfg.Endpoints[0], r.cfg.Database))
+	db, done, err := r.checkConn(ctx, r.cfg.Endpoints[0])
 	if err != nil {
 		return nil, err
 	}
-	defer db.Close()
+	defer done()
 	present, err := idSet(ctx, db, "SELECT id FROM acked")
 	if err != nil {
 		return nil, err
@@ -112,7 +112,7 @@ func (a *ackedWrites) check(ctx context.Context, r *run) ([]Check, error) {
 	return checks, nil
 }
 
-func idSet(ctx context.Context, db *sql.DB, q string) (map[int64]bool, error) {
+func idSet(ctx context.Context, db querier, q string) (map[int64]bool, error) {
 	rows, err := db.QueryContext(ctx, q)
 	if err != nil {
 		return nil, err

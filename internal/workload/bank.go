@@ -144,12 +144,12 @@ func readBalances(ctx context.Context, q querier) (bankRead, error) {
 func (b *bank) check(ctx context.Context, r *run) ([]Check, error) {
 	var finals []bankRead
 	for i, ep := range r.cfg.Endpoints {
-		db, err := sql.Open("mysql", r.cfg.dsn(ep, r.cfg.Database))
+		db, done, err := r.checkConn(ctx, ep)
 		if err != nil {
 			return nil, err
 		}
 		rd, err := readBalances(ctx, db)
-		db.Close()
+		done()
 		if err != nil {
 			return nil, fmt.Errorf("endpoint %d: %w", i+1, err)
 		}

@@ -15,6 +15,10 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/go-sql-driver/mysql"
+	"github.com/lockstepdb/lockstep/internal/netns"
+	"github.com/lockstepdb/lockstep/internal/tlscert"
 )
 
 // Faults is a fault schedule: every Interval (with up to a half of it
@@ -24,18 +28,25 @@ import (
 //     process is gone (the crash a power cut gives a process);
 //   - pause: SIGSTOP for half an interval, then SIGCONT (a stalled
 //     machine: connections hang rather than break);
-//   - restart: a clean stop (SIGTERM) and start.
+//   - restart: a clean stop (SIGTERM) and start;
+//   - partition: the member's network namespace is cut off from the
+//     others for half an interval, then joined again (clients still reach
+//     it: they talk to it inside its namespace). Only members started by
+//     StartClusterInNamespaces can be cut off.
 //
-// When the run ends every target is left running.
+// When the run ends every target is left running and connected.
 type Faults struct {
 	Kinds    []string
 	Interval time.Duration
 	Targets  []*Server
 	Seed     int64
+	// Skipped are faults asked for that cannot be injected here, with
+	// why; the report lists them, so that none passes silently.
+	Skipped []string
 }
 
 // FaultKinds lists the faults a schedule can name.
-func FaultKinds() []string { return []string{"kill", "pause", "restart"} }
+func FaultKinds() []string { return []string{"kill", "pause", "restart", "partition"} }
 
 // ParseFaults checks a comma-separated list of fault kinds.
 func ParseFaults(s string) ([]string, error) {
@@ -50,7 +61,7 @@ func ParseFaults(s string) ([]string, error) {
 			ok = ok || k == known
 		}
 		if !ok {
-			return nil, fmt.Errorf("unknown fault %q (want some of %s; partitions, replica disconnects and a full disk are not available yet)", k, strings.Join(FaultKinds(), ", "))
+			return nil, fmt.Errorf("unknown fault %q (want some of %s; replica disconnects and a full disk are not available yet)", k, strings.Join(FaultKinds(), ", "))
 		}
 		out = append(out, k)
 	}
@@ -93,6 +104,9 @@ func (f *Faults) start(ctx context.Context, r *run) (stop func()) {
 		wg.Wait()
 		for _, s := range f.Targets {
 			_ = s.Resume()
+			if s.host != nil {
+				_ = s.host.Heal()
+			}
 			if !s.Running() {
 				_ = s.Start()
 			}
@@ -121,19 +135,32 @@ func (f *Faults) inject(ctx context.Context, s *Server, kind string) error {
 			return err
 		}
 		return s.Start()
+	case "partition":
+		if s.host == nil {
+			return errors.New("not in a network namespace")
+		}
+		if err := s.host.Cut(); err != nil {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+		case <-time.After(f.Interval / 2):
+		}
+		return s.host.Heal()
 	}
 	return fmt.Errorf("unknown fault %q", kind)
 }
 
 // Server is a Lockstep server process a run starts and injects faults
 // into: same binary, data directory and ports across restarts, on
-// 127.0.0.1.
+// 127.0.0.1 (of its network namespace, if it has one).
 type Server struct {
 	Name   string
 	Port   int
 	binary string
 	args   []string
 	dir    string
+	host   *netns.Host // nil: the caller's network namespace
 
 	mu     sync.Mutex
 	cmd    *exec.Cmd
@@ -177,42 +204,92 @@ func StartCluster(n int, binary, dir string, extra ...string) ([]*Server, error)
 	for i, p := range cports {
 		addrs[i] = "127.0.0.1:" + strconv.Itoa(p)
 	}
-	var members []*Server
+	members := make([]*Server, n)
+	for i := range members {
+		members[i] = &Server{Port: ports[i]}
+	}
+	return members, startMembers(members, addrs, binary, dir, extra)
+}
+
+// StartClusterInNamespaces is StartCluster with each member in a network
+// namespace of its own (package netns), talking to the others over TLS
+// (certificates of one CA made under dir/certs), so that the partition
+// fault can cut it off; clients reach it on 127.0.0.1 in its namespace
+// through the endpoints the members give. close stops the members and
+// removes the namespaces. Without root it fails with netns.ErrUnavailable.
+func StartClusterInNamespaces(n int, binary, dir string, extra ...string) (members []*Server, close func(), err error) {
+	prefix := fmt.Sprintf("lw%d", os.Getpid()%10000)
+	nw, err := netns.New(prefix, n)
+	if err != nil {
+		return nil, nil, err
+	}
+	certDir := filepath.Join(dir, "certs")
+	if err := os.MkdirAll(certDir, 0o700); err != nil {
+		nw.Close()
+		return nil, nil, err
+	}
+	certs, _, err := tlscert.Ensure(certDir)
+	if err != nil {
+		nw.Close()
+		return nil, nil, err
+	}
+	addrs := make([]string, n)
+	members = make([]*Server, n)
+	for i, h := range nw.Hosts {
+		addrs[i] = h.IP + ":4567"
+		members[i] = &Server{Port: 3306, host: h}
+		mysql.RegisterDialContext(h.NS, h.Dial)
+	}
+	extra = append([]string{"--wsrep-ssl-mode=SERVER", "--ssl-cert=" + certs.Cert, "--ssl-key=" + certs.Key, "--ssl-ca=" + certs.CA}, extra...)
+	if err := startMembers(members, addrs, binary, dir, extra); err != nil {
+		nw.Close()
+		return nil, nil, err
+	}
+	return members, func() {
+		for _, s := range members {
+			_ = s.Stop()
+		}
+		nw.Close()
+	}, nil
+}
+
+// startMembers starts the members (their Port and host set) of the
+// cluster whose members' cluster addresses are addrs, and waits until
+// each is in a primary component; on an error none is left running.
+func startMembers(members []*Server, addrs []string, binary, dir string, extra []string) error {
 	stopAll := func() {
 		for _, s := range members {
 			_ = s.Stop()
 		}
 	}
-	for i := range n {
-		name := fmt.Sprintf("member%d", i+1)
-		d := filepath.Join(dir, name)
-		if err := os.MkdirAll(d, 0o755); err != nil {
+	for i, s := range members {
+		s.Name = fmt.Sprintf("member%d", i+1)
+		s.binary, s.dir = binary, filepath.Join(dir, s.Name)
+		if err := os.MkdirAll(s.dir, 0o755); err != nil {
 			stopAll()
-			return nil, err
+			return err
 		}
-		s := &Server{Name: name, Port: ports[i], binary: binary, dir: d,
-			args: append([]string{"serve", "--bind-address=127.0.0.1", "--port=" + strconv.Itoa(ports[i]),
-				"--http-port=0", "--datadir=" + filepath.Join(d, "data"), "--server-id=" + strconv.Itoa(i+1),
-				"--wsrep-cluster-address=gcomm://" + strings.Join(addrs, ","), "--wsrep-node-address=" + addrs[i],
-				"--wsrep-cluster-name=workload"}, extra...)}
+		s.args = append([]string{"serve", "--bind-address=127.0.0.1", "--port=" + strconv.Itoa(s.Port),
+			"--http-port=0", "--datadir=" + filepath.Join(s.dir, "data"), "--server-id=" + strconv.Itoa(i+1),
+			"--wsrep-cluster-address=gcomm://" + strings.Join(addrs, ","), "--wsrep-node-address=" + addrs[i],
+			"--wsrep-cluster-name=workload"}, extra...)
 		if err := s.Start(); err != nil {
 			stopAll()
-			return nil, err
+			return err
 		}
-		members = append(members, s)
 	}
 	for _, s := range members {
 		if err := s.waitReady(2 * time.Minute); err != nil {
 			stopAll()
-			return nil, err
+			return err
 		}
 	}
-	return members, nil
+	return nil
 }
 
 // waitReady waits until a cluster member says wsrep_ready ON.
 func (s *Server) waitReady(limit time.Duration) error {
-	db, err := sql.Open("mysql", fmt.Sprintf("root@tcp(%s)/", s.Endpoint()))
+	db, err := sql.Open("mysql", s.rootDSN())
 	if err != nil {
 		return err
 	}
@@ -230,8 +307,26 @@ func (s *Server) waitReady(limit time.Duration) error {
 	}
 }
 
-// Endpoint is the server's address.
-func (s *Server) Endpoint() string { return "127.0.0.1:" + strconv.Itoa(s.Port) }
+// Endpoint is the server's address: host:port, or for a server in a
+// network namespace ns(127.0.0.1:port), ns naming the driver's dialer
+// into it (Config's endpoints take both).
+func (s *Server) Endpoint() string {
+	addr := "127.0.0.1:" + strconv.Itoa(s.Port)
+	if s.host != nil {
+		return s.host.NS + "(" + addr + ")"
+	}
+	return addr
+}
+
+// rootDSN reaches the server as root.
+func (s *Server) rootDSN() string {
+	c := mysql.NewConfig()
+	c.User, c.Net, c.Addr = "root", "tcp", s.Endpoint()
+	if s.host != nil {
+		c.Net, c.Addr = s.host.NS, "127.0.0.1:"+strconv.Itoa(s.Port)
+	}
+	return c.FormatDSN()
+}
 
 // Start starts the process and waits until it answers.
 func (s *Server) Start() error {
@@ -246,6 +341,9 @@ func (s *Server) Start() error {
 		return err
 	}
 	cmd := exec.Command(s.binary, s.args...)
+	if s.host != nil {
+		cmd = s.host.Command(s.binary, s.args...)
+	}
 	cmd.Stdout, cmd.Stderr = logf, logf
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if err := cmd.Start(); err != nil {
@@ -258,7 +356,7 @@ func (s *Server) Start() error {
 	s.cmd, s.exited, s.paused = cmd, exited, false
 	s.mu.Unlock()
 
-	db, err := sql.Open("mysql", fmt.Sprintf("root@tcp(%s)/", s.Endpoint()))
+	db, err := sql.Open("mysql", s.rootDSN())
 	if err != nil {
 		return err
 	}

@@ -94,11 +94,11 @@ func (g *register) check(ctx context.Context, r *run) ([]Check, error) {
 	if err := writeJSONLines(filepath.Join(r.cfg.Dir, "register.jsonl"), len(g.ops), func(i int) any { return g.ops[i] }); err != nil {
 		return nil, err
 	}
-	db, err := sql.Open("mysql", r.cfg.dsn(r.cfg.Endpoints[0], r.cfg.Database))
+	db, done, err := r.checkConn(ctx, r.cfg.Endpoints[0])
 	if err != nil {
 		return nil, err
 	}
-	defer db.Close()
+	defer done()
 	final := map[int]int64{}
 	rows, err := db.QueryContext(ctx, "SELECT id, v FROM registers")
 	if err != nil {

@@ -42,7 +42,8 @@ import (
 
 // Config describes a run.
 type Config struct {
-	// Endpoints are host:port addresses; clients are spread over them.
+	// Endpoints are host:port addresses (or net(host:port), net a dialer
+	// registered with the MySQL driver); clients are spread over them.
 	Endpoints []string
 	User      string
 	Password  string
@@ -77,7 +78,10 @@ type Report struct {
 	Fail      int64         `json:"fail"`
 	Info      int64         `json:"info"`
 	Faults    []string      `json:"faults"`
-	Checks    []Check       `json:"checks"`
+	// SkippedFaults are faults asked for that could not be injected, and
+	// why.
+	SkippedFaults []string `json:"skipped_faults,omitempty"`
+	Checks        []Check  `json:"checks"`
 	// Valid is false when any check failed.
 	Valid bool `json:"valid"`
 }
@@ -101,6 +105,9 @@ func (r *Report) String() string {
 	fmt.Fprintf(&b, "  transactions: %d ok, %d fail, %d info (outcome unknown)\n", r.OK, r.Fail, r.Info)
 	if len(r.Faults) > 0 {
 		fmt.Fprintf(&b, "  faults: %d (%s)\n", len(r.Faults), summarizeFaults(r.Faults))
+	}
+	for _, s := range r.SkippedFaults {
+		fmt.Fprintf(&b, "  SKIPPED fault: %s\n", s)
 	}
 	for _, c := range r.Checks {
 		mark := "ok  "
@@ -283,6 +290,11 @@ func (c *client) transaction(ctx context.Context, body func(tx *sql.Tx) error) (
 func (cfg *Config) dsn(endpoint, db string) string {
 	c := mysql.NewConfig()
 	c.User, c.Passwd, c.Net, c.Addr, c.DBName = cfg.User, cfg.Password, "tcp", endpoint, db
+	if i := strings.IndexByte(endpoint, '('); i > 0 && strings.HasSuffix(endpoint, ")") {
+		// net(addr): a dialer registered with the driver under net (a
+		// server in a network namespace, see StartClusterInNamespaces).
+		c.Net, c.Addr = endpoint[:i], endpoint[i+1:len(endpoint)-1]
+	}
 	c.Timeout, c.ReadTimeout, c.WriteTimeout = 5*time.Second, 30*time.Second, 30*time.Second
 	c.InterpolateParams = true
 	if cfg.Isolation != "" {
@@ -318,6 +330,11 @@ func Run(ctx context.Context, name string, cfg Config) (*Report, error) {
 	}
 	if cfg.Seed == 0 {
 		cfg.Seed = time.Now().UnixNano()
+	}
+	if cfg.Faults != nil && cfg.Faults.Seed == 0 {
+		// The schedule follows the run's seed, given or drawn: a zero
+		// seed would give every run the same schedule.
+		cfg.Faults.Seed = cfg.Seed
 	}
 	r := &run{cfg: cfg}
 	defer func() {
@@ -398,6 +415,9 @@ func Run(ctx context.Context, name string, cfg Config) (*Report, error) {
 	}
 	rep := &Report{Workload: name, Endpoints: cfg.Endpoints, Isolation: cfg.Isolation, Elapsed: elapsed,
 		OK: r.ok.Load(), Fail: r.fail.Load(), Info: r.info.Load(), Faults: r.faults, Checks: checks, Valid: true}
+	if cfg.Faults != nil {
+		rep.SkippedFaults = cfg.Faults.Skipped
+	}
 	for _, c := range checks {
 		rep.Valid = rep.Valid && c.OK
 	}
@@ -458,4 +478,46 @@ func (r *run) progress(ctx context.Context) (stop func()) {
 		}
 	}()
 	return func() { close(done); <-finished }
+}
+
+// checkConn opens a session on endpoint for a final check that sees
+// every transaction acknowledged anywhere before it: on a cluster member
+// (Lockstep's or Galera) it waits, up to a minute, until the member says
+// wsrep_ready ON (back in the primary component after the faults) and
+// sets wsrep_sync_wait = 1; a server without those reads its own commits
+// anyway. close releases it.
+func (r *run) checkConn(ctx context.Context, endpoint string) (c *sql.Conn, close func(), err error) {
+	db, err := sql.Open("mysql", r.cfg.dsn(endpoint, r.cfg.Database))
+	if err != nil {
+		return nil, nil, err
+	}
+	fail := func(err error) (*sql.Conn, func(), error) {
+		db.Close()
+		return nil, nil, err
+	}
+	deadline := time.Now().Add(time.Minute)
+	for {
+		var name, ready string
+		err := db.QueryRowContext(ctx, "SHOW STATUS LIKE 'wsrep_ready'").Scan(&name, &ready)
+		if errors.Is(err, sql.ErrNoRows) {
+			break // not a cluster member
+		}
+		if err == nil && ready == "ON" {
+			break
+		}
+		if time.Now().After(deadline) {
+			return fail(fmt.Errorf("%s is not ready for the final check after a minute (wsrep_ready %q, %v)", endpoint, ready, err))
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	c, err = db.Conn(ctx)
+	if err != nil {
+		return fail(err)
+	}
+	_, err = c.ExecContext(ctx, "SET SESSION wsrep_sync_wait = 1")
+	if me := (*mysql.MySQLError)(nil); err != nil && (!errors.As(err, &me) || me.Number != 1193) {
+		c.Close()
+		return fail(err)
+	}
+	return c, func() { c.Close(); db.Close() }, nil
 }
