@@ -130,6 +130,20 @@ func (d *Driver) Self() Member {
 	return Member{ID: d.node.ID(), Addr: d.transport.addr, Self: true, Heard: time.Now(), Announcement: d.announcement()}
 }
 
+// LeaderCommit is the leader's commit index as this node knows it: its
+// own if it leads, else the larger of its own and the one the leader
+// last announced. A member's lag is LeaderCommit minus its Applied.
+func (d *Driver) LeaderCommit() uint64 {
+	st := d.State()
+	if st.Leader || st.Lead == 0 {
+		return st.Commit
+	}
+	d.pmu.Lock()
+	announced := d.peers[st.Lead].Commit
+	d.pmu.Unlock()
+	return max(st.Commit, announced)
+}
+
 // Reachable reports whether m was heard from within three announcement
 // periods (always for this node itself).
 func (d *Driver) Reachable(m Member) bool {

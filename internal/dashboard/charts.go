@@ -57,8 +57,8 @@ var charts = []chart{
 		{legend: "member {v}", metric: "lockstep_cluster_member_commits_total", each: "member", how: rate},
 		{legend: "cert failures, member {v}", metric: "lockstep_cluster_member_cert_failures_total", each: "member", how: rate},
 	}, showIf: []string{"lockstep_cluster_term"}},
-	{id: "cluster_queue", title: "Cluster: apply lag by member", unit: "log entries committed, not yet applied", lines: []line{
-		{legend: "member {v}", metric: "lockstep_cluster_member_apply_queue_entries", each: "member", how: gauge},
+	{id: "cluster_queue", title: "Cluster: apply lag by member", unit: "log entries the leader committed, not yet applied", lines: []line{
+		{legend: "member {v}", metric: "lockstep_cluster_member_apply_lag_entries", each: "member", how: gauge},
 	}, showIf: []string{"lockstep_cluster_term"}},
 	{id: "cluster_members", title: "Cluster: members up and leader", unit: "members / node id", lines: []line{
 		{legend: "members up", metric: "lockstep_cluster_members_up", how: gauge},

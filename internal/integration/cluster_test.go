@@ -434,6 +434,24 @@ func TestClusterMinorityRefuses(t *testing.T) {
 		t.Fatalf("metrics: %v members up, member 1 committed %v, want 3 and 3", up, commits)
 	}
 
+	// group_replication_consistency = BEFORE reads everything
+	// acknowledged on any member before the statement; AFTER is refused.
+	before, err := sql.Open("mysql", fmt.Sprintf("root@tcp(127.0.0.1:%d)/?group_replication_consistency=%%27BEFORE%%27", nodes[2].port))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer before.Close()
+	execRetry(t, nodes[0].db(""), "CREATE TABLE d.u (id INT PRIMARY KEY)")
+	for k := 1; k <= 20; k++ {
+		execRetry(t, nodes[0].db(""), "INSERT INTO d.u VALUES (?)", k)
+		if n := countRows(t, before, "SELECT COUNT(*) FROM d.u"); n != k {
+			t.Fatalf("a BEFORE read on another member saw %d rows after %d acknowledged inserts", n, k)
+		}
+	}
+	if _, err := before.Exec("SET SESSION group_replication_consistency = 'AFTER'"); errNumber(err) != 1231 {
+		t.Fatalf("group_replication_consistency = AFTER: %v, want 1231", err)
+	}
+
 	resume1, resume2 := nodes[0].pause(t), nodes[1].pause(t)
 	db := nodes[2].db("")
 	waitFor(t, "the lone member to leave the primary component", 30*time.Second, func() bool {

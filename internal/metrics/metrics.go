@@ -280,6 +280,7 @@ type ClusterNode interface {
 	State() cluster.State
 	Members() []cluster.Member
 	Reachable(cluster.Member) bool
+	LeaderCommit() uint64
 }
 
 // RegisterCluster adds a cluster member's metrics: its raft state, and
@@ -299,7 +300,7 @@ var (
 	clusterAppliedDesc  = prometheus.NewDesc("lockstep_cluster_applied_index", "Raft applied index: the last log entry applied here.", nil, nil)
 	clusterUpDesc       = prometheus.NewDesc("lockstep_cluster_members_up", "Members heard from recently that follow a leader and have caught up, this one included.", nil, nil)
 	memberUpDesc        = prometheus.NewDesc("lockstep_cluster_member_up", "1 if the member was heard from recently, follows a leader and has caught up (Synced).", memberLabels, nil)
-	memberQueueDesc     = prometheus.NewDesc("lockstep_cluster_member_apply_queue_entries", "Log entries the member knows committed and has not applied (its apply lag).", memberLabels, nil)
+	memberQueueDesc     = prometheus.NewDesc("lockstep_cluster_member_apply_lag_entries", "Log entries the leader has committed and the member has not applied, as of its last announcement (its apply lag).", memberLabels, nil)
 	memberGNODesc       = prometheus.NewDesc("lockstep_cluster_member_applied_gno", "GTID number of the last transaction the member applied.", memberLabels, nil)
 	memberCommitsDesc   = prometheus.NewDesc("lockstep_cluster_member_commits_total", "Transactions of the member's own sessions committed since it started.", memberLabels, nil)
 	memberConflictsDesc = prometheus.NewDesc("lockstep_cluster_member_cert_failures_total", "Transactions of the member's own sessions refused by certification (1213) since it started.", memberLabels, nil)
@@ -322,6 +323,7 @@ func (c clusterCollector) Collect(ch chan<- prometheus.Metric) {
 	g(clusterCommitDesc, st.Commit)
 	g(clusterAppliedDesc, st.Applied)
 	up := uint64(0)
+	lead := c.n.LeaderCommit()
 	for _, m := range c.n.Members() {
 		labels := []string{strconv.FormatUint(m.ID, 10), m.Addr}
 		isUp := uint64(0)
@@ -333,7 +335,7 @@ func (c clusterCollector) Collect(ch chan<- prometheus.Metric) {
 		if m.Heard.IsZero() {
 			continue // nothing known of it
 		}
-		g(memberQueueDesc, m.Commit-min(m.Applied, m.Commit), labels...)
+		g(memberQueueDesc, lead-min(m.Applied, lead), labels...)
 		g(memberGNODesc, m.AppliedGNO, labels...)
 		ch <- prometheus.MustNewConstMetric(memberCommitsDesc, prometheus.CounterValue, float64(m.Committed), labels...)
 		ch <- prometheus.MustNewConstMetric(memberConflictsDesc, prometheus.CounterValue, float64(m.Conflicts), labels...)

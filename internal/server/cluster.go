@@ -420,7 +420,11 @@ func (s *Server) causalWait(ctx context.Context, c *mysql.Conn, query string) er
 	if !ok {
 		return nil
 	}
-	if mask := toInt64(v); mask == 0 || mask&syncKind(query) == 0 {
+	mask := toInt64(v)
+	if gc, ok := s.sql.SessionVariable(c.ConnectionID, "group_replication_consistency"); ok && strings.EqualFold(fmt.Sprint(gc), "BEFORE") {
+		mask = syncRead | syncUpdate | syncInsert | syncShow
+	}
+	if mask == 0 || mask&syncKind(query) == 0 {
 		return nil
 	}
 	ctx, cancel := context.WithTimeout(ctx, causalReadTimeout)
@@ -471,6 +475,14 @@ func (s *Server) clusterVariables() []sql.SystemVariable {
 	return []sql.SystemVariable{
 		&sql.MysqlSystemVariable{Name: "wsrep_sync_wait", Scope: both, Dynamic: true,
 			Type: types.NewSystemIntType("wsrep_sync_wait", 0, 15, false), Default: int64(0)},
+		// MySQL Group Replication's name for causal reads: BEFORE waits
+		// as wsrep_sync_wait = 15 does; BEFORE_ON_PRIMARY_FAILOVER is
+		// EVENTUAL in multi-primary mode, as in MySQL. AFTER and
+		// BEFORE_AND_AFTER (a commit waiting for every member to apply
+		// it) are not offered, so setting them is refused.
+		&sql.MysqlSystemVariable{Name: "group_replication_consistency", Scope: both, Dynamic: true,
+			Type:    types.NewSystemEnumType("group_replication_consistency", "EVENTUAL", "BEFORE_ON_PRIMARY_FAILOVER", "BEFORE"),
+			Default: "EVENTUAL"},
 		&sql.MysqlSystemVariable{Name: "wsrep_dirty_reads", Scope: both, Dynamic: true,
 			Type: types.NewSystemBoolType("wsrep_dirty_reads"), Default: int8(0)},
 		&sql.MysqlSystemVariable{Name: "wsrep_retry_autocommit", Scope: both, Dynamic: true,

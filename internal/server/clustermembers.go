@@ -22,7 +22,9 @@ import (
 // (multi-primary mode). On a single server both tables are empty, as on
 // a MySQL server without Group Replication.
 //
-// The statistics are each member's own since it started: transactions
+// The queue of a member is the log entries the leader has committed and
+// it has not applied (as of its last announcement). The other
+// statistics are each member's own since it started: transactions
 // checked are those it applied (certification runs on the leader, and
 // every member applies the same certified log), conflicts detected are
 // its own sessions' transactions refused by certification, rows
@@ -130,12 +132,13 @@ func (s *Server) registerGroupTables() {
 		}
 		members := m.Members()
 		all := m.committedEverywhere(members)
+		lead := m.LeaderCommit()
 		var rows []sql.Row
 		for _, x := range members {
 			if x.Heard.IsZero() {
 				continue // nothing known of it
 			}
-			queue := x.Commit - min(x.Applied, x.Commit)
+			queue := lead - min(x.Applied, lead)
 			applied := x.AppliedGNO - x.StartGNO
 			last := ""
 			if x.AppliedGNO > 0 {
