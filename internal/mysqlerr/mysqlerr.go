@@ -101,6 +101,7 @@ var gmsErrors = []struct {
 	{"column \"", "\" could not be found in any table in scope", "", mysql.ERBadFieldError, "42S22", ""},
 	{"the table does not support foreign key operations", "", "", mysql.ERNotSupportedYet, "42000", "This version of Lockstep doesn't yet support 'foreign keys'"},
 	{"database does not support temporary tables", "", "", mysql.ERNotSupportedYet, "42000", "This version of Lockstep doesn't yet support 'temporary tables'"},
+	{"TIME length not yet supported", "", "", mysql.ERNotSupportedYet, "42000", "This version of Lockstep doesn't yet support 'TIME with fractional seconds (TIME(n))'"},
 	// A privilege missing: go-mysql-server says neither which nor at what
 	// level. The server turns a statement on tables into 1142; others
 	// stay 1227.

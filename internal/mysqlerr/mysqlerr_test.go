@@ -32,6 +32,7 @@ func TestRestoreError(t *testing.T) {
 		{errFromText(`column "x" is ambiguous`), "(errno 1105) (sqlstate HY000)"},
 		{errFromText("the table does not support foreign key operations: p"), "doesn't yet support 'foreign keys' (errno 1235) (sqlstate 42000)"},
 		{errFromText("database does not support temporary tables"), "doesn't yet support 'temporary tables' (errno 1235) (sqlstate 42000)"},
+		{errFromText("TIME length not yet supported"), "doesn't yet support 'TIME with fractional seconds (TIME(n))' (errno 1235) (sqlstate 42000)"},
 		{mysql.NewSQLError(mysql.ERLockWaitTimeout, "HY000", "Lock wait timeout exceeded"), "(errno 1205) (sqlstate HY000)"},
 	} {
 		if got := Restore(c.in).Error(); !strings.HasSuffix(got, c.want) {
