@@ -102,6 +102,11 @@ func TestPrivileges(t *testing.T) {
 		{"SET gtid_next = '" + uuid + ":1000'", 1227},
 		{"CREATE USER x@'%'", 1227},
 		{"DROP USER root@localhost", 1227},
+		// Without GRANT OPTION: MySQL's error for the level granted at.
+		{"GRANT SELECT ON app.* TO monitor@'%'", 1044},
+		{"REVOKE SELECT ON app.* FROM low@'%'", 1044},
+		{"GRANT SELECT ON app.t TO monitor@'%'", 1142},
+		{"GRANT SELECT ON *.* TO monitor@'%'", 1227},
 	}
 	low := s.as(t, "low", "pw")
 	monitor := s.as(t, "monitor", "pw")

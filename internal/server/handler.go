@@ -51,13 +51,35 @@ var tableStatement = regexp.MustCompile(`(?i)^\s*(\(\s*)*(select|insert|update|d
 // deniedFor turns a privilege denial of a statement on tables into
 // MySQL's ER_TABLEACCESS_DENIED_ERROR (1142); mysqlerr.Restore has made every
 // denial 1227, which is right for global privileges (CREATE USER, KILL).
+//
+// A GRANT or REVOKE denied for want of the privilege (or its GRANT
+// OPTION) at a database's level is 1044, at a table's 1142, naming the
+// database or table as MySQL does; at the global level it stays 1227.
 func deniedFor(query string, err error) error {
 	var se *mysql.SQLError
-	if errors.As(err, &se) && se.Num == erSpecificAccessDenied && strings.HasPrefix(se.Message, "command denied to user ") && tableStatement.MatchString(query) {
+	if !errors.As(err, &se) || se.Num != erSpecificAccessDenied || !strings.HasPrefix(se.Message, "command denied to user ") {
+		return err
+	}
+	if tableStatement.MatchString(query) {
 		return mysql.NewSQLError(erTableAccessDenied, "42000", "%s", se.Message)
+	}
+	if m := grantTarget.FindStringSubmatch(bareStatement(query)); m != nil {
+		who := strings.TrimPrefix(se.Message, "command denied to user ")
+		db, table, _ := strings.Cut(strings.ReplaceAll(m[2], "`", ""), ".")
+		switch {
+		case table == "*" && db != "*":
+			return mysql.NewSQLError(mysqlerr.DBAccessDenied, "42000", "Access denied for user %s to database '%s'", who, db)
+		case table != "" && table != "*":
+			return mysql.NewSQLError(erTableAccessDenied, "42000", "GRANT command denied to user %s for table '%s'", who, table)
+		case table == "" && db != "*":
+			return mysql.NewSQLError(erTableAccessDenied, "42000", "GRANT command denied to user %s for table '%s'", who, db)
+		}
 	}
 	return err
 }
+
+// grantTarget is the object of GRANT/REVOKE privileges ON object TO/FROM.
+var grantTarget = regexp.MustCompile(`(?is)^\s*(grant|revoke)\s.+?\son\s+(?:table\s+)?(\S+)\s+(?:to|from)\s`)
 
 // track makes the statement about to run cancellable by the disconnect
 // watchdog (see wireConn.closedByPeer).
