@@ -382,6 +382,12 @@ const (
 	syncUpdate = 2 // UPDATE, DELETE
 	syncInsert = 4 // INSERT, REPLACE
 	syncShow   = 8 // SHOW
+	// syncDDL is not in Galera's mask: a member always waits before DDL
+	// (CREATE, ALTER, DROP, RENAME, TRUNCATE), as Galera orders DDL
+	// before running it (TOI) and so runs it on the latest schema; a
+	// CREATE TABLE right after CREATE DATABASE on another member would
+	// otherwise not find the database.
+	syncDDL = 16
 )
 
 // causalReadTimeout bounds a causal wait (Galera's repl.causal_read_timeout).
@@ -403,6 +409,8 @@ func syncKind(query string) int64 {
 		return syncInsert
 	case "show":
 		return syncShow
+	case "create", "alter", "drop", "rename", "truncate":
+		return syncDDL
 	}
 	return 0
 }
@@ -410,21 +418,26 @@ func syncKind(query string) int64 {
 // causalWait is wsrep_sync_wait on a cluster member: before a statement
 // of a kind the session's mask names, wait until this node has applied
 // every transaction the cluster committed before the statement arrived,
-// so that it sees every write acknowledged before it on any member. A
-// wait longer than 30 s (no quorum) gets 1205, as in Galera.
+// so that it sees every write acknowledged before it on any member; DDL
+// always waits (syncDDL). A wait longer than 30 s (no quorum) gets 1205,
+// as in Galera.
 func (s *Server) causalWait(ctx context.Context, c *mysql.Conn, query string) error {
 	if s.member == nil {
+		return nil
+	}
+	kind := syncKind(bareStatement(query))
+	if kind == 0 {
 		return nil
 	}
 	v, ok := s.sql.SessionVariable(c.ConnectionID, "wsrep_sync_wait")
 	if !ok {
 		return nil
 	}
-	mask := toInt64(v)
+	mask := toInt64(v) | syncDDL
 	if gc, ok := s.sql.SessionVariable(c.ConnectionID, "group_replication_consistency"); ok && strings.EqualFold(fmt.Sprint(gc), "BEFORE") {
 		mask = syncRead | syncUpdate | syncInsert | syncShow
 	}
-	if mask == 0 || mask&syncKind(query) == 0 {
+	if mask&kind == 0 {
 		return nil
 	}
 	ctx, cancel := context.WithTimeout(ctx, causalReadTimeout)

@@ -75,3 +75,25 @@ wsrep_applier_threads=1
 		}
 	}
 }
+
+func TestSyncKind(t *testing.T) {
+	for q, want := range map[string]int64{
+		"SELECT 1":                       syncRead,
+		"  (SELECT 1)":                   syncRead,
+		"begin":                          syncRead,
+		"UPDATE t SET v = 1":             syncUpdate,
+		"delete from t":                  syncUpdate,
+		"INSERT INTO t VALUES (1)":       syncInsert,
+		"SHOW TABLES":                    syncShow,
+		"CREATE TABLE d.t (id INT)":      syncDDL,
+		"alter table t add column c int": syncDDL,
+		"DROP DATABASE d":                syncDDL,
+		"TRUNCATE t":                     syncDDL,
+		"SET autocommit = 0":             0,
+		"COMMIT":                         0,
+	} {
+		if got := syncKind(q); got != want {
+			t.Errorf("syncKind(%q) = %d, want %d", q, got, want)
+		}
+	}
+}
