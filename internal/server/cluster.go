@@ -429,15 +429,13 @@ func (s *Server) causalWait(ctx context.Context, c *mysql.Conn, query string) er
 	if kind == 0 {
 		return nil
 	}
-	v, ok := s.sql.SessionVariable(c.ConnectionID, "wsrep_sync_wait")
-	if !ok {
-		return nil
+	var mask int64
+	if w, ok := c.Conn.(*wireConn); ok {
+		mask = w.syncMask.Load() // kept current by refreshTimeouts
+	} else {
+		mask = s.sessionSyncMask(c)
 	}
-	mask := toInt64(v) | syncDDL
-	if gc, ok := s.sql.SessionVariable(c.ConnectionID, "group_replication_consistency"); ok && strings.EqualFold(fmt.Sprint(gc), "BEFORE") {
-		mask = syncRead | syncUpdate | syncInsert | syncShow
-	}
-	if mask&kind == 0 {
+	if (mask|syncDDL)&kind == 0 {
 		return nil
 	}
 	ctx, cancel := context.WithTimeout(ctx, causalReadTimeout)
@@ -449,6 +447,17 @@ func (s *Server) causalWait(ctx context.Context, c *mysql.Conn, query string) er
 		return mysql.NewSQLError(mysql.ERLockWaitTimeout, "HY000", "Lock wait timeout exceeded; try restarting transaction")
 	}
 	return nil
+}
+
+// sessionSyncMask is the kinds of statement c's session waits before:
+// wsrep_sync_wait's mask, or all of them under group_replication_consistency
+// = BEFORE.
+func (s *Server) sessionSyncMask(c *mysql.Conn) int64 {
+	if gc, ok := s.sql.SessionVariable(c.ConnectionID, "group_replication_consistency"); ok && strings.EqualFold(fmt.Sprint(gc), "BEFORE") {
+		return syncRead | syncUpdate | syncInsert | syncShow
+	}
+	v, _ := s.sql.SessionVariable(c.ConnectionID, "wsrep_sync_wait")
+	return toInt64(v)
 }
 
 // retryAutocommit reports whether a statement that failed with err runs

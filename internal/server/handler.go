@@ -265,12 +265,18 @@ func (h *handler) execute(ctx context.Context, c *mysql.Conn, p *mysql.PrepareDa
 }
 
 // ComResetConnection uncounts the connection's prepared statements, which
-// the protocol library drops after it.
+// the protocol library drops after it, and reads the new session's
+// timeouts and causal-read setting.
 func (h *handler) ComResetConnection(c *mysql.Conn) error {
-	if w, ok := c.Conn.(*wireConn); ok {
+	w, ok := c.Conn.(*wireConn)
+	if ok {
 		w.stmtsClosed()
 	}
-	return h.Handler.ComResetConnection(c)
+	err := h.Handler.ComResetConnection(c)
+	if ok && err == nil {
+		h.s.refreshTimeouts(c, w) // the new session's settings
+	}
+	return err
 }
 
 // ConnectionClosed forgets the connection's COM_REGISTER_SLAVE, if any.

@@ -86,17 +86,22 @@ func (s *Server) refreshTimeouts(c *mysql.Conn, w *wireConn) {
 	if v, ok := s.sql.SessionVariable(c.ConnectionID, "max_execution_time"); ok {
 		w.execTimeout.Store(toInt64(v) * int64(time.Millisecond))
 	}
+	if s.member != nil {
+		w.syncMask.Store(s.sessionSyncMask(c))
+	}
 }
 
 // afterStatement refreshes the timeouts after a statement that may have
-// changed one: a SET that mentions a timeout or max_execution_time
-// (checked cheaply, as this runs after every query).
+// changed one: a SET that mentions a timeout, max_execution_time or a
+// cluster member's causal-read setting (checked cheaply, as this runs
+// after every query).
 func (s *Server) afterStatement(c *mysql.Conn, query string) {
 	q := strings.TrimLeft(bareStatement(query), " \t\r\n")
 	if len(q) < 3 || !strings.EqualFold(q[:3], "set") {
 		return
 	}
-	if l := strings.ToLower(q); !strings.Contains(l, "timeout") && !strings.Contains(l, "execution_time") {
+	if l := strings.ToLower(q); !strings.Contains(l, "timeout") && !strings.Contains(l, "execution_time") &&
+		!strings.Contains(l, "sync_wait") && !strings.Contains(l, "consistency") {
 		return
 	}
 	if w, ok := c.Conn.(*wireConn); ok {

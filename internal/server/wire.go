@@ -214,8 +214,10 @@ type wireConn struct {
 	// (nanoseconds, 0: none), set once logged in (see timeouts.go);
 	// interactive is the client's CLIENT_INTERACTIVE flag.
 	waitTimeout, readTimeout, writeTimeout atomic.Int64
-	// execTimeout is the session's max_execution_time, in nanoseconds.
+	// execTimeout is the session's max_execution_time, in nanoseconds;
+	// syncMask, on a cluster member, its causal-read mask (causalWait).
 	execTimeout atomic.Int64
+	syncMask    atomic.Int64
 	interactive bool
 	// stmts are this connection's prepared statements, counted in
 	// l.prepared (its own goroutine only; see prepared.go).
