@@ -72,9 +72,9 @@ func TestPrivileges(t *testing.T) {
 	if st, err := os.Stat(secure); err != nil || st.Mode().Perm() != 0o700 {
 		t.Fatalf("secure_file_priv folder: %v %v", st, err)
 	}
-	var sfp string
-	if err := root.QueryRow("SELECT @@secure_file_priv").Scan(&sfp); err != nil || sfp != secure {
-		t.Fatalf("secure_file_priv = %q (%v), want %s", sfp, err, secure)
+	var sfp, bind string
+	if err := root.QueryRow("SELECT @@secure_file_priv, @@bind_address").Scan(&sfp, &bind); err != nil || sfp != secure || bind != "127.0.0.1" {
+		t.Fatalf("secure_file_priv = %q, bind_address = %q (%v), want %s and 127.0.0.1", sfp, bind, err, secure)
 	}
 	var uuid string
 	if err := root.QueryRow("SELECT @@server_uuid").Scan(&uuid); err != nil {

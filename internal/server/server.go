@@ -596,6 +596,7 @@ func (s *Server) registerVariables() error {
 		"version":                  binlog.ServerVersion,
 		"version_comment":          "Lockstep",
 		"port":                     int64(s.cfg.Port),
+		"bind_address":             s.cfg.BindAddress,
 		"datadir":                  s.cfg.DataDir,
 		"innodb_lock_wait_timeout": s.cfg.LockWaitTimeoutSeconds,
 		"secure_file_priv":         s.secureFilePriv,
