@@ -73,6 +73,7 @@ type Driver struct {
 	committed *Certifier // of the entries applied (Run's)
 
 	applied uint64 // the last entry applied (Run's)
+	ticks   int    // ticks since Run started (Run's)
 	nextTrx atomic.Uint64
 
 	// Service and AppliedGNO, if set before Run, give what the node
@@ -159,15 +160,15 @@ func (d *Driver) Run(ctx context.Context) error {
 	ticker := time.NewTicker(d.tick)
 	defer ticker.Stop()
 	recv := d.transport.Recv()
-	ticks := 0
 	for {
 		select {
 		case <-ctx.Done():
 			return nil
 		case <-ticker.C:
 			d.node.Tick()
-			if ticks++; ticks%announceTicks == 0 {
+			if d.ticks++; d.ticks%announceTicks == 0 {
 				d.announce()
+				d.askAgain()
 			}
 		case pk := <-recv:
 			d.receive(pk)
@@ -479,13 +480,29 @@ type syncWait struct {
 	ctx   context.Context
 	index uint64
 	done  chan struct{}
+	asked int // the tick its read index was last asked for at
 }
 
 // readIndex asks raft for the read index of w (on Run's goroutine).
 func (d *Driver) readIndex(w *syncWait) {
 	d.nextRead++
 	d.syncs[d.nextRead] = w
+	w.asked = d.ticks
 	d.node.ReadIndex(binary.BigEndian.AppendUint64(nil, d.nextRead))
+}
+
+// askAgain asks again for the read indexes not answered within an
+// election timeout: raft drops a request made without a leader, or lost
+// with a leader that stepped down, and says nothing. An index confirmed
+// later is still at or past everything committed before the first ask,
+// so the wait keeps its meaning.
+func (d *Driver) askAgain() {
+	for id, w := range d.syncs {
+		if d.ticks-w.asked >= announceTicks && w.ctx.Err() == nil {
+			delete(d.syncs, id)
+			d.readIndex(w)
+		}
+	}
 }
 
 // releaseReads ends the causal reads whose index is applied, and forgets
@@ -511,9 +528,10 @@ func (d *Driver) releaseReads() {
 // the cluster before the call, so that a read after it sees every write
 // acknowledged before it, on any node (wsrep_sync_wait, MySQL Group
 // Replication's BEFORE). The leader confirms its commit index with a
-// quorum first (raft's ReadIndex, never a lease). Without a leader or a
-// quorum no answer comes, and ctx's end is returned (1205 at the SQL
-// level).
+// quorum first (raft's ReadIndex, never a lease); a request raft dropped
+// is made again after an election timeout (askAgain). Without a leader
+// or a quorum no answer comes, and ctx's end is returned (1205 at the
+// SQL level).
 func (d *Driver) SyncWait(ctx context.Context) error {
 	w := &syncWait{ctx: ctx, done: make(chan struct{})}
 	select {

@@ -129,6 +129,14 @@ func TestClusterNetworkPartition(t *testing.T) {
 	first := c.members[0].db
 	execRetry(t, first, "CREATE DATABASE d")
 	execRetry(t, first, "CREATE TABLE d.t (id INT PRIMARY KEY, node INT)")
+	// Every member has the table before the writers start (a member may
+	// not have applied the CREATE TABLE yet when it is acknowledged).
+	for _, m := range c.members {
+		waitFor(t, "the table on "+m.host.NS, 30*time.Second, func() bool {
+			_, err := m.db.Exec("SELECT COUNT(*) FROM d.t")
+			return err == nil
+		})
+	}
 	var leader *nsMember
 	var others []*nsMember
 	lead := statusOf(t, first, "Lockstep_cluster_leader")
