@@ -288,35 +288,16 @@ func TestClusterMultiPrimary(t *testing.T) {
 	// Kill every member at once under writes from all three, and start
 	// them again: the cluster comes back by itself, with every
 	// acknowledged insert on every member and the same GTIDs.
-	var amu sync.Mutex
-	ackedIDs := map[int]bool{}
-	stopW := make(chan struct{})
-	var awg sync.WaitGroup
-	for w, db := range dbs {
-		awg.Add(1)
-		go func() {
-			defer awg.Done()
-			for k := 0; ; k++ {
-				select {
-				case <-stopW:
-					return
-				default:
-				}
-				id := 10_000 + w*100_000 + k
-				if _, err := db.Exec("INSERT INTO d.t VALUES (?, 2)", id); err == nil {
-					amu.Lock()
-					ackedIDs[id] = true
-					amu.Unlock()
-				}
-			}
-		}()
-	}
-	waitFor(t, "writes before the full kill", 20*time.Second, func() bool { amu.Lock(); defer amu.Unlock(); return len(ackedIDs) >= 50 })
+	ws := startWriters(dbs, func(db *sql.DB, w, k int) (int, error) {
+		id := 10_000 + w*100_000 + k
+		_, err := db.Exec("INSERT INTO d.t VALUES (?, 2)", id)
+		return id, err
+	}, func(error) bool { return true })
+	waitFor(t, "writes before the full kill", 20*time.Second, func() bool { return ws.count() >= 50 })
 	for _, s := range nodes {
 		s.kill()
 	}
-	close(stopW)
-	awg.Wait()
+	ws.halt()
 	for _, s := range nodes {
 		s.start()
 	}
@@ -324,20 +305,8 @@ func TestClusterMultiPrimary(t *testing.T) {
 	for i, s := range nodes {
 		waitReady(t, s.db(""))
 		db := causal(t, s)
-		have := map[int]bool{}
-		rows, err := db.Query("SELECT id FROM d.t WHERE id >= 10000")
-		if err != nil {
-			t.Fatal(err)
-		}
-		for rows.Next() {
-			var id int
-			if err := rows.Scan(&id); err != nil {
-				t.Fatal(err)
-			}
-			have[id] = true
-		}
-		rows.Close()
-		for id := range ackedIDs {
+		have := idSet(t, db, "SELECT id FROM d.t WHERE id >= 10000")
+		for id := range ws.acked {
 			if !have[id] {
 				t.Fatalf("member %d lost acknowledged insert %d in the full kill", i+1, id)
 			}
@@ -351,7 +320,69 @@ func TestClusterMultiPrimary(t *testing.T) {
 	if gtids[0] != gtids[1] || gtids[1] != gtids[2] {
 		t.Fatalf("gtid_executed differs after the full restart: %q", gtids)
 	}
-	t.Logf("%d acknowledged inserts survived killing every member", len(ackedIDs))
+	t.Logf("%d acknowledged inserts survived killing every member", len(ws.acked))
+}
+
+// writers insert rows from one goroutine per pool until stopped, and keep
+// the ids whose insert was acknowledged.
+type writers struct {
+	mu    sync.Mutex
+	acked map[int]bool
+	stop  chan struct{}
+	wg    sync.WaitGroup
+}
+
+// startWriters starts a writer per pool: writer w's k-th insert runs
+// insert(db, w, k), which returns the id it wrote. A refused insert is
+// passed to refused, which may end the writer (false).
+func startWriters(dbs []*sql.DB, insert func(db *sql.DB, w, k int) (int, error), refused func(error) bool) *writers {
+	ws := &writers{acked: map[int]bool{}, stop: make(chan struct{})}
+	for w, db := range dbs {
+		ws.wg.Add(1)
+		go func() {
+			defer ws.wg.Done()
+			for k := 0; ; k++ {
+				select {
+				case <-ws.stop:
+					return
+				default:
+				}
+				id, err := insert(db, w, k)
+				if err == nil {
+					ws.mu.Lock()
+					ws.acked[id] = true
+					ws.mu.Unlock()
+				} else if !refused(err) {
+					return
+				}
+			}
+		}()
+	}
+	return ws
+}
+
+// count is the number of acknowledged inserts so far.
+func (ws *writers) count() int {
+	ws.mu.Lock()
+	defer ws.mu.Unlock()
+	return len(ws.acked)
+}
+
+// snapshot copies the acknowledged ids.
+func (ws *writers) snapshot() map[int]bool {
+	ws.mu.Lock()
+	defer ws.mu.Unlock()
+	out := make(map[int]bool, len(ws.acked))
+	for id := range ws.acked {
+		out[id] = true
+	}
+	return out
+}
+
+// halt stops the writers and waits for them.
+func (ws *writers) halt() {
+	close(ws.stop)
+	ws.wg.Wait()
 }
 
 // pause stops s with SIGSTOP until the returned function (also run at

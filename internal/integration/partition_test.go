@@ -8,7 +8,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -152,34 +151,23 @@ func TestClusterNetworkPartition(t *testing.T) {
 	}
 
 	// Writers on the majority's members, acknowledged ids kept.
-	var mu sync.Mutex
-	acked := map[int]bool{}
-	stop := make(chan struct{})
-	var wg sync.WaitGroup
-	for w, m := range others {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for k := 0; ; k++ {
-				select {
-				case <-stop:
-					return
-				default:
-				}
-				id := w*1_000_000 + k
-				if _, err := m.db.Exec("INSERT INTO d.t VALUES (?, ?)", id, w); err == nil {
-					mu.Lock()
-					acked[id] = true
-					mu.Unlock()
-				} else if n := errNumber(err); n != 1047 && n != 1213 && n != 1180 {
-					t.Errorf("insert on the majority: %v", err)
-					return
-				}
-				time.Sleep(5 * time.Millisecond)
-			}
-		}()
+	var majority []*sql.DB
+	for _, m := range others {
+		majority = append(majority, m.db)
 	}
-	count := func() int { mu.Lock(); defer mu.Unlock(); return len(acked) }
+	ws := startWriters(majority, func(db *sql.DB, w, k int) (int, error) {
+		time.Sleep(5 * time.Millisecond)
+		id := w*1_000_000 + k
+		_, err := db.Exec("INSERT INTO d.t VALUES (?, ?)", id, w)
+		return id, err
+	}, func(err error) bool {
+		if n := errNumber(err); n != 1047 && n != 1213 && n != 1180 {
+			t.Errorf("insert on the majority: %v", err)
+			return false
+		}
+		return true
+	})
+	count := ws.count
 	waitFor(t, "writes before the partition", 10*time.Second, func() bool { return count() >= 20 })
 
 	leader.host.Cut()
@@ -201,30 +189,16 @@ func TestClusterNetworkPartition(t *testing.T) {
 	// Back with the majority, the old leader serves reads again only once
 	// it has caught up: its first plain read (no causal wait) that is not
 	// refused sees every insert acknowledged before the link came back.
-	ackedBefore := map[int]bool{}
-	mu.Lock()
-	for id := range acked {
-		ackedBefore[id] = true
-	}
-	mu.Unlock()
+	ackedBefore := ws.snapshot()
 	leader.host.Heal()
 	healed := time.Now()
 	waitFor(t, "the old leader to serve reads again", 30*time.Second, func() bool {
-		rows, err := leader.db.Query("SELECT id FROM d.t")
+		have, err := queryIDs(leader.db, "SELECT id FROM d.t")
 		if errNumber(err) == 1047 {
 			return false
 		}
 		if err != nil {
 			t.Fatalf("a read on the rejoining member: %v", err)
-		}
-		defer rows.Close()
-		have := map[int]bool{}
-		for rows.Next() {
-			var id int
-			if err := rows.Scan(&id); err != nil {
-				t.Fatal(err)
-			}
-			have[id] = true
 		}
 		for id := range ackedBefore {
 			if !have[id] {
@@ -236,11 +210,8 @@ func TestClusterNetworkPartition(t *testing.T) {
 	t.Logf("the old leader served reads again %v after the link came back", time.Since(healed).Round(10*time.Millisecond))
 	waitReady(t, leader.db)
 	waitFor(t, "writes after the partition healed", 10*time.Second, func() bool { return count() > before+50 })
-	close(stop)
-	wg.Wait()
+	ws.halt()
 
-	mu.Lock()
-	defer mu.Unlock()
 	var gtids []string
 	for _, m := range c.members {
 		causalDB, err := sql.Open("mysql", fmt.Sprintf("root@%s(127.0.0.1:%d)/?wsrep_sync_wait=1", m.host.NS, m.port))
@@ -248,20 +219,8 @@ func TestClusterNetworkPartition(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer causalDB.Close()
-		rows, err := causalDB.Query("SELECT id FROM d.t")
-		if err != nil {
-			t.Fatalf("%s: %v", m.host.NS, err)
-		}
-		have := map[int]bool{}
-		for rows.Next() {
-			var id int
-			if err := rows.Scan(&id); err != nil {
-				t.Fatal(err)
-			}
-			have[id] = true
-		}
-		rows.Close()
-		for id := range acked {
+		have := idSet(t, causalDB, "SELECT id FROM d.t")
+		for id := range ws.acked {
 			if !have[id] {
 				t.Fatalf("%s lost acknowledged insert %d", m.host.NS, id)
 			}
@@ -278,5 +237,5 @@ func TestClusterNetworkPartition(t *testing.T) {
 	if gtids[0] != gtids[1] || gtids[1] != gtids[2] {
 		t.Fatalf("gtid_executed differs: %q", gtids)
 	}
-	t.Logf("%d acknowledged inserts on every member; gtid_executed %s", len(acked), gtids[0])
+	t.Logf("%d acknowledged inserts on every member; gtid_executed %s", len(ws.acked), gtids[0])
 }

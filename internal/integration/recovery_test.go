@@ -214,23 +214,29 @@ func tryStart(t *testing.T, data string, args ...string) (*server, string) {
 // idSet returns the integers a query's first column holds.
 func idSet(t *testing.T, db *sql.DB, q string) map[int]bool {
 	t.Helper()
+	got, err := queryIDs(db, q)
+	if err != nil {
+		t.Fatalf("%s: %v", q, err)
+	}
+	return got
+}
+
+// queryIDs is idSet returning the query's error.
+func queryIDs(db *sql.DB, q string) (map[int]bool, error) {
 	rows, err := db.Query(q)
 	if err != nil {
-		t.Fatal(err)
+		return nil, err
 	}
 	defer rows.Close()
 	got := map[int]bool{}
 	for rows.Next() {
 		var id int
 		if err := rows.Scan(&id); err != nil {
-			t.Fatal(err)
+			return nil, err
 		}
 		got[id] = true
 	}
-	if err := rows.Err(); err != nil {
-		t.Fatal(err)
-	}
-	return got
+	return got, rows.Err()
 }
 
 // checkExact: every acknowledged row is there, nothing that was never

@@ -420,9 +420,10 @@ func TestBadPackets(t *testing.T) {
 	}
 }
 
-// TestPyMySQL runs a small PyMySQL program: a transaction, parameters, a
-// rollback, a duplicate key.
-func TestPyMySQL(t *testing.T) {
+// needPyMySQL returns python3's path, skipping (or failing, with
+// LOCKSTEP_REQUIRE_TOOLS=1) without PyMySQL.
+func needPyMySQL(t *testing.T) string {
+	t.Helper()
 	py := needTool(t, "python3")
 	if err := tool(t, time.Minute, py, "-c", "import pymysql").Run(); err != nil {
 		if os.Getenv("LOCKSTEP_REQUIRE_TOOLS") == "1" {
@@ -430,6 +431,13 @@ func TestPyMySQL(t *testing.T) {
 		}
 		t.Skip("PyMySQL not installed")
 	}
+	return py
+}
+
+// TestPyMySQL runs a small PyMySQL program: a transaction, parameters, a
+// rollback, a duplicate key.
+func TestPyMySQL(t *testing.T) {
+	py := needPyMySQL(t)
 	s := startServer(t, t.TempDir())
 	script := fmt.Sprintf(`
 import pymysql
@@ -461,13 +469,7 @@ print(cur.fetchall())
 // its row locks, and leaves a session whose settings still take effect
 // (here max_execution_time, which the server reads from the session).
 func TestResetConnection(t *testing.T) {
-	py := needTool(t, "python3")
-	if err := tool(t, time.Minute, py, "-c", "import pymysql").Run(); err != nil {
-		if os.Getenv("LOCKSTEP_REQUIRE_TOOLS") == "1" {
-			t.Fatal("PyMySQL is required (LOCKSTEP_REQUIRE_TOOLS=1) but not installed")
-		}
-		t.Skip("PyMySQL not installed")
-	}
+	py := needPyMySQL(t)
 	s := startServer(t, t.TempDir())
 	script := fmt.Sprintf(`
 import pymysql

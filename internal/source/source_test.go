@@ -343,6 +343,19 @@ func TestBlockingDumpWaitsAndSendsHeartbeats(t *testing.T) {
 	}
 }
 
+// sendAck sends a semi-sync ACK of position pos in binlog.000001, as a
+// replica does.
+func (c *client) sendAck(t *testing.T, pos uint64) {
+	t.Helper()
+	ack := binary.LittleEndian.AppendUint64([]byte{semiSyncMagic}, pos)
+	ack = append(ack, "binlog.000001"...)
+	pw := &packetWriter{w: bufio.NewWriter(c.conn)}
+	if err := pw.write(ack); err != nil {
+		t.Fatal(err)
+	}
+	pw.flush()
+}
+
 func TestSemiSyncAcksAndFallback(t *testing.T) {
 	f := newFixture(t)
 	semi := f.src.Semi
@@ -366,15 +379,7 @@ func TestSemiSyncAcksAndFallback(t *testing.T) {
 			if !p.ack {
 				return
 			}
-			h := binlog.ParseHeader(p.event)
-			ack := []byte{semiSyncMagic}
-			ack = binary.LittleEndian.AppendUint64(ack, uint64(h.LogPos))
-			ack = append(ack, "binlog.000001"...)
-			pw := &packetWriter{w: bufio.NewWriter(c.conn)}
-			if err := pw.write(ack); err != nil {
-				t.Fatal(err)
-			}
-			pw.flush()
+			c.sendAck(t, uint64(binlog.ParseHeader(p.event).LogPos))
 			return
 		}
 	}
@@ -436,14 +441,7 @@ func TestSemiSyncAckPastWhatWasSent(t *testing.T) {
 	c := f.dump(Request{File: "binlog.000001", Pos: 4, SemiSync: true})
 	for p := c.next(true); !p.ack; p = c.next(true) {
 	}
-	ack := []byte{semiSyncMagic}
-	ack = binary.LittleEndian.AppendUint64(ack, 1<<40)
-	ack = append(ack, "binlog.000001"...)
-	pw := &packetWriter{w: bufio.NewWriter(c.conn)}
-	if err := pw.write(ack); err != nil {
-		t.Fatal(err)
-	}
-	pw.flush()
+	c.sendAck(t, 1<<40)
 	for semi.Clients() != 1 || semi.Stats.Acks.Load() != 1 {
 		time.Sleep(time.Millisecond)
 	}
