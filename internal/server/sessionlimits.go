@@ -151,11 +151,11 @@ func (s *Server) statementTimeout(c *mysql.Conn, query string) time.Duration {
 	if !hasPrefixFold(q, "select") {
 		return 0
 	}
-	if !strings.Contains(q, "/*+") {
-		// no hint
-	} else if m := executionHint.FindStringSubmatch(query); m != nil {
-		ms, _ := strconv.ParseUint(m[1], 10, 32)
-		return time.Duration(ms) * time.Millisecond
+	if strings.Contains(q, "/*+") { // the regexp only for a query with a hint
+		if m := executionHint.FindStringSubmatch(query); m != nil {
+			ms, _ := strconv.ParseUint(m[1], 10, 32)
+			return time.Duration(ms) * time.Millisecond
+		}
 	}
 	if w, ok := c.Conn.(*wireConn); ok {
 		return time.Duration(w.execTimeout.Load())
