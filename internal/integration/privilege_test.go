@@ -233,6 +233,44 @@ func TestPrivileges(t *testing.T) {
 	if err := ops.QueryRow("SELECT LOAD_FILE('" + filepath.Join(secure, "link") + "')").Scan(&content); err != nil || content.Valid {
 		t.Errorf("ops: LOAD_FILE through a link out of secure_file_priv: %d bytes, %v", len(content.String), err)
 	}
+	// LOAD DATA and INTO OUTFILE neither follow a link out of the folder
+	// nor take a sibling folder whose name starts with its name: 1290.
+	outside := filepath.Join(dir, "outside")
+	if err := os.MkdirAll(outside, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(outside, "rows.txt"), []byte("1\n2\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(outside, filepath.Join(secure, "out")); err != nil {
+		t.Fatal(err)
+	}
+	sibling := secure + "-x"
+	if err := os.MkdirAll(sibling, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	mustExec(t, root, "CREATE TABLE app.loaded (v INT)")
+	mustExec(t, root, "GRANT INSERT ON app.loaded TO ops@'%'")
+	for _, q := range []string{
+		"LOAD DATA INFILE '" + filepath.Join(secure, "out", "rows.txt") + "' INTO TABLE app.loaded",
+		"SELECT 'x' INTO OUTFILE '" + filepath.Join(secure, "out", "new.txt") + "'",
+		"SELECT 'x' INTO DUMPFILE '" + filepath.Join(sibling, "new.bin") + "'",
+	} {
+		if _, err := ops.Exec(q); errNumber(err) != 1290 {
+			t.Errorf("ops: %s: %v, want 1290", q, err)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(outside, "new.txt")); err == nil {
+		t.Error("INTO OUTFILE wrote through a link out of secure_file_priv")
+	}
+	if err := os.WriteFile(filepath.Join(secure, "rows.txt"), []byte("1\n2\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	mustExec(t, ops, "LOAD DATA INFILE '"+filepath.Join(secure, "rows.txt")+"' INTO TABLE app.loaded")
+	var loaded int
+	if err := root.QueryRow("SELECT COUNT(*) FROM app.loaded").Scan(&loaded); err != nil || loaded != 2 {
+		t.Errorf("LOAD DATA inside secure_file_priv: %d rows, %v", loaded, err)
+	}
 	mustExec(t, root, "SET GLOBAL max_allowed_packet = 67108864")
 	cfg := replication.BinlogSyncerConfig{ServerID: 901, Flavor: gomysql.MySQLFlavor, Host: "127.0.0.1", Port: uint16(s.port), User: "ops", Password: "pw"}
 	cfg.Logger = nil
