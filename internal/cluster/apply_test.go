@@ -53,7 +53,7 @@ func (n *dataNode) start(t *testing.T, peers []uint64) {
 	if err := l.NoteApplied(applied); err != nil {
 		t.Fatal(err)
 	}
-	node, err := NewNode(Config{ID: n.id, ElectionTicks: 10, HeartbeatTicks: 1}, l, applied, peers)
+	node, err := NewNode(Config{ID: n.id, ElectionTicks: 10, HeartbeatTicks: 1}, l, applied, Roster{Self: n.id, Addrs: n.addrs}, len(peers) > 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -63,7 +63,7 @@ func (n *dataNode) start(t *testing.T, peers []uint64) {
 		}
 	}
 	n.bl, n.store, n.applier = bl, store, a
-	n.tr = NewTransport(n.id, "test", n.ln, n.addrs)
+	n.tr = NewTransport(n.id, "test", n.addrs[n.id], n.ln, n.addrs)
 	n.d = NewDriver(node, n.tr, clusterSID, 10*time.Millisecond, a.Apply)
 	ctx, cancel := context.WithCancel(context.Background())
 	n.cancel, n.done, n.running = cancel, make(chan error, 1), true

@@ -43,6 +43,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -87,6 +88,9 @@ type Driver struct {
 	startGNO                     uint64        // AppliedGNO when Run started
 	pmu                          sync.Mutex
 	peers                        map[uint64]Member // last heard (members.go)
+	roster                       Roster            // the node's, under pmu
+	voters, learners             []uint64          // raft's configuration, under pmu
+	change                       *joining          // a change this leader waits for (join.go; Run's)
 
 	mu          sync.Mutex
 	waiting     map[uint64]*waiter // by TrxID
@@ -117,6 +121,7 @@ type State struct {
 func NewDriver(n *Node, t *Transport, sid binlog.UUID, tick time.Duration, apply func([]raftpb.Entry) error) *Driver {
 	d := &Driver{node: n, transport: t, sid: sid, tick: tick, apply: apply, certs: make(chan Request, 1024), reads: make(chan *syncWait, 1024), syncs: map[uint64]*syncWait{}, done: make(chan struct{}), waiting: map[uint64]*waiter{}, peers: map[uint64]Member{}}
 	d.state.Store(&State{ID: n.ID()})
+	d.roster = n.Roster()
 	// Transaction ids must not repeat across restarts: entries of an
 	// earlier run are applied again after one, and must not complete a
 	// new transaction's Commit. A run numbers its transactions from a
@@ -156,6 +161,7 @@ func (d *Driver) Run(ctx context.Context) error {
 	if d.AppliedGNO != nil {
 		d.startGNO = d.AppliedGNO()
 	}
+	d.noteConfig()
 	go d.watchSync(ctx)
 	ticker := time.NewTicker(d.tick)
 	defer ticker.Stop()
@@ -169,6 +175,8 @@ func (d *Driver) Run(ctx context.Context) error {
 			if d.ticks++; d.ticks%announceTicks == 0 {
 				d.announce()
 				d.askAgain()
+				d.expireChange()
+				d.promote()
 			}
 		case pk := <-recv:
 			d.receive(pk)
@@ -197,6 +205,13 @@ func (d *Driver) Run(ctx context.Context) error {
 				return err
 			}
 			d.transport.Send(out.Messages)
+			if out.Roster != nil {
+				d.noteConfig()
+				d.changed(*out.Roster)
+				if d.node.Removed() {
+					return ErrRemoved
+				}
+			}
 			if len(out.Committed) > 0 {
 				if err := d.apply(out.Committed); err != nil {
 					return err
@@ -233,6 +248,24 @@ func (d *Driver) Run(ctx context.Context) error {
 		d.state.Store(&State{ID: d.node.ID(), Lead: st.Lead, Term: st.Term, Commit: st.Commit, Applied: st.Applied, Leader: leader})
 		d.certKeys.Store(uint64(d.committed.Keys()))
 	}
+}
+
+// noteConfig keeps the roster and raft's configuration for other
+// goroutines (on Run's goroutine, after a change).
+func (d *Driver) noteConfig() {
+	r := d.node.Roster()
+	v, l := d.node.Config()
+	d.pmu.Lock()
+	d.roster, d.voters, d.learners = r, v, l
+	d.pmu.Unlock()
+}
+
+// Config is raft's configuration as of the last change applied: its
+// voters and its learners (members still catching up, join.go).
+func (d *Driver) Config() (voters, learners []uint64) {
+	d.pmu.Lock()
+	defer d.pmu.Unlock()
+	return slices.Clone(d.voters), slices.Clone(d.learners)
 }
 
 // startCertifier sets up the certifier state of what the node applied
@@ -319,6 +352,8 @@ func (d *Driver) receive(pk Packet) {
 		d.finish(binary.BigEndian.Uint64(pk.Payload), outcome{err: err})
 	case kindAnnounce:
 		d.heard(pk.From, pk.Payload)
+	case kindJoin:
+		d.answerJoin(pk)
 	}
 }
 

@@ -50,56 +50,58 @@ func startCluster(t *testing.T, n int) []*running {
 	t.Helper()
 	lns := map[uint64]net.Listener{}
 	addrs := map[uint64]string{}
-	var peers []uint64
 	for id := uint64(1); id <= uint64(n); id++ {
 		ln, err := net.Listen("tcp", "127.0.0.1:0")
 		if err != nil {
 			t.Fatal(err)
 		}
 		lns[id], addrs[id] = ln, ln.Addr().String()
-		peers = append(peers, id)
 	}
 	var nodes []*running
-	for _, id := range peers {
-		fs := vfs.NewMem()
-		bl, _, err := binlog.Open(binlog.Options{FS: fs, Dir: "/data", ServerID: uint32(id)}, binlog.GTIDSet{}, binlog.Position{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		l, err := raftlog.Open(raftlog.Options{FS: fs, Dir: "/data", ServerID: uint32(id)}, bl, 0)
-		if err != nil {
-			t.Fatal(err)
-		}
-		node, err := NewNode(Config{ID: id, ElectionTicks: 10, HeartbeatTicks: 1}, l, 0, peers)
-		if err != nil {
-			t.Fatal(err)
-		}
-		r := &running{id: id, bl: bl, done: make(chan error, 1)}
-		r.tr = NewTransport(id, "test", lns[id], addrs)
-		r.d = NewDriver(node, r.tr, clusterSID, 10*time.Millisecond, func(es []raftpb.Entry) error {
-			r.mu.Lock()
-			defer r.mu.Unlock()
-			for _, e := range es {
-				if e.Type == raftpb.EntryNormal && len(e.Data) > 0 {
-					if gno, err := gnoOf(e.Data); err == nil {
-						r.applied = append(r.applied, gno)
-					}
+	for id := uint64(1); id <= uint64(n); id++ {
+		nodes = append(nodes, startNode(t, lns[id], Roster{Self: id, Addrs: addrs}, true))
+	}
+	return nodes
+}
+
+// startNode starts node roster.Self on an empty log, listening on ln;
+// bootstrap as NewNode's. The test's end stops it.
+func startNode(t *testing.T, ln net.Listener, roster Roster, bootstrap bool) *running {
+	t.Helper()
+	id := roster.Self
+	fs := vfs.NewMem()
+	bl, _, err := binlog.Open(binlog.Options{FS: fs, Dir: "/data", ServerID: uint32(id)}, binlog.GTIDSet{}, binlog.Position{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, err := raftlog.Open(raftlog.Options{FS: fs, Dir: "/data", ServerID: uint32(id)}, bl, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	node, err := NewNode(Config{ID: id, ElectionTicks: 10, HeartbeatTicks: 1}, l, 0, roster, bootstrap)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := &running{id: id, bl: bl, done: make(chan error, 1)}
+	r.tr = NewTransport(id, "test", ln.Addr().String(), ln, roster.Addrs)
+	r.d = NewDriver(node, r.tr, clusterSID, 10*time.Millisecond, func(es []raftpb.Entry) error {
+		r.mu.Lock()
+		defer r.mu.Unlock()
+		for _, e := range es {
+			if e.Type == raftpb.EntryNormal && len(e.Data) > 0 {
+				if gno, err := gnoOf(e.Data); err == nil {
+					r.applied = append(r.applied, gno)
 				}
 			}
-			return nil
-		})
-		ctx, cancel := context.WithCancel(context.Background())
-		r.cancel = cancel
-		r.tr.Start()
-		go func() { r.done <- r.d.Run(ctx) }()
-		nodes = append(nodes, r)
-	}
-	t.Cleanup(func() {
-		for _, r := range nodes {
-			r.stop()
 		}
+		return nil
 	})
-	return nodes
+	ctx, cancel := context.WithCancel(context.Background())
+	r.cancel = cancel
+	r.tr.Start()
+	go func() { r.done <- r.d.Run(ctx) }()
+	t.Cleanup(r.stop)
+	return r
 }
 
 // waitFor polls cond for at most 20 s.
@@ -260,5 +262,71 @@ func TestClusterConflictAcrossNodes(t *testing.T) {
 			t.Fatalf("round %d: %d committed and %d conflicted, want one each", round, ok, conflicts)
 		}
 		waitFor(t, "node 1 to apply the round", func() bool { return nodes[0].lastGNO() > snap })
+	}
+}
+
+// A fourth node joins a running cluster with an empty log: it is added as
+// a learner, sent the whole log, promoted to voter once caught up, and
+// then counts in the quorum: with one of the first three stopped, the
+// cluster still commits, and every node applied the same sequence.
+func TestClusterJoin(t *testing.T) {
+	nodes := startCluster(t, 3)
+	waitFor(t, "a leader", func() bool { return leaderOf(nodes) != nil })
+	commitOn(t, nodes, 150, func(i int) uint64 { return uint64(i) })
+
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var seeds []string
+	for _, r := range nodes {
+		seeds = append(seeds, r.tr.addr)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	// A node not among the seeds cannot start a cluster of its own.
+	roster, start, err := Discover(ctx, DiscoverConfig{Cluster: "test", Addr: ln.Addr().String(), Seeds: seeds})
+	if err != nil || start {
+		t.Fatalf("Discover: %v, start %v", err, start)
+	}
+	if roster.Self != 4 || len(roster.Addrs) != 4 || roster.Addrs[4] != ln.Addr().String() {
+		t.Fatalf("the joiner's roster: %+v", roster)
+	}
+	// Asking again gives the same id: the address is a member now.
+	if again, _, err := Discover(ctx, DiscoverConfig{Cluster: "test", Addr: ln.Addr().String(), Seeds: seeds}); err != nil || again.Self != 4 {
+		t.Fatalf("Discover again: %+v %v", again, err)
+	}
+	joiner := startNode(t, ln, roster, false)
+	waitFor(t, "the joiner to become a voter everywhere", func() bool {
+		for _, r := range append(nodes, joiner) {
+			if v, l := r.d.Config(); len(v) != 4 || len(l) != 0 {
+				return false
+			}
+		}
+		return true
+	})
+	waitFor(t, "the joiner to apply the log", func() bool { return len(joiner.gnos()) >= 150 })
+	commitOn(t, []*running{joiner}, 20, func(i int) uint64 { return uint64(1000 + i) })
+
+	// Four voters: stopping one leaves a quorum of three.
+	nodes[1].stop()
+	rest := []*running{nodes[0], nodes[2], joiner}
+	commitOn(t, rest, 30, func(i int) uint64 { return uint64(2000 + i) })
+	waitFor(t, "the three to apply 200 transactions", func() bool {
+		for _, r := range rest {
+			if len(r.gnos()) < 200 {
+				return false
+			}
+		}
+		return true
+	})
+	for _, r := range rest {
+		if !equal(r.gnos()[:200], rest[0].gnos()[:200]) {
+			t.Fatalf("node %d applied another sequence", r.id)
+		}
+	}
+	ms := joiner.d.Members()
+	if len(ms) != 4 || !ms[3].Self || ms[3].ID != 4 {
+		t.Fatalf("the joiner's members: %+v", ms)
 	}
 }

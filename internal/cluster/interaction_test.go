@@ -71,7 +71,7 @@ func (e *env) open(id uint64, fs *vfs.MemFS, peers []uint64) *member {
 	if err != nil {
 		e.t.Fatal(err)
 	}
-	n, err := NewNode(Config{ID: id, ElectionTicks: 10, HeartbeatTicks: 1}, l, 0, peers)
+	n, err := NewNode(Config{ID: id, ElectionTicks: 10, HeartbeatTicks: 1}, l, 0, rosterOf(id, peers), len(peers) > 0)
 	if err != nil {
 		e.t.Fatal(err)
 	}
@@ -473,4 +473,17 @@ func TestRandomFaults(t *testing.T) {
 		}
 		e.close()
 	}
+}
+
+// rosterOf is node id's roster when the members are peers, at made-up
+// addresses (the interaction tests deliver messages themselves).
+func rosterOf(id uint64, peers []uint64) Roster {
+	r := Roster{Self: id, Addrs: map[uint64]string{}}
+	for _, p := range peers {
+		r.Addrs[p] = fmt.Sprintf("node%d:1", p)
+	}
+	if len(peers) == 0 {
+		r.Addrs[id] = fmt.Sprintf("node%d:1", id)
+	}
+	return r
 }

@@ -109,15 +109,19 @@ func (d *Driver) heard(from uint64, payload []byte) {
 	d.pmu.Unlock()
 }
 
-// Members returns every node of the cluster, this one included, in id
-// order, each with what this node last heard of it.
+// Members returns every node of the cluster's configuration (voters and
+// learners), this one included, in id order, each with what this node
+// last heard of it.
 func (d *Driver) Members() []Member {
-	addrs := d.transport.peerAddrs()
-	out := []Member{d.Self()}
+	self := d.Self()
+	out := []Member{self}
 	d.pmu.Lock()
-	for _, id := range slices.Sorted(maps.Keys(addrs)) {
+	for _, id := range slices.Sorted(maps.Keys(d.roster.Addrs)) {
+		if id == self.ID {
+			continue
+		}
 		m := d.peers[id]
-		m.ID, m.Addr = id, addrs[id]
+		m.ID, m.Addr = id, d.roster.Addrs[id]
 		out = append(out, m)
 	}
 	d.pmu.Unlock()

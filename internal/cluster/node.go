@@ -16,7 +16,8 @@
 //     votes), and before Advance.
 //   - Committed entries are handed out once, in index order, after they
 //     are durable locally; configuration changes among them are applied to
-//     raft and recorded in the log's state before Process returns.
+//     raft, to the roster (roster.go), and recorded together in the log's
+//     state before Process returns.
 //   - A normal entry proposed with data must be a transaction (its meta and
 //     binlog events): Propose checks it, so a bad proposal is refused
 //     instead of breaking the log.
@@ -27,6 +28,8 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
+	"slices"
 
 	"github.com/lockstepdb/lockstep/internal/binlog"
 	"github.com/lockstepdb/lockstep/internal/raftlog"
@@ -45,9 +48,10 @@ type Config struct {
 
 // Node is one cluster member's raft state machine and log.
 type Node struct {
-	id  uint64
-	rn  *raft.RawNode
-	log *raftlog.Log
+	id     uint64
+	rn     *raft.RawNode
+	log    *raftlog.Log
+	roster Roster // as of the last configuration change applied
 }
 
 // Output is what one Process call asks of the caller.
@@ -61,13 +65,33 @@ type Output struct {
 	ReadStates []raft.ReadState
 	// Lead is the leader known now (0: none), Term the current term.
 	Lead, Term uint64
+	// Roster is the members after configuration changes among
+	// Committed, nil when there were none.
+	Roster *Roster
 }
 
 // NewNode starts the raft state machine over log. applied is the index of
-// the last entry the store holds the effects of. A node with an empty log
-// and peers bootstraps a new cluster of those voters; a node with a log
+// the last entry the store holds the effects of. roster is the members as
+// the caller knows them (its Self must be cfg.ID); the log's own record,
+// when it has one, is used instead. With bootstrap, a node with an empty
+// log starts a new cluster whose voters are roster's members; without, it
+// waits to be sent the log of a cluster it was added to. A node with a log
 // takes its configuration from it.
-func NewNode(cfg Config, log *raftlog.Log, applied uint64, peers []uint64) (*Node, error) {
+func NewNode(cfg Config, log *raftlog.Log, applied uint64, roster Roster, bootstrap bool) (*Node, error) {
+	if rec := log.Members(); rec != nil {
+		r, err := decodeRoster(rec)
+		if err != nil {
+			return nil, err
+		}
+		roster = r
+	}
+	if roster.Self != cfg.ID {
+		return nil, fmt.Errorf("cluster: this node is member %d of its cluster, not %d", roster.Self, cfg.ID)
+	}
+	roster = roster.Clone()
+	if roster.Addrs == nil {
+		roster.Addrs = map[uint64]string{}
+	}
 	rc := &raft.Config{
 		ID:                        cfg.ID,
 		ElectionTick:              cfg.ElectionTicks,
@@ -97,16 +121,48 @@ func NewNode(cfg Config, log *raftlog.Log, applied uint64, peers []uint64) (*Nod
 	if err != nil {
 		return nil, err
 	}
-	if last, _ := log.LastIndex(); last == 0 && len(peers) > 0 {
-		ps := make([]raft.Peer, len(peers))
-		for i, id := range peers {
-			ps[i] = raft.Peer{ID: id}
+	if last, _ := log.LastIndex(); last == 0 && bootstrap {
+		var ps []raft.Peer
+		for _, id := range slices.Sorted(maps.Keys(roster.Addrs)) {
+			ps = append(ps, raft.Peer{ID: id, Context: memberContext{Addr: roster.Addrs[id]}.encode()})
 		}
 		if err := rn.Bootstrap(ps); err != nil {
 			return nil, err
 		}
 	}
-	return &Node{id: cfg.ID, rn: rn, log: log}, nil
+	return &Node{id: cfg.ID, rn: rn, log: log, roster: roster}, nil
+}
+
+// RosterOf is the members record of log, if it has one.
+func RosterOf(log *raftlog.Log) (Roster, bool, error) {
+	rec := log.Members()
+	if rec == nil {
+		return Roster{}, false, nil
+	}
+	r, err := decodeRoster(rec)
+	return r, err == nil, err
+}
+
+// Roster is the members as of the last configuration change applied.
+func (n *Node) Roster() Roster { return n.roster.Clone() }
+
+// Config is raft's configuration now: its voters and its learners.
+func (n *Node) Config() (voters, learners []uint64) {
+	cfg := n.rn.Status().Config
+	return slices.Sorted(maps.Keys(cfg.Voters.IDs())), slices.Sorted(maps.Keys(cfg.Learners))
+}
+
+// ProposeConfChange proposes a configuration change, on the leader. Raft
+// turns it into an empty entry if another is not applied yet.
+func (n *Node) ProposeConfChange(cc raftpb.ConfChangeV2) error {
+	if n.rn.BasicStatus().RaftState != raft.StateLeader {
+		return ErrNotLeader
+	}
+	err := n.rn.ProposeConfChange(cc)
+	if errors.Is(err, raft.ErrProposalDropped) {
+		return ErrNotLeader
+	}
+	return err
 }
 
 // ID is the node's raft id.
@@ -194,8 +250,13 @@ func (n *Node) Process() (Output, error) {
 		}
 	}
 	for _, e := range rd.CommittedEntries {
-		if err := n.applyConfChange(e); err != nil {
+		changed, err := n.applyConfChange(e)
+		if err != nil {
 			return out, err
+		}
+		if changed {
+			r := n.roster.Clone()
+			out.Roster = &r
 		}
 	}
 	out.Messages = rd.Messages
@@ -207,27 +268,49 @@ func (n *Node) Process() (Output, error) {
 	return out, nil
 }
 
-func (n *Node) applyConfChange(e raftpb.Entry) error {
+// applyConfChange applies a committed configuration change to raft and to
+// the roster, and records both.
+func (n *Node) applyConfChange(e raftpb.Entry) (bool, error) {
 	var cc raftpb.ConfChangeI
 	switch e.Type {
 	case raftpb.EntryConfChange:
 		var c raftpb.ConfChange
 		if err := c.Unmarshal(e.Data); err != nil {
-			return fmt.Errorf("cluster: entry %d: %w", e.Index, err)
+			return false, fmt.Errorf("cluster: entry %d: %w", e.Index, err)
 		}
 		cc = c
 	case raftpb.EntryConfChangeV2:
 		var c raftpb.ConfChangeV2
 		if err := c.Unmarshal(e.Data); err != nil {
-			return fmt.Errorf("cluster: entry %d: %w", e.Index, err)
+			return false, fmt.Errorf("cluster: entry %d: %w", e.Index, err)
 		}
 		cc = c
 	default:
-		return nil
+		return false, nil
 	}
 	cs := n.rn.ApplyConfChange(cc)
-	return n.log.SetConfState(*cs)
+	v2 := cc.AsV2()
+	mc := decodeMemberContext(v2.Context)
+	for _, c := range v2.Changes {
+		switch c.Type {
+		case raftpb.ConfChangeAddNode, raftpb.ConfChangeAddLearnerNode:
+			// A change from before addresses were recorded keeps the
+			// address the roster was started with.
+			if mc.Addr != "" {
+				n.roster.Addrs[c.NodeID] = mc.Addr
+			}
+		case raftpb.ConfChangeRemoveNode:
+			delete(n.roster.Addrs, c.NodeID)
+			if !slices.Contains(n.roster.Removed, c.NodeID) {
+				n.roster.Removed = append(n.roster.Removed, c.NodeID)
+			}
+		}
+	}
+	return true, n.log.SetConfState(*cs, n.roster.encode())
 }
+
+// Removed reports whether this node was removed from the cluster.
+func (n *Node) Removed() bool { return slices.Contains(n.roster.Removed, n.id) }
 
 // raftLogger passes raft's warnings and errors to a slog.Logger.
 type raftLogger struct{ l *slog.Logger }

@@ -8,9 +8,14 @@ package cluster
 // unreachable, which raft expects (it sends again). Incoming connections
 // only receive.
 //
+// The peers follow the cluster's configuration (SetPeers): a member added
+// gets a sender, a member removed loses its own and its connections.
+//
 // A connection starts with a hello from the dialer: a magic string, the
 // cluster's name and the dialer's node id; the receiver closes a
-// connection from another cluster or an unknown node. Then every packet is
+// connection from another cluster or an unknown node. A node that is not a
+// member yet says id 0: its connection carries one join request, which
+// the driver answers on the same connection (join.go). Then every packet is
 // framed as a 4-byte big-endian length, a kind byte and its payload: a raft
 // message (raft's protobuf encoding), a transaction sent to the leader
 // for certification or the leader's answer (driver.go), or a node's
@@ -31,6 +36,7 @@ import (
 	"io"
 	"net"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"go.etcd.io/raft/v3/raftpb"
@@ -48,8 +54,7 @@ const (
 // Transport sends and receives raft messages for one node.
 type Transport struct {
 	id      uint64
-	addr    string            // this node's cluster address
-	addrs   map[uint64]string // the peers', fixed at NewTransport
+	addr    string // this node's cluster address
 	cluster string
 	// serverTLS and clientTLS, when set (UseTLS), wrap every connection.
 	serverTLS, clientTLS *tls.Config
@@ -59,18 +64,22 @@ type Transport struct {
 	// not be sent to.
 	Unreachable func(id uint64)
 
-	mu     sync.Mutex
-	peers  map[uint64]*peer
-	conns  map[net.Conn]struct{}
-	closed bool
-	wg     sync.WaitGroup
-	quit   chan struct{}
+	// peers is replaced, never changed, under mu (SetPeers): senders
+	// read it without a lock.
+	peers   atomic.Pointer[map[uint64]*peer]
+	mu      sync.Mutex
+	conns   map[net.Conn]struct{}
+	started bool
+	closed  bool
+	wg      sync.WaitGroup
+	quit    chan struct{}
 }
 
 type peer struct {
 	id   uint64
 	addr string
 	q    chan Packet
+	gone chan struct{} // closed when the peer leaves the configuration
 }
 
 // Packet kinds.
@@ -79,6 +88,7 @@ const (
 	kindCertify  byte = 2 // a transaction for the leader to certify
 	kindVerdict  byte = 3 // the leader's refusal of one
 	kindAnnounce byte = 4 // how a node stands (members.go)
+	kindJoin     byte = 5 // a join request and its answer (join.go)
 )
 
 // Packet is what travels between nodes: a raft message, or a payload of
@@ -88,24 +98,60 @@ type Packet struct {
 	From, To uint64
 	Msg      raftpb.Message // kindRaft
 	Payload  []byte         // other kinds
+	// Reply, on a join request, takes the answer (once, without
+	// blocking: it has room for one).
+	Reply chan []byte
 }
 
-// NewTransport makes node id's transport, listening on ln, with the peers'
-// addresses (the node's own may be included; it is skipped).
-func NewTransport(id uint64, cluster string, ln net.Listener, peers map[uint64]string) *Transport {
-	t := &Transport{id: id, addr: peers[id], addrs: map[uint64]string{}, cluster: cluster, ln: ln, recv: make(chan Packet, sendQueue), peers: map[uint64]*peer{}, conns: map[net.Conn]struct{}{}, quit: make(chan struct{})}
-	for pid, addr := range peers {
-		if pid != id {
-			t.peers[pid] = &peer{id: pid, addr: addr, q: make(chan Packet, sendQueue)}
-			t.addrs[pid] = addr
-		}
-	}
+// NewTransport makes node id's transport, listening on ln at addr, with
+// the peers' addresses (the node's own may be included; it is skipped).
+func NewTransport(id uint64, cluster, addr string, ln net.Listener, peers map[uint64]string) *Transport {
+	t := &Transport{id: id, addr: addr, cluster: cluster, ln: ln, recv: make(chan Packet, sendQueue), conns: map[net.Conn]struct{}{}, quit: make(chan struct{})}
+	empty := map[uint64]*peer{}
+	t.peers.Store(&empty)
+	t.SetPeers(peers)
 	return t
 }
 
-// peerAddrs returns the peers' cluster addresses by node id (not to be
-// changed).
-func (t *Transport) peerAddrs() map[uint64]string { return t.addrs }
+// SetPeers makes the peers those of addrs (this node's own id skipped):
+// a new one gets a sender, one gone or moved loses its sender and queue.
+func (t *Transport) SetPeers(addrs map[uint64]string) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	old := *t.peers.Load()
+	next := make(map[uint64]*peer, len(addrs))
+	for id, addr := range addrs {
+		if id == t.id {
+			continue
+		}
+		if p := old[id]; p != nil && p.addr == addr {
+			next[id] = p
+			continue
+		}
+		p := &peer{id: id, addr: addr, q: make(chan Packet, sendQueue), gone: make(chan struct{})}
+		next[id] = p
+		if t.started && !t.closed {
+			t.wg.Add(1)
+			go t.send(p)
+		}
+	}
+	for id, p := range old {
+		if next[id] != p {
+			close(p.gone)
+		}
+	}
+	t.peers.Store(&next)
+}
+
+// peerAddrs returns the peers' cluster addresses by node id.
+func (t *Transport) peerAddrs() map[uint64]string {
+	ps := *t.peers.Load()
+	out := make(map[uint64]string, len(ps))
+	for id, p := range ps {
+		out[id] = p.addr
+	}
+	return out
+}
 
 // UseTLS makes every connection mutual TLS, before Start: server for the
 // connections the node accepts, client for those it dials (whose
@@ -118,11 +164,17 @@ func (t *Transport) UseTLS(server, client *tls.Config) {
 // dial connects to a peer, with the TLS handshake if TLS is on, within
 // dialTimout.
 func (t *Transport) dial(addr string) (net.Conn, error) {
+	return dialPeer(addr, t.clientTLS)
+}
+
+// dialPeer connects to a node's cluster address, as a TLS client with
+// clientTLS when it is set.
+func dialPeer(addr string, clientTLS *tls.Config) (net.Conn, error) {
 	d := &net.Dialer{Timeout: dialTimout}
-	if t.clientTLS == nil {
+	if clientTLS == nil {
 		return d.Dial("tcp", addr)
 	}
-	conf := t.clientTLS.Clone()
+	conf := clientTLS.Clone()
 	if host, _, err := net.SplitHostPort(addr); err == nil {
 		conf.ServerName = host
 		// An IP address is not sent as SNI, so the connection state's
@@ -143,9 +195,12 @@ func (t *Transport) dial(addr string) (net.Conn, error) {
 
 // Start accepts connections and starts the senders.
 func (t *Transport) Start() {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.started = true
 	t.wg.Add(1)
 	go t.accept()
-	for _, p := range t.peers {
+	for _, p := range *t.peers.Load() {
 		t.wg.Add(1)
 		go t.send(p)
 	}
@@ -165,7 +220,7 @@ func (t *Transport) Send(msgs []raftpb.Message) {
 // SendPacket queues a packet for its peer; it reports false if it was
 // dropped (unknown peer, full queue).
 func (t *Transport) SendPacket(pk Packet) bool {
-	p := t.peers[pk.To]
+	p := (*t.peers.Load())[pk.To]
 	if p == nil {
 		return false
 	}
@@ -254,7 +309,10 @@ func (t *Transport) receive(c net.Conn) error {
 	if err != nil {
 		return err
 	}
-	if _, known := t.peers[from]; !known {
+	if from == 0 {
+		return t.serveJoin(c, r)
+	}
+	if _, known := (*t.peers.Load())[from]; !known {
 		return fmt.Errorf("cluster: connection from unknown node %d", from)
 	}
 	_ = c.SetReadDeadline(time.Time{})
@@ -285,7 +343,7 @@ func (t *Transport) receive(c net.Conn) error {
 			if pk.Msg.From != from || pk.Msg.To != t.id {
 				return fmt.Errorf("cluster: node %d sent a message from %d to %d", from, pk.Msg.From, pk.Msg.To)
 			}
-		case kindCertify, kindVerdict, kindAnnounce:
+		case kindCertify, kindVerdict, kindAnnounce: // not kindJoin: only from id 0
 			if kind == kindAnnounce && n > maxAnnouncement {
 				return fmt.Errorf("cluster: a %d-byte announcement from node %d", n, from)
 			}
@@ -347,6 +405,8 @@ func (t *Transport) send(p *peer) {
 		select {
 		case m = <-p.q:
 		case <-t.quit:
+			return
+		case <-p.gone:
 			return
 		}
 		if c == nil {
@@ -420,6 +480,8 @@ func (t *Transport) drain(p *peer, d time.Duration) {
 		case <-timer.C:
 			return
 		case <-t.quit:
+			return
+		case <-p.gone:
 			return
 		}
 	}

@@ -19,7 +19,7 @@ func TestTransportRefusesBadConnections(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tr := NewTransport(1, "prod", ln, map[uint64]string{1: ln.Addr().String(), 2: "127.0.0.1:1"})
+	tr := NewTransport(1, "prod", ln.Addr().String(), ln, map[uint64]string{1: ln.Addr().String(), 2: "127.0.0.1:1"})
 	tr.Start()
 	defer tr.Close()
 

@@ -3,6 +3,7 @@ package integration
 import (
 	"database/sql"
 	"fmt"
+	"os"
 	"strings"
 	"sync"
 	"syscall"
@@ -522,5 +523,122 @@ func TestClusterMinorityRefuses(t *testing.T) {
 	execRetry(t, db, "INSERT INTO d.t VALUES (2)")
 	if n := countRows(t, causal(t, nodes[0]), "SELECT COUNT(*) FROM d.t"); n != 2 {
 		t.Fatalf("rows after the majority came back: %d", n)
+	}
+}
+
+// argOf is the value s was started with for flag.
+func (s *server) argOf(flag string) string {
+	for i, a := range s.args {
+		if a == flag && i+1 < len(s.args) {
+			return s.args[i+1]
+		}
+	}
+	return ""
+}
+
+// TestClusterJoin: a fourth member started with an empty data directory
+// and the running members' addresses joins under writes, catches up from
+// the log and serves the same rows and GTIDs; it is a voter then, so the
+// cluster of four keeps its quorum with one of the first three killed; it
+// restarts as the member it became; and a member cannot join with data
+// of its own.
+func TestClusterJoin(t *testing.T) {
+	nodes := startCluster(t, 3)
+	var seeds []string
+	for _, s := range nodes {
+		seeds = append(seeds, s.argOf("--wsrep-node-address"))
+	}
+	dbs := []*sql.DB{causal(t, nodes[0]), causal(t, nodes[1]), causal(t, nodes[2])}
+	execRetry(t, dbs[0], "CREATE DATABASE d")
+	execRetry(t, dbs[0], "CREATE TABLE d.t (id INT PRIMARY KEY, v INT NOT NULL)")
+	ws := startWriters(dbs, func(db *sql.DB, w, k int) (int, error) {
+		id := w*1_000_000 + k
+		_, err := db.Exec("INSERT INTO d.t VALUES (?, ?)", id, w)
+		return id, err
+	}, func(err error) bool { return errNumber(err) == 1213 || errNumber(err) == 1047 })
+	waitFor(t, "writes before the join", 30*time.Second, func() bool { return ws.count() >= 3000 })
+
+	addr := fmt.Sprintf("127.0.0.1:%d", freePort(t))
+	joinArgs := func(addr string) []string {
+		return []string{"--server-id", "4",
+			"--wsrep-cluster-address", "gcomm://" + strings.Join(seeds, ","),
+			"--wsrep-node-address", addr,
+			"--wsrep-cluster-name", "test",
+			"--lockstep-cluster-tick", "20"}
+	}
+	began := time.Now()
+	joiner := startServer(t, t.TempDir(), joinArgs(addr)...)
+	waitReady(t, joiner.db(""))
+	t.Logf("the new member was ready %v after it started, %d inserts acknowledged by then", time.Since(began).Round(time.Millisecond), ws.count())
+	waitFor(t, "four members ONLINE", 30*time.Second, func() bool {
+		m := groupMembers(t, nodes[0].db(""))
+		online := 0
+		for _, st := range m {
+			if st == "ONLINE" {
+				online++
+			}
+		}
+		return len(m) == 4 && online == 4
+	})
+	jdb := causal(t, joiner)
+	ws2 := startWriters([]*sql.DB{jdb}, func(db *sql.DB, w, k int) (int, error) {
+		id := 9_000_000 + k
+		_, err := db.Exec("INSERT INTO d.t VALUES (?, 9)", id)
+		return id, err
+	}, func(err error) bool { return errNumber(err) == 1213 || errNumber(err) == 1047 })
+	waitFor(t, "writes on the new member", 20*time.Second, func() bool { return ws2.count() >= 50 })
+
+	// Four voters: one of the first three killed leaves a quorum.
+	nodes[1].kill()
+	before := ws.count() + ws2.count()
+	waitFor(t, "writes with a member of four down", 20*time.Second, func() bool { return ws.count()+ws2.count() >= before+100 })
+	ws.halt()
+	ws2.halt()
+	live := []*server{nodes[0], nodes[2], joiner}
+	var gtids []string
+	for i, s := range live {
+		db := causal(t, s)
+		have := idSet(t, db, "SELECT id FROM d.t")
+		for _, acked := range []map[int]bool{ws.snapshot(), ws2.snapshot()} {
+			for id := range acked {
+				if !have[id] {
+					t.Fatalf("member %d lacks acknowledged insert %d", i, id)
+				}
+			}
+		}
+		var g string
+		if err := db.QueryRow("SELECT @@gtid_executed").Scan(&g); err != nil {
+			t.Fatal(err)
+		}
+		gtids = append(gtids, g)
+	}
+	if gtids[0] != gtids[1] || gtids[1] != gtids[2] {
+		t.Fatalf("gtid_executed differs: %q", gtids)
+	}
+	var name, idx string
+	if err := joiner.db("").QueryRow("SHOW STATUS LIKE 'wsrep_local_index'").Scan(&name, &idx); err != nil || idx != "3" {
+		t.Fatalf("the new member's wsrep_local_index: %q %v, want 3", idx, err)
+	}
+
+	// The new member restarts as the member it became.
+	joiner.stop()
+	joiner.start()
+	waitReady(t, joiner.db(""))
+	nodes[1].start()
+	waitReady(t, nodes[1].db(""))
+	if n := countRows(t, causal(t, nodes[1]), "SELECT COUNT(*) FROM d.t"); n != countRows(t, causal(t, joiner), "SELECT COUNT(*) FROM d.t") {
+		t.Fatalf("after restarts: %d rows on member 2", n)
+	}
+
+	// A data directory that holds transactions cannot join.
+	other := startServer(t, t.TempDir(), "--server-id", "5")
+	mustExec(t, other.db(""), "CREATE DATABASE mine")
+	other.stop()
+	other.args = joinArgs(fmt.Sprintf("127.0.0.1:%d", freePort(t)))
+	if other.tryStart() {
+		t.Fatal("a member with data of its own joined the cluster")
+	}
+	if log, _ := os.ReadFile(other.logPath); !strings.Contains(string(log), "already holds transactions") {
+		t.Fatalf("a member with data of its own: %s", log)
 	}
 }

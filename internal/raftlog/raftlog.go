@@ -9,8 +9,10 @@
 // transaction's events relocated to this file's offsets. Entries are contiguous by index across the binlog files, which
 // rotate like any binlog's. Transactions before the first record are
 // history from before the node joined a cluster: they are not entries.
-// The hard state (term, vote, commit), the configuration and the term of
-// the entry before the first are in raft.state, replaced atomically.
+// The hard state (term, vote, commit), the configuration with the
+// cluster's own record of its members (opaque here: SetConfState) and the
+// term of the entry before the first are in raft.state, replaced
+// atomically.
 //
 // Invariants:
 //   - An entry is acknowledged to a leader only after Sync; Append never
@@ -74,6 +76,7 @@ type Log struct {
 	locs      []loc
 	hs        raftpb.HardState
 	cs        raftpb.ConfState
+	members   []byte // recorded with cs (SetConfState)
 	buf       []byte
 	savedTerm uint64 // term and vote as last written to raft.state
 	savedVote uint64
@@ -417,12 +420,30 @@ func (l *Log) SetHardState(hs raftpb.HardState) error {
 }
 
 // SetConfState records the configuration in force after a configuration
-// change was applied, durably.
-func (l *Log) SetConfState(cs raftpb.ConfState) error {
+// change was applied, and members, the caller's record of the members
+// that goes with it (their addresses), durably and together.
+func (l *Log) SetConfState(cs raftpb.ConfState, members []byte) error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.cs = cs
+	l.members = append([]byte(nil), members...)
 	return l.writeState()
+}
+
+// Members is what the last SetConfState recorded as members (nil: none
+// was, as in a log from before members were recorded).
+func (l *Log) Members() []byte {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return append([]byte(nil), l.members...)
+}
+
+// Empty reports whether the log has never held an entry nor a raft state:
+// a node that has not joined a cluster yet.
+func (l *Log) Empty() bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.lastIndex() == 0 && raft.IsEmptyHardState(l.hs) && len(l.cs.Voters) == 0 && len(l.cs.Learners) == 0
 }
 
 // NoteApplied records that the store holds the entries up to i: they are
@@ -465,9 +486,13 @@ func (l *Log) IndexAt(pos binlog.Position) (uint64, bool) {
 }
 
 // raft.state: magic, then length-prefixed hard state and conf state
-// (raft's protobuf encoding), the index and term of the entry before the
-// log's first, and a CRC-32C of everything before it.
-var stateMagic = []byte("lockstep-raft-state 1\n")
+// (raft's protobuf encoding) and, from version 2, the members record, then
+// the index and term of the entry before the log's first, and a CRC-32C of
+// everything before it. Version 1 (no members record) is still read.
+var (
+	stateMagic   = []byte("lockstep-raft-state 2\n")
+	stateMagicV1 = []byte("lockstep-raft-state 1\n")
+)
 
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 
@@ -487,6 +512,8 @@ func (l *Log) writeState() error {
 	b = append(b, hs...)
 	b = binary.BigEndian.AppendUint32(b, uint32(len(cs)))
 	b = append(b, cs...)
+	b = binary.BigEndian.AppendUint32(b, uint32(len(l.members)))
+	b = append(b, l.members...)
 	b = binary.BigEndian.AppendUint64(b, l.first-1)
 	b = binary.BigEndian.AppendUint64(b, l.prevTerm)
 	b = binary.BigEndian.AppendUint32(b, crc32.Checksum(b, castagnoli))
@@ -514,7 +541,8 @@ func (l *Log) readState() (logStart, error) {
 	bad := func(what string) (logStart, error) {
 		return logStart{}, fmt.Errorf("raftlog: %s is damaged (%s); it holds the node's term and vote, which raft cannot do without", path, what)
 	}
-	if len(b) < len(stateMagic)+4 || string(b[:len(stateMagic)]) != string(stateMagic) {
+	v1 := len(b) >= len(stateMagicV1) && string(b[:len(stateMagicV1)]) == string(stateMagicV1)
+	if len(b) < len(stateMagic)+4 || string(b[:len(stateMagic)]) != string(stateMagic) && !v1 {
 		return bad("no header")
 	}
 	body, sum := b[:len(b)-4], binary.BigEndian.Uint32(b[len(b)-4:])
@@ -533,8 +561,15 @@ func (l *Log) readState() (logStart, error) {
 	}
 	hs, ok1 := field()
 	cs, ok2 := field()
-	if !ok1 || !ok2 || len(p) != 16 {
+	members, ok3 := []byte(nil), true
+	if !v1 {
+		members, ok3 = field()
+	}
+	if !ok1 || !ok2 || !ok3 || len(p) != 16 {
 		return bad("length")
+	}
+	if len(members) > 0 {
+		l.members = append([]byte(nil), members...)
 	}
 	if err := l.hs.Unmarshal(hs); err != nil {
 		return bad(err.Error())

@@ -2,14 +2,17 @@ package raftlog
 
 import (
 	"bytes"
+	"encoding/binary"
 	"errors"
 	"fmt"
+	"hash/crc32"
 	"math/rand/v2"
 	"os"
 	"strconv"
 	"testing"
 
 	"github.com/cockroachdb/pebble/v2/vfs"
+	"github.com/lockstepdb/lockstep/internal/atomicfile"
 	"github.com/lockstepdb/lockstep/internal/binlog"
 	"go.etcd.io/raft/v3"
 	"go.etcd.io/raft/v3/raftpb"
@@ -337,5 +340,51 @@ func TestCrashNeverBringsBackOverwrittenEntries(t *testing.T) {
 		}
 		check(t, m.l, model[:last])
 		m.close()
+	}
+}
+
+// TestMembersKeptWithConfState: the members record survives a reopen
+// with the configuration, and a version-1 raft.state (without one) is
+// still read.
+func TestMembersKeptWithConfState(t *testing.T) {
+	fs := vfs.NewMem()
+	n := mustOpen(t, fs, 0)
+	if !n.l.Empty() {
+		t.Fatal("a new log is not empty")
+	}
+	cs := raftpb.ConfState{Voters: []uint64{1, 2}, Learners: []uint64{4}}
+	if err := n.l.SetConfState(cs, []byte(`{"self":4}`)); err != nil {
+		t.Fatal(err)
+	}
+	if n.l.Empty() {
+		t.Fatal("a log with a configuration is empty")
+	}
+	n.close()
+	n = mustOpen(t, fs, 0)
+	_, gotCS, _ := n.l.InitialState()
+	if string(n.l.Members()) != `{"self":4}` || len(gotCS.Voters) != 2 || len(gotCS.Learners) != 1 {
+		t.Fatalf("after reopen: members %q, conf %+v", n.l.Members(), gotCS)
+	}
+	n.close()
+
+	// The same state as version 1 wrote it: no members field.
+	hs, _ := (&raftpb.HardState{Term: 2, Vote: 1}).Marshal()
+	csb, _ := cs.Marshal()
+	b := append([]byte(nil), stateMagicV1...)
+	b = binary.BigEndian.AppendUint32(b, uint32(len(hs)))
+	b = append(b, hs...)
+	b = binary.BigEndian.AppendUint32(b, uint32(len(csb)))
+	b = append(b, csb...)
+	b = binary.BigEndian.AppendUint64(b, 0)
+	b = binary.BigEndian.AppendUint64(b, 0)
+	b = binary.BigEndian.AppendUint32(b, crc32.Checksum(b, castagnoli))
+	if err := atomicfile.Write(fs, dir+"/raft.state", b); err != nil {
+		t.Fatal(err)
+	}
+	n = mustOpen(t, fs, 0)
+	defer n.close()
+	gotHS, gotCS, _ := n.l.InitialState()
+	if n.l.Members() != nil || gotHS.Term != 2 || len(gotCS.Voters) != 2 {
+		t.Fatalf("version 1 state: members %q, hard state %+v, conf %+v", n.l.Members(), gotHS, gotCS)
 	}
 }

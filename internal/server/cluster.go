@@ -32,6 +32,7 @@ package server
 import (
 	"context"
 	"crypto/sha256"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -54,11 +55,13 @@ import (
 
 // ClusterConfig is a member's cluster settings (Galera's option names).
 type ClusterConfig struct {
-	// Address is wsrep_cluster_address: gcomm:// and every member's
-	// cluster address, in the same order on every member.
+	// Address is wsrep_cluster_address: gcomm:// and the members'
+	// cluster addresses. The members of a new cluster list every one of
+	// them, in the same order; a member that joins a running cluster lists
+	// members to ask (itself left out, or listed anywhere).
 	Address string
-	// NodeAddress is wsrep_node_address: this member's entry in Address,
-	// where it listens for the other members.
+	// NodeAddress is wsrep_node_address: where this member listens for
+	// the other members.
 	NodeAddress string
 	// Name is wsrep_cluster_name: members of another cluster are refused,
 	// and the cluster's GTID UUID is derived from it.
@@ -68,7 +71,8 @@ type ClusterConfig struct {
 	TickMillis int64
 	// NodeName is wsrep_node_name ("": the host name).
 	NodeName string
-	// NewCluster is --wsrep-new-cluster: accepted, and not needed.
+	// NewCluster is --wsrep-new-cluster: a member with an empty log starts
+	// a new cluster with Address without asking its members first.
 	NewCluster bool
 	// SSLMode is --wsrep-ssl-mode ("" is PROVIDER); SSLCert, SSLKey and
 	// SSLCA are the socket.ssl_* provider options (clustertls.go).
@@ -78,7 +82,8 @@ type ClusterConfig struct {
 }
 
 // members parses Address: the members' addresses by node id (1-based
-// position in the list) and this member's id.
+// position in the list: the ids of a new cluster's members) and this
+// member's id in it (0 when NodeAddress is not listed).
 func (c ClusterConfig) members() (map[uint64]string, uint64, error) {
 	list, ok := strings.CutPrefix(strings.TrimSpace(c.Address), "gcomm://")
 	if !ok {
@@ -109,8 +114,8 @@ func (c ClusterConfig) members() (map[uint64]string, uint64, error) {
 			self = id
 		}
 	}
-	if self == 0 {
-		return nil, 0, fmt.Errorf("--wsrep-node-address %q is not one of the members in --wsrep-cluster-address", c.NodeAddress)
+	if _, _, err := net.SplitHostPort(strings.TrimSpace(c.NodeAddress)); err != nil {
+		return nil, 0, fmt.Errorf("--wsrep-node-address %q needs a host and a port: %v", c.NodeAddress, err)
 	}
 	return addrs, self, nil
 }
@@ -140,8 +145,9 @@ type member struct {
 }
 
 // openMember opens a member's store and binlog (its raft log) and starts
-// its node.
-func openMember(cfg Config, serverUUID binlog.UUID, log *slog.Logger, opts storage.Options) (*member, *storage.Engine, *binlog.Log, error) {
+// its node. A member whose log is empty first finds its place in the
+// cluster (place), which may wait until ctx ends.
+func openMember(ctx context.Context, cfg Config, serverUUID binlog.UUID, log *slog.Logger, opts storage.Options) (*member, *storage.Engine, *binlog.Log, error) {
 	addrs, self, err := cfg.Cluster.members()
 	if err != nil {
 		return nil, nil, nil, err
@@ -177,20 +183,22 @@ func openMember(cfg Config, serverUUID binlog.UUID, log *slog.Logger, opts stora
 	if err := rlog.NoteApplied(applied); err != nil {
 		return fail(err)
 	}
-	peers := make([]uint64, 0, len(addrs))
-	for id := range addrs {
-		peers = append(peers, id)
-	}
-	node, err := cluster.NewNode(cluster.Config{ID: self, ElectionTicks: 10, HeartbeatTicks: 1}, rlog, applied, peers)
+	roster, bootstrap, err := place(ctx, cfg, rlog, store, addrs, self, clientTLS, log)
 	if err != nil {
 		return fail(err)
 	}
-	ln, err := net.Listen("tcp", addrs[self])
+	self = roster.Self
+	node, err := cluster.NewNode(cluster.Config{ID: self, ElectionTicks: 10, HeartbeatTicks: 1}, rlog, applied, roster, bootstrap)
 	if err != nil {
-		return fail(fmt.Errorf("cluster address %s (--wsrep-node-address): %w", addrs[self], err))
+		return fail(err)
+	}
+	nodeAddr := strings.TrimSpace(cfg.Cluster.NodeAddress)
+	ln, err := net.Listen("tcp", nodeAddr)
+	if err != nil {
+		return fail(fmt.Errorf("cluster address %s (--wsrep-node-address): %w", nodeAddr, err))
 	}
 	m := &member{Applier: applier, id: self, sid: sid, done: make(chan struct{})}
-	m.transport = cluster.NewTransport(self, cfg.Cluster.Name, ln, addrs)
+	m.transport = cluster.NewTransport(self, cfg.Cluster.Name, nodeAddr, ln, node.Roster().Addrs)
 	m.transport.UseTLS(serverTLS, clientTLS)
 	tick := time.Duration(cfg.Cluster.TickMillis) * time.Millisecond
 	// Replicas and binlog readers see what this member applied: committed
@@ -211,7 +219,7 @@ func openMember(cfg Config, serverUUID binlog.UUID, log *slog.Logger, opts stora
 		return nil
 	}
 	m.Driver = cluster.NewDriver(node, m.transport, sid, tick, apply)
-	service := memberService(cfg, serverUUID, addrs[self])
+	service := memberService(cfg, serverUUID, nodeAddr)
 	m.Service = func() map[string]string { return service }
 	m.AppliedGNO = applier.Snapshot
 	ctx, cancel := context.WithCancel(context.Background())
@@ -227,6 +235,63 @@ func openMember(cfg Config, serverUUID binlog.UUID, log *slog.Logger, opts stora
 		}
 	}()
 	return m, store, blog, nil
+}
+
+// place finds this member's roster: the one its log records; for a log
+// from before rosters were recorded, the member list's; for an empty log,
+// the one the running cluster gives it (cluster.Discover: added as a new
+// member if its address is not one yet), or, when no member answers and
+// this one is listed (or --wsrep-new-cluster), the list's, to start a new
+// cluster with (bootstrap).
+func place(ctx context.Context, cfg Config, rlog *raftlog.Log, store *storage.Engine, addrs map[uint64]string, listed uint64, clientTLS *tls.Config, log *slog.Logger) (cluster.Roster, bool, error) {
+	if r, ok, err := cluster.RosterOf(rlog); err != nil || ok {
+		return r, false, err
+	}
+	listRoster := cluster.Roster{Self: listed, Addrs: addrs}
+	notListed := fmt.Errorf("--wsrep-node-address %q is not one of the members in --wsrep-cluster-address", cfg.Cluster.NodeAddress)
+	if !rlog.Empty() || cfg.Cluster.NewCluster {
+		if listed == 0 {
+			return cluster.Roster{}, false, notListed
+		}
+		return listRoster, rlog.Empty(), nil
+	}
+	// A member added to a running cluster is sent its whole log and
+	// applies it: a store that already holds data would end up with more
+	// than the cluster's. Refused before asking, so that no member is
+	// added for it.
+	high, err := store.GTIDHighWater()
+	if err != nil {
+		return cluster.Roster{}, false, err
+	}
+	hasData := len(high) > 0 || store.Applied().File != 0
+	errHasData := fmt.Errorf("this member joins a running cluster, and its data directory %s already holds transactions; a new member starts with an empty one", cfg.DataDir)
+	if hasData && listed == 0 {
+		return cluster.Roster{}, false, errHasData
+	}
+	seeds := make([]string, 0, len(addrs))
+	for id := uint64(1); id <= uint64(len(addrs)); id++ {
+		seeds = append(seeds, addrs[id])
+	}
+	log.Info("asking the members how the cluster stands", "members", strings.Join(seeds, ","))
+	r, start, err := cluster.Discover(ctx, cluster.DiscoverConfig{
+		Cluster: cfg.Cluster.Name, Addr: strings.TrimSpace(cfg.Cluster.NodeAddress), Seeds: seeds, TLS: clientTLS,
+		MayStart: listed != 0,
+		Waiting: func(reason string) {
+			log.Info("waiting to join the cluster", "reason", reason)
+		},
+	})
+	if err != nil {
+		return cluster.Roster{}, false, fmt.Errorf("joining the cluster: %w", err)
+	}
+	if start {
+		log.Info("no member runs yet: starting a new cluster", "members", strings.Join(seeds, ","))
+		return listRoster, true, nil
+	}
+	if hasData {
+		return cluster.Roster{}, false, errHasData
+	}
+	log.Info("joined the cluster", "member_id", r.Self)
+	return r, false, nil
 }
 
 // What a member announces of its server (cluster.Announcement.Service).
@@ -305,7 +370,15 @@ func (m *member) status(vars map[string]func() any) {
 		}
 		return "Initialized"
 	}
-	vars["wsrep_local_index"] = func() any { return m.id - 1 }
+	// This member's position among the members, in id order.
+	vars["wsrep_local_index"] = func() any {
+		for i, x := range m.Members() {
+			if x.Self {
+				return uint64(i)
+			}
+		}
+		return uint64(0)
+	}
 	// Galera's numeric state: 4 Synced, 3 Joined, 0 outside the primary
 	// component.
 	vars["wsrep_local_state"] = func() any {

@@ -75,14 +75,14 @@ func TestClusterTLSTransport(t *testing.T) {
 	}
 	lnB := listen()
 	addrs := map[uint64]string{1: "127.0.0.1:1", 2: lnB.Addr().String()}
-	b := cluster.NewTransport(2, "prod", lnB, addrs)
+	b := cluster.NewTransport(2, "prod", addrs[2], lnB, addrs)
 	bs, bc := configs(ours, "SERVER_X509")
 	b.UseTLS(bs, bc)
 	b.Start()
 	defer b.Close()
 
 	send := func(f *tlscert.Files, mode string) bool {
-		a := cluster.NewTransport(1, "prod", listen(), addrs)
+		a := cluster.NewTransport(1, "prod", addrs[1], listen(), addrs)
 		if f != nil {
 			s, c := configs(*f, mode)
 			a.UseTLS(s, c)

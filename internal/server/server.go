@@ -87,7 +87,13 @@ func (s *Server) bind(lst *gmsserver.Server) {
 
 // Start opens the data directory (recovering it if needed) and starts
 // listening. It returns once clients can connect.
-func Start(cfg Config, log *slog.Logger) (_ *Server, err error) {
+func Start(cfg Config, log *slog.Logger) (*Server, error) {
+	return StartContext(context.Background(), cfg, log)
+}
+
+// StartContext is Start, giving up when ctx ends first (a new cluster
+// member waits for the cluster to take it in).
+func StartContext(ctx context.Context, cfg Config, log *slog.Logger) (_ *Server, err error) {
 	if err := atomicfile.MkdirAll(vfs.Default, cfg.DataDir, 0o700); err != nil {
 		return nil, fmt.Errorf("creating --datadir %s: %w", cfg.DataDir, err)
 	}
@@ -136,7 +142,7 @@ func Start(cfg Config, log *slog.Logger) (_ *Server, err error) {
 		if cfg.SourceHost != "" {
 			return nil, fmt.Errorf("--source-host: a cluster member does not replicate from a source")
 		}
-		m, store, blog, err = openMember(cfg, id, log.With("component", "cluster"), storage.Options{
+		m, store, blog, err = openMember(ctx, cfg, id, log.With("component", "cluster"), storage.Options{
 			FS: vfs.Default, Dir: filepath.Join(cfg.DataDir, "store"), Collator: sqlengine.Collator{}, CacheSize: cfg.CacheSizeBytes,
 			Logger: storeLogger{log.With("component", "store")},
 			Warn:   func(msg string) { log.Warn(msg, "component", "store") },
@@ -684,7 +690,7 @@ func Run(ctx context.Context, cfg Config, log *slog.Logger) error {
 	if cfg.GoMaxProcs > 0 && os.Getenv("GOMAXPROCS") == "" {
 		runtime.GOMAXPROCS(int(cfg.GoMaxProcs))
 	}
-	s, err := Start(cfg, log)
+	s, err := StartContext(ctx, cfg, log)
 	if err != nil {
 		return err
 	}

@@ -1,0 +1,333 @@
+package cluster
+
+// Joining: how a node with an empty log finds its place.
+//
+// A node that has never been a member asks the members it was given
+// (Discover), each on a connection of its own whose hello says id 0: one
+// join request (its cluster address), one answer (JoinAnswer), then the
+// connection closes. A member answers from its roster:
+//
+//   - the address is a member already (a member of the first
+//     configuration started after the others): its id and the roster, and
+//     the node starts with them and is sent the log;
+//   - it is not, and the member leads: the leader gives it the next id and
+//     proposes it as a learner (raft's non-voting member), and answers once
+//     the change is applied; the learner is sent the whole log, which is
+//     the state transfer (the log is never compacted), and the leader
+//     promotes it to voter once it is within promoteLag entries of the
+//     commit index (promote), so a member catching up never counts in the
+//     quorum it cannot help form yet;
+//   - it is not, and the member does not lead: where the leader is, or to
+//     ask again.
+//
+// A node listed in its own member list that no member answers (none runs
+// yet) starts a new cluster with the list (NewNode's bootstrap: the same
+// first entries on every member of it); a node not in the list waits until
+// it is added. One change at a time: a leader refuses a second joiner
+// while a change it proposed is not applied (the joiner asks again).
+
+import (
+	"bufio"
+	"context"
+	"crypto/tls"
+	"encoding/binary"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"time"
+
+	"go.etcd.io/raft/v3/raftpb"
+)
+
+const (
+	// maxJoinFrame bounds a join request and its answer.
+	maxJoinFrame = 64 << 10
+	// joinReplyWait is how long a member waits for its driver's answer.
+	joinReplyWait = 5 * time.Second
+	// promoteLag is how close to the commit index a learner must be to
+	// become a voter.
+	promoteLag = 64
+	// changeTimeout is how long a leader waits for a change it proposed
+	// to be applied before it takes another (raft drops a change proposed
+	// while one is pending, or when leadership is lost, and says nothing).
+	changeTimeout = 5 * time.Second
+)
+
+// JoinRequest is what a joining node sends.
+type JoinRequest struct {
+	Addr string `json:"addr"` // its cluster address
+}
+
+// JoinAnswer is a member's answer to a join request.
+type JoinAnswer struct {
+	// Roster is the cluster's members with Self the joiner's id, once it
+	// is one of them.
+	Roster *Roster `json:"roster,omitempty"`
+	// Leader is the leader's cluster address, to ask there.
+	Leader string `json:"leader,omitempty"`
+	// Wait says why to ask again later.
+	Wait string `json:"wait,omitempty"`
+}
+
+// serveJoin handles a connection whose hello said id 0: one join request,
+// handed to the driver, and its answer.
+func (t *Transport) serveJoin(c net.Conn, r *bufio.Reader) error {
+	_ = c.SetDeadline(time.Now().Add(joinReplyWait + 5*time.Second))
+	kind, req, err := readFrame(r)
+	if err != nil {
+		return err
+	}
+	if kind != kindJoin {
+		return fmt.Errorf("cluster: a packet of kind %d from a node that is not a member", kind)
+	}
+	reply := make(chan []byte, 1)
+	select {
+	case t.recv <- Packet{Kind: kindJoin, To: t.id, Payload: req, Reply: reply}:
+	case <-t.quit:
+		return nil
+	}
+	var ans []byte
+	timer := time.NewTimer(joinReplyWait)
+	defer timer.Stop()
+	select {
+	case ans = <-reply:
+	case <-timer.C:
+		ans, _ = json.Marshal(JoinAnswer{Wait: "no answer in time"})
+	case <-t.quit:
+		return nil
+	}
+	return writeFrame(c, kindJoin, ans)
+}
+
+func readFrame(r io.Reader) (byte, []byte, error) {
+	var hdr [5]byte
+	if _, err := io.ReadFull(r, hdr[:]); err != nil {
+		return 0, nil, err
+	}
+	n := binary.BigEndian.Uint32(hdr[:])
+	if n > maxJoinFrame {
+		return 0, nil, fmt.Errorf("cluster: a %d-byte join packet", n)
+	}
+	b := make([]byte, n)
+	_, err := io.ReadFull(r, b)
+	return hdr[4], b, err
+}
+
+func writeFrame(w io.Writer, kind byte, payload []byte) error {
+	b := binary.BigEndian.AppendUint32(nil, uint32(len(payload)))
+	b = append(b, kind)
+	_, err := w.Write(append(b, payload...))
+	return err
+}
+
+// AskToJoin sends a join request to the member at addr and returns its
+// answer.
+func AskToJoin(addr, cluster string, clientTLS *tls.Config, req JoinRequest) (JoinAnswer, error) {
+	c, err := dialPeer(addr, clientTLS)
+	if err != nil {
+		return JoinAnswer{}, err
+	}
+	defer c.Close()
+	_ = c.SetDeadline(time.Now().Add(joinReplyWait + 5*time.Second))
+	w := bufio.NewWriter(c)
+	if err := writeHello(w, cluster, 0); err != nil {
+		return JoinAnswer{}, err
+	}
+	b, _ := json.Marshal(req)
+	if err := writeFrame(w, kindJoin, b); err != nil {
+		return JoinAnswer{}, err
+	}
+	if err := w.Flush(); err != nil {
+		return JoinAnswer{}, err
+	}
+	kind, ans, err := readFrame(bufio.NewReader(c))
+	if err != nil {
+		return JoinAnswer{}, err
+	}
+	if kind != kindJoin {
+		return JoinAnswer{}, fmt.Errorf("cluster: %s answered with a packet of kind %d", addr, kind)
+	}
+	var a JoinAnswer
+	if err := json.Unmarshal(ans, &a); err != nil {
+		return JoinAnswer{}, fmt.Errorf("cluster: %s: a bad join answer: %w", addr, err)
+	}
+	if a.Roster != nil && a.Roster.Addrs == nil {
+		a.Roster.Addrs = map[uint64]string{}
+	}
+	return a, nil
+}
+
+// DiscoverConfig is what Discover needs.
+type DiscoverConfig struct {
+	Cluster string
+	Addr    string   // this node's cluster address
+	Seeds   []string // the members to ask (Addr among them is skipped)
+	TLS     *tls.Config
+	// MayStart: this node may start a new cluster with the seeds (it is
+	// one of them).
+	MayStart bool
+	// Waiting, if set, is told every few seconds why the node still
+	// waits.
+	Waiting func(reason string)
+}
+
+// Discover finds the place of a node whose log is empty: the roster of
+// the cluster it is a member of (added to it if need be), or, when
+// MayStart and no seed answers (none runs yet), start = true. It asks
+// until ctx ends.
+func Discover(ctx context.Context, dc DiscoverConfig) (r Roster, start bool, err error) {
+	req := JoinRequest{Addr: dc.Addr}
+	lastSaid := time.Now()
+	for round := 0; ; round++ {
+		started, reason := false, "no member answered"
+		ask := func(addr string) *Roster {
+			a, err := AskToJoin(addr, dc.Cluster, dc.TLS, req)
+			switch {
+			case err != nil:
+				reason = fmt.Sprintf("%s: %v", addr, err)
+			case a.Roster != nil:
+				return a.Roster
+			default:
+				started = true
+				if a.Leader != "" && a.Leader != addr {
+					if a2, err := AskToJoin(a.Leader, dc.Cluster, dc.TLS, req); err == nil && a2.Roster != nil {
+						return a2.Roster
+					} else if err == nil && a2.Wait != "" {
+						reason = fmt.Sprintf("%s: %s", a.Leader, a2.Wait)
+					}
+				} else if a.Wait != "" {
+					reason = fmt.Sprintf("%s: %s", addr, a.Wait)
+				}
+			}
+			return nil
+		}
+		for _, addr := range dc.Seeds {
+			if addr == dc.Addr {
+				continue
+			}
+			if r := ask(addr); r != nil {
+				return *r, false, nil
+			}
+		}
+		if dc.MayStart && !started {
+			return Roster{}, true, nil
+		}
+		if dc.Waiting != nil && time.Since(lastSaid) > 5*time.Second {
+			dc.Waiting(reason)
+			lastSaid = time.Now()
+		}
+		select {
+		case <-ctx.Done():
+			return Roster{}, false, ctx.Err()
+		case <-time.After(300 * time.Millisecond):
+		}
+	}
+}
+
+// joining is a change a leader proposed and waits to see applied.
+type joining struct {
+	addr    string
+	id      uint64
+	since   time.Time
+	replies []chan []byte
+}
+
+// answerJoin answers a join request (on Run's goroutine).
+func (d *Driver) answerJoin(pk Packet) {
+	var req JoinRequest
+	if err := json.Unmarshal(pk.Payload, &req); err != nil || req.Addr == "" {
+		reply(pk.Reply, JoinAnswer{Wait: "a bad join request"})
+		return
+	}
+	roster := d.node.Roster()
+	if id, ok := roster.IDOf(req.Addr); ok {
+		roster.Self = id
+		reply(pk.Reply, JoinAnswer{Roster: &roster})
+		return
+	}
+	st := d.node.rn.BasicStatus()
+	if d.certifier == nil { // not the leader (or not yet certifying)
+		reply(pk.Reply, JoinAnswer{Leader: roster.Addrs[st.Lead], Wait: "no leader"})
+		return
+	}
+	if j := d.change; j != nil {
+		if j.addr == req.Addr {
+			j.replies = append(j.replies, pk.Reply)
+			return
+		}
+		reply(pk.Reply, JoinAnswer{Wait: "another member is being added"})
+		return
+	}
+	id := roster.NextID()
+	cc := raftpb.ConfChangeV2{
+		Changes: []raftpb.ConfChangeSingle{{Type: raftpb.ConfChangeAddLearnerNode, NodeID: id}},
+		Context: memberContext(req).encode(),
+	}
+	if err := d.node.ProposeConfChange(cc); err != nil {
+		reply(pk.Reply, JoinAnswer{Wait: err.Error()})
+		return
+	}
+	d.change = &joining{addr: req.Addr, id: id, since: time.Now(), replies: []chan []byte{pk.Reply}}
+}
+
+// promote proposes the first learner close enough to the commit index as
+// a voter (on the leader, on Run's goroutine).
+func (d *Driver) promote() {
+	if d.certifier == nil || d.change != nil {
+		return
+	}
+	st := d.node.Status()
+	roster := d.node.Roster()
+	for id := range st.Config.Learners {
+		if pr, ok := st.Progress[id]; ok && pr.Match+promoteLag >= st.Commit {
+			cc := raftpb.ConfChangeV2{
+				Changes: []raftpb.ConfChangeSingle{{Type: raftpb.ConfChangeAddNode, NodeID: id}},
+				Context: memberContext{Addr: roster.Addrs[id]}.encode(),
+			}
+			if d.node.ProposeConfChange(cc) == nil {
+				d.change = &joining{addr: roster.Addrs[id], id: id, since: time.Now()}
+			}
+			return
+		}
+	}
+}
+
+// changed follows a configuration change applied: the transport's peers
+// follow the roster, and a change this leader waited for is answered.
+func (d *Driver) changed(r Roster) {
+	d.transport.SetPeers(r.Addrs)
+	if j := d.change; j != nil {
+		if id, ok := r.IDOf(j.addr); ok && id == j.id {
+			for _, ch := range j.replies {
+				rr := r.Clone()
+				rr.Self = id
+				reply(ch, JoinAnswer{Roster: &rr})
+			}
+			d.change = nil
+		}
+	}
+}
+
+// expireChange forgets a change not applied in time, or proposed in a
+// leadership since lost: raft dropped it, or will apply it without
+// anyone waiting.
+func (d *Driver) expireChange() {
+	if j := d.change; j != nil && (d.certifier == nil || time.Since(j.since) > changeTimeout) {
+		for _, ch := range j.replies {
+			reply(ch, JoinAnswer{Wait: "the change was not applied in time"})
+		}
+		d.change = nil
+	}
+}
+
+func reply(ch chan []byte, a JoinAnswer) {
+	b, _ := json.Marshal(a)
+	select {
+	case ch <- b:
+	default:
+	}
+}
+
+// ErrRemoved: the node was removed from the cluster.
+var ErrRemoved = fmt.Errorf("cluster: this node was removed from the cluster")
