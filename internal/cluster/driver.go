@@ -155,6 +155,12 @@ var (
 func (d *Driver) Run(ctx context.Context) error {
 	defer close(d.done)
 	defer d.failWaiting(ErrOutcomeUnknown) // they were sent
+	// Stopped, the node follows no leader: nothing may take it as
+	// current (Synced) from a state it had before.
+	defer func() {
+		d.state.Store(&State{ID: d.node.ID()})
+		d.synced.Store(false)
+	}()
 	if err := d.startCertifier(); err != nil {
 		return err
 	}

@@ -329,4 +329,37 @@ func TestClusterJoin(t *testing.T) {
 	if len(ms) != 4 || !ms[3].Self || ms[3].ID != 4 {
 		t.Fatalf("the joiner's members: %+v", ms)
 	}
+
+	// The stopped member is removed (asked on a follower or the leader
+	// alike): three voters again, so the cluster commits with one more
+	// of them stopped.
+	if err := joiner.d.Remove(ctx, "127.0.0.1:1"); err == nil {
+		t.Fatal("removing an address that is no member succeeded")
+	}
+	if err := joiner.d.Remove(ctx, nodes[1].tr.addr); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "three voters everywhere", func() bool {
+		for _, r := range rest {
+			if v, _ := r.d.Config(); len(v) != 3 {
+				return false
+			}
+		}
+		return true
+	})
+	if ms := nodes[0].d.Members(); len(ms) != 3 {
+		t.Fatalf("members after the removal: %+v", ms)
+	}
+	victim := leaderOf(rest)
+	if victim == nil {
+		victim = rest[0]
+	}
+	victim.stop()
+	var left []*running
+	for _, r := range rest {
+		if r != victim {
+			left = append(left, r)
+		}
+	}
+	commitOn(t, left, 20, func(i int) uint64 { return uint64(3000 + i) })
 }

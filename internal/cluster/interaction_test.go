@@ -2,8 +2,10 @@ package cluster
 
 import (
 	"fmt"
+	"maps"
 	"math/rand/v2"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -160,6 +162,12 @@ func (e *env) status() string {
 //	status                         each node's raft state
 //	applied                        what each node applied, in order
 //	log node=<id>                  the entries in the node's binlog
+//	join id=<id>                   start a node with an empty log that is
+//	                               no member yet (no bootstrap)
+//	add-learner node=<id> id=<id>  configuration changes, proposed on node
+//	promote node=<id> id=<id>
+//	remove node=<id> id=<id>
+//	config                         each node's raft configuration and roster
 func TestInteraction(t *testing.T) {
 	datadriven.Walk(t, "testdata", func(t *testing.T, path string) {
 		e := &env{t: t, members: map[uint64]*member{}}
@@ -258,6 +266,34 @@ func TestInteraction(t *testing.T) {
 				}
 				e.members[id] = e.open(id, m.fs, nil)
 				return "ok"
+			case "join":
+				id := num("id")
+				e.ids = append(e.ids, id)
+				e.members[id] = e.open(id, vfs.NewCrashableMem(), nil)
+				return "ok"
+			case "add-learner", "promote", "remove":
+				typ := map[string]raftpb.ConfChangeType{"add-learner": raftpb.ConfChangeAddLearnerNode, "promote": raftpb.ConfChangeAddNode, "remove": raftpb.ConfChangeRemoveNode}[d.Cmd]
+				cc := raftpb.ConfChangeV2{
+					Changes: []raftpb.ConfChangeSingle{{Type: typ, NodeID: num("id")}},
+					Context: memberContext{Addr: fmt.Sprintf("node%d:1", num("id"))}.encode(),
+				}
+				if err := node().node.ProposeConfChange(cc); err != nil {
+					return err.Error()
+				}
+				return "ok"
+			case "config":
+				var b strings.Builder
+				for _, id := range e.ids {
+					m := e.members[id]
+					if m.down {
+						fmt.Fprintf(&b, "n%d: down\n", id)
+						continue
+					}
+					v, l := m.node.Config()
+					r := m.node.Roster()
+					fmt.Fprintf(&b, "n%d: voters=%v learners=%v roster=%v removed=%v\n", id, v, l, slices.Sorted(maps.Keys(r.Addrs)), r.Removed)
+				}
+				return b.String()
 			case "status":
 				return e.status()
 			case "applied":

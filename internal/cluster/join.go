@@ -23,8 +23,19 @@ package cluster
 // A node listed in its own member list that no member answers (none runs
 // yet) starts a new cluster with the list (NewNode's bootstrap: the same
 // first entries on every member of it); a node not in the list waits until
-// it is added. One change at a time: a leader refuses a second joiner
-// while a change it proposed is not applied (the joiner asks again).
+// it is added.
+//
+// Removing a member (Remove) is the same exchange with the leader: a
+// request naming the member, answered once its removal is applied. A
+// member is replaced by adding the new one and then removing the old:
+// each is one change of one member, which raft keeps safe without joint
+// consensus, and the new member never counts in the quorum before it has
+// the log. One change at a time: a leader refuses a second one while a
+// change it proposed is not applied (the requester asks again).
+//
+// The exchange is not authenticated beyond the cluster port's own
+// protection (mutual TLS off loopback): whoever may reach the port may
+// take part in the cluster.
 
 import (
 	"bufio"
@@ -35,6 +46,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"slices"
 	"time"
 
 	"go.etcd.io/raft/v3/raftpb"
@@ -54,9 +66,11 @@ const (
 	changeTimeout = 5 * time.Second
 )
 
-// JoinRequest is what a joining node sends.
+// JoinRequest is what a joining node sends, or, with Remove, a request to
+// remove the member at Addr.
 type JoinRequest struct {
-	Addr string `json:"addr"` // its cluster address
+	Addr   string `json:"addr"` // the joiner's cluster address
+	Remove bool   `json:"remove,omitempty"`
 }
 
 // JoinAnswer is a member's answer to a join request.
@@ -68,6 +82,10 @@ type JoinAnswer struct {
 	Leader string `json:"leader,omitempty"`
 	// Wait says why to ask again later.
 	Wait string `json:"wait,omitempty"`
+	// Refused says why the request cannot be granted, ever.
+	Refused string `json:"refused,omitempty"`
+	// Removed: the member asked to be removed is.
+	Removed bool `json:"removed,omitempty"`
 }
 
 // serveJoin handles a connection whose hello said id 0: one join request,
@@ -229,6 +247,7 @@ func Discover(ctx context.Context, dc DiscoverConfig) (r Roster, start bool, err
 type joining struct {
 	addr    string
 	id      uint64
+	remove  bool
 	since   time.Time
 	replies []chan []byte
 }
@@ -241,9 +260,14 @@ func (d *Driver) answerJoin(pk Packet) {
 		return
 	}
 	roster := d.node.Roster()
-	if id, ok := roster.IDOf(req.Addr); ok {
+	id, member := roster.IDOf(req.Addr)
+	if member && !req.Remove {
 		roster.Self = id
 		reply(pk.Reply, JoinAnswer{Roster: &roster})
+		return
+	}
+	if !member && req.Remove {
+		reply(pk.Reply, JoinAnswer{Refused: fmt.Sprintf("%s is not a member of the cluster", req.Addr)})
 		return
 	}
 	st := d.node.rn.BasicStatus()
@@ -252,23 +276,81 @@ func (d *Driver) answerJoin(pk Packet) {
 		return
 	}
 	if j := d.change; j != nil {
-		if j.addr == req.Addr {
+		if j.addr == req.Addr && j.remove == req.Remove {
 			j.replies = append(j.replies, pk.Reply)
 			return
 		}
-		reply(pk.Reply, JoinAnswer{Wait: "another member is being added"})
+		reply(pk.Reply, JoinAnswer{Wait: "another membership change is in progress"})
 		return
 	}
-	id := roster.NextID()
+	if req.Remove {
+		d.proposeRemoval(pk, id)
+		return
+	}
+	id = roster.NextID()
 	cc := raftpb.ConfChangeV2{
 		Changes: []raftpb.ConfChangeSingle{{Type: raftpb.ConfChangeAddLearnerNode, NodeID: id}},
-		Context: memberContext(req).encode(),
+		Context: memberContext{Addr: req.Addr}.encode(),
 	}
 	if err := d.node.ProposeConfChange(cc); err != nil {
 		reply(pk.Reply, JoinAnswer{Wait: err.Error()})
 		return
 	}
 	d.change = &joining{addr: req.Addr, id: id, since: time.Now(), replies: []chan []byte{pk.Reply}}
+}
+
+// proposeRemoval proposes the removal of member id (on the leader).
+func (d *Driver) proposeRemoval(pk Packet, id uint64) {
+	voters, _ := d.node.Config()
+	if len(voters) == 1 && voters[0] == id {
+		reply(pk.Reply, JoinAnswer{Refused: "the last voting member cannot be removed"})
+		return
+	}
+	addr := d.node.Roster().Addrs[id]
+	cc := raftpb.ConfChangeV2{
+		Changes: []raftpb.ConfChangeSingle{{Type: raftpb.ConfChangeRemoveNode, NodeID: id}},
+		Context: memberContext{Addr: addr}.encode(),
+	}
+	if err := d.node.ProposeConfChange(cc); err != nil {
+		reply(pk.Reply, JoinAnswer{Wait: err.Error()})
+		return
+	}
+	d.change = &joining{addr: addr, id: id, remove: true, since: time.Now(), replies: []chan []byte{pk.Reply}}
+}
+
+// Remove removes the member at cluster address addr from the cluster, by
+// asking the leader (this node, or another), and returns once the removal
+// is applied there; it asks again while there is no leader or another
+// change is in progress, until ctx ends.
+func (d *Driver) Remove(ctx context.Context, addr string) error {
+	req := JoinRequest{Addr: addr, Remove: true}
+	for {
+		d.pmu.Lock()
+		roster := d.roster.Clone()
+		d.pmu.Unlock()
+		if _, ok := roster.IDOf(addr); !ok {
+			return fmt.Errorf("cluster: %s is not a member of the cluster", addr)
+		}
+		why := "no leader"
+		if lead := d.State().Lead; lead != 0 {
+			a, err := AskToJoin(roster.Addrs[lead], d.transport.cluster, d.transport.clientTLS, req)
+			switch {
+			case err != nil:
+				why = err.Error()
+			case a.Removed:
+				return nil
+			case a.Refused != "":
+				return fmt.Errorf("cluster: %s", a.Refused)
+			default:
+				why = a.Wait
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("cluster: %s was not removed: %s", addr, why)
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
 }
 
 // promote proposes the first learner close enough to the commit index as
@@ -297,7 +379,14 @@ func (d *Driver) promote() {
 // follow the roster, and a change this leader waited for is answered.
 func (d *Driver) changed(r Roster) {
 	d.transport.SetPeers(r.Addrs)
-	if j := d.change; j != nil {
+	if j := d.change; j != nil && j.remove {
+		if slices.Contains(r.Removed, j.id) {
+			for _, ch := range j.replies {
+				reply(ch, JoinAnswer{Removed: true})
+			}
+			d.change = nil
+		}
+	} else if j != nil {
 		if id, ok := r.IDOf(j.addr); ok && id == j.id {
 			for _, ch := range j.replies {
 				rr := r.Clone()

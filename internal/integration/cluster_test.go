@@ -630,6 +630,33 @@ func TestClusterJoin(t *testing.T) {
 		t.Fatalf("after restarts: %d rows on member 2", n)
 	}
 
+	// Member 2 is removed, asked on the new member: it refuses tables
+	// from then on, the others list three members, and with member 1
+	// killed the two left still commit. Removing needs SUPER or
+	// GROUP_REPLICATION_ADMIN.
+	jroot := joiner.db("")
+	mustExec(t, jroot, "CREATE USER plain@'%' IDENTIFIED BY 'pw'")
+	plain := joiner.as(t, "plain", "pw")
+	if _, err := plain.Exec("SELECT lockstep_remove_member(?)", nodes[1].argOf("--wsrep-node-address")); errNumber(err) != 1227 {
+		t.Fatalf("lockstep_remove_member without the privilege: %v, want 1227", err)
+	}
+	var msg string
+	if err := jroot.QueryRow("SELECT lockstep_remove_member(?)", nodes[1].argOf("--wsrep-node-address")).Scan(&msg); err != nil {
+		t.Fatalf("lockstep_remove_member: %v", err)
+	}
+	t.Log(msg)
+	waitFor(t, "the removed member to refuse tables", 20*time.Second, func() bool {
+		_, err := nodes[1].db("").Exec("SELECT COUNT(*) FROM d.t")
+		return errNumber(err) == 1047
+	})
+	waitFor(t, "three members listed", 20*time.Second, func() bool { return len(groupMembers(t, nodes[0].db(""))) == 3 })
+	nodes[0].kill()
+	execRetry(t, causal(t, nodes[2]), "INSERT INTO d.t VALUES (-1, 0)")
+	execRetry(t, jdb, "INSERT INTO d.t VALUES (-2, 0)")
+	if n := countRows(t, causal(t, joiner), "SELECT COUNT(*) FROM d.t WHERE id < 0"); n != 2 {
+		t.Fatalf("%d rows written after the removal and the kill, want 2", n)
+	}
+
 	// A data directory that holds transactions cannot join.
 	other := startServer(t, t.TempDir(), "--server-id", "5")
 	mustExec(t, other.db(""), "CREATE DATABASE mine")

@@ -446,7 +446,7 @@ var options = []option{
 			}
 			return nil
 		}},
-	boolOpt("wsrep-new-cluster", "accepted as galera_new_cluster passes it: a Lockstep cluster needs no bootstrap (every member lists every member, and raft's state is on disk)",
+	boolOpt("wsrep-new-cluster", "as galera_new_cluster passes it: a member with an empty log starts a new cluster from --wsrep-cluster-address without asking the others first (not needed: a listed member that finds no other running starts one)",
 		func(c *Config) *bool { return &c.Cluster.NewCluster }),
 	{name: "wsrep-ssl-mode", help: "TLS between members: PROVIDER (the socket.ssl_* of --wsrep-provider-options; none given, no TLS), SERVER (--ssl-cert, --ssl-key and --ssl-ca, peers verified against the CA) or SERVER_X509 (also each peer's host name); members off loopback need TLS",
 		def: func(c *Config) string { return c.Cluster.SSLMode },

@@ -238,6 +238,7 @@ func StartContext(ctx context.Context, cfg Config, log *slog.Logger) (_ *Server,
 	s.registerPerformanceSchema()
 	s.registerGroupTables()
 	s.registerFunctions()
+	s.registerClusterFunctions()
 	if s.stop == nil {
 		s.stop = make(chan struct{})
 	}
