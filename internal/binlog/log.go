@@ -468,6 +468,79 @@ func (l *Log) Purge(keep int) ([]string, error) {
 	return names, nil
 }
 
+// CopyTo writes a copy of the log up to end into dir (which must exist):
+// every file before end's whole, end's file up to end, the index naming
+// them and a synced mark at end, all synced. end must be a published
+// position (Published): whole transactions, written, and never cut back.
+// A file purged while it is copied fails the copy. Safe from any
+// goroutine.
+func (l *Log) CopyTo(dir string, end Position) error {
+	var names []string
+	for _, f := range l.Files() {
+		if f.Num > end.File {
+			break
+		}
+		n := int64(-1)
+		if f.Num == end.File {
+			n = end.Pos
+		}
+		if err := copyFile(l.opts.FS, l.Path(f.Num), filepath.Join(dir, f.Name), n); err != nil {
+			return err
+		}
+		names = append(names, f.Name)
+	}
+	if len(names) == 0 {
+		return fmt.Errorf("binlog: no file up to %s to copy", l.Name(end.File))
+	}
+	var b bytes.Buffer
+	for _, n := range names {
+		fmt.Fprintf(&b, "./%s\n", n)
+	}
+	copyOpts := l.opts
+	copyOpts.Dir = dir
+	if err := atomicfile.Write(l.opts.FS, copyOpts.indexPath(), b.Bytes()); err != nil {
+		return err
+	}
+	var mark [20]byte
+	encodeMark(&mark, end)
+	if err := atomicfile.Write(l.opts.FS, copyOpts.syncedPath(), mark[:]); err != nil {
+		return err
+	}
+	return atomicfile.SyncDir(l.opts.FS, dir)
+}
+
+// copyFile copies the first n bytes of src (all of it if n < 0) to a new
+// file dst, and syncs it. An existing dst is left alone: an error.
+func copyFile(fs vfs.FS, src, dst string, n int64) error {
+	if _, err := fs.Stat(dst); !oserror.IsNotExist(err) {
+		return fmt.Errorf("binlog: %s exists already", dst)
+	}
+	in, err := fs.Open(src)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	out, err := fs.Create(dst, vfs.WriteCategoryUnspecified)
+	if err != nil {
+		return err
+	}
+	var r io.Reader = in
+	if n >= 0 {
+		r = io.LimitReader(in, n)
+	}
+	copied, err := io.Copy(out, r)
+	if err == nil && n >= 0 && copied != n {
+		err = fmt.Errorf("binlog: %s holds %d bytes, %d were to be copied", src, copied, n)
+	}
+	if err == nil {
+		err = out.Sync()
+	}
+	if cerr := out.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
 // Path is the full path of binlog file number n.
 func (l *Log) Path(n int) string { return filepath.Join(l.opts.Dir, l.opts.FileName(n)) }
 

@@ -159,3 +159,45 @@ func TestPurgeKeepsCurrentFile(t *testing.T) {
 		t.Fatalf("index after purge: %q", idx)
 	}
 }
+
+// CopyTo copies the log up to a position: the copy opens with exactly the
+// transactions before it, whatever followed in the original.
+func TestCopyToStopsAtThePosition(t *testing.T) {
+	fs := vfs.NewMem()
+	l, _, err := Open(Options{FS: fs, Dir: "/b", ServerID: 1}, GTIDSet{}, Position{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	for i := uint64(1); i <= 3; i++ {
+		writeTrx(t, l, i)
+	}
+	var g GTIDSet
+	g.AddRange(testSID, 1, 4)
+	if err := l.Rotate(time.Now(), g); err != nil {
+		t.Fatal(err)
+	}
+	writeTrx(t, l, 4)
+	end := l.Current()
+	writeTrx(t, l, 5) // after the copy's end
+	if err := l.Sync(); err != nil {
+		t.Fatal(err)
+	}
+	if err := fs.MkdirAll("/copy", 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := l.CopyTo("/copy", end); err != nil {
+		t.Fatal(err)
+	}
+	if err := l.CopyTo("/copy", end); err == nil {
+		t.Fatal("a copy over an existing one succeeded")
+	}
+	c, rec, err := Open(Options{FS: fs, Dir: "/copy", ServerID: 1}, GTIDSet{}, Position{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if got := rec.GTIDs.String(); got != testSID.String()+":1-4" || rec.Truncated != 0 || rec.End != end {
+		t.Fatalf("the copy: GTIDs %q, truncated %d, end %v (want %v)", got, rec.Truncated, rec.End, end)
+	}
+}

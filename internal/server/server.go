@@ -48,6 +48,7 @@ type Server struct {
 	member   *member          // a cluster member's node (cluster.go), or nil
 	store    *storage.Engine
 	blog     *binlog.Log
+	cloneMu  sync.Mutex // one CLONE at a time (clone.go)
 	sql      *sqlengine.Engine
 	listener *gmsserver.Server
 	mariadb  *gmsserver.Server // --mariadb-port, or nil
