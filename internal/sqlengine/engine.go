@@ -116,6 +116,12 @@ func registerVariables() {
 			Type: types.NewSystemBoolType("sql_log_bin"), Default: int8(1),
 		},
 		&sql.MysqlSystemVariable{
+			// MySQL's range starts at 0, which gives the real clock back
+			// (sessiontime.go); GMS's at 1.
+			Name: "timestamp", Scope: sql.GetMysqlScope(sql.SystemVariableScope_Session), Dynamic: true, SetVarHintApplies: true,
+			Type: types.NewSystemDoubleType("timestamp", 0, 2147483647), Default: timestampDefault,
+		},
+		&sql.MysqlSystemVariable{
 			// OFF sends every statement through go-mysql-server (for
 			// comparing the two paths, or ruling the fast path out).
 			Name: "lockstep_fast_path", Scope: sql.GetMysqlScope(sql.SystemVariableScope_Both), Dynamic: true,

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/cockroachdb/pebble/v2/vfs"
 	"github.com/dolthub/go-mysql-server/sql"
@@ -90,6 +91,9 @@ func (c *conn) query(q string) ([]sql.Row, error) {
 	s.CommandBegin()
 	defer s.CommandEnd()
 	ctx := c.ctx.WithQuery(q)
+	// A query's clock, as the server's context factory sets it.
+	ctx.SetQueryTime(time.Now())
+	applySessionTime(ctx)
 	_, iter, _, err := c.h.e.GMS.Query(ctx, q)
 	if err != nil {
 		return nil, err

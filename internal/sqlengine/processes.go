@@ -14,9 +14,11 @@ import (
 // and information_schema.PROCESSLIST both go through it.
 
 // NewContext is go-mysql-server's context factory with the process list
-// seen through processView.
+// seen through processView, and the query time the session's SET
+// timestamp fixed.
 func (e *Engine) NewContext(ctx context.Context, opts ...sql.ContextOption) *sql.Context {
 	c := sql.NewContext(ctx, opts...)
+	applySessionTime(c) // sessiontime.go
 	if c.ProcessList != nil {
 		if _, ok := c.ProcessList.(processView); !ok {
 			c.ProcessList = processView{ProcessList: c.ProcessList, eng: e, ctx: c}

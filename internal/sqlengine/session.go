@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/dolthub/go-mysql-server/sql"
@@ -55,6 +56,9 @@ type Session struct {
 	beginAccess string
 	// version, if set, is this session's @@version (the MariaDB port's).
 	version string
+	// fixedTime is SET timestamp's time, nil for the real clock
+	// (sessiontime.go).
+	fixedTime atomic.Pointer[time.Time]
 	// sqlPrepared counts the session's statements prepared with SQL
 	// PREPARE (in Engine.SQLPrepared too); protocolRefs the protocol's
 	// open statements per key, and protocolKey, while one is prepared,
@@ -889,6 +893,14 @@ func (s *Session) SetSessionVariable(ctx *sql.Context, name string, val any) err
 	if n := strings.ToLower(name); n == "transaction_read_only" || n == "tx_read_only" {
 		s.readOnlyKnown = false
 	}
+	if isTimestamp(name) {
+		if err := s.BaseSession.SetSessionVariable(ctx, name, val); err != nil {
+			return err
+		}
+		v, _ := s.BaseSession.GetSessionVariable(ctx, name)
+		s.setTimestamp(v)
+		return nil
+	}
 	return s.BaseSession.SetSessionVariable(ctx, name, val)
 }
 
@@ -982,6 +994,9 @@ func (s *Session) GetAllSessionVariables() map[string]any {
 func (s *Session) GetSessionVariable(ctx *sql.Context, name string) (any, error) {
 	if s.version != "" && strings.EqualFold(name, "version") {
 		return s.version, nil
+	}
+	if isTimestamp(name) {
+		return s.timestampValue(), nil
 	}
 	if computedVariables[name] || computedVariables[strings.ToLower(name)] {
 		if _, val, ok := sql.SystemVariables.GetGlobal(name); ok {
