@@ -44,14 +44,18 @@ type Config struct {
 	ElectionTicks, HeartbeatTicks int
 	// Logger receives raft's warnings and errors (nil: discarded).
 	Logger *slog.Logger
+	// MaxFileSize starts a new binlog file once the current one reaches it
+	// (max_binlog_size; 0: never).
+	MaxFileSize int64
 }
 
 // Node is one cluster member's raft state machine and log.
 type Node struct {
-	id     uint64
-	rn     *raft.RawNode
-	log    *raftlog.Log
-	roster Roster // as of the last configuration change applied
+	id      uint64
+	rn      *raft.RawNode
+	log     *raftlog.Log
+	roster  Roster // as of the last configuration change applied
+	maxFile int64
 }
 
 // Output is what one Process call asks of the caller.
@@ -130,7 +134,7 @@ func NewNode(cfg Config, log *raftlog.Log, applied uint64, roster Roster, bootst
 			return nil, err
 		}
 	}
-	return &Node{id: cfg.ID, rn: rn, log: log, roster: roster}, nil
+	return &Node{id: cfg.ID, rn: rn, log: log, roster: roster, maxFile: cfg.MaxFileSize}, nil
 }
 
 // RosterOf is the members record of log, if it has one.
@@ -246,6 +250,11 @@ func (n *Node) Process() (Output, error) {
 	}
 	if rd.MustSync && len(rd.Entries) > 0 {
 		if err := n.log.Sync(); err != nil {
+			return out, err
+		}
+	}
+	if n.maxFile > 0 && len(rd.Entries) > 0 {
+		if err := n.log.MaybeRotate(n.maxFile); err != nil {
 			return out, err
 		}
 	}

@@ -63,6 +63,7 @@ type loc struct {
 	typ  raftpb.EntryType
 	rec  binlog.Position // start of the record event
 	end  int64           // end of the entry (record and transaction), same file
+	gno  uint64          // a transaction's GTID number (its UUID is Log.sid)
 }
 
 // Log is a node's raft log over its binlog files.
@@ -80,6 +81,11 @@ type Log struct {
 	buf       []byte
 	savedTerm uint64 // term and vote as last written to raft.state
 	savedVote uint64
+	// history is the GTIDs of transactions before the first record
+	// (from before the node joined a cluster), for Previous_gtids.
+	history binlog.GTIDSet
+	// sid is the GTID UUID of every transaction entry (the cluster's).
+	sid binlog.UUID
 }
 
 var _ raft.Storage = (*Log)(nil)
@@ -126,6 +132,11 @@ func (l *Log) scan() error {
 				if len(l.locs) > 0 && !fileEvent(e.Type) {
 					return fmt.Errorf("raftlog: %s at %d: an event outside any raft entry", f.Name, pos)
 				}
+				if e.Type == binlog.GTIDEvent {
+					if g, err := binlog.ParseGTID(e.Body()); err == nil {
+						l.history.Add(g.SID, g.GNO)
+					}
+				}
 				pos = end
 				continue
 			}
@@ -139,11 +150,18 @@ func (l *Log) scan() error {
 			if r.Index != next {
 				return fmt.Errorf("raftlog: %s at %d: entry %d where %d was expected", f.Name, pos, r.Index, next)
 			}
+			recEnd := end
 			end += int64(r.TrxLen)
 			if end > int64(len(data)) {
 				return fmt.Errorf("raftlog: %s at %d: entry %d ends past the file", f.Name, pos, r.Index)
 			}
-			l.locs = append(l.locs, loc{term: r.Term, typ: raftpb.EntryType(r.Type), rec: binlog.Position{File: f.Num, Pos: pos}, end: end})
+			lc := loc{term: r.Term, typ: raftpb.EntryType(r.Type), rec: binlog.Position{File: f.Num, Pos: pos}, end: end}
+			if r.TrxLen > 0 {
+				if lc.gno, err = l.trxGNO(data[recEnd:end]); err != nil {
+					return fmt.Errorf("raftlog: %s at %d: entry %d: %w", f.Name, pos, r.Index, err)
+				}
+			}
+			l.locs = append(l.locs, lc)
 			next++
 			pos = end
 		}
@@ -374,7 +392,14 @@ func (l *Log) Append(ents []raftpb.Entry) error {
 				return fmt.Errorf("raftlog: entry %d: %w", e.Index, err)
 			}
 		}
-		locs = append(locs, loc{term: e.Term, typ: e.Type, rec: binlog.Position{File: pos.File, Pos: start}, end: pos.Pos + int64(len(buf))})
+		lc := loc{term: e.Term, typ: e.Type, rec: binlog.Position{File: pos.File, Pos: start}, end: pos.Pos + int64(len(buf))}
+		if trx {
+			var err error
+			if lc.gno, err = l.trxGNO(events); err != nil {
+				return fmt.Errorf("raftlog: entry %d: %w", e.Index, err)
+			}
+		}
+		locs = append(locs, lc)
 	}
 	if cap(buf) <= 4<<20 {
 		l.buf = buf
@@ -400,6 +425,57 @@ func (l *Log) Rotate(prev binlog.GTIDSet) error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.bl.Rotate(time.Now(), prev)
+}
+
+// MaybeRotate starts a new binlog file once the current one holds an
+// entry and has reached max bytes, as a single server rotates at
+// max_binlog_size (so that files can be purged below a compaction point,
+// Compact). The new file's Previous_gtids is the current file's plus the
+// GTIDs of its transactions (and of history before the first entry, if
+// the file holds any). It syncs the file it ends.
+func (l *Log) MaybeRotate(max int64) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	cur := l.bl.Current()
+	if cur.Pos < max || len(l.locs) == 0 || l.locs[len(l.locs)-1].rec.File != cur.File {
+		return nil
+	}
+	prev, err := l.bl.PreviousGTIDs(cur.File)
+	if err != nil {
+		return err
+	}
+	if first := l.locs[0].rec.File; first == cur.File {
+		prev.AddSet(l.history)
+	}
+	for i := len(l.locs) - 1; i >= 0 && l.locs[i].rec.File == cur.File; i-- {
+		if n := l.locs[i].gno; n != 0 {
+			prev.Add(l.sid, n)
+		}
+	}
+	return l.bl.Rotate(time.Now(), prev)
+}
+
+// trxGNO is the GTID number of a transaction's events (its first event);
+// every transaction entry has the log's one GTID UUID (l.sid).
+func (l *Log) trxGNO(events []byte) (uint64, error) {
+	e, err := binlog.NextEvent(events)
+	if err != nil {
+		return 0, err
+	}
+	if e.Type != binlog.GTIDEvent {
+		return 0, fmt.Errorf("a transaction that does not start with a GTID event (type %d)", e.Type)
+	}
+	g, err := binlog.ParseGTID(e.Body())
+	if err != nil {
+		return 0, err
+	}
+	switch {
+	case l.sid == binlog.UUID{}:
+		l.sid = g.SID
+	case g.SID != l.sid:
+		return 0, fmt.Errorf("a transaction of GTID UUID %s in a log of %s", g.SID, l.sid)
+	}
+	return g.GNO, nil
 }
 
 // SetHardState records raft's hard state. A new term or vote is written

@@ -388,3 +388,41 @@ func TestMembersKeptWithConfState(t *testing.T) {
 		t.Fatalf("version 1 state: members %q, hard state %+v, conf %+v", n.l.Members(), gotHS, gotCS)
 	}
 }
+
+// MaybeRotate starts a new file once the current one is large enough and
+// holds an entry; its Previous_gtids names every transaction before it,
+// which Open checks when the log is read again.
+func TestMaybeRotate(t *testing.T) {
+	fs := vfs.NewMem()
+	n := mustOpen(t, fs, 0)
+	want := ents(1, 6, 1)
+	if err := n.l.Append(want); err != nil {
+		t.Fatal(err)
+	}
+	if err := n.l.MaybeRotate(1 << 30); err != nil || len(n.bl.Files()) != 1 {
+		t.Fatalf("rotated below the size: %v, %d files", err, len(n.bl.Files()))
+	}
+	if err := n.l.MaybeRotate(100); err != nil || len(n.bl.Files()) != 2 {
+		t.Fatalf("did not rotate past the size: %v, %d files", err, len(n.bl.Files()))
+	}
+	// A file without an entry yet is not rotated again.
+	if err := n.l.MaybeRotate(1); err != nil || len(n.bl.Files()) != 2 {
+		t.Fatalf("rotated an empty file: %v, %d files", err, len(n.bl.Files()))
+	}
+	more := ents(7, 9, 1)
+	if err := n.l.Append(more); err != nil {
+		t.Fatal(err)
+	}
+	want = append(want, more...)
+	prev, err := n.bl.PreviousGTIDs(n.bl.Files()[1].Num)
+	if err != nil || !prev.Equal(gtids(want[:6])) {
+		t.Fatalf("the new file's Previous_gtids %s, want %s (%v)", prev, gtids(want[:6]), err)
+	}
+	if err := n.l.Sync(); err != nil {
+		t.Fatal(err)
+	}
+	n.close()
+	n = mustOpen(t, fs, 0)
+	defer n.close()
+	check(t, n.l, want)
+}

@@ -188,7 +188,7 @@ func openMember(ctx context.Context, cfg Config, serverUUID binlog.UUID, log *sl
 		return fail(err)
 	}
 	self = roster.Self
-	node, err := cluster.NewNode(cluster.Config{ID: self, ElectionTicks: 10, HeartbeatTicks: 1}, rlog, applied, roster, bootstrap)
+	node, err := cluster.NewNode(cluster.Config{ID: self, ElectionTicks: 10, HeartbeatTicks: 1, MaxFileSize: cfg.MaxBinlogSize}, rlog, applied, roster, bootstrap)
 	if err != nil {
 		return fail(err)
 	}
