@@ -39,10 +39,15 @@ func NewApplier(sid binlog.UUID, store *storage.Engine, log *raftlog.Log) (*Appl
 	}
 	a.gno.Store(high[sid])
 	var applied uint64
-	if pos := store.Applied(); pos.File != 0 {
+	first, _ := log.FirstIndex()
+	if pos := store.Applied(); pos.File == 0 && first > 1 && store.Transferred() {
+		// A store copied from another member's at the entry before the
+		// log's first (a state transfer), nothing of this log applied
+		// yet.
+		applied = first - 1
+	} else if pos.File != 0 {
 		i, ok := log.IndexAt(pos)
 		if !ok {
-			first, _ := log.FirstIndex()
 			if high[sid] > 0 || first > 1 {
 				return nil, 0, fmt.Errorf("cluster: the store's position %v is not the end of any entry of the raft log", pos)
 			}

@@ -51,6 +51,7 @@ import (
 	"github.com/lockstepdb/lockstep/internal/binlog"
 	"github.com/lockstepdb/lockstep/internal/certify"
 	"github.com/lockstepdb/lockstep/internal/raftlog"
+	"github.com/lockstepdb/lockstep/internal/storage"
 	"go.etcd.io/raft/v3"
 	"go.etcd.io/raft/v3/raftpb"
 )
@@ -81,6 +82,9 @@ type Driver struct {
 	// announces of its server and its applied GTID number (members.go).
 	Service    func() map[string]string
 	AppliedGNO func() uint64
+	// NewStoreSnapshot, if set before Run, takes a consistent view of the
+	// node's store, for a joiner's state transfer (transfer.go).
+	NewStoreSnapshot func() *storage.Snapshot
 	// This node's own transactions: committed, refused by certification.
 	localCommits, localConflicts atomic.Uint64
 	certKeys                     atomic.Uint64 // keys the committed certifier holds
@@ -296,6 +300,13 @@ func (d *Driver) startCertifier() error {
 			return nil
 		}
 	}
+	// No transaction entry at or below the applied index in the log: its
+	// start was compacted away, or the store was copied from another
+	// member's (transfer.go). The store knows the last one it holds.
+	if d.AppliedGNO != nil {
+		d.committed = NewCertifierAt(d.sid, 0, d.AppliedGNO())
+		return nil
+	}
 	d.committed = NewCertifier(d.sid, 0)
 	return nil
 }
@@ -360,6 +371,8 @@ func (d *Driver) receive(pk Packet) {
 		d.heard(pk.From, pk.Payload)
 	case kindJoin:
 		d.answerJoin(pk)
+	case kindState:
+		d.answerState(pk)
 	}
 }
 

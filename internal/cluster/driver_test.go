@@ -285,15 +285,16 @@ func TestClusterJoin(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	// A node not among the seeds cannot start a cluster of its own.
-	roster, start, err := Discover(ctx, DiscoverConfig{Cluster: "test", Addr: ln.Addr().String(), Seeds: seeds})
-	if err != nil || start {
-		t.Fatalf("Discover: %v, start %v", err, start)
+	place, err := Discover(ctx, DiscoverConfig{Cluster: "test", Addr: ln.Addr().String(), Seeds: seeds})
+	if err != nil || place.Start || place.LogStart != 1 {
+		t.Fatalf("Discover: %v, %+v", err, place)
 	}
+	roster := place.Roster
 	if roster.Self != 4 || len(roster.Addrs) != 4 || roster.Addrs[4] != ln.Addr().String() {
 		t.Fatalf("the joiner's roster: %+v", roster)
 	}
 	// Asking again gives the same id: the address is a member now.
-	if again, _, err := Discover(ctx, DiscoverConfig{Cluster: "test", Addr: ln.Addr().String(), Seeds: seeds}); err != nil || again.Self != 4 {
+	if again, err := Discover(ctx, DiscoverConfig{Cluster: "test", Addr: ln.Addr().String(), Seeds: seeds}); err != nil || again.Roster.Self != 4 {
 		t.Fatalf("Discover again: %+v %v", again, err)
 	}
 	joiner := startNode(t, ln, roster, false)

@@ -86,6 +86,21 @@ type JoinAnswer struct {
 	Refused string `json:"refused,omitempty"`
 	// Removed: the member asked to be removed is.
 	Removed bool `json:"removed,omitempty"`
+	// LogStart is the first entry the answering member's log holds: past
+	// 1, a new member needs a copy of a member's state (transfer.go).
+	LogStart uint64 `json:"log_start,omitempty"`
+}
+
+// Place is where Discover finds a node whose log is empty.
+type Place struct {
+	// Roster is the cluster's, Self the node's id, unless Start.
+	Roster Roster
+	// Start: no member answered and the node may start a new cluster.
+	Start bool
+	// LogStart is the first entry of the answering member's log, and
+	// From its cluster address (where to ask for a copy of the state).
+	LogStart uint64
+	From     string
 }
 
 // serveJoin handles a connection whose hello said id 0: one join request,
@@ -96,7 +111,11 @@ func (t *Transport) serveJoin(c net.Conn, r *bufio.Reader) error {
 	if err != nil {
 		return err
 	}
-	if kind != kindJoin {
+	switch kind {
+	case kindState:
+		return t.serveState(c, req)
+	case kindJoin:
+	default:
 		return fmt.Errorf("cluster: a packet of kind %d from a node that is not a member", kind)
 	}
 	reply := make(chan []byte, 1)
@@ -192,29 +211,28 @@ type DiscoverConfig struct {
 
 // Discover finds the place of a node whose log is empty: the roster of
 // the cluster it is a member of (added to it if need be), or, when
-// MayStart and no seed answers (none runs yet), start = true. It asks
-// until ctx ends.
-func Discover(ctx context.Context, dc DiscoverConfig) (r Roster, start bool, err error) {
+// MayStart and no seed answers (none runs yet), Start. It asks until ctx
+// ends.
+func Discover(ctx context.Context, dc DiscoverConfig) (Place, error) {
 	req := JoinRequest{Addr: dc.Addr}
 	lastSaid := time.Now()
 	for round := 0; ; round++ {
 		started, reason := false, "no member answered"
-		ask := func(addr string) *Roster {
+		ask := func(addr string) *Place {
 			a, err := AskToJoin(addr, dc.Cluster, dc.TLS, req)
+			if err == nil && a.Roster == nil && a.Leader != "" && a.Leader != addr {
+				started = true
+				addr = a.Leader
+				a, err = AskToJoin(addr, dc.Cluster, dc.TLS, req)
+			}
 			switch {
 			case err != nil:
 				reason = fmt.Sprintf("%s: %v", addr, err)
 			case a.Roster != nil:
-				return a.Roster
+				return &Place{Roster: *a.Roster, LogStart: a.LogStart, From: addr}
 			default:
 				started = true
-				if a.Leader != "" && a.Leader != addr {
-					if a2, err := AskToJoin(a.Leader, dc.Cluster, dc.TLS, req); err == nil && a2.Roster != nil {
-						return a2.Roster
-					} else if err == nil && a2.Wait != "" {
-						reason = fmt.Sprintf("%s: %s", a.Leader, a2.Wait)
-					}
-				} else if a.Wait != "" {
+				if a.Wait != "" {
 					reason = fmt.Sprintf("%s: %s", addr, a.Wait)
 				}
 			}
@@ -224,12 +242,12 @@ func Discover(ctx context.Context, dc DiscoverConfig) (r Roster, start bool, err
 			if addr == dc.Addr {
 				continue
 			}
-			if r := ask(addr); r != nil {
-				return *r, false, nil
+			if p := ask(addr); p != nil {
+				return *p, nil
 			}
 		}
 		if dc.MayStart && !started {
-			return Roster{}, true, nil
+			return Place{Start: true}, nil
 		}
 		if dc.Waiting != nil && time.Since(lastSaid) > 5*time.Second {
 			dc.Waiting(reason)
@@ -237,7 +255,7 @@ func Discover(ctx context.Context, dc DiscoverConfig) (r Roster, start bool, err
 		}
 		select {
 		case <-ctx.Done():
-			return Roster{}, false, ctx.Err()
+			return Place{}, ctx.Err()
 		case <-time.After(300 * time.Millisecond):
 		}
 	}
@@ -261,9 +279,10 @@ func (d *Driver) answerJoin(pk Packet) {
 	}
 	roster := d.node.Roster()
 	id, member := roster.IDOf(req.Addr)
+	logStart, _ := d.node.log.FirstIndex()
 	if member && !req.Remove {
 		roster.Self = id
-		reply(pk.Reply, JoinAnswer{Roster: &roster})
+		reply(pk.Reply, JoinAnswer{Roster: &roster, LogStart: logStart})
 		return
 	}
 	if !member && req.Remove {
@@ -388,10 +407,11 @@ func (d *Driver) changed(r Roster) {
 		}
 	} else if j != nil {
 		if id, ok := r.IDOf(j.addr); ok && id == j.id {
+			logStart, _ := d.node.log.FirstIndex()
 			for _, ch := range j.replies {
 				rr := r.Clone()
 				rr.Self = id
-				reply(ch, JoinAnswer{Roster: &rr})
+				reply(ch, JoinAnswer{Roster: &rr, LogStart: logStart})
 			}
 			d.change = nil
 		}

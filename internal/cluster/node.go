@@ -186,6 +186,9 @@ func (n *Node) Step(m raftpb.Message) error {
 	return n.rn.Step(m)
 }
 
+// ErrBehind: the node is behind the first entry the leader's log holds.
+var ErrBehind = errors.New("cluster: this member is behind the cluster's log")
+
 // ErrNotLeader is returned for a proposal on a node that is not the
 // leader.
 var ErrNotLeader = errors.New("cluster: not the leader")
@@ -240,7 +243,7 @@ func (n *Node) Process() (Output, error) {
 	}
 	rd := n.rn.Ready()
 	if !raft.IsEmptySnap(rd.Snapshot) {
-		return out, errors.New("cluster: a snapshot arrived, and state transfer by snapshot is not built yet")
+		return out, fmt.Errorf("%w: the other members purged the entries after %d it still needs; stop it, empty its data directory and start it again: it joins with a copy of a member's data", ErrBehind, rd.Snapshot.Metadata.Index)
 	}
 	if err := n.log.Append(rd.Entries); err != nil {
 		return out, err
@@ -269,6 +272,16 @@ func (n *Node) Process() (Output, error) {
 		}
 	}
 	out.Messages = rd.Messages
+	for _, m := range rd.Messages {
+		if m.Type == raftpb.MsgSnap {
+			// The snapshot only tells the node it is behind the log
+			// (raftlog.TransferNeeded); it never installs one, so raft is
+			// told at once, and goes back to probing it: a node whose
+			// state was copied meanwhile (transfer.go) is then sent the
+			// entries after its copy.
+			n.rn.ReportSnapshot(m.To, raft.SnapshotFailure)
+		}
+	}
 	out.Committed = rd.CommittedEntries
 	out.ReadStates = rd.ReadStates
 	n.rn.Advance(rd)

@@ -65,6 +65,10 @@ func (r Roster) encode() []byte {
 	return b
 }
 
+// EncodeRoster is r as the log's members record keeps it
+// (raftlog.SetConfState, raftlog.Seed).
+func EncodeRoster(r Roster) []byte { return r.encode() }
+
 func decodeRoster(b []byte) (Roster, error) {
 	var r Roster
 	if err := json.Unmarshal(b, &r); err != nil {

@@ -89,6 +89,7 @@ const (
 	kindVerdict  byte = 3 // the leader's refusal of one
 	kindAnnounce byte = 4 // how a node stands (members.go)
 	kindJoin     byte = 5 // a join request and its answer (join.go)
+	kindState    byte = 6 // a state transfer's request and header (transfer.go)
 )
 
 // Packet is what travels between nodes: a raft message, or a payload of
@@ -101,6 +102,8 @@ type Packet struct {
 	// Reply, on a join request, takes the answer (once, without
 	// blocking: it has room for one).
 	Reply chan []byte
+	// State, on a state request, takes the state to send (the same way).
+	State chan stateSource
 }
 
 // NewTransport makes node id's transport, listening on ln at addr, with

@@ -4,6 +4,7 @@ import (
 	"database/sql"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"syscall"
@@ -13,7 +14,7 @@ import (
 
 // startCluster starts n lockstep processes as the members of one cluster
 // on loopback, and waits until each is in a primary component.
-func startCluster(t *testing.T, n int) []*server {
+func startCluster(t *testing.T, n int, extra ...string) []*server {
 	t.Helper()
 	addrs := make([]string, n)
 	for i := range addrs {
@@ -21,12 +22,12 @@ func startCluster(t *testing.T, n int) []*server {
 	}
 	var nodes []*server
 	for i := range n {
-		nodes = append(nodes, startServer(t, t.TempDir(),
+		nodes = append(nodes, startServer(t, t.TempDir(), append(extra,
 			"--server-id", fmt.Sprint(i+1),
 			"--wsrep-cluster-address", "gcomm://"+strings.Join(addrs, ","),
 			"--wsrep-node-address", addrs[i],
 			"--wsrep-cluster-name", "test",
-			"--lockstep-cluster-tick", "20"))
+			"--lockstep-cluster-tick", "20")...))
 	}
 	for _, s := range nodes {
 		waitReady(t, s.db(""))
@@ -668,4 +669,104 @@ func TestClusterJoin(t *testing.T) {
 	if log, _ := os.ReadFile(other.logPath); !strings.Contains(string(log), "already holds transactions") {
 		t.Fatalf("a member with data of its own: %s", log)
 	}
+}
+
+// lastBinlog is the name of the last binlog file db's server lists.
+func lastBinlog(t *testing.T, db *sql.DB) string {
+	t.Helper()
+	rows, err := db.Query("SHOW BINARY LOGS")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	var last string
+	for rows.Next() {
+		var name, size, enc sql.NullString
+		if err := rows.Scan(&name, &size, &enc); err != nil {
+			t.Fatal(err)
+		}
+		last = name.String
+	}
+	return last
+}
+
+// TestClusterCompactionAndStateTransfer: members rotate their binlogs at
+// max_binlog_size and PURGE BINARY LOGS compacts their logs; a member
+// added afterwards, under writes, is sent a copy of a member's state
+// instead of the log and then serves the same rows and GTIDs; a member
+// that was down while the others compacted cannot be sent what it lacks
+// and stops with a message saying so (1047 meanwhile), and comes back
+// with the same copy once its data directory is emptied.
+func TestClusterCompactionAndStateTransfer(t *testing.T) {
+	nodes := startCluster(t, 3, "--max-binlog-size", "16384")
+	dbs := []*sql.DB{causal(t, nodes[0]), causal(t, nodes[1])}
+	execRetry(t, dbs[0], "CREATE DATABASE d")
+	execRetry(t, dbs[0], "CREATE TABLE d.t (id INT PRIMARY KEY, v VARCHAR(100))")
+	insert := func(db *sql.DB, w, k int) (int, error) {
+		id := w*1_000_000 + k
+		_, err := db.Exec("INSERT INTO d.t VALUES (?, REPEAT('x', 100))", id)
+		return id, err
+	}
+	retried := func(err error) bool { return errNumber(err) == 1213 || errNumber(err) == 1047 }
+	ws := startWriters([]*sql.DB{dbs[0], dbs[1], causal(t, nodes[2])}, insert, retried)
+	waitFor(t, "writes before the down member", 30*time.Second, func() bool { return ws.count() >= 500 })
+	nodes[2].kill()
+	waitFor(t, "writes before compaction", 30*time.Second, func() bool { return ws.count() >= 1500 })
+	for _, s := range nodes[:2] {
+		db := s.db("")
+		mustExec(t, db, "PURGE BINARY LOGS TO '"+lastBinlog(t, db)+"'")
+	}
+
+	seeds := []string{nodes[0].argOf("--wsrep-node-address"), nodes[1].argOf("--wsrep-node-address")}
+	joiner := startServer(t, t.TempDir(), "--server-id", "4",
+		"--wsrep-cluster-address", "gcomm://"+strings.Join(seeds, ","),
+		"--wsrep-node-address", fmt.Sprintf("127.0.0.1:%d", freePort(t)),
+		"--wsrep-cluster-name", "test", "--lockstep-cluster-tick", "20")
+	waitReady(t, joiner.db(""))
+	if log, _ := os.ReadFile(joiner.logPath); !strings.Contains(string(log), "copied a member's state") {
+		t.Fatalf("the new member did not copy a member's state:\n%s", log)
+	}
+	before := ws.count()
+	waitFor(t, "writes with the new member", 30*time.Second, func() bool { return ws.count() >= before+300 })
+
+	// The member that was down is behind the compacted logs.
+	nodes[2].start()
+	waitFor(t, "the stale member to say it is behind", 30*time.Second, func() bool {
+		log, _ := os.ReadFile(nodes[2].logPath)
+		return strings.Contains(string(log), "behind the cluster's log")
+	})
+	if _, err := nodes[2].db("").Exec("SELECT COUNT(*) FROM d.t"); errNumber(err) != 1047 {
+		t.Fatalf("the stale member answered a read: %v, want 1047", err)
+	}
+	nodes[2].stop()
+	if err := os.RemoveAll(filepath.Join(nodes[2].dir, "data")); err != nil {
+		t.Fatal(err)
+	}
+	nodes[2].start()
+	t.Cleanup(func() {
+		if t.Failed() {
+			log, _ := os.ReadFile(nodes[2].logPath)
+			t.Logf("the emptied member's log:\n%s", log)
+		}
+	})
+	waitReady(t, nodes[2].db(""))
+	ws.halt()
+
+	var gtids []string
+	for i, s := range []*server{nodes[0], nodes[1], joiner, nodes[2]} {
+		db := causal(t, s)
+		have := idSet(t, db, "SELECT id FROM d.t")
+		for id := range ws.snapshot() {
+			if !have[id] {
+				t.Fatalf("member %d lacks acknowledged insert %d", i, id)
+			}
+		}
+		gtids = append(gtids, gtidExecuted(t, db))
+	}
+	for _, g := range gtids[1:] {
+		if g != gtids[0] {
+			t.Fatalf("gtid_executed differs: %q", gtids)
+		}
+	}
+	t.Logf("%d acknowledged inserts on every member; %s", ws.count(), gtids[0])
 }

@@ -27,8 +27,13 @@
 //   - Entries past the commit index may be cut; readers outside raft
 //     (dump threads, CDC, the applier) must not read past it.
 //
-// Not yet here: compaction (purging binlog files below a snapshot) and
-// snapshots for state transfer; Snapshot answers that none is available.
+// Compaction (Compact) removes whole binlog files whose entries all lie
+// below a point the caller knows is applied and durable in the store; the
+// log then starts at the first entry of the oldest file kept, and raft.state
+// says so before any file goes, so a crash in between leaves files whose
+// entries Open skips. A node behind the first entry cannot be sent the
+// log: Snapshot says so (a snapshot whose data is transferNeeded), and a
+// node that receives one stops (cluster.Node) instead of waiting forever.
 package raftlog
 
 import (
@@ -144,6 +149,12 @@ func (l *Log) scan() error {
 			if err != nil {
 				return fmt.Errorf("raftlog: %s at %d: %w", f.Name, pos, err)
 			}
+			if len(l.locs) == 0 && r.Index < next {
+				// Compacted (raft.state says the log starts later) in a
+				// file whose removal a crash interrupted.
+				pos = end + int64(r.TrxLen)
+				continue
+			}
 			if len(l.locs) == 0 && r.Index > next {
 				return fmt.Errorf("raftlog: %s at %d: the log starts at entry %d, entries from %d are missing", f.Name, pos, r.Index, next)
 			}
@@ -217,15 +228,51 @@ func (l *Log) Term(i uint64) (uint64, error) {
 	return l.locs[i-l.first].term, nil
 }
 
-// Snapshot implements raft.Storage. Snapshots for state transfer are not
-// built yet: a node behind the first entry cannot be caught up.
+// TransferNeeded is the data of the snapshots Snapshot gives: the
+// receiver is behind the log's first entry and needs a copy of the state.
+var TransferNeeded = []byte("lockstep: state transfer needed")
+
+// Snapshot implements raft.Storage. Raft asks for one to send a node
+// behind the first entry; the one given only says where the log starts
+// (TransferNeeded), as the state itself is copied another way.
 func (l *Log) Snapshot() (raftpb.Snapshot, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.first > 1 {
-		return raftpb.Snapshot{}, raft.ErrSnapshotTemporarilyUnavailable
+		return raftpb.Snapshot{Data: TransferNeeded, Metadata: raftpb.SnapshotMetadata{Index: l.first - 1, Term: l.prevTerm, ConfState: l.cs}}, nil
 	}
 	return raftpb.Snapshot{Metadata: raftpb.SnapshotMetadata{ConfState: l.cs}}, nil
+}
+
+// Compact removes the binlog files before file number keepFile whose
+// entries all have an index of at most upTo (applied and durable in the
+// store), never the file being appended to, and returns their names.
+func (l *Log) Compact(keepFile int, upTo uint64) ([]string, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	cur := l.bl.Current().File
+	keepFile = min(keepFile, cur)
+	// The new first entry: the first one in a file at or after keepFile,
+	// walked back while the entries before it are not all at most upTo.
+	i := sort.Search(len(l.locs), func(i int) bool { return l.locs[i].rec.File >= keepFile })
+	for i > 0 && l.first+uint64(i)-1 > upTo {
+		f := l.locs[i-1].rec.File
+		i = sort.Search(len(l.locs), func(j int) bool { return l.locs[j].rec.File >= f })
+		keepFile = f
+	}
+	if i == 0 {
+		return nil, nil
+	}
+	if i < len(l.locs) {
+		keepFile = l.locs[i].rec.File
+	}
+	l.prevTerm = l.locs[i-1].term
+	l.first += uint64(i)
+	l.locs = append([]loc(nil), l.locs[i:]...)
+	if err := l.writeState(); err != nil {
+		return nil, err
+	}
+	return l.bl.Purge(keepFile)
 }
 
 // Entries implements raft.Storage: entries [lo, hi), at most maxSize bytes
@@ -512,6 +559,19 @@ func (l *Log) Members() []byte {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return append([]byte(nil), l.members...)
+}
+
+// Seed writes the raft state of a node whose state was copied from
+// another's at entry index of term (a state transfer): its log, empty
+// yet, starts after index, with configuration cs and the caller's members
+// record. It refuses a directory that has a raft state already.
+func Seed(opts Options, index, term uint64, cs raftpb.ConfState, members []byte) error {
+	if _, err := opts.FS.Stat(filepath.Join(opts.Dir, stateFile)); !oserror.IsNotExist(err) {
+		return fmt.Errorf("raftlog: %s holds a raft state already", opts.Dir)
+	}
+	l := &Log{opts: opts, first: index + 1, prevTerm: term, cs: cs, members: members,
+		hs: raftpb.HardState{Term: term, Commit: index}}
+	return l.writeState()
 }
 
 // Empty reports whether the log has never held an entry nor a raft state:

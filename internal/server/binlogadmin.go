@@ -130,9 +130,6 @@ func (s *Server) binlogAdmin(c *mysql.Conn, query string) (handled bool, err err
 		if err := s.require(c, needBinlogAdmin); err != nil {
 			return true, err
 		}
-		if s.member != nil {
-			return true, errOnMember("PURGE BINARY LOGS (the binlog files are the cluster's log)")
-		}
 	}
 	switch {
 	case purgeTo.MatchString(query):
@@ -160,6 +157,16 @@ func (s *Server) binlogAdmin(c *mysql.Conn, query string) (handled bool, err err
 // may still need for recovery (everything at or after the file holding the
 // store's durable position) and never the current file.
 func (s *Server) purge(keep int) error {
+	if s.member != nil {
+		gone, err := s.member.compact(s.store, keep)
+		if len(gone) > 0 {
+			s.log.Info("purged binary logs (the cluster log now starts later)", "files", strings.Join(gone, ","))
+		}
+		if err != nil {
+			return fmt.Errorf("purging binary logs: %w", err)
+		}
+		return nil
+	}
 	durable, err := s.store.Flush()
 	if err != nil {
 		return err

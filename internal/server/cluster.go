@@ -24,10 +24,12 @@ package server
 //     the binlog up to what the member has applied, raft's records left
 //     out, so every member serves the same GTIDs and a replica can move
 //     from one member to another by GTID.
+//   - The binlog rotates at max_binlog_size; PURGE BINARY LOGS and
+//     binlog_expire_logs_seconds compact the raft log (compact), never
+//     below what the store holds durably.
 //   - What needs a single server's pipeline is refused with an error, not
-//     ignored: replication from a source, FLUSH BINARY LOGS, PURGE BINARY
-//     LOGS (the files are the raft log), FLUSH TABLES WITH READ LOCK, and
-//     SET gtid_next.
+//     ignored: replication from a source, FLUSH BINARY LOGS, FLUSH TABLES
+//     WITH READ LOCK, and SET gtid_next.
 
 import (
 	"context"
@@ -35,9 +37,11 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"time"
@@ -135,6 +139,7 @@ func ClusterUUID(name string) binlog.UUID {
 type member struct {
 	*cluster.Driver
 	*cluster.Applier
+	rlog      *raftlog.Log
 	id        uint64
 	sid       binlog.UUID
 	transport *cluster.Transport
@@ -161,7 +166,9 @@ func openMember(ctx context.Context, cfg Config, serverUUID binlog.UUID, log *sl
 		return nil, nil, nil, fmt.Errorf("opening the store: %w", err)
 	}
 	bopts := binlog.Options{FS: vfs.Default, Dir: cfg.DataDir, BaseName: "binlog", ServerID: cfg.ServerID}
-	blog, _, err := binlog.Open(bopts, binlog.GTIDSet{}, store.Applied())
+	// The store's GTIDs go into a new first file's Previous_gtids: those
+	// of a state copied from another member (transferState).
+	blog, _, err := binlog.Open(bopts, gtidsOfStore(store), store.Applied())
 	if err != nil {
 		store.Close()
 		return nil, nil, nil, err
@@ -183,10 +190,21 @@ func openMember(ctx context.Context, cfg Config, serverUUID binlog.UUID, log *sl
 	if err := rlog.NoteApplied(applied); err != nil {
 		return fail(err)
 	}
-	roster, bootstrap, err := place(ctx, cfg, rlog, store, addrs, self, clientTLS, log)
+	where, bootstrap, err := place(ctx, cfg, rlog, store, addrs, self, clientTLS, log)
 	if err != nil {
 		return fail(err)
 	}
+	if where.LogStart > 1 {
+		// Joining after the log was compacted: the state first, then the
+		// member opens on it as on any data directory it left.
+		blog.Close()
+		store.Close()
+		if err := transferState(cfg, opts, bopts, where.Roster, where.From, clientTLS, log); err != nil {
+			return nil, nil, nil, err
+		}
+		return openMember(ctx, cfg, serverUUID, log, opts)
+	}
+	roster := where.Roster
 	self = roster.Self
 	node, err := cluster.NewNode(cluster.Config{ID: self, ElectionTicks: 10, HeartbeatTicks: 1, MaxFileSize: cfg.MaxBinlogSize}, rlog, applied, roster, bootstrap)
 	if err != nil {
@@ -197,7 +215,7 @@ func openMember(ctx context.Context, cfg Config, serverUUID binlog.UUID, log *sl
 	if err != nil {
 		return fail(fmt.Errorf("cluster address %s (--wsrep-node-address): %w", nodeAddr, err))
 	}
-	m := &member{Applier: applier, id: self, sid: sid, done: make(chan struct{})}
+	m := &member{Applier: applier, rlog: rlog, id: self, sid: sid, done: make(chan struct{})}
 	m.transport = cluster.NewTransport(self, cfg.Cluster.Name, nodeAddr, ln, node.Roster().Addrs)
 	m.transport.UseTLS(serverTLS, clientTLS)
 	tick := time.Duration(cfg.Cluster.TickMillis) * time.Millisecond
@@ -222,6 +240,7 @@ func openMember(ctx context.Context, cfg Config, serverUUID binlog.UUID, log *sl
 	service := memberService(cfg, serverUUID, nodeAddr)
 	m.Service = func() map[string]string { return service }
 	m.AppliedGNO = applier.Snapshot
+	m.NewStoreSnapshot = store.NewSnapshot
 	ctx, cancel := context.WithCancel(context.Background())
 	m.cancel = cancel
 	m.transport.Start()
@@ -243,15 +262,18 @@ func openMember(ctx context.Context, cfg Config, serverUUID binlog.UUID, log *sl
 // member if its address is not one yet), or, when no member answers and
 // this one is listed (or --wsrep-new-cluster), the list's, to start a new
 // cluster with (bootstrap).
-func place(ctx context.Context, cfg Config, rlog *raftlog.Log, store *storage.Engine, addrs map[uint64]string, listed uint64, clientTLS *tls.Config, log *slog.Logger) (cluster.Roster, bool, error) {
+//
+// A place whose LogStart is past 1 (the members compacted their logs)
+// needs a copy of a member's state first (transferState).
+func place(ctx context.Context, cfg Config, rlog *raftlog.Log, store *storage.Engine, addrs map[uint64]string, listed uint64, clientTLS *tls.Config, log *slog.Logger) (cluster.Place, bool, error) {
 	if r, ok, err := cluster.RosterOf(rlog); err != nil || ok {
-		return r, false, err
+		return cluster.Place{Roster: r}, false, err
 	}
-	listRoster := cluster.Roster{Self: listed, Addrs: addrs}
+	listRoster := cluster.Place{Roster: cluster.Roster{Self: listed, Addrs: addrs}}
 	notListed := fmt.Errorf("--wsrep-node-address %q is not one of the members in --wsrep-cluster-address", cfg.Cluster.NodeAddress)
 	if !rlog.Empty() || cfg.Cluster.NewCluster {
 		if listed == 0 {
-			return cluster.Roster{}, false, notListed
+			return cluster.Place{}, false, notListed
 		}
 		return listRoster, rlog.Empty(), nil
 	}
@@ -261,19 +283,19 @@ func place(ctx context.Context, cfg Config, rlog *raftlog.Log, store *storage.En
 	// added for it.
 	high, err := store.GTIDHighWater()
 	if err != nil {
-		return cluster.Roster{}, false, err
+		return cluster.Place{}, false, err
 	}
 	hasData := len(high) > 0 || store.Applied().File != 0
 	errHasData := fmt.Errorf("this member joins a running cluster, and its data directory %s already holds transactions; a new member starts with an empty one", cfg.DataDir)
 	if hasData && listed == 0 {
-		return cluster.Roster{}, false, errHasData
+		return cluster.Place{}, false, errHasData
 	}
 	seeds := make([]string, 0, len(addrs))
 	for id := uint64(1); id <= uint64(len(addrs)); id++ {
 		seeds = append(seeds, addrs[id])
 	}
 	log.Info("asking the members how the cluster stands", "members", strings.Join(seeds, ","))
-	r, start, err := cluster.Discover(ctx, cluster.DiscoverConfig{
+	p, err := cluster.Discover(ctx, cluster.DiscoverConfig{
 		Cluster: cfg.Cluster.Name, Addr: strings.TrimSpace(cfg.Cluster.NodeAddress), Seeds: seeds, TLS: clientTLS,
 		MayStart: listed != 0,
 		Waiting: func(reason string) {
@@ -281,17 +303,54 @@ func place(ctx context.Context, cfg Config, rlog *raftlog.Log, store *storage.En
 		},
 	})
 	if err != nil {
-		return cluster.Roster{}, false, fmt.Errorf("joining the cluster: %w", err)
+		return cluster.Place{}, false, fmt.Errorf("joining the cluster: %w", err)
 	}
-	if start {
+	if p.Start {
 		log.Info("no member runs yet: starting a new cluster", "members", strings.Join(seeds, ","))
 		return listRoster, true, nil
 	}
 	if hasData {
-		return cluster.Roster{}, false, errHasData
+		return cluster.Place{}, false, errHasData
 	}
-	log.Info("joined the cluster", "member_id", r.Self)
-	return r, false, nil
+	log.Info("joined the cluster", "member_id", p.Roster.Self, "log_start", p.LogStart)
+	return p, false, nil
+}
+
+// transferState makes this member's store a copy of the member at from's
+// (cluster.FetchState) and its raft log start after the entry that copy
+// holds (raftlog.Seed), in a data directory whose store, binlog and raft
+// log are new and closed: their files are replaced.
+func transferState(cfg Config, opts storage.Options, bopts binlog.Options, self cluster.Roster, from string, clientTLS *tls.Config, log *slog.Logger) error {
+	began := time.Now()
+	if err := os.RemoveAll(opts.Dir); err != nil {
+		return err
+	}
+	for _, name := range []string{"binlog.index", "binlog.synced"} {
+		os.Remove(filepath.Join(cfg.DataDir, name))
+	}
+	if matches, _ := filepath.Glob(filepath.Join(cfg.DataDir, bopts.BaseName+".[0-9]*")); len(matches) > 0 {
+		for _, m := range matches {
+			os.Remove(m)
+		}
+	}
+	log.Info("the cluster's log starts past its first entry: copying a member's state", "donor", from)
+	var index uint64
+	err := cluster.FetchState(from, cfg.Cluster.Name, strings.TrimSpace(cfg.Cluster.NodeAddress), clientTLS, func(h cluster.StateHeader, cs raftpb.ConfState, r io.Reader) error {
+		if err := storage.Import(opts, r); err != nil {
+			return err
+		}
+		roster := h.Roster.Clone()
+		roster.Self = self.Self
+		index = h.Index
+		return raftlog.Seed(raftlog.Options{FS: vfs.Default, Dir: cfg.DataDir, ServerID: cfg.ServerID}, h.Index, h.Term, cs, cluster.EncodeRoster(roster))
+	})
+	if err != nil {
+		os.RemoveAll(opts.Dir)
+		os.Remove(filepath.Join(cfg.DataDir, "raft.state"))
+		return fmt.Errorf("copying the state of member %s: %w", from, err)
+	}
+	log.Info("copied a member's state", "donor", from, "entry", index, "seconds", time.Since(began).Seconds())
+	return nil
 }
 
 // What a member announces of its server (cluster.Announcement.Service).
@@ -439,14 +498,24 @@ func (s *Server) gtidVisible() binlog.GTIDSet {
 	return s.pipe.GTIDVisible()
 }
 
-// binlogExpireSeconds is binlog_expire_logs_seconds: 0 on a cluster
-// member, whose binlog files are its raft log and are not purged (the log
-// is not compacted yet).
-func (s *Server) binlogExpireSeconds() int64 {
-	if s.member != nil {
-		return 0
+// binlogExpireSeconds is binlog_expire_logs_seconds.
+func (s *Server) binlogExpireSeconds() int64 { return s.cfg.BinlogExpireSeconds }
+
+// compact removes the member's binlog files before number keep, as far
+// as their entries are applied and durable in the store (flushed first):
+// the raft log then starts later. A member whose log is behind the new
+// start (stopped meanwhile) cannot be sent the entries it lacks, and must
+// join again from a copy of the data.
+func (m *member) compact(store *storage.Engine, keep int) ([]string, error) {
+	durable, err := store.Flush()
+	if err != nil {
+		return nil, err
 	}
-	return s.cfg.BinlogExpireSeconds
+	upTo, ok := m.rlog.IndexAt(durable)
+	if !ok {
+		return nil, nil // nothing applied in this log yet
+	}
+	return m.rlog.Compact(keep, min(upTo, m.State().Applied))
 }
 
 // Statement kinds of wsrep_sync_wait's mask, as Galera numbers them.
