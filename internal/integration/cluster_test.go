@@ -712,9 +712,24 @@ func TestClusterCompactionAndStateTransfer(t *testing.T) {
 	waitFor(t, "writes before the down member", 30*time.Second, func() bool { return ws.count() >= 500 })
 	nodes[2].kill()
 	waitFor(t, "writes before compaction", 30*time.Second, func() bool { return ws.count() >= 1500 })
-	for _, s := range nodes[:2] {
-		db := s.db("")
-		mustExec(t, db, "PURGE BINARY LOGS TO '"+lastBinlog(t, db)+"'")
+	// Both forms of PURGE: to a file, and before a time given by any
+	// expression, as MySQL takes it.
+	mustExec(t, nodes[0].db(""), "PURGE BINARY LOGS TO '"+lastBinlog(t, nodes[0].db(""))+"'")
+	mustExec(t, nodes[1].db(""), "PURGE BINARY LOGS BEFORE NOW() + INTERVAL 1 DAY")
+	var files int
+	rows, err := nodes[1].db("").Query("SHOW BINARY LOGS")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for rows.Next() {
+		files++
+	}
+	rows.Close()
+	if files > 2 {
+		t.Fatalf("%d binlog files left after PURGE BINARY LOGS BEFORE a day from now", files)
+	}
+	if _, err := nodes[1].db("").Exec("PURGE BINARY LOGS BEFORE 'not a time'"); errNumber(err) != 1210 {
+		t.Fatalf("PURGE BINARY LOGS BEFORE 'not a time': %v, want 1210", err)
 	}
 
 	seeds := []string{nodes[0].argOf("--wsrep-node-address"), nodes[1].argOf("--wsrep-node-address")}

@@ -83,7 +83,10 @@ var (
 	flushLogs = regexp.MustCompile(`(?is)^\s*flush\s+(no_write_to_binlog\s+|local\s+)?binary\s+logs\s*;?\s*$`)
 	purgeTo   = regexp.MustCompile(`(?is)^\s*purge\s+(binary|master)\s+logs\s+to\s+'([^']+)'\s*;?\s*$`)
 	purgeBef  = regexp.MustCompile(`(?is)^\s*purge\s+(binary|master)\s+logs\s+before\s+(?:timestamp\s*)?'([^']+)'\s*;?\s*$`)
-	showRepl  = regexp.MustCompile(`(?is)^\s*show\s+(replicas|slave\s+hosts)\s*;?\s*$`)
+	// BEFORE takes any expression of a date and time, as in MySQL
+	// (NOW() - INTERVAL 3 DAY).
+	purgeBefExpr = regexp.MustCompile(`(?is)^\s*purge\s+(binary|master)\s+logs\s+before\s+(.+?)\s*;?\s*$`)
+	showRepl     = regexp.MustCompile(`(?is)^\s*show\s+(replicas|slave\s+hosts)\s*;?\s*$`)
 )
 
 // adminStatement runs query if it is one of the binlog administration
@@ -126,7 +129,7 @@ func (s *Server) binlogAdmin(c *mysql.Conn, query string) (handled bool, err err
 			return true, errOnMember("FLUSH BINARY LOGS")
 		}
 		return true, s.pipe.Rotate()
-	case purgeTo.MatchString(query), purgeBef.MatchString(query):
+	case purgeTo.MatchString(query), purgeBefExpr.MatchString(query):
 		if err := s.require(c, needBinlogAdmin); err != nil {
 			return true, err
 		}
@@ -149,6 +152,14 @@ func (s *Server) binlogAdmin(c *mysql.Conn, query string) (handled bool, err err
 			}
 		}
 		return true, s.purgeBefore(t)
+	case purgeBefExpr.MatchString(query):
+		expr := purgeBefExpr.FindStringSubmatch(query)[2]
+		t, err := s.sql.EvalDatetime(c.ConnectionID, expr)
+		if err != nil {
+			return true, mysql.NewSQLError(mysql.ERWrongArguments, "HY000", "Incorrect arguments to PURGE LOGS BEFORE: %v", err)
+		}
+		// The session's wall clock, as the quoted form is read.
+		return true, s.purgeBefore(time.Date(t.Year(), t.Month(), t.Day(), t.Hour(), t.Minute(), t.Second(), t.Nanosecond(), time.Local))
 	}
 	return false, nil
 }

@@ -14,6 +14,7 @@ import (
 	"fmt"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	sqle "github.com/dolthub/go-mysql-server"
 	"github.com/dolthub/go-mysql-server/server"
@@ -175,6 +176,36 @@ func (e *Engine) SessionContext(connID uint32) (*sql.Context, bool) {
 		return nil, false
 	}
 	return sql.NewContext(context.Background(), sql.WithSession(v.(*Session))), true
+}
+
+// EvalDatetime evaluates a SQL expression as a DATETIME in connection
+// connID's session (its time zone and clock), as PURGE BINARY LOGS
+// BEFORE takes one: the wall-clock time it names.
+func (e *Engine) EvalDatetime(connID uint32, expr string) (time.Time, error) {
+	v, ok := e.sessions.Load(connID)
+	if !ok {
+		return time.Time{}, fmt.Errorf("no session %d", connID)
+	}
+	ctx := e.NewContext(context.Background(), sql.WithSession(v.(*Session)))
+	ctx.SetQueryTime(time.Now())
+	applySessionTime(ctx)
+	q := "SELECT CAST((" + expr + ") AS DATETIME)"
+	_, iter, _, err := e.GMS.Query(ctx.WithQuery(q), q)
+	if err != nil {
+		return time.Time{}, err
+	}
+	rows, err := sql.RowIterToRows(ctx, iter)
+	if err != nil {
+		return time.Time{}, err
+	}
+	if len(rows) != 1 || len(rows[0]) != 1 {
+		return time.Time{}, fmt.Errorf("%q is not one value", expr)
+	}
+	t, ok := rows[0][0].(time.Time)
+	if !ok {
+		return time.Time{}, fmt.Errorf("%q is not a date and time", expr)
+	}
+	return t, nil
 }
 
 // SessionVariable returns system variable name in connection connID's
