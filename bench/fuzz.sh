@@ -18,6 +18,10 @@ targets=(
   "./internal/server FuzzBareStatement"   # comments around the statements the server answers itself
   "./internal/sqlengine FuzzPlanCacheSameAsParse" # the fast path's statement recognizer, against the parser
   "./internal/elle FuzzReadHistory"       # histories read back from disk by the checker
+  "./internal/source FuzzReadPacket"      # a replica's semi-sync ACKs and other packets on a dump connection
+  "./internal/cluster FuzzClusterConnection" # the cluster port: members' frames, joiners' requests
+  "./internal/storage FuzzImport"         # a store transferred from another member
+  "./internal/raftlog FuzzRaftState"      # raft.state read back from disk
 )
 PARALLEL=${PARALLEL:-$(nproc)}
 # Go 1.26's fuzz coordinator can fail a run with a bare "context deadline

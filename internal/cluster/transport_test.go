@@ -3,6 +3,7 @@ package cluster
 import (
 	"bytes"
 	"encoding/binary"
+	"encoding/json"
 	"io"
 	"net"
 	"testing"
@@ -82,4 +83,57 @@ func TestTransportRefusesBadConnections(t *testing.T) {
 	case <-time.After(5 * time.Second):
 		t.Fatal("a good message did not arrive")
 	}
+}
+
+// FuzzClusterConnection: whatever arrives on the cluster port after the
+// hello (a member's id, or 0 for a joiner's request), the transport
+// hands the driver only frames that decode, closes the connection on
+// anything else, and never panics.
+func FuzzClusterConnection(f *testing.F) {
+	hello := func(id uint64) []byte {
+		var b bytes.Buffer
+		if err := writeHello(&b, "prod", id); err != nil {
+			f.Fatal(err)
+		}
+		return b.Bytes()
+	}
+	join, _ := json.Marshal(JoinRequest{Addr: "127.0.0.1:9"})
+	var frame bytes.Buffer
+	writeFrame(&frame, kindJoin, join)
+	f.Add(append(hello(0), frame.Bytes()...))
+	frame.Reset()
+	writeFrame(&frame, kindState, join)
+	f.Add(append(hello(0), frame.Bytes()...))
+	frame.Reset()
+	writeFrame(&frame, kindAnnounce, []byte(`{"primary":true}`))
+	f.Add(append(hello(2), frame.Bytes()...))
+	f.Add(append(hello(2), 0, 0, 0, 3, kindRaft, 1, 2, 3))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		tr := NewTransport(1, "prod", "127.0.0.1:1", nil, map[uint64]string{1: "127.0.0.1:1", 2: "127.0.0.1:2"})
+		done := make(chan struct{})
+		defer close(done)
+		go func() { // a driver that refuses every request at once
+			for {
+				select {
+				case pk := <-tr.recv:
+					switch {
+					case pk.Reply != nil:
+						reply(pk.Reply, JoinAnswer{Wait: "fuzzing"})
+					case pk.State != nil:
+						pk.State <- stateSource{header: StateHeader{Refused: "fuzzing"}, close: func() {}}
+					}
+				case <-done:
+					return
+				}
+			}
+		}()
+		server, client := net.Pipe()
+		go func() {
+			client.Write(b)
+			client.Close()
+		}()
+		go io.Copy(io.Discard, client) // answers to join requests
+		_ = tr.receive(server)
+		server.Close()
+	})
 }

@@ -62,7 +62,7 @@ type node struct {
 	l  *Log
 }
 
-func open(t *testing.T, fs vfs.FS, applied uint64) (*node, error) {
+func open(t testing.TB, fs vfs.FS, applied uint64) (*node, error) {
 	t.Helper()
 	bo := binlog.Options{FS: fs, Dir: dir, BaseName: "binlog", ServerID: 1}
 	bl, _, err := binlog.Open(bo, binlog.GTIDSet{}, binlog.Position{})
@@ -508,7 +508,7 @@ func TestCompact(t *testing.T) {
 	}
 }
 
-func readAll(t *testing.T, fs vfs.FS, path string) []byte {
+func readAll(t testing.TB, fs vfs.FS, path string) []byte {
 	t.Helper()
 	f, err := fs.Open(path)
 	if err != nil {
@@ -520,4 +520,48 @@ func readAll(t *testing.T, fs vfs.FS, path string) []byte {
 		t.Fatal(err)
 	}
 	return b
+}
+
+// FuzzRaftState: a damaged raft.state is refused with an error naming
+// it, never a panic.
+func FuzzRaftState(f *testing.F) {
+	fs := vfs.NewMem()
+	n := mustOpenAt(f, fs)
+	if err := n.l.SetConfState(raftpb.ConfState{Voters: []uint64{1, 2, 3}}, []byte(`{"self":1}`)); err != nil {
+		f.Fatal(err)
+	}
+	if err := n.l.SetHardState(raftpb.HardState{Term: 2, Vote: 1}); err != nil {
+		f.Fatal(err)
+	}
+	n.close()
+	f.Add(readAll(f, fs, dir+"/raft.state"))
+	f.Add(stateMagicV1)
+	f.Fuzz(func(t *testing.T, b []byte) {
+		fs := vfs.NewMem()
+		if err := fs.MkdirAll(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		wf, err := fs.Create(dir+"/raft.state", vfs.WriteCategoryUnspecified)
+		if err != nil {
+			t.Fatal(err)
+		}
+		wf.Write(b)
+		wf.Close()
+		if n, err := open(t, fs, 0); err == nil {
+			n.close()
+		}
+	})
+}
+
+// mustOpenAt opens an empty log for a fuzz target's seed.
+func mustOpenAt(f *testing.F, fs vfs.FS) *node {
+	bl, _, err := binlog.Open(binlog.Options{FS: fs, Dir: dir, BaseName: "binlog", ServerID: 1}, binlog.GTIDSet{}, binlog.Position{})
+	if err != nil {
+		f.Fatal(err)
+	}
+	l, err := Open(Options{FS: fs, Dir: dir, ServerID: 1}, bl, 0)
+	if err != nil {
+		f.Fatal(err)
+	}
+	return &node{fs: fs, bl: bl, l: l}
 }

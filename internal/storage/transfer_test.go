@@ -68,3 +68,29 @@ func TestExportImport(t *testing.T) {
 		t.Error("an import over an existing store succeeded")
 	}
 }
+
+// FuzzImport: a stream from the network makes a store only when it is
+// whole; anything else is an error, never a panic.
+func FuzzImport(f *testing.F) {
+	fs := vfs.NewMem()
+	src, err := Open(Options{FS: fs, Dir: "/src"})
+	if err != nil {
+		f.Fatal(err)
+	}
+	if err := src.SetMeta("k", []byte("v")); err != nil {
+		f.Fatal(err)
+	}
+	snap := src.NewSnapshot()
+	var good bytes.Buffer
+	if err := snap.Export(&good); err != nil {
+		f.Fatal(err)
+	}
+	snap.Close()
+	src.Close()
+	f.Add(good.Bytes())
+	f.Add(exportMagic)
+	f.Add(append(append([]byte(nil), exportMagic...), 0xff, 0xff, 0xff, 0xff, 0x0f, 1))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		_ = Import(Options{FS: vfs.NewMem(), Dir: "/dst"}, bytes.NewReader(b))
+	})
+}
