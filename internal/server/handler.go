@@ -198,6 +198,7 @@ func (h *handler) ComInitDB(c *mysql.Conn, db string) error {
 }
 
 func (h *handler) ComPrepare(ctx context.Context, c *mysql.Conn, query string, p *mysql.PrepareData) ([]*querypb.Field, error) {
+	h.s.sql.CountStatus(c.ConnectionID, "Com_stmt_prepare")
 	if err := h.s.admitPrepare(c, p); err != nil {
 		return nil, err
 	}
@@ -222,6 +223,7 @@ func (h *handler) ComPrepare(ctx context.Context, c *mysql.Conn, query string, p
 }
 
 func (h *handler) ComStmtExecute(ctx context.Context, c *mysql.Conn, p *mysql.PrepareData, cb func(*sqltypes.Result) error) error {
+	h.s.sql.CountStatus(c.ConnectionID, "Com_stmt_execute")
 	defer h.s.afterStatement(c, p.PrepareStmt)
 	ctx, done := track(ctx, c)
 	defer done()

@@ -49,6 +49,7 @@ type Server struct {
 	store    *storage.Engine
 	blog     *binlog.Log
 	cloneMu  sync.Mutex // one CLONE at a time (clone.go)
+	traffic  trafficStats
 	sql      *sqlengine.Engine
 	listener *gmsserver.Server
 	mariadb  *gmsserver.Server // --mariadb-port, or nil
@@ -204,7 +205,7 @@ func StartContext(ctx context.Context, cfg Config, log *slog.Logger) (_ *Server,
 	s.sql.ReadOnly.Store(cfg.ReadOnly || cfg.SuperReadOnly)
 	s.sql.SuperReadOnly.Store(cfg.SuperReadOnly)
 	started := time.Now()
-	status := []func(map[string]func() any){s.semiSyncStatus, s.replicaStatus, s.fastPathStatus, s.tlsStatus, s.preparedStatus}
+	status := []func(map[string]func() any){s.semiSyncStatus, s.replicaStatus, s.fastPathStatus, s.tlsStatus, s.preparedStatus, s.trafficStatus}
 	if m != nil {
 		status = append(status, m.status)
 	}
@@ -257,7 +258,8 @@ func StartContext(ctx context.Context, cfg Config, log *slog.Logger) (_ *Server,
 		return toInt64(v)
 	}}
 	s.wire = &wireListener{Listener: tl, limit: s.conns, maxPacket: maxAllowedPacket, tls: s.tls, tlsStats: &s.tlsStats, connectTimeout: connectTimeout,
-		checkPrepare: s.sql.CheckPrepare, prepared: &s.prepared, releaseStatement: s.sql.ReleaseProtocol}
+		checkPrepare: s.sql.CheckPrepare, prepared: &s.prepared, releaseStatement: s.sql.ReleaseProtocol,
+		traffic: &s.traffic, countStatus: s.sql.CountStatus}
 	lst, err := gmsserver.NewServerWithHandler(gmsserver.Config{
 		Protocol:                "tcp",
 		Address:                 addr,
@@ -378,7 +380,8 @@ func (s *Server) listenMariaDB() error {
 		return fmt.Errorf("listening on %s (--mariadb-port): %w", addr, err)
 	}
 	wl := &wireListener{Listener: tl, mariadb: true, limit: s.conns, maxPacket: maxAllowedPacket, tls: s.tls, tlsStats: &s.tlsStats, connectTimeout: connectTimeout,
-		checkPrepare: s.sql.CheckPrepare, prepared: &s.prepared, releaseStatement: s.sql.ReleaseProtocol}
+		checkPrepare: s.sql.CheckPrepare, prepared: &s.prepared, releaseStatement: s.sql.ReleaseProtocol,
+		traffic: &s.traffic, countStatus: s.sql.CountStatus}
 	lst, err := gmsserver.NewServerWithHandler(gmsserver.Config{
 		Protocol: "tcp", Address: addr, Listener: wl, Version: mariadbVersion,
 		ProtocolListenerFactory: s.protocolListener,

@@ -12,9 +12,29 @@ import (
 // statusRegistry adds the server's own status variables, read live from the
 // commit pipeline and the lock manager, to GMS's registry (which keeps the
 // Com_* and Questions counters). It replaces sql.StatusVariables.
+//
+// go-mysql-server declares every status variable MySQL has (683), and
+// keeps a few of them: the rest would read 0 forever, which monitoring
+// takes for a fact (no rows read, no bytes sent), and two of them differ
+// only by a dot (validate_password.dictionary_file_words_count), which
+// mysqld_exporter refuses outright. SHOW STATUS lists only what some part
+// of the server maintains: the live ones and maintainedStatus.
 type statusRegistry struct {
 	sql.StatusVariableRegistry
 	live map[string]func() any
+}
+
+// maintainedStatus are the registry's variables that something counts:
+// go-mysql-server (connections, threads, slow queries, Questions and
+// the Com_ counters of its statements) and Lockstep (transaction ends,
+// the fast path's statements, prepared-statement commands).
+var maintainedStatus = map[string]bool{
+	"Aborted_connects": true, "Connections": true, "Max_used_connections": true,
+	"Threads_connected": true, "Threads_running": true, "Slow_queries": true,
+	"Questions": true, "Com_select": true, "Com_insert": true, "Com_update": true,
+	"Com_delete": true, "Com_commit": true, "Com_rollback": true,
+	"Com_stmt_prepare": true, "Com_stmt_execute": true, "Com_stmt_close": true,
+	"Com_stmt_reset": true,
 }
 
 func installStatus(p *commit.Pipeline, l *lock.Manager, start time.Time, extra ...func(map[string]func() any)) {
@@ -72,6 +92,11 @@ func liveValue(name string, v any) sql.StatusVarValue {
 
 func (r *statusRegistry) NewGlobalMap() map[string]sql.StatusVarValue {
 	m := r.StatusVariableRegistry.NewGlobalMap()
+	for name := range m {
+		if !maintainedStatus[name] {
+			delete(m, name)
+		}
+	}
 	for name, f := range r.live {
 		m[name] = liveValue(name, f())
 	}
@@ -80,8 +105,12 @@ func (r *statusRegistry) NewGlobalMap() map[string]sql.StatusVarValue {
 
 func (r *statusRegistry) NewSessionMap() map[string]sql.StatusVarValue {
 	m := r.StatusVariableRegistry.NewSessionMap()
-	for name := range r.live {
-		delete(m, name) // global-only here (Uptime is session-scoped in GMS)
+	for name := range m {
+		// The live ones are global-only here (Uptime is session-scoped
+		// in GMS).
+		if _, live := r.live[name]; live || !maintainedStatus[name] {
+			delete(m, name)
+		}
 	}
 	return m
 }
@@ -92,4 +121,19 @@ func (r *statusRegistry) GetGlobal(name string) (sql.StatusVariable, any, bool) 
 		return v.Variable(), v.Value(), true
 	}
 	return r.StatusVariableRegistry.GetGlobal(name)
+}
+
+// trafficStatus adds the client traffic counters: bytes over every client
+// connection, and Queries, which counts what Questions does here (no
+// stored programs run statements of their own).
+func (s *Server) trafficStatus(live map[string]func() any) {
+	live["Bytes_received"] = func() any { return s.traffic.received.Load() }
+	live["Bytes_sent"] = func() any { return s.traffic.sent.Load() }
+	live["Queries"] = func() any {
+		if r, ok := sql.StatusVariables.(*statusRegistry); ok {
+			_, v, _ := r.StatusVariableRegistry.GetGlobal("Questions")
+			return v
+		}
+		return uint64(0)
+	}
 }

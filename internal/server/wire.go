@@ -75,7 +75,16 @@ type wireListener struct {
 	// releaseStatement, if set, tells the SQL layer a connection closed a
 	// prepared statement it keeps under key (see prepared.go).
 	releaseStatement func(connID uint32, key string)
+	// traffic, if set, counts every connection's bytes (Bytes_received,
+	// Bytes_sent); countStatus, if set, counts a command vitess answers
+	// without the handler (Com_stmt_close, Com_stmt_reset).
+	traffic     *trafficStats
+	countStatus func(connID uint32, name string)
 }
+
+// trafficStats counts the bytes clients sent and were sent, over every
+// connection of every listener.
+type trafficStats struct{ received, sent atomic.Uint64 }
 
 // connLimit enforces max_connections as MySQL does: one connection more
 // than the limit is accepted, for an account with SUPER or
@@ -294,6 +303,7 @@ func (c *wireConn) Read(p []byte) (int, error) {
 			n := min(len(p), c.remaining)
 			n, err := c.r.Read(p[:n])
 			c.remaining -= n
+			c.counted(n, 0)
 			return n, err
 		}
 		if err := c.nextPacket(); err != nil {
@@ -302,7 +312,20 @@ func (c *wireConn) Read(p []byte) (int, error) {
 	}
 	n := copy(p, c.out)
 	c.out = c.out[n:]
+	c.counted(n, 0)
 	return n, nil
+}
+
+// counted adds to the listener's byte counts.
+func (c *wireConn) counted(received, sent int) {
+	if t := c.l.traffic; t != nil {
+		if received > 0 {
+			t.received.Add(uint64(received))
+		}
+		if sent > 0 {
+			t.sent.Add(uint64(sent))
+		}
+	}
 }
 
 // Write sends the server's bytes: during the connection phase packet by
@@ -312,9 +335,13 @@ func (c *wireConn) Write(p []byte) (int, error) {
 		if d := c.writeTimeout.Load(); d > 0 && !c.streaming.Load() {
 			_ = c.Conn.SetWriteDeadline(time.Now().Add(time.Duration(d)))
 		}
-		return c.w.Write(p)
+		n, err := c.w.Write(p)
+		c.counted(0, n)
+		return n, err
 	}
-	return c.writeConnectionPhase(p)
+	n, err := c.writeConnectionPhase(p)
+	c.counted(0, n)
+	return n, err
 }
 
 // nextPacket reads the next packet header (and, for a dump command or an
@@ -372,6 +399,14 @@ func (c *wireConn) nextPacket() error {
 	}
 	if c.authed.Load() && !wasCont && seq == 0 && size > 0 && size < 0xffffff {
 		first, err := c.r.Peek(5)
+		if err == nil && c.l.countStatus != nil {
+			switch first[4] {
+			case comStmtClose:
+				c.l.countStatus(c.connID, "Com_stmt_close")
+			case comStmtReset:
+				c.l.countStatus(c.connID, "Com_stmt_reset")
+			}
+		}
 		if err == nil && first[4] == comStmtClose && size == 5 && c.l.prepared != nil {
 			if b, err := c.r.Peek(9); err == nil {
 				c.stmtClosed(binary.LittleEndian.Uint32(b[5:]))

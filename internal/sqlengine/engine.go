@@ -208,6 +208,16 @@ func (e *Engine) EvalDatetime(connID uint32, expr string) (time.Time, error) {
 	return t, nil
 }
 
+// CountStatus adds one to status variable name, globally and in
+// connection connID's session (if it has one).
+func (e *Engine) CountStatus(connID uint32, name string) {
+	if v, ok := e.sessions.Load(connID); ok {
+		sql.IncrementStatusVariable(sql.NewContext(context.Background(), sql.WithSession(v.(*Session))), name, 1)
+		return
+	}
+	sql.StatusVariables.IncrementGlobal(name, 1)
+}
+
 // SessionVariable returns system variable name in connection connID's
 // session; false if there is no such session or variable.
 func (e *Engine) SessionVariable(connID uint32, name string) (any, bool) {
