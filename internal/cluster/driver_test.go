@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -363,4 +364,56 @@ func TestClusterJoin(t *testing.T) {
 		}
 	}
 	commitOn(t, left, 20, func(i int) uint64 { return uint64(3000 + i) })
+}
+
+// A member that held entries and comes back at the same address with an
+// empty log (its data lost) does not get its id back: that id may have
+// voted in a term its new log knows nothing of. The leader retires it and
+// the node joins under a new id, as a learner, then a voter.
+func TestClusterRejoinWithoutLog(t *testing.T) {
+	nodes := startCluster(t, 3)
+	waitFor(t, "a leader", func() bool { return leaderOf(nodes) != nil })
+	commitOn(t, nodes, 50, func(i int) uint64 { return uint64(i) })
+	// A follower loses its data.
+	var victim *running
+	var others []*running
+	for _, r := range nodes {
+		if victim == nil && r != leaderOf(nodes) {
+			victim = r
+		} else {
+			others = append(others, r)
+		}
+	}
+	waitFor(t, "the follower to apply", func() bool { return len(victim.gnos()) >= 50 })
+	addr, oldID := victim.tr.addr, victim.id
+	victim.stop()
+	var seeds []string
+	for _, r := range others {
+		seeds = append(seeds, r.tr.addr)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	place, err := Discover(ctx, DiscoverConfig{Cluster: "test", Addr: addr, Seeds: seeds})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if place.Roster.Self == oldID || !slices.Contains(place.Roster.Removed, oldID) {
+		t.Fatalf("the wiped member %d came back as %d (removed %v), want a new id with %d retired", oldID, place.Roster.Self, place.Roster.Removed, oldID)
+	}
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	back := startNode(t, ln, place.Roster, false)
+	rest := append(others, back)
+	waitFor(t, "three voters with the new id", func() bool {
+		for _, r := range rest {
+			if v, l := r.d.Config(); len(v) != 3 || len(l) != 0 || !slices.Contains(v, place.Roster.Self) {
+				return false
+			}
+		}
+		return true
+	})
+	commitOn(t, []*running{back}, 10, func(i int) uint64 { return uint64(100 + i) })
+	waitFor(t, "the member to apply everything", func() bool { return len(back.gnos()) >= 60 })
 }

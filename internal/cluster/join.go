@@ -7,9 +7,11 @@ package cluster
 // join request (its cluster address), one answer (JoinAnswer), then the
 // connection closes. A member answers from its roster:
 //
-//   - the address is a member already (a member of the first
-//     configuration started after the others): its id and the roster, and
-//     the node starts with them and is sent the log;
+//   - the address is a member already: a member of the first
+//     configuration starting after the others gets its id and the
+//     roster, starts with them and is sent the log; a member that held
+//     entries and comes back with an empty log (its data lost or wiped)
+//     has its id retired and joins as a new member (answerMember);
 //   - it is not, and the member leads: the leader gives it the next id and
 //     proposes it as a learner (raft's non-voting member), and answers once
 //     the change is applied; the learner is sent the whole log, which is
@@ -281,8 +283,7 @@ func (d *Driver) answerJoin(pk Packet) {
 	id, member := roster.IDOf(req.Addr)
 	logStart, _ := d.node.log.FirstIndex()
 	if member && !req.Remove {
-		roster.Self = id
-		reply(pk.Reply, JoinAnswer{Roster: &roster, LogStart: logStart})
+		d.answerMember(pk, roster, id, logStart)
 		return
 	}
 	if !member && req.Remove {
@@ -316,6 +317,41 @@ func (d *Driver) answerJoin(pk Packet) {
 		return
 	}
 	d.change = &joining{addr: req.Addr, id: id, since: time.Now(), replies: []chan []byte{pk.Reply}}
+}
+
+// answerMember answers a join request from the address of member id: a
+// node whose log is empty. One that never held an entry (a member of the
+// first configuration starting late) gets its id back. One that did has
+// lost its raft state, its vote among it, and must not vote again under
+// the id: the leader removes the id first, and the node is then added
+// under a new one, as any new member. Only the leader knows which (the
+// entries a member acknowledged), so the others send the request there;
+// without a leader, the id is given back, as the cluster may need the
+// member to elect one (a vote a wiped member cast before is lost then, a
+// risk only a member wiped while no leader exists runs).
+func (d *Driver) answerMember(pk Packet, roster Roster, id, logStart uint64) {
+	given := func() {
+		roster.Self = id
+		reply(pk.Reply, JoinAnswer{Roster: &roster, LogStart: logStart})
+	}
+	st := d.node.rn.BasicStatus()
+	if d.certifier == nil {
+		if lead := roster.Addrs[st.Lead]; st.Lead != 0 && st.Lead != d.node.ID() && lead != "" {
+			reply(pk.Reply, JoinAnswer{Leader: lead, Wait: "ask the leader"})
+			return
+		}
+		given()
+		return
+	}
+	pr, ok := d.node.Status().Progress[id]
+	if !ok || pr.Match == 0 || id == d.node.ID() {
+		given()
+		return
+	}
+	if d.change == nil {
+		d.proposeRemoval(Packet{Reply: make(chan []byte, 1)}, id)
+	}
+	reply(pk.Reply, JoinAnswer{Wait: fmt.Sprintf("member %d at %s came back without its log: its id is being retired", id, roster.Addrs[id])})
 }
 
 // proposeRemoval proposes the removal of member id (on the leader).
