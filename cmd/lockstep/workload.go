@@ -54,8 +54,9 @@ With --start-server, the command starts a Lockstep server of its own (this
 binary, data under --dir) and can inject faults into it: --faults
 kill,pause,restart every --fault-interval. With --start-cluster N it
 starts N cluster members instead, spreads the clients over them, and each
-fault hits one member. The exit status is 1 when a
-check fails.`,
+fault hits one member; partition (as root: members in network namespaces)
+and wipe (a member's data directory emptied: it rejoins with a copy of the
+state) apply to members. The exit status is 1 when a check fails.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -169,7 +170,7 @@ check fails.`,
 	f.BoolVar(&startServer, "start-server", false, "start a Lockstep server of this binary for the run (data under --dir)")
 	f.IntVar(&startCluster, "start-cluster", 0, "start a cluster of this many Lockstep members of this binary for the run (data under --dir); clients are spread over them and faults hit one member at a time")
 	f.StringVar(&serverOpts, "server-opts", "", "extra options for the started server, space-separated (e.g. \"--sync-binlog=0\")")
-	f.StringVar(&faults, "faults", "", "faults to inject into the started servers: kill, pause, restart, partition (comma-separated; partition puts each cluster member in a network namespace, which needs root, and is reported as skipped where it cannot)")
+	f.StringVar(&faults, "faults", "", "faults to inject into the started servers: kill, pause, restart, partition, wipe (comma-separated; partition puts each cluster member in a network namespace, which needs root, and is reported as skipped where it cannot; wipe empties a cluster member's data directory)")
 	f.DurationVar(&faultInterval, "fault-interval", 5*time.Second, "mean time between faults")
 	return cmd
 }

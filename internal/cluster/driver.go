@@ -344,6 +344,11 @@ func (d *Driver) rebuild() (*Certifier, error) {
 }
 
 func (d *Driver) receive(pk Packet) {
+	if pk.Kind == kindRaft || pk.Kind == kindAnnounce {
+		if fresh, err := d.node.NoteSeen(pk.From); fresh && err == nil {
+			d.noteConfig()
+		}
+	}
 	switch pk.Kind {
 	case kindRaft:
 		// A message raft refuses is dropped, as a lost one would be.

@@ -320,31 +320,36 @@ func (d *Driver) answerJoin(pk Packet) {
 }
 
 // answerMember answers a join request from the address of member id: a
-// node whose log is empty. One that never held an entry (a member of the
-// first configuration starting late) gets its id back. One that did has
-// lost its raft state, its vote among it, and must not vote again under
-// the id: the leader removes the id first, and the node is then added
-// under a new one, as any new member. Only the leader knows which (the
-// entries a member acknowledged), so the others send the request there;
-// without a leader, the id is given back, as the cluster may need the
-// member to elect one (a vote a wiped member cast before is lost then, a
-// risk only a member wiped while no leader exists runs).
+// node whose log is empty. One that never ran (a member of the first
+// configuration starting late: no member has heard from it, Roster.Seen)
+// gets its id back. One that ran has lost its raft state, its vote among
+// it, and must not vote again under the id: the leader removes the id
+// first, and the node is then added under a new one, as any new member.
+// Other members send the request to the leader; without one, a member
+// that ran waits for one (the others can elect one without it, or the
+// cluster is down either way), and one that never ran gets its id (the
+// cluster may need it to elect one). A member wiped before any other
+// heard from it (its first election timeout) is taken for one that
+// never ran.
 func (d *Driver) answerMember(pk Packet, roster Roster, id, logStart uint64) {
 	given := func() {
 		roster.Self = id
 		reply(pk.Reply, JoinAnswer{Roster: &roster, LogStart: logStart})
 	}
-	st := d.node.rn.BasicStatus()
+	ran := slices.Contains(roster.Seen, id)
 	if d.certifier == nil {
-		if lead := roster.Addrs[st.Lead]; st.Lead != 0 && st.Lead != d.node.ID() && lead != "" {
+		st := d.node.rn.BasicStatus()
+		switch lead := roster.Addrs[st.Lead]; {
+		case st.Lead != 0 && st.Lead != d.node.ID() && lead != "":
 			reply(pk.Reply, JoinAnswer{Leader: lead, Wait: "ask the leader"})
-			return
+		case ran:
+			reply(pk.Reply, JoinAnswer{Wait: "no leader; a member that lost its log waits for one"})
+		default:
+			given()
 		}
-		given()
 		return
 	}
-	pr, ok := d.node.Status().Progress[id]
-	if !ok || pr.Match == 0 || id == d.node.ID() {
+	if !ran || id == d.node.ID() {
 		given()
 		return
 	}

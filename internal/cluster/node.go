@@ -331,6 +331,17 @@ func (n *Node) applyConfChange(e raftpb.Entry) (bool, error) {
 	return true, n.log.SetConfState(*cs, n.roster.encode())
 }
 
+// NoteSeen records, durably, that this node heard from member id (once
+// per id: it reports whether it was new).
+func (n *Node) NoteSeen(id uint64) (bool, error) {
+	if id == 0 || id == n.id || slices.Contains(n.roster.Seen, id) {
+		return false, nil
+	}
+	n.roster.Seen = append(n.roster.Seen, id)
+	_, cs, _ := n.log.InitialState()
+	return true, n.log.SetConfState(cs, n.roster.encode())
+}
+
 // Removed reports whether this node was removed from the cluster.
 func (n *Node) Removed() bool { return slices.Contains(n.roster.Removed, n.id) }
 

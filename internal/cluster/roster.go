@@ -31,11 +31,15 @@ type Roster struct {
 	Addrs map[uint64]string `json:"addrs"`
 	// Removed are the ids removed from the cluster: never given again.
 	Removed []uint64 `json:"removed,omitempty"`
+	// Seen are the ids this node has heard from (every running member
+	// announces itself to every other): a member seen once has run, and
+	// so may have voted (join.go, answerMember).
+	Seen []uint64 `json:"seen,omitempty"`
 }
 
 // Clone returns a copy that shares nothing with r.
 func (r Roster) Clone() Roster {
-	return Roster{Self: r.Self, Addrs: maps.Clone(r.Addrs), Removed: slices.Clone(r.Removed)}
+	return Roster{Self: r.Self, Addrs: maps.Clone(r.Addrs), Removed: slices.Clone(r.Removed), Seen: slices.Clone(r.Seen)}
 }
 
 // IDOf returns the id of the member at addr.

@@ -112,7 +112,7 @@ func TestClusterWorkloadsUnderFaults(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			// A seed per workload, so that the schedules differ.
 			rep, code, out := runWorkload(t, name, "--start-cluster", "3", "--duration", "8s", "--clients", "6", "--seed", fmt.Sprint(7+i),
-				"--faults", "kill,pause,restart,partition", "--fault-interval", "2s", "--expect", "snapshot-isolation")
+				"--faults", "kill,pause,restart,partition,wipe", "--fault-interval", "2s", "--expect", "snapshot-isolation")
 			t.Logf("%s", strings.TrimSpace(rep.String()))
 			if code != 0 || !rep.Valid {
 				t.Fatalf("exit %d:\n%s", code, out)

@@ -33,6 +33,10 @@ import (
 //     others for half an interval, then joined again (clients still reach
 //     it: they talk to it inside its namespace). Only members started by
 //     StartClusterInNamespaces can be cut off.
+//   - wipe: a cluster member is killed, its data directory emptied, and
+//     started again (a lost disk): it rejoins under a new id and is sent
+//     the cluster's state (Galera's state transfer). Only cluster members:
+//     a single server's data would simply be gone.
 //
 // When the run ends every target is left running and connected.
 type Faults struct {
@@ -46,7 +50,7 @@ type Faults struct {
 }
 
 // FaultKinds lists the faults a schedule can name.
-func FaultKinds() []string { return []string{"kill", "pause", "restart", "partition"} }
+func FaultKinds() []string { return []string{"kill", "pause", "restart", "partition", "wipe"} }
 
 // ParseFaults checks a comma-separated list of fault kinds.
 func ParseFaults(s string) ([]string, error) {
@@ -147,8 +151,40 @@ func (f *Faults) inject(ctx context.Context, s *Server, kind string) error {
 		case <-time.After(f.Interval / 2):
 		}
 		return s.host.Heal()
+	case "wipe":
+		data := s.dataDir()
+		if !s.member() || data == "" {
+			return errors.New("not a cluster member: its data would be gone, not transferred")
+		}
+		if err := s.Kill(); err != nil {
+			return err
+		}
+		if err := os.RemoveAll(data); err != nil {
+			return err
+		}
+		return s.Start()
 	}
 	return fmt.Errorf("unknown fault %q", kind)
+}
+
+// member reports whether s is a cluster member.
+func (s *Server) member() bool {
+	for _, a := range s.args {
+		if strings.HasPrefix(a, "--wsrep-cluster-address=") {
+			return true
+		}
+	}
+	return false
+}
+
+// dataDir is s's data directory.
+func (s *Server) dataDir() string {
+	for _, a := range s.args {
+		if d, ok := strings.CutPrefix(a, "--datadir="); ok {
+			return d
+		}
+	}
+	return ""
 }
 
 // Server is a Lockstep server process a run starts and injects faults
