@@ -17,9 +17,10 @@
 # With CLUSTER=3 the workloads run against a three-member cluster instead
 # (faults hit one member each, judged at snapshot isolation, what the
 # members promise together); FAULTS may then include partition, which
-# needs root (network namespaces) and is reported as skipped without it.
+# needs root (network namespaces) and is reported as skipped without it,
+# and wipe (a member's data directory emptied: it rejoins with a copy).
 #
-#   sudo CLUSTER=3 FAULTS=kill,pause,restart,partition bench/workload-campaign.sh
+#   sudo CLUSTER=3 FAULTS=kill,pause,restart,partition,wipe bench/workload-campaign.sh
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 ROUNDS=${ROUNDS:-100}
