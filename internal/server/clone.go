@@ -20,9 +20,14 @@ package server
 // start), the replication settings (replica-source.json), the pid file.
 // Binlog files purged meanwhile fail the copy, which is then removed.
 //
+// On a cluster member the binlog is published up to what the member has
+// applied, so the copy holds committed entries only (raft.state, the
+// member's place in the cluster, is not copied): it starts as a single
+// server with the cluster's data and GTIDs up to that point, a backup of
+// the cluster, and can replicate from any member by GTID.
+//
 // It needs BACKUP_ADMIN (or SUPER); one runs at a time (3634). CLONE
-// INSTANCE FROM (a copy over the network) is refused with 1235, and so is
-// CLONE on a cluster member.
+// INSTANCE FROM (a copy over the network) is refused with 1235.
 
 import (
 	"errors"
@@ -68,9 +73,6 @@ func (s *Server) cloneStatement(c *mysql.Conn, query string) (*sqltypes.Result, 
 			return nil, true, mysql.NewSQLError(mysql.ERNotSupportedYet, "42000", "This version of Lockstep doesn't yet support 'CLONE INSTANCE FROM' (a copy over the network); CLONE LOCAL DATA DIRECTORY makes a copy on this machine")
 		}
 		return nil, true, mysql.NewSQLError(mysql.ERParseError, "42000", "You have an error in your SQL syntax; CLONE LOCAL DATA DIRECTORY [=] 'directory'")
-	}
-	if s.member != nil {
-		return nil, true, errOnMember("CLONE")
 	}
 	if err := s.cloneLocal(unquoteSQLString(m[1])); err != nil {
 		return nil, true, err
