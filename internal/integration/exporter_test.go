@@ -13,7 +13,8 @@ import (
 )
 
 // TestMysqldExporter: Prometheus' mysqld_exporter (Debian's package, what
-// PMM runs) scrapes Lockstep with its default collectors and no error,
+// PMM runs) scrapes Lockstep with its default collectors and SHOW ENGINE
+// INNODB STATUS's, and no error,
 // and the status it reports moves: bytes, queries, prepared statements.
 // SHOW GLOBAL STATUS lists only variables something maintains (the
 // exporter refused the whole scrape when two of the never-kept ones
@@ -42,13 +43,28 @@ func TestMysqldExporter(t *testing.T) {
 		rows.Close()
 	}
 
+	// SHOW ENGINE: InnoDB's shape and Lockstep's own figures, 1286 for
+	// another engine, PROCESS needed.
+	var typ, name, status string
+	if err := root.QueryRow("SHOW ENGINE INNODB STATUS").Scan(&typ, &name, &status); err != nil || typ != "InnoDB" || !strings.Contains(status, "Row lock waits") {
+		t.Errorf("SHOW ENGINE INNODB STATUS: %q %q %v", typ, status, err)
+	}
+	if _, err := root.Exec("SHOW ENGINE TOKUDB STATUS"); errNumber(err) != 1286 {
+		t.Errorf("SHOW ENGINE TOKUDB STATUS: %v, want 1286", err)
+	}
+	mustExec(t, root, "CREATE USER plain@'%' IDENTIFIED BY 'pw'")
+	if _, err := s.as(t, "plain", "pw").Exec("SHOW ENGINE INNODB STATUS"); errNumber(err) != 1227 {
+		t.Errorf("SHOW ENGINE INNODB STATUS without PROCESS: %v, want 1227", err)
+	}
+
 	dir := t.TempDir()
 	cnf := filepath.Join(dir, "exporter.cnf")
 	if err := os.WriteFile(cnf, fmt.Appendf(nil, "[client]\nuser=exporter\npassword=pw\nhost=127.0.0.1\nport=%d\n", s.port), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	port := freePort(t)
-	cmd := exec.Command(bin, "--config.my-cnf="+cnf, fmt.Sprintf("--web.listen-address=127.0.0.1:%d", port))
+	// The default collectors, and SHOW ENGINE INNODB STATUS's.
+	cmd := exec.Command(bin, "--config.my-cnf="+cnf, fmt.Sprintf("--web.listen-address=127.0.0.1:%d", port), "--collect.engine_innodb_status")
 	logf, err := os.Create(filepath.Join(dir, "exporter.log"))
 	if err != nil {
 		t.Fatal(err)
