@@ -38,7 +38,8 @@ type Config struct {
 	// GoMaxProcs is the Go scheduler's GOMAXPROCS (0 = the CPUs available).
 	GoMaxProcs int64
 	// HTTPPort serves /metrics and the dashboard on HTTPBindAddress (0 =
-	// off); HTTPPprof adds Go's profiler under /debug/pprof/.
+	// off; HTTPPortAuto: the SQL port + 4774, see HTTPListenPort);
+	// HTTPPprof adds Go's profiler under /debug/pprof/.
 	HTTPPort        int
 	HTTPBindAddress string
 	HTTPPprof       bool
@@ -110,6 +111,24 @@ type Config struct {
 func (c *Config) Clustered() bool { return c.WsrepOn && c.Cluster.Address != "" }
 
 // Defaults are the values with no options.
+// HTTPPortAuto is --http-port's default: see HTTPListenPort.
+const HTTPPortAuto = -1
+
+// HTTPListenPort is the HTTP endpoint's port: --http-port, or by default
+// the SQL port + 4774 (8080 for MySQL's 3306), so that a second server
+// started with only another --port and --datadir does not collide with
+// the first; a port chosen by the system when that is out of range or the
+// SQL port is.
+func (c *Config) HTTPListenPort() int {
+	if c.HTTPPort != HTTPPortAuto {
+		return c.HTTPPort
+	}
+	if c.Port > 0 && c.Port+4774 <= 65535 {
+		return c.Port + 4774
+	}
+	return 0
+}
+
 func Defaults() Config {
 	return Config{
 		Port:                   3306,
@@ -131,7 +150,7 @@ func Defaults() Config {
 		CacheSizeBytes:         512 << 20,
 		GCPercent:              400,
 		GCMemoryLimit:          1 << 30,
-		HTTPPort:               8080,
+		HTTPPort:               HTTPPortAuto,
 		SemiSyncTimeoutMillis:  10000,
 		SemiSyncWaitCount:      1,
 		SemiSyncWaitNoReplica:  true,
@@ -244,9 +263,18 @@ var options = []option{
 		func(c *Config) *bool { return &c.HTTPSSL }),
 	boolOpt("lockstep-http-pprof", "serve Go's profiler under /debug/pprof/ on the HTTP endpoint",
 		func(c *Config) *bool { return &c.HTTPPprof }),
-	{name: "http-port", help: "port for the HTTP endpoint (dashboard, /metrics), on --http-bind-address; 0 turns it off",
-		def: func(c *Config) string { return strconv.Itoa(c.HTTPPort) },
+	{name: "http-port", help: "port for the HTTP endpoint (dashboard, /metrics), on --http-bind-address; auto: the SQL port + 4774 (8080 for 3306), so that servers on other SQL ports do not collide; 0 turns it off",
+		def: func(c *Config) string {
+			if c.HTTPPort == HTTPPortAuto {
+				return "auto"
+			}
+			return strconv.Itoa(c.HTTPPort)
+		},
 		apply: func(c *Config, v string) error {
+			if strings.EqualFold(strings.TrimSpace(v), "auto") {
+				c.HTTPPort = HTTPPortAuto
+				return nil
+			}
 			n, err := strconv.Atoi(v)
 			if err != nil || n < 0 || n > 65535 {
 				return fmt.Errorf("invalid value %q for --http-port", v)

@@ -290,7 +290,7 @@ func StartContext(ctx context.Context, cfg Config, log *slog.Logger) (_ *Server,
 			s.shutdownStorage()
 			return nil, err
 		}
-		haddr := net.JoinHostPort(cfg.HTTPBindAddress, strconv.Itoa(cfg.HTTPPort))
+		haddr := net.JoinHostPort(cfg.HTTPBindAddress, strconv.Itoa(cfg.HTTPListenPort()))
 		hl, err := net.Listen("tcp", haddr)
 		if err != nil {
 			lst.Close()
