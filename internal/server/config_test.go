@@ -105,3 +105,28 @@ func FuzzDefaultsFile(f *testing.F) {
 		_ = c.applyFileBytes("fuzz.cnf", data)
 	})
 }
+
+// The HTTP endpoint's default port follows the SQL port, so that two
+// servers on different SQL ports do not collide on it.
+func TestHTTPListenPort(t *testing.T) {
+	for _, tc := range []struct {
+		port, http, want int
+	}{
+		{3306, HTTPPortAuto, 8080},
+		{3307, HTTPPortAuto, 8081},
+		{64000, HTTPPortAuto, 0},
+		{0, HTTPPortAuto, 0},
+		{3307, 9000, 9000},
+		{3307, 0, 0},
+	} {
+		c := Defaults()
+		c.Port, c.HTTPPort = tc.port, tc.http
+		if got := c.HTTPListenPort(); got != tc.want {
+			t.Errorf("port %d, --http-port %d: %d, want %d", tc.port, tc.http, got, tc.want)
+		}
+	}
+	c := Defaults()
+	if err := c.applyFileBytes("my.cnf", []byte("[lockstep]\nhttp-port=auto\n")); err != nil || c.HTTPPort != HTTPPortAuto {
+		t.Fatalf("http-port=auto: %d, %v", c.HTTPPort, err)
+	}
+}
