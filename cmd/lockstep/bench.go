@@ -68,6 +68,9 @@ Experiments:
 	f.StringVar(&workers, "workers", "0,4", "replica-lag: replica_parallel_workers values")
 	f.StringVar(&delays, "delays", "0,100,500,1000,3000", "sync-delay: binlog_group_commit_sync_delay values (microseconds)")
 	f.StringVar(&counts, "counts", "0,4,8,16", "sync-delay: binlog_group_commit_sync_no_delay_count values")
+	f.StringVar(&o.DataDir, "data-dir", "", "where the servers' directories go (default --out/servers)")
+	f.BoolVar(&o.KeepData, "keep-data", false, "keep each server's data when it stops (its logs are always kept)")
+	f.IntVar(&o.BasePort, "base-port", 0, "first of the loopback ports the servers listen on, taken in turn (default: free ports the system gives)")
 	return cmd
 }
 

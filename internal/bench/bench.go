@@ -49,6 +49,14 @@ type Options struct {
 	Counts    []int  // sync-delay: binlog_group_commit_sync_no_delay_count values
 	Progress  io.Writer
 	Command   string // the command line, for the report
+	// DataDir holds the servers' directories ("": Out/servers); their
+	// data is removed as each server stops unless KeepData (their logs
+	// stay).
+	DataDir  string
+	KeepData bool
+	// BasePort, if set, is the first of the ports the servers listen on,
+	// taken in turn (0: ports the system gives).
+	BasePort int
 }
 
 // Row is one measured run.
@@ -169,6 +177,7 @@ type runner struct {
 	notes       []string
 	marker      int // the last marker row written (ids are per primary, and each primary starts empty)
 	bar         *progressbar.ProgressBar
+	nextPort    int // with BasePort: the next port to give
 }
 
 func (r *runner) notef(format string, args ...any) {
@@ -187,27 +196,70 @@ func (r *runner) say(format string, args ...any) {
 
 func (r *runner) stopAll() {
 	for _, s := range r.servers {
-		s.Stop()
+		r.stopOne(s)
 	}
 	r.servers = nil
 }
 
-// stop stops the given servers now (their data directories stay).
+// stop stops the given servers now.
 func (r *runner) stop(ss ...server) {
 	for _, s := range ss {
-		s.Stop()
+		r.stopOne(s)
 		r.servers = slices.DeleteFunc(r.servers, func(x server) bool { return x == s })
+	}
+}
+
+// stopOne stops s and, unless KeepData, removes its data (a run's
+// servers held gigabytes); its logs stay.
+func (r *runner) stopOne(s server) {
+	s.Stop()
+	if r.o.KeepData {
+		return
+	}
+	for _, p := range s.DataPaths() {
+		if err := os.RemoveAll(p); err != nil {
+			r.notef("could not remove %s: %v", p, err)
+		}
 	}
 }
 
 func (r *runner) serverDir(kind string) string {
 	r.nextID++
-	return filepath.Join(r.o.Out, "servers", fmt.Sprintf("%s-%d", kind, r.nextID))
+	base := r.o.DataDir
+	if base == "" {
+		base = filepath.Join(r.o.Out, "servers")
+	}
+	return filepath.Join(base, fmt.Sprintf("%s-%d", kind, r.nextID))
+}
+
+// port gives a server a port: the next from BasePort, or one the system
+// has free.
+func (r *runner) port() (int, error) {
+	if r.o.BasePort == 0 {
+		return freePort()
+	}
+	if r.nextPort == 0 {
+		r.nextPort = r.o.BasePort
+	}
+	p := r.nextPort
+	r.nextPort++
+	if p > 65535 {
+		return 0, fmt.Errorf("--base-port %d: out of ports", r.o.BasePort)
+	}
+	return p, nil
 }
 
 // lockstep starts a Lockstep server with mysqld-style options.
 func (r *runner) lockstep(serverID int, opts ...string) (*lockstepServer, error) {
-	s, err := startLockstep(r.o.Binary, r.serverDir("lockstep"), serverID, opts...)
+	port, err := r.port()
+	if err != nil {
+		return nil, err
+	}
+	httpPort, err := r.port()
+	if err != nil {
+		return nil, err
+	}
+	s, err := startLockstep(r.o.Binary, r.serverDir("lockstep"), serverID, port, httpPort, opts...)
 	if err != nil {
 		return nil, fmt.Errorf("starting lockstep: %w", err)
 	}
@@ -217,7 +269,11 @@ func (r *runner) lockstep(serverID int, opts ...string) (*lockstepServer, error)
 
 // mariadb starts a MariaDB server with extra my.cnf lines.
 func (r *runner) mariadb(serverID int, extra ...string) (*mariadbServer, error) {
-	s, err := startMariaDB(r.serverDir("mariadb"), serverID, extra...)
+	port, err := r.port()
+	if err != nil {
+		return nil, err
+	}
+	s, err := startMariaDB(r.serverDir("mariadb"), serverID, port, extra...)
 	if err != nil {
 		return nil, fmt.Errorf("starting mariadb: %w", err)
 	}

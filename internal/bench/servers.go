@@ -25,6 +25,8 @@ type server interface {
 	PID() int
 	DB(dbname string) (*sql.DB, error)
 	Stop() error
+	// DataPaths are its data (not its logs), to remove once it stopped.
+	DataPaths() []string
 }
 
 // freePort asks the kernel for an unused loopback port.
@@ -115,19 +117,13 @@ type lockstepServer struct {
 	p        *process
 	port     int
 	httpPort int
+	dir      string
 }
 
-// startLockstep starts binary serve with a fresh data directory under dir
-// and the given extra options (mysqld-style, --name=value).
-func startLockstep(binary, dir string, serverID int, opts ...string) (*lockstepServer, error) {
-	port, err := freePort()
-	if err != nil {
-		return nil, err
-	}
-	httpPort, err := freePort()
-	if err != nil {
-		return nil, err
-	}
+// startLockstep starts binary serve with a fresh data directory under dir,
+// on port (and httpPort for its HTTP endpoint), with the given extra
+// options (mysqld-style, --name=value).
+func startLockstep(binary, dir string, serverID, port, httpPort int, opts ...string) (*lockstepServer, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
 	}
@@ -138,7 +134,7 @@ func startLockstep(binary, dir string, serverID int, opts ...string) (*lockstepS
 	if err != nil {
 		return nil, err
 	}
-	s := &lockstepServer{p: p, port: port, httpPort: httpPort}
+	s := &lockstepServer{p: p, port: port, httpPort: httpPort, dir: dir}
 	if err := p.waitReady(s.dsn(""), 60*time.Second); err != nil {
 		p.stop()
 		return nil, err
@@ -150,6 +146,9 @@ func (s *lockstepServer) Label() string { return "lockstep" }
 func (s *lockstepServer) Port() int     { return s.port }
 func (s *lockstepServer) PID() int      { return s.p.cmd.Process.Pid }
 func (s *lockstepServer) Stop() error   { return s.p.stop() }
+func (s *lockstepServer) DataPaths() []string {
+	return []string{filepath.Join(s.dir, "data")}
+}
 
 // dsn: interpolateParams sends each statement as text in one round trip,
 // as sysbench --db-ps-mode=disable does (the driver otherwise prepares,
@@ -179,13 +178,9 @@ func mariadbInstalled() bool {
 // startMariaDB initialises a data directory under dir and starts mariadbd
 // with settings comparable to Lockstep's (ROW binlog, GTIDs, a buffer pool
 // that holds the data) plus extra my.cnf lines.
-func startMariaDB(dir string, serverID int, extra ...string) (*mariadbServer, error) {
+func startMariaDB(dir string, serverID, port int, extra ...string) (*mariadbServer, error) {
 	if !mariadbInstalled() {
 		return nil, errors.New("mariadbd is not installed (apt-get install mariadb-server)")
-	}
-	port, err := freePort()
-	if err != nil {
-		return nil, err
 	}
 	data := filepath.Join(dir, "data")
 	if err := os.MkdirAll(data, 0o755); err != nil {
@@ -246,6 +241,11 @@ func (s *mariadbServer) Label() string { return "mariadb" }
 func (s *mariadbServer) Port() int     { return s.port }
 func (s *mariadbServer) PID() int      { return s.p.cmd.Process.Pid }
 func (s *mariadbServer) Stop() error   { return s.p.stop() }
+func (s *mariadbServer) DataPaths() []string {
+	paths := []string{filepath.Join(s.dir, "data")}
+	binlogs, _ := filepath.Glob(filepath.Join(s.dir, "binlog.*"))
+	return append(paths, binlogs...)
+}
 func (s *mariadbServer) dsn(dbname string) string {
 	return fmt.Sprintf("root@tcp(127.0.0.1:%d)/%s?interpolateParams=true", s.port, dbname)
 }

@@ -4,7 +4,10 @@ import (
 	"bytes"
 	"context"
 	"encoding/csv"
+	"fmt"
 	"image/png"
+	"math/rand/v2"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -55,11 +58,41 @@ func benchRun(t *testing.T, charts []string, args ...string) [][]string {
 			t.Fatalf("chart %s is not a PNG: %v", c, err)
 		}
 	}
-	// No server may outlive the command.
+	// No server may outlive the command, nor leave its data behind (its
+	// logs stay).
 	if pids, _ := exec.Command("pgrep", "-f", out).Output(); len(bytes.TrimSpace(pids)) > 0 {
 		t.Fatalf("servers still running after lockstep bench: %s", pids)
 	}
+	if left, _ := filepath.Glob(filepath.Join(out, "servers", "*", "data")); len(left) > 0 {
+		t.Fatalf("lockstep bench left its servers' data: %v", left)
+	}
+	if logs, _ := filepath.Glob(filepath.Join(out, "servers", "*", "*.log")); len(logs) == 0 {
+		t.Fatal("lockstep bench kept no server log")
+	}
 	return recs[1:]
+}
+
+// freeRun finds n consecutive loopback ports free now, below the range
+// the system gives out for outgoing connections.
+func freeRun(t *testing.T, n int) int {
+	t.Helper()
+	for try := 0; try < 100; try++ {
+		base := 20000 + rand.IntN(10000)
+		ok := true
+		for p := base; p < base+n && ok; p++ {
+			l, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", p))
+			if err != nil {
+				ok = false
+				continue
+			}
+			l.Close()
+		}
+		if ok {
+			return base
+		}
+	}
+	t.Fatal("no run of free ports")
+	return 0
 }
 
 func col(row []string, name string) float64 {
@@ -76,8 +109,9 @@ func col(row []string, name string) float64 {
 // TestBenchDurability runs the durability experiment end to end at toy
 // sizes with the built-in load generator, Lockstep alone.
 func TestBenchDurability(t *testing.T) {
+	base := freeRun(t, 10)
 	rows := benchRun(t, []string{"durability"}, "durability", "--duration=1s", "--threads=1,2", "--tables=2",
-		"--table-size=200", "--driver=builtin", "--peer=none")
+		"--table-size=200", "--driver=builtin", "--peer=none", "--base-port="+strconv.Itoa(base))
 	if len(rows) != 4*2 {
 		t.Fatalf("%d rows, want 8", len(rows))
 	}
