@@ -53,6 +53,9 @@ type Owner struct {
 	// Committing is set while the owner's commit is in the pipeline, so a
 	// waiter can ask the pipeline to close its group early.
 	Committing atomic.Bool
+	// Waited, if set, adds up the nanoseconds the owner waits for locks
+	// (a session's statements' lock time).
+	Waited *atomic.Int64
 }
 
 type request struct {
@@ -159,7 +162,11 @@ func (m *Manager) Lock(ctx context.Context, o *Owner, key string, mode Mode, tim
 	start := time.Now()
 	defer func() {
 		m.Stats.Current.Add(-1)
-		m.Stats.WaitNanos.Add(uint64(time.Since(start)))
+		d := time.Since(start)
+		m.Stats.WaitNanos.Add(uint64(d))
+		if o.Waited != nil {
+			o.Waited.Add(int64(d))
+		}
 	}()
 	timer := time.NewTimer(timeout)
 	defer timer.Stop()

@@ -113,6 +113,11 @@ func (s *Server) intercept(c *mysql.Conn, query string) (res *sqltypes.Result, h
 
 func (h *handler) ComQuery(ctx context.Context, c *mysql.Conn, query string, cb mysql.ResultSpoolFn) error {
 	defer h.s.afterStatement(c, query)
+	if t := h.s.slowStart(c); t != nil {
+		inner := cb
+		cb = func(r *sqltypes.Result, more bool) error { t.sent(r); return inner(r, more) }
+		defer h.s.slowEnd(c, t, query)
+	}
 	if res, ok, err := h.s.intercept(c, query); ok {
 		if err != nil {
 			return err
@@ -159,15 +164,21 @@ func (h *handler) query(ctx context.Context, c *mysql.Conn, query string, cb mys
 	})
 }
 
-func (h *handler) ComMultiQuery(ctx context.Context, c *mysql.Conn, query string, cb mysql.ResultSpoolFn) (string, error) {
+func (h *handler) ComMultiQuery(ctx context.Context, c *mysql.Conn, query string, cb mysql.ResultSpoolFn) (rest string, err error) {
 	defer h.s.afterStatement(c, query)
+	if t := h.s.slowStart(c); t != nil {
+		inner := cb
+		cb = func(r *sqltypes.Result, more bool) error { t.sent(r); return inner(r, more) }
+		// The statement run is what precedes the rest.
+		defer func() { h.s.slowEnd(c, t, strings.TrimSuffix(query, rest)) }()
+	}
 	if res, ok, err := h.s.intercept(c, query); ok {
 		if err != nil {
 			return "", err
 		}
 		return "", cb(res, false)
 	}
-	query, err := rewriteSetNames(query)
+	query, err = rewriteSetNames(query)
 	if err != nil {
 		return "", err
 	}
@@ -179,7 +190,6 @@ func (h *handler) ComMultiQuery(ctx context.Context, c *mysql.Conn, query string
 	if err := h.s.causalWait(ctx, c, query); err != nil {
 		return "", err
 	}
-	var rest string
 	err = h.s.limitStatement(ctx, c, query, func(ctx context.Context) error {
 		// The fast path takes a query of one statement (parse checks).
 		if ok, err := h.fast.query(ctx, h.Handler, c, query, nil, nil, func(r *sqltypes.Result) error { return cb(r, false) }); ok {
@@ -225,6 +235,11 @@ func (h *handler) ComPrepare(ctx context.Context, c *mysql.Conn, query string, p
 func (h *handler) ComStmtExecute(ctx context.Context, c *mysql.Conn, p *mysql.PrepareData, cb func(*sqltypes.Result) error) error {
 	h.s.sql.CountStatus(c.ConnectionID, "Com_stmt_execute")
 	defer h.s.afterStatement(c, p.PrepareStmt)
+	if t := h.s.slowStart(c); t != nil {
+		inner := cb
+		cb = func(r *sqltypes.Result) error { t.sent(r); return inner(r) }
+		defer h.s.slowEnd(c, t, p.PrepareStmt)
+	}
 	ctx, done := track(ctx, c)
 	defer done()
 	if h.s.member == nil {

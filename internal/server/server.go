@@ -49,6 +49,7 @@ type Server struct {
 	store    *storage.Engine
 	blog     *binlog.Log
 	cloneMu  sync.Mutex // one CLONE at a time (clone.go)
+	slow     slowLog    // the slow query log (slowlog.go)
 	traffic  trafficStats
 	sql      *sqlengine.Engine
 	listener *gmsserver.Server
@@ -210,6 +211,7 @@ func StartContext(ctx context.Context, cfg Config, log *slog.Logger) (_ *Server,
 		status = append(status, m.status)
 	}
 	installStatus(pipe, locks, started, status...)
+	s.refreshSlowLog()
 	if s.tls, s.tlsFiles, err = s.tlsConfig(); err != nil {
 		s.shutdownStorage()
 		return nil, err
@@ -433,6 +435,7 @@ func (s *Server) Close() error {
 	if e := s.shutdownStorage(); err == nil {
 		err = e
 	}
+	s.closeSlowLog()
 	s.dirLock.Close()
 	return err
 }

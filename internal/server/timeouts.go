@@ -100,6 +100,9 @@ func (s *Server) afterStatement(c *mysql.Conn, query string) {
 	if len(q) < 3 || !strings.EqualFold(q[:3], "set") {
 		return
 	}
+	if slowSettingChanged(q) {
+		s.refreshSlowLog()
+	}
 	if l := strings.ToLower(q); !strings.Contains(l, "timeout") && !strings.Contains(l, "execution_time") &&
 		!strings.Contains(l, "sync_wait") && !strings.Contains(l, "consistency") {
 		return

@@ -208,14 +208,28 @@ func (e *Engine) EvalDatetime(connID uint32, expr string) (time.Time, error) {
 	return t, nil
 }
 
+// StatementCounters are connection connID's running totals of the
+// nanoseconds it waited for row locks and the rows it read from the
+// store; a statement's share is their change across it (the slow query
+// log's Lock_time and Rows_examined).
+func (e *Engine) StatementCounters(connID uint32) (lockWaitNanos, rowsRead int64) {
+	v, ok := e.sessions.Load(connID)
+	if !ok {
+		return 0, 0
+	}
+	s := v.(*Session)
+	return s.lockWait.Load(), s.rowsRead.Load()
+}
+
 // CountStatus adds one to status variable name, globally and in
 // connection connID's session (if it has one).
 func (e *Engine) CountStatus(connID uint32, name string) {
-	if v, ok := e.sessions.Load(connID); ok {
-		sql.IncrementStatusVariable(sql.NewContext(context.Background(), sql.WithSession(v.(*Session))), name, 1)
-		return
-	}
 	sql.StatusVariables.IncrementGlobal(name, 1)
+	if v, ok := e.sessions.Load(connID); ok {
+		// The session's count ignores the context (no need to make one
+		// per statement).
+		v.(*Session).IncrementStatusVariable(nil, name, 1)
+	}
 }
 
 // SessionVariable returns system variable name in connection connID's

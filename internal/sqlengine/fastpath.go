@@ -911,6 +911,7 @@ func (x *fastExec) rows(tx *txn.Txn, mode lock.Mode, fn func(sql.Row) (more bool
 	}
 	var scratch []row.Value
 	emit := func(img []byte) (bool, error) {
+		x.s.rowsRead.Add(1)
 		r, err := t.toSQLRowSome(img, &scratch, x.want)
 		if err != nil {
 			return false, err

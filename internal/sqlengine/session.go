@@ -59,6 +59,11 @@ type Session struct {
 	// fixedTime is SET timestamp's time, nil for the real clock
 	// (sessiontime.go).
 	fixedTime atomic.Pointer[time.Time]
+	// lockWait adds up the nanoseconds the session waited for row locks,
+	// rowsRead the rows its statements read from the store (the slow
+	// query log's Lock_time and Rows_examined: StatementCounters).
+	lockWait atomic.Int64
+	rowsRead atomic.Int64
 	// sqlPrepared counts the session's statements prepared with SQL
 	// PREPARE (in Engine.SQLPrepared too); protocolRefs the protocol's
 	// open statements per key, and protocolKey, while one is prepared,
@@ -114,6 +119,7 @@ func sessionOf(ctx *sql.Context) *Session {
 func (s *Session) txn(ctx *sql.Context) *txn.Txn {
 	if s.tx == nil || s.tx.Ended() {
 		s.tx = s.eng.txns.Begin(s.isolation(ctx), uint64(s.ID()), s.lockWaitTimeout(ctx))
+		s.tx.CountLockWaits(&s.lockWait)
 	}
 	s.tx.Ctx = ctx
 	s.tx.ReadLockWait = s.readLockWait(ctx)
@@ -879,6 +885,17 @@ func overlayComputed(m map[string]any) {
 			m[name] = v
 		}
 	}
+	for name := range m {
+		if sv, v, ok := sql.SystemVariables.GetGlobal(name); ok && globalOnly(sv) {
+			m[name] = v
+		}
+	}
+}
+
+// globalOnly reports whether sv has a global value only.
+func globalOnly(sv sql.SystemVariable) bool {
+	m, ok := sv.(*sql.MysqlSystemVariable)
+	return ok && m.Scope != nil && m.Scope.IsGlobalOnly()
 }
 
 // SetSessionVariable refuses to turn off the variables Lockstep always
@@ -938,6 +955,12 @@ func checkAlwaysOn(name string, val any) error {
 		// the mode would change nothing, and a client escaping quotes by
 		// doubling them as the mode asks would be misread.
 		return mysql.NewSQLError(mysql.ERNotSupportedYet, "42000", "This version of Lockstep doesn't yet support 'sql_mode NO_BACKSLASH_ESCAPES': string literals are always read with backslash escapes")
+	}
+	switch {
+	case n == "general_log" && isOn(val):
+		return mysql.NewSQLError(mysql.ERNotSupportedYet, "42000", "This version of Lockstep doesn't yet support 'general_log = ON': there is no general query log (the slow query log is written: slow_query_log, long_query_time)")
+	case n == "log_output" && !strings.Contains(strings.ToUpper(fmt.Sprint(val)), "FILE") && !strings.EqualFold(fmt.Sprint(val), "NONE"):
+		return mysql.NewSQLError(mysql.ERNotSupportedYet, "42000", "This version of Lockstep doesn't yet support 'log_output = %v': the slow query log is written to a file (FILE) or not at all (NONE)", val)
 	}
 	if want, ok := fixedValues[n]; ok {
 		if got := strings.ToUpper(fmt.Sprint(val)); got != want {
@@ -1002,6 +1025,13 @@ func (s *Session) GetSessionVariable(ctx *sql.Context, name string) (any, error)
 		if _, val, ok := sql.SystemVariables.GetGlobal(name); ok {
 			return val, nil
 		}
+	}
+	// A variable with only a global value reads as it is now: the base
+	// session keeps a copy taken when the session started, so SET GLOBAL
+	// max_connections = 77 and then @@max_connections in the same
+	// session read the old value, where MySQL reads 77.
+	if sv, val, ok := sql.SystemVariables.GetGlobal(name); ok && globalOnly(sv) {
+		return val, nil
 	}
 	return s.BaseSession.GetSessionVariable(ctx, name)
 }

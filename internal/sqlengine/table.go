@@ -218,6 +218,7 @@ func (r *rowIter) Next(ctx *sql.Context) (sql.Row, error) {
 		} else if r.t.st.Keyless() {
 			r.tx.NoteRow(kv.Key, img)
 		}
+		r.s.rowsRead.Add(1)
 		return r.t.toSQLRow(img, &r.vals)
 	}
 }
@@ -269,6 +270,7 @@ func (p *pointIter) Next(ctx *sql.Context) (sql.Row, error) {
 	if p.t.st.Keyless() {
 		p.tx.NoteRow(key, img)
 	}
+	p.s.rowsRead.Add(1)
 	var scratch []row.Value
 	return p.t.toSQLRow(img, &scratch)
 }

@@ -332,6 +332,12 @@ func (t *Txn) Lock(key []byte, mode lock.Mode) error {
 	return t.m.Locks.Lock(t.Ctx, t.owner, string(storage.LockKey(key)), mode, t.LockTimeout)
 }
 
+// CountLockWaits adds the time the transaction waits for row locks to
+// *sink (nanoseconds).
+func (t *Txn) CountLockWaits(sink *atomic.Int64) {
+	t.owner.Waited = sink
+}
+
 // GetLocked locks key and reads its latest committed version.
 func (t *Txn) GetLocked(key []byte, mode lock.Mode) ([]byte, bool, error) {
 	if err := t.Lock(key, mode); err != nil {
