@@ -959,6 +959,11 @@ func checkAlwaysOn(name string, val any) error {
 	switch {
 	case n == "general_log" && isOn(val):
 		return mysql.NewSQLError(mysql.ERNotSupportedYet, "42000", "This version of Lockstep doesn't yet support 'general_log = ON': there is no general query log (the slow query log is written: slow_query_log, long_query_time)")
+	case n == "regexp_time_limit" || n == "regexp_stack_limit":
+		// The regular expressions are ICU's through go-icu-regex, which
+		// gives no hold on ICU's match limits: a setting would be shown
+		// and not acted on.
+		return mysql.NewSQLError(mysql.ERNotSupportedYet, "42000", "This version of Lockstep doesn't yet support setting '%s': regular expression matches are not limited", n)
 	case n == "log_output" && !strings.Contains(strings.ToUpper(fmt.Sprint(val)), "FILE") && !strings.EqualFold(fmt.Sprint(val), "NONE"):
 		return mysql.NewSQLError(mysql.ERNotSupportedYet, "42000", "This version of Lockstep doesn't yet support 'log_output = %v': the slow query log is written to a file (FILE) or not at all (NONE)", val)
 	}
