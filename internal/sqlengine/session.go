@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -892,6 +893,23 @@ func overlayComputed(m map[string]any) {
 	}
 }
 
+// globalOnlyScope caches, by name as asked, whether a variable has a
+// global value only: a variable's scope never changes once registered,
+// and session variables are read on every statement.
+var globalOnlyScope sync.Map // string -> bool
+
+func globalOnlyName(name string) bool {
+	if v, ok := globalOnlyScope.Load(name); ok {
+		return v.(bool)
+	}
+	sv, _, ok := sql.SystemVariables.GetGlobal(name)
+	g := ok && globalOnly(sv)
+	if ok {
+		globalOnlyScope.Store(name, g)
+	}
+	return g
+}
+
 // globalOnly reports whether sv has a global value only.
 func globalOnly(sv sql.SystemVariable) bool {
 	m, ok := sv.(*sql.MysqlSystemVariable)
@@ -1035,8 +1053,10 @@ func (s *Session) GetSessionVariable(ctx *sql.Context, name string) (any, error)
 	// session keeps a copy taken when the session started, so SET GLOBAL
 	// max_connections = 77 and then @@max_connections in the same
 	// session read the old value, where MySQL reads 77.
-	if sv, val, ok := sql.SystemVariables.GetGlobal(name); ok && globalOnly(sv) {
-		return val, nil
+	if globalOnlyName(name) {
+		if _, val, ok := sql.SystemVariables.GetGlobal(name); ok {
+			return val, nil
+		}
 	}
 	return s.BaseSession.GetSessionVariable(ctx, name)
 }
