@@ -22,6 +22,7 @@ targets=(
   "./internal/cluster FuzzClusterConnection" # the cluster port: members' frames, joiners' requests
   "./internal/storage FuzzImport"         # a store transferred from another member
   "./internal/raftlog FuzzRaftState"      # raft.state read back from disk
+  "./internal/icuregex FuzzRegexp"        # patterns, subjects and replacements from clients
 )
 PARALLEL=${PARALLEL:-$(nproc)}
 # Go 1.26's fuzz coordinator can fail a run with a bare "context deadline

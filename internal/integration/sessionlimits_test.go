@@ -2,6 +2,7 @@ package integration
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -98,5 +99,71 @@ func TestSetNamesCollate(t *testing.T) {
 	}
 	if _, err := c.ExecContext(ctx, "SET NAMES utf8mb4 COLLATE latin1_bin"); errNumber(err) != 1253 {
 		t.Fatalf("a collation of another character set: %v, want 1253", err)
+	}
+}
+
+// TestRegexpLimits: a regular expression that backtracks exponentially is
+// stopped by regexp_time_limit (3699), and with the limit off by KILL
+// QUERY (1317) and max_execution_time (3024); only an administrator sets
+// the limits.
+func TestRegexpLimits(t *testing.T) {
+	s := startServer(t, t.TempDir())
+	root := s.db("")
+	mustExec(t, root, "CREATE USER app@'%' IDENTIFIED BY 'pw'")
+	mustExec(t, root, "GRANT SELECT ON *.* TO app@'%'")
+	ctx := context.Background()
+	const slow = "SELECT CONCAT(REPEAT('a', 60), 'c') REGEXP '(a+)+b'"
+
+	c := conn(t, root)
+	start := time.Now()
+	if _, err := c.ExecContext(ctx, slow); errNumber(err) != 3699 {
+		t.Fatalf("a backtracking match under the default limit: %v, want 3699", err)
+	}
+	if d := time.Since(start); d > 3*time.Second {
+		t.Fatalf("the match was stopped after %v", d)
+	}
+
+	app := s.as(t, "app", "pw")
+	if _, err := app.ExecContext(ctx, "SET GLOBAL regexp_time_limit = 0"); errNumber(err) != 1227 {
+		t.Fatalf("SET GLOBAL regexp_time_limit without SYSTEM_VARIABLES_ADMIN: %v, want 1227", err)
+	}
+
+	mustExec(t, root, "SET GLOBAL regexp_time_limit = 0")
+	defer mustExec(t, root, "SET GLOBAL regexp_time_limit = DEFAULT")
+	var id int
+	if err := c.QueryRowContext(ctx, "SELECT CONNECTION_ID()").Scan(&id); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() {
+		_, err := c.ExecContext(ctx, slow)
+		done <- err
+	}()
+	time.Sleep(300 * time.Millisecond)
+	mustExec(t, root, fmt.Sprintf("KILL QUERY %d", id))
+	select {
+	case err := <-done:
+		if errNumber(err) != 1317 {
+			t.Fatalf("a killed match: %v, want 1317", err)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("KILL QUERY did not stop the match within 30 s")
+	}
+
+	mustConnExec(t, c, "SET SESSION max_execution_time = 200")
+	start = time.Now()
+	if _, err := c.ExecContext(ctx, slow); errNumber(err) != 3024 {
+		t.Fatalf("a match past max_execution_time: %v, want 3024", err)
+	}
+	if d := time.Since(start); d > 10*time.Second {
+		t.Fatalf("the match was stopped after %v", d)
+	}
+	// Case sensitivity follows the connection's collation.
+	for coll, want := range map[string]int{"utf8mb4_0900_ai_ci": 1, "utf8mb4_bin": 0} {
+		mustConnExec(t, c, "SET NAMES utf8mb4 COLLATE "+coll)
+		var m int
+		if err := c.QueryRowContext(ctx, "SELECT 'abc' REGEXP 'B'").Scan(&m); err != nil || m != want {
+			t.Fatalf("under %s, 'abc' REGEXP 'B' = %d, %v; want %d", coll, m, err, want)
+		}
 	}
 }

@@ -17,6 +17,7 @@ import (
 
 	"github.com/cockroachdb/pebble/v2/vfs"
 	"github.com/dolthub/go-mysql-server/enginetest"
+	"github.com/dolthub/go-mysql-server/enginetest/queries"
 	"github.com/dolthub/go-mysql-server/enginetest/scriptgen/setup"
 	"github.com/dolthub/go-mysql-server/sql"
 )
@@ -92,10 +93,41 @@ func TestEngineSuite(t *testing.T) {
 		{"CreateTable", enginetest.TestCreateTable},
 		{"AlterTable", enginetest.TestAlterTable},
 		{"Scripts", enginetest.TestScripts},
+		{"Regex", testRegex},
 		{"TransactionScripts", func(t *testing.T, h enginetest.Harness) {
 			enginetest.TestTransactionScripts(t, h.(enginetest.TransactionHarness))
 		}},
 	} {
 		t.Run(f.name, func(t *testing.T) { f.run(t, &engineHarness{}) })
+	}
+}
+
+// testRegex runs the suite's regular expression queries (which its own
+// TestRegex runs only on the in-memory backend).
+func testRegex(t *testing.T, h enginetest.Harness) {
+	h.Setup(append(setup.SimpleSetup, []setup.SetupScript{{
+		"CREATE TABLE tests(pk int primary key, str text, pattern text, flags text);",
+		"INSERT INTO tests VALUES (1, 'testing', 'TESTING', 'ci');",
+	}})...)
+	e, err := h.NewEngine(t)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	ctx := enginetest.NewContext(h)
+	for _, tt := range queries.RegexTests {
+		t.Run(tt.Query, func(t *testing.T) {
+			if tt.ExpectedErr == nil {
+				enginetest.TestQueryWithContext(t, ctx, e, h, tt.Query, tt.Expected, nil, nil, nil)
+				return
+			}
+			_, iter, _, err := e.Query(ctx.WithQuery(tt.Query), tt.Query)
+			if err == nil {
+				_, err = sql.RowIterToRows(ctx, iter)
+			}
+			if err == nil {
+				t.Fatalf("%s: no error", tt.Query)
+			}
+		})
 	}
 }

@@ -44,6 +44,9 @@ func (p provider) Function(_ *sql.Context, name string) (sql.Function, bool) {
 	if f, ok := boundedFunction(name); ok {
 		return f, true // stringlimit.go
 	}
+	if f, ok := regexpFunction(name); ok {
+		return f, true // regexp.go
+	}
 	if name == "load_file" {
 		return sql.Function1{Name: "load_file", Fn: func(_ *sql.Context, arg sql.Expression) sql.Expression {
 			return &loadFile{UnaryExpressionStub: expression.UnaryExpressionStub{Child: arg}, e: p.e}

@@ -562,6 +562,7 @@ func note(ctx context.Context, st ast.Statement, text string, queryLen int) erro
 	if err := checkDepth(st, queryLen); err != nil {
 		return err
 	}
+	rewriteRegexpOperators(st, text)
 	if err := unsupportedLocking(st); err != nil {
 		return err
 	}
@@ -643,6 +644,16 @@ func keepDeleteAll(st ast.Statement) {
 	}
 }
 
+// ParseSimple parses the expressions go-mysql-server stores as text
+// (column defaults) with the REGEXP operators rewritten.
+func (p parser) ParseSimple(query string) (ast.Statement, error) {
+	st, err := p.Parser.ParseSimple(query)
+	if err == nil {
+		rewriteRegexpOperators(st, query)
+	}
+	return st, err
+}
+
 func (p parser) Parse(ctx *sql.Context, query string, multi bool) (ast.Statement, string, string, error) {
 	query = rewriteBegin(ctx, rewriteAccountSyntax(ctx, query))
 	r, err := withForShare(query, func(q string) (parsed, error) {
@@ -695,6 +706,7 @@ func (p parser) ParseOneWithOptions(ctx context.Context, query string, o ast.Par
 	if err := checkDepth(r.st, len(query)); err != nil {
 		return nil, r.consumed, err
 	}
+	rewriteRegexpOperators(r.st, query)
 	if err := unsupportedLocking(r.st); err != nil {
 		return nil, r.consumed, err
 	}
@@ -977,11 +989,6 @@ func checkAlwaysOn(name string, val any) error {
 	switch {
 	case n == "general_log" && isOn(val):
 		return mysql.NewSQLError(mysql.ERNotSupportedYet, "42000", "This version of Lockstep doesn't yet support 'general_log = ON': there is no general query log (the slow query log is written: slow_query_log, long_query_time)")
-	case n == "regexp_time_limit" || n == "regexp_stack_limit":
-		// The regular expressions are ICU's through go-icu-regex, which
-		// gives no hold on ICU's match limits: a setting would be shown
-		// and not acted on.
-		return mysql.NewSQLError(mysql.ERNotSupportedYet, "42000", "This version of Lockstep doesn't yet support setting '%s': regular expression matches are not limited", n)
 	case n == "log_output" && !strings.Contains(strings.ToUpper(fmt.Sprint(val)), "FILE") && !strings.EqualFold(fmt.Sprint(val), "NONE"):
 		return mysql.NewSQLError(mysql.ERNotSupportedYet, "42000", "This version of Lockstep doesn't yet support 'log_output = %v': the slow query log is written to a file (FILE) or not at all (NONE)", val)
 	}
