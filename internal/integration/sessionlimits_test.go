@@ -2,7 +2,9 @@ package integration
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
+	"os/exec"
 	"strings"
 	"testing"
 	"time"
@@ -84,21 +86,50 @@ func TestSessionLimits(t *testing.T) {
 	}
 }
 
-// TestSetNamesCollate: SET NAMES ... COLLATE sets the connection's
-// collation, which literals then compare by; a collation of another
-// character set is refused with 1253.
+// TestSetNamesCollate: the collation a client names in its handshake,
+// SET NAMES ... COLLATE, and SET NAMES utf8mb4 (MySQL 8's
+// utf8mb4_0900_ai_ci) set the connection's collation, which literals then
+// compare by; a collation of another character set is refused with 1253.
 func TestSetNamesCollate(t *testing.T) {
 	s := startServer(t, t.TempDir())
-	c := conn(t, s.db(""))
 	ctx := context.Background()
-	mustConnExec(t, c, "SET NAMES utf8mb4 COLLATE utf8mb4_bin")
-	var eq int
-	var coll string
-	if err := c.QueryRowContext(ctx, "SELECT 'a' = 'A', @@collation_connection").Scan(&eq, &coll); err != nil || eq != 0 || coll != "utf8mb4_bin" {
-		t.Fatalf("after SET NAMES utf8mb4 COLLATE utf8mb4_bin: 'a' = 'A' is %d, collation %q, %v", eq, coll, err)
+	check := func(c *sql.Conn, when, wantColl string, wantEq int) {
+		t.Helper()
+		var eq int
+		var coll string
+		if err := c.QueryRowContext(ctx, "SELECT 'a' = 'A', @@collation_connection").Scan(&eq, &coll); err != nil || eq != wantEq || coll != wantColl {
+			t.Fatalf("%s: 'a' = 'A' is %d, collation %q, %v; want %d, %q", when, eq, coll, err, wantEq, wantColl)
+		}
 	}
+	// go-sql-driver names utf8mb4_general_ci unless told otherwise.
+	c := conn(t, s.db(""))
+	check(c, "after the handshake", "utf8mb4_general_ci", 1)
+	mustConnExec(t, c, "SET NAMES utf8mb4 COLLATE utf8mb4_bin")
+	check(c, "after SET NAMES utf8mb4 COLLATE utf8mb4_bin", "utf8mb4_bin", 0)
+	mustConnExec(t, c, "SET NAMES utf8mb4")
+	check(c, "after SET NAMES utf8mb4", "utf8mb4_0900_ai_ci", 1)
 	if _, err := c.ExecContext(ctx, "SET NAMES utf8mb4 COLLATE latin1_bin"); errNumber(err) != 1253 {
 		t.Fatalf("a collation of another character set: %v, want 1253", err)
+	}
+	for _, coll := range []string{"utf8mb4_bin", "utf8mb4_0900_ai_ci"} {
+		db, err := sql.Open("mysql", fmt.Sprintf("root@tcp(127.0.0.1:%d)/?collation=%s", s.port, coll))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer db.Close()
+		want := 1
+		if coll == "utf8mb4_bin" {
+			want = 0
+		}
+		check(conn(t, db), "a handshake naming "+coll, coll, want)
+	}
+	// The mariadb client asks for utf8mb3 when told to: its utf8mb4 twin.
+	out, err := exec.Command(needTool(t, "mariadb"), "-h127.0.0.1", fmt.Sprintf("-P%d", s.port), "-uroot", "--skip-ssl", "--default-character-set=utf8mb3", "-N", "-e", "SELECT @@collation_connection, 'a' = 'A'").CombinedOutput()
+	if err != nil {
+		t.Fatalf("mariadb: %v: %s", err, out)
+	}
+	if got := strings.TrimSpace(string(out)); got != "utf8mb4_general_ci\t1" {
+		t.Fatalf("a handshake naming utf8mb3_general_ci: %q", got)
 	}
 }
 

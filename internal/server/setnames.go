@@ -15,8 +15,17 @@ import (
 // SET NAMES charset, collation_connection = 'collation', which sets what
 // MySQL's does; an unknown collation is refused with 1273 and one of
 // another character set with 1253, as in MySQL.
+//
+// Without COLLATE, MySQL 8 gives utf8mb4 the collation
+// default_collation_for_utf8mb4 names, utf8mb4_0900_ai_ci, where
+// go-mysql-server gives its own default, utf8mb4_0900_bin: after the SET
+// NAMES utf8mb4 that drivers and frameworks send at connect, 'a' = 'A'
+// was 0. That statement too is given the collation.
 
-var setNamesCollate = regexp.MustCompile(`(?is)^(\s*set\s+names\s+(?:'([^']*)'|"([^"]*)"|(\w+)))\s+collate\s+(?:'([^']*)'|"([^"]*)"|(\w+))`)
+var setNamesCollate = regexp.MustCompile(`(?is)^(\s*set\s+names\s+(?:'([^']*)'|"([^"]*)"|(\w+)))(?:\s+collate\s+(?:'([^']*)'|"([^"]*)"|(\w+)))?`)
+
+// utf8mb4Default is MySQL 8's default_collation_for_utf8mb4.
+const utf8mb4Default = "utf8mb4_0900_ai_ci"
 
 const (
 	erCollationCharsetMismatch = 1253 // ER_COLLATION_CHARSET_MISMATCH
@@ -45,6 +54,12 @@ func rewriteSetNames(query string) (string, error) {
 	cs, err := sql.ParseCharacterSet(charset)
 	if err != nil {
 		return query, nil // go-mysql-server gives its own error
+	}
+	if collation == "" {
+		if cs != sql.CharacterSet_utf8mb4 {
+			return query, nil
+		}
+		collation = utf8mb4Default
 	}
 	coll, err := sql.ParseCollation("", collation, false)
 	if err != nil {

@@ -7,7 +7,10 @@ import (
 
 func TestRewriteSetNames(t *testing.T) {
 	for _, tc := range []struct{ in, want, err string }{
-		{"SET NAMES utf8mb4", "SET NAMES utf8mb4", ""},
+		{"SET NAMES utf8mb4", "SET NAMES utf8mb4, collation_connection = 'utf8mb4_0900_ai_ci'", ""},
+		{"SET NAMES 'utf8mb4';", "SET NAMES 'utf8mb4', collation_connection = 'utf8mb4_0900_ai_ci';", ""},
+		{"SET NAMES latin1", "SET NAMES latin1", ""},
+		{"SET NAMES DEFAULT", "SET NAMES DEFAULT", ""},
 		{"SET autocommit = 1", "SET autocommit = 1", ""},
 		{"SET NAMES utf8mb4 COLLATE utf8mb4_bin", "SET NAMES utf8mb4, collation_connection = 'utf8mb4_bin'", ""},
 		{"set names 'latin1' collate \"latin1_bin\", autocommit=0", "set names 'latin1', collation_connection = 'latin1_bin', autocommit=0", ""},

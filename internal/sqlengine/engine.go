@@ -12,6 +12,7 @@ package sqlengine
 import (
 	"context"
 	"fmt"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -148,9 +149,44 @@ func (e *Engine) SessionBuilderVersion(version string) server.SessionBuilder {
 		client := sql.Client{Address: host, User: user, Capabilities: conn.Capabilities}
 		base := sql.NewBaseSessionWithClientServer(addr, client, conn.ConnectionID)
 		s := &Session{BaseSession: base, eng: e, version: version}
+		if coll, ok := handshakeCollation(sql.CollationID(conn.CharacterSet)); ok {
+			ctx := sql.NewContext(ctx, sql.WithSession(s))
+			if err := s.SetSessionVariable(ctx, "collation_connection", coll.Name()); err != nil {
+				return nil, err
+			}
+		}
 		e.sessions.Store(conn.ConnectionID, s)
 		return s, nil
 	}
+}
+
+// handshakeCollation is the connection collation for the collation a
+// client names in its handshake, which MySQL makes the session's
+// collation_connection: without it every session compared literals by
+// go-mysql-server's default, utf8mb4_0900_bin, so 'a' = 'A' was 0 where
+// MySQL, for a client asking for utf8mb4_0900_ai_ci or
+// utf8mb4_general_ci, says 1.
+//
+// Only the collation is taken, and only for Unicode: go-mysql-server
+// reads every statement as UTF-8 whatever character_set_client says, and
+// fails a result it cannot encode in character_set_results (where MySQL
+// sends '?'), so the character sets stay utf8mb4. A utf8mb3 collation
+// (sysbench asks for utf8_general_ci) gives its utf8mb4 twin, which
+// orders and compares the same characters the same way.
+func handshakeCollation(id sql.CollationID) (sql.CollationID, bool) {
+	if id == 0 || id.Name() == "" {
+		return 0, false
+	}
+	switch id.CharacterSet() {
+	case sql.CharacterSet_utf8mb4:
+		return id, true
+	case sql.CharacterSet_utf8mb3:
+		name := "utf8mb4" + strings.TrimPrefix(id.Name(), "utf8mb3")
+		if c, err := sql.ParseCollation("", name, false); err == nil && c.CharacterSet() == sql.CharacterSet_utf8mb4 {
+			return c, true
+		}
+	}
+	return 0, false
 }
 
 // UserVariable returns user variable @name of connection connID's session
