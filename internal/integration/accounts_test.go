@@ -273,3 +273,49 @@ func TestAccountLocking(t *testing.T) {
 		}
 	}
 }
+
+// TestAlterUserKeepsPassword: an ALTER USER without IDENTIFIED (alone, or
+// with MAX_* limits at their defaults) changes nothing, on the server and
+// on its replica: go-mysql-server took it as IDENTIFIED BY ” and emptied
+// the password, so an account could make itself, or an administrator make
+// root, log in without one. MAX_* limits that would be ignored are
+// refused (1235) with IDENTIFIED or without, and IDENTIFIED BY ” still
+// empties a password when asked to.
+func TestAlterUserKeepsPassword(t *testing.T) {
+	p := startServer(t, t.TempDir())
+	pdb := p.db("")
+	r := startServer(t, t.TempDir(), "--server-id=2", "--source-host=127.0.0.1", fmt.Sprintf("--source-port=%d", p.port),
+		"--source-user=root")
+	mustExec(t, pdb, "CREATE USER z@'%' IDENTIFIED BY 'pw'")
+	mustExec(t, pdb, "CREATE USER c@'%' IDENTIFIED WITH caching_sha2_password BY 'pw2'")
+	mustExec(t, pdb, "GRANT SELECT ON *.* TO z@'%'")
+	z := p.as(t, "z", "pw")
+	for _, q := range []string{"ALTER USER z@'%' WITH MAX_USER_CONNECTIONS 0", "ALTER USER z WITH MAX_QUERIES_PER_HOUR 0 MAX_UPDATES_PER_HOUR 0", "ALTER USER z@'%'"} {
+		if _, err := z.Exec(q); err != nil {
+			t.Fatalf("%s (its own account): %v", q, err)
+		}
+	}
+	mustExec(t, pdb, "ALTER USER c@'%' WITH MAX_CONNECTIONS_PER_HOUR 0")
+	mustExec(t, pdb, "ALTER USER IF EXISTS nobody@'%' WITH MAX_USER_CONNECTIONS 0")
+	for _, q := range []string{"ALTER USER z@'%' WITH MAX_USER_CONNECTIONS 5", "ALTER USER z@'%' IDENTIFIED BY 'other' WITH MAX_QUERIES_PER_HOUR 3"} {
+		if _, err := pdb.Exec(q); errNumber(err) != 1235 {
+			t.Fatalf("%s: %v, want 1235", q, err)
+		}
+	}
+	waitCaughtUp(t, pdb, r.db(""), 30*time.Second)
+	for _, s := range []*server{p, r} {
+		if err := s.login(t, "z", "", ""); errNumber(err) != 1045 {
+			t.Fatalf("z without its password after ALTER USER without IDENTIFIED: %v, want 1045", err)
+		}
+		if err := s.login(t, "z", "pw", ""); err != nil {
+			t.Fatalf("z with its password: %v", err)
+		}
+		if err := s.login(t, "c", "pw2", ""); err != nil {
+			t.Fatalf("c (caching_sha2_password) with its password: %v", err)
+		}
+	}
+	mustExec(t, pdb, "ALTER USER z@'%' IDENTIFIED BY ''")
+	if err := p.login(t, "z", "", ""); err != nil {
+		t.Fatalf("z after IDENTIFIED BY '': %v", err)
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"strings"
 
 	"github.com/dolthub/go-mysql-server/sql"
+	"github.com/dolthub/go-mysql-server/sql/mysql_db"
 	ast "github.com/dolthub/vitess/go/vt/sqlparser"
 )
 
@@ -23,13 +24,20 @@ import (
 //     their own (accountlock.go).
 //   - IDENTIFIED BY RANDOM PASSWORD made an account without a password;
 //     DEFAULT ROLE, COMMENT and ATTRIBUTE were dropped. They are refused.
+//   - ALTER USER without IDENTIFIED (ALTER USER u WITH
+//     MAX_USER_CONNECTIONS 0, or ALTER USER u alone) reached
+//     go-mysql-server as IDENTIFIED BY '': it emptied the account's
+//     password, so the account then logged in with none. Such a statement
+//     now keeps the account's plugin and hash (it is given them as
+//     IDENTIFIED WITH plugin AS 'hash'), and its MAX_* limits are refused
+//     as in CREATE USER, with IDENTIFIED or without.
 //
 // Under read_only, account changes are refused up front (as MySQL does
 // without SUPER), not after go-mysql-server has changed the accounts in
 // memory (see accountlog.go).
 
-// checkAccountStatement applies these rules to st.
-func checkAccountStatement(ctx *sql.Context, st ast.Statement) error {
+// checkAccountStatement applies these rules to st, whose text is text.
+func checkAccountStatement(ctx *sql.Context, st ast.Statement, text string) error {
 	if isAccountStatement(st) {
 		if s := sessionOf(ctx); s != nil {
 			if err := s.eng.writable(ctx); err != nil {
@@ -43,7 +51,15 @@ func checkAccountStatement(ctx *sql.Context, st ast.Statement) error {
 			if n.Authentication.RandomPassword {
 				return errNotSupported("IDENTIFIED BY RANDOM PASSWORD")
 			}
-			return checkAlterUser(ctx, n.User)
+			if what := ignoredAccountOption(false, nil, n.AccountLimits); what != "" {
+				return errNotSupported(what)
+			}
+			if err := checkAlterUser(ctx, n.User); err != nil {
+				return err
+			}
+			if *n.Authentication == (ast.Authentication{}) && !hasIdentified(text) {
+				keepAuthentication(ctx, n)
+			}
 		}
 	case *ast.CreateUser:
 		for _, u := range n.Users {
@@ -62,6 +78,44 @@ func checkAccountStatement(ctx *sql.Context, st ast.Statement) error {
 		}
 	}
 	return nil
+}
+
+// hasIdentified reports whether an account statement's text has an
+// IDENTIFIED clause (the word outside quotes and comments).
+func hasIdentified(text string) bool {
+	if !containsFold(text, "identified") {
+		return false
+	}
+	for _, t := range lexTokens(text) {
+		if t.is("identified") {
+			return true
+		}
+	}
+	return false
+}
+
+// keepAuthentication gives an ALTER USER without IDENTIFIED the target
+// account's own plugin and hash, so that go-mysql-server, which sets the
+// authentication of every ALTER USER, sets what the account has. An
+// account that does not exist is left to go-mysql-server's error (or IF
+// EXISTS).
+func keepAuthentication(ctx *sql.Context, n *ast.DDL) {
+	s := sessionOf(ctx)
+	if s == nil {
+		return
+	}
+	host := n.User.Host
+	if n.User.AnyHost || host == "" {
+		host = "%"
+	}
+	db := s.eng.GMS.Analyzer.Catalog.MySQLDb
+	rd := db.Reader()
+	defer rd.Close()
+	u, ok := rd.GetUser(mysql_db.UserPrimaryKey{Host: host, User: n.User.Name})
+	if !ok {
+		return
+	}
+	n.Authentication = &ast.Authentication{Plugin: u.Plugin, Identity: u.AuthString}
 }
 
 func checkAlterUser(ctx *sql.Context, target ast.AccountName) error {

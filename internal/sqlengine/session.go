@@ -576,7 +576,7 @@ func note(ctx context.Context, st ast.Statement, text string, queryLen int) erro
 		if err := checkFile(sctx, st); err != nil {
 			return err
 		}
-		if err := checkAccountStatement(sctx, st); err != nil {
+		if err := checkAccountStatement(sctx, st, text); err != nil {
 			return err
 		}
 		if s := sessionOf(sctx); s != nil {
@@ -719,7 +719,7 @@ func (p parser) ParseOneWithOptions(ctx context.Context, query string, o ast.Par
 		if err := checkFile(sctx, r.st); err != nil {
 			return nil, r.consumed, err
 		}
-		if err := checkAccountStatement(sctx, r.st); err != nil {
+		if err := checkAccountStatement(sctx, r.st, query); err != nil {
 			return nil, r.consumed, err
 		}
 	}
