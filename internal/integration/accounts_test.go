@@ -276,11 +276,11 @@ func TestAccountLocking(t *testing.T) {
 
 // TestAlterUserKeepsPassword: an ALTER USER without IDENTIFIED (alone, or
 // with MAX_* limits at their defaults) changes nothing, on the server and
-// on its replica: go-mysql-server took it as IDENTIFIED BY ” and emptied
+// on its replica: go-mysql-server took it as an empty IDENTIFIED BY and emptied
 // the password, so an account could make itself, or an administrator make
 // root, log in without one. MAX_* limits that would be ignored are
-// refused (1235) with IDENTIFIED or without, and IDENTIFIED BY ” still
-// empties a password when asked to.
+// refused (1235) with IDENTIFIED or without, and an explicit empty
+// IDENTIFIED BY still empties a password.
 func TestAlterUserKeepsPassword(t *testing.T) {
 	p := startServer(t, t.TempDir())
 	pdb := p.db("")
@@ -317,5 +317,96 @@ func TestAlterUserKeepsPassword(t *testing.T) {
 	mustExec(t, pdb, "ALTER USER z@'%' IDENTIFIED BY ''")
 	if err := p.login(t, "z", "", ""); err != nil {
 		t.Fatalf("z after IDENTIFIED BY '': %v", err)
+	}
+}
+
+// TestMostSpecificAccount: a login is the most specific account that fits
+// its user and host (MySQL's order), whichever was made first, and the
+// session then has that account's privileges, on go-mysql-server's path
+// and on the fast path. GRANT, REVOKE and SHOW GRANTS name accounts
+// exactly: a missing one is MySQL's error, not another account that
+// matches it, and one go-mysql-server cannot tell from another is refused.
+func TestMostSpecificAccount(t *testing.T) {
+	s := startServer(t, t.TempDir())
+	root := s.db("")
+	mustExec(t, root, "CREATE DATABASE wide")
+	mustExec(t, root, "CREATE DATABASE narrow")
+	mustExec(t, root, "CREATE TABLE wide.t (id INT PRIMARY KEY)")
+	mustExec(t, root, "CREATE TABLE narrow.t (id INT PRIMARY KEY)")
+	mustExec(t, root, "INSERT INTO wide.t VALUES (1)")
+	mustExec(t, root, "INSERT INTO narrow.t VALUES (1)")
+	// The wildcard accounts first: go-mysql-server took the first made.
+	mustExec(t, root, "CREATE USER pat@'%' IDENTIFIED BY 'wild'")
+	mustExec(t, root, "GRANT SELECT ON wide.* TO pat@'%'")
+	mustExec(t, root, "CREATE USER pat@'127.0.%' IDENTIFIED BY 'pattern'")
+	mustExec(t, root, "GRANT SELECT ON narrow.* TO pat@'127.0.%'")
+	// An account for 127.0.0.1 beside a wildcard one of the same name.
+	mustExec(t, root, "CREATE USER ip@'127.0.0.1' IDENTIFIED BY 'exact'")
+	mustExec(t, root, "GRANT SELECT ON narrow.* TO ip@'127.0.0.1'")
+	mustExec(t, root, "CREATE USER ip@'%' IDENTIFIED BY 'wild'")
+	mustExec(t, root, "GRANT SELECT ON wide.* TO ip@'%'")
+	mustExec(t, root, "CREATE ROLE rl")
+	// After a restart the accounts are loaded in key order ('%' before
+	// '127.0.0.1'), the order in which go-mysql-server's lookup of ip from
+	// 127.0.0.1 takes ip@'%'.
+	s.stop()
+	s.start()
+	root = s.db("")
+
+	for _, u := range []string{"pat", "ip"} {
+		if err := s.login(t, u, "wild", ""); errNumber(err) != 1045 {
+			t.Fatalf("%s with the wildcard account's password from 127.0.0.1: %v, want 1045", u, err)
+		}
+	}
+	if err := s.login(t, "rl", "", ""); errNumber(err) != 3118 {
+		t.Fatalf("a login as a role (a locked account, as in MySQL): %v, want 3118", err)
+	}
+	for _, c := range []struct{ user, password, account string }{{"pat", "pattern", "pat@127.0.%"}, {"ip", "exact", "ip@127.0.0.1"}} {
+		db := s.as(t, c.user, c.password)
+		var who string
+		if err := db.QueryRow("SELECT CURRENT_USER()").Scan(&who); err != nil || who != c.account {
+			t.Fatalf("CURRENT_USER() = %q, %v; want %s", who, err, c.account)
+		}
+		var n int
+		for _, q := range []string{"SELECT id FROM narrow.t WHERE id = 1", "SELECT COUNT(*) FROM narrow.t"} {
+			if err := db.QueryRow(q).Scan(&n); err != nil {
+				t.Fatalf("%s as %s (granted): %v", q, c.account, err)
+			}
+		}
+		for _, q := range []string{"SELECT id FROM wide.t WHERE id = 1", "SELECT COUNT(*) FROM wide.t"} {
+			if err := db.QueryRow(q).Scan(&n); errNumber(err) != 1142 && errNumber(err) != 1044 {
+				t.Fatalf("%s as %s (the other account's grant): %v, want 1142", q, c.account, err)
+			}
+		}
+	}
+
+	for q, want := range map[string]uint16{
+		"GRANT SELECT ON wide.* TO pat@'10.9.9.9'":      1410,
+		"REVOKE SELECT ON wide.* FROM pat@'10.9.9.9'":   1141,
+		"SHOW GRANTS FOR pat@'10.9.9.9'":                1141,
+		"GRANT rl TO pat@'10.9.9.9'":                    1410,
+		"GRANT SELECT ON wide.* TO ip@'127.0.0.1'":      1235,
+		"SHOW GRANTS FOR ip@'127.0.0.1'":                1235,
+		"REVOKE SELECT ON narrow.* FROM ip@'127.0.0.1'": 1235,
+	} {
+		if _, err := root.Exec(q); errNumber(err) != want {
+			t.Fatalf("%s: %v, want %d", q, err, want)
+		}
+	}
+	// The wildcard account still has only its own grant.
+	var g string
+	if err := root.QueryRow("SHOW GRANTS FOR pat@'%'").Scan(&g); err != nil {
+		t.Fatal(err)
+	}
+	rows, err := root.Query("SHOW GRANTS FOR pat@'%'")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		rows.Scan(&g)
+		if strings.Contains(g, "narrow") {
+			t.Fatalf("pat@'%%' was given another account's grant: %s", g)
+		}
 	}
 }

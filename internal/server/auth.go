@@ -24,6 +24,7 @@ import (
 	"github.com/dolthub/go-mysql-server/sql/mysql_db"
 	"github.com/dolthub/vitess/go/mysql"
 	"github.com/lockstepdb/lockstep/internal/atomicfile"
+	"github.com/lockstepdb/lockstep/internal/sqlengine"
 )
 
 // Authentication: Lockstep checks logins itself, against the accounts in
@@ -86,7 +87,7 @@ func (a *authServer) DefaultAuthMethodDescription() mysql.AuthMethodDescription 
 func (a *authServer) account(c *mysql.Conn, user string) *mysql_db.User {
 	rd := a.db.Reader()
 	defer rd.Close()
-	return a.db.GetUser(rd, user, remoteHost(c.RemoteAddr()), false)
+	return sqlengine.LoginAccount(rd, user, remoteHost(c.RemoteAddr()))
 }
 
 func remoteHost(addr net.Addr) string {

@@ -6,6 +6,7 @@ import (
 	"github.com/dolthub/go-mysql-server/sql"
 	"github.com/dolthub/go-mysql-server/sql/mysql_db"
 	"github.com/dolthub/vitess/go/mysql"
+	"github.com/lockstepdb/lockstep/internal/sqlengine"
 )
 
 // Privileges of what Lockstep answers itself, before go-mysql-server
@@ -81,17 +82,11 @@ func (s *Server) privileges(c *mysql.Conn) (mysql_db.PrivilegeSet, bool) {
 	db := s.sql.GMS.Analyzer.Catalog.MySQLDb
 	rd := db.Reader()
 	defer rd.Close()
-	user := db.GetUser(rd, u.User, u.Host, false)
+	user := sqlengine.SessionUser(db, rd, sql.Client{User: u.User, Address: u.Host})
 	if user == nil {
 		return mysql_db.PrivilegeSet{}, false
 	}
-	set := user.PrivilegeSet.Copy()
-	for _, e := range rd.GetToUserRoleEdges(mysql_db.RoleEdgesToKey{ToHost: user.Host, ToUser: user.User}) {
-		if role := db.GetUser(rd, e.FromUser, e.FromHost, true); role != nil {
-			set.UnionWith(role.PrivilegeSet)
-		}
-	}
-	return set, true
+	return sqlengine.AccountPrivileges(rd, user), true
 }
 
 func (s *Server) holds(c *mysql.Conn, n need) bool {

@@ -15,6 +15,7 @@ import (
 	"github.com/dolthub/go-mysql-server/sql"
 	"github.com/dolthub/go-mysql-server/sql/types"
 	"github.com/dolthub/vitess/go/mysql"
+	"github.com/lockstepdb/lockstep/internal/sqlengine"
 )
 
 // Limits on sessions and statements, as MySQL 8.4 has them:
@@ -67,7 +68,7 @@ func (s *Server) accountOf(c *mysql.Conn) string {
 	db := s.sql.GMS.Analyzer.Catalog.MySQLDb
 	rd := db.Reader()
 	defer rd.Close()
-	if user := db.GetUser(rd, u.User, u.Host, false); user != nil {
+	if user := sqlengine.SessionUser(db, rd, sql.Client{User: u.User, Address: u.Host}); user != nil {
 		return fmt.Sprintf("'%s'@'%s'", user.User, user.Host)
 	}
 	return fmt.Sprintf("'%s'@'%s'", u.User, u.Host)

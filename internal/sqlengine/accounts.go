@@ -1,10 +1,11 @@
 package sqlengine
 
 import (
+	"fmt"
 	"strings"
 
 	"github.com/dolthub/go-mysql-server/sql"
-	"github.com/dolthub/go-mysql-server/sql/mysql_db"
+	"github.com/dolthub/vitess/go/mysql"
 	ast "github.com/dolthub/vitess/go/vt/sqlparser"
 )
 
@@ -61,6 +62,24 @@ func checkAccountStatement(ctx *sql.Context, st ast.Statement, text string) erro
 				keepAuthentication(ctx, n)
 			}
 		}
+	case *ast.GrantPrivilege:
+		return checkTargets(ctx, n.To, erCantCreateUserWithGrant)
+	case *ast.GrantRole:
+		if err := checkTargets(ctx, n.Roles, erNonexistingGrant); err != nil {
+			return err
+		}
+		return checkTargets(ctx, n.To, erCantCreateUserWithGrant)
+	case *ast.RevokePrivilege:
+		return checkTargets(ctx, n.From, erNonexistingGrant)
+	case *ast.RevokeRole:
+		if err := checkTargets(ctx, n.Roles, erNonexistingGrant); err != nil {
+			return err
+		}
+		return checkTargets(ctx, n.From, erNonexistingGrant)
+	case *ast.ShowGrants:
+		if n.For != nil {
+			return checkTargets(ctx, []ast.AccountName{*n.For}, erNonexistingGrant)
+		}
 	case *ast.CreateUser:
 		for _, u := range n.Users {
 			if u.Auth1 != nil && u.Auth1.RandomPassword {
@@ -75,6 +94,39 @@ func checkAccountStatement(ctx *sql.Context, st ast.Statement, text string) erro
 		}
 		if what := ignoredAccountOption(n.Locked, n.PasswordOptions, n.AccountLimits); what != "" {
 			return errNotSupported(what)
+		}
+	}
+	return nil
+}
+
+// checkTargets makes sure each account a GRANT, REVOKE or SHOW GRANTS
+// names is the one go-mysql-server will change or show. It looks the name
+// up with the wildcard matching of a login: GRANT ... TO app@'10.0.0.5'
+// with only app@'%' existing granted to app@'%', where MySQL refuses
+// (1410, and 1141 for REVOKE and SHOW GRANTS); and for a host of
+// 127.0.0.1 or ::1, which it looks up as localhost, it could change
+// another existing account of the same name, which is refused (1235)
+// rather than done to the wrong account.
+func checkTargets(ctx *sql.Context, names []ast.AccountName, missing int) error {
+	s := sessionOf(ctx)
+	if s == nil || len(names) == 0 {
+		return nil
+	}
+	db := s.eng.GMS.Analyzer.Catalog.MySQLDb
+	rd := db.Reader()
+	defer rd.Close()
+	for _, n := range names {
+		k := accountKey(n)
+		host := k.Host
+		own, ok := rd.GetUser(k)
+		if !ok {
+			if missing == erCantCreateUserWithGrant {
+				return mysql.NewSQLError(missing, "42000", "You are not allowed to create a user with GRANT")
+			}
+			return mysql.NewSQLError(missing, "42000", "There is no such grant defined for user '%s' on host '%s'", n.Name, host)
+		}
+		if other := db.GetUser(rd, n.Name, host, own.IsRole); other != own {
+			return errNotSupported(fmt.Sprintf("naming '%s'@'%s' in GRANT, REVOKE or SHOW GRANTS while '%s'@'%s' exists (go-mysql-server would take the other account)", n.Name, host, other.User, other.Host))
 		}
 	}
 	return nil
@@ -104,14 +156,10 @@ func keepAuthentication(ctx *sql.Context, n *ast.DDL) {
 	if s == nil {
 		return
 	}
-	host := n.User.Host
-	if n.User.AnyHost || host == "" {
-		host = "%"
-	}
 	db := s.eng.GMS.Analyzer.Catalog.MySQLDb
 	rd := db.Reader()
 	defer rd.Close()
-	u, ok := rd.GetUser(mysql_db.UserPrimaryKey{Host: host, User: n.User.Name})
+	u, ok := rd.GetUser(accountKey(n.User))
 	if !ok {
 		return
 	}
@@ -130,9 +178,8 @@ func checkAlterUser(ctx *sql.Context, target ast.AccountName) error {
 	}) {
 		return nil
 	}
-	c := ctx.Session.Client()
 	rd := db.Reader()
-	me := db.GetUser(rd, c.User, c.Address, false)
+	me := SessionUser(db, rd, ctx.Session.Client())
 	rd.Close()
 	host := target.Host
 	if target.AnyHost || host == "" {

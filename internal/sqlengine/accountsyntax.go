@@ -159,7 +159,7 @@ func currentAccount(ctx context.Context) string {
 	rd := db.Reader()
 	defer rd.Close()
 	cl := c.Session.Client()
-	u := db.GetUser(rd, cl.User, cl.Address, false)
+	u := SessionUser(db, rd, cl)
 	if u == nil {
 		return ""
 	}

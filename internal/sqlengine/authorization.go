@@ -72,6 +72,16 @@ var notBySuper = map[string]bool{
 	ast.AuthType_EVENT: true, ast.AuthType_SHOW_CREATE_PROCEDURE: true,
 }
 
+// NewQueryState is go-mysql-server's, which captures the session's
+// privilege set, after the session has made sure the set is its own
+// account's (accountmatch.go).
+func (a authorization) NewQueryState(ctx *sql.Context) sql.AuthorizationQueryState {
+	if s := sessionOf(ctx); s != nil {
+		s.privileges(ctx)
+	}
+	return a.AuthorizationHandler.NewQueryState(ctx)
+}
+
 func (a authorization) HandleAuth(ctx *sql.Context, state sql.AuthorizationQueryState, auth ast.AuthInformation) error {
 	if auth.AuthType == ast.AuthType_PROCESS {
 		return nil
@@ -118,7 +128,7 @@ func dropSuper[T any](ctx *sql.Context, unless []sql.PrivilegeType, check func()
 		return check()
 	}
 	// Brings the cache up to date (the accounts may have changed).
-	s.eng.GMS.Analyzer.Catalog.MySQLDb.UserActivePrivilegeSet(ctx)
+	s.privileges(ctx)
 	cached, counter := ctx.Session.GetPrivilegeSet()
 	set, ok := cached.(mysql_db.PrivilegeSet)
 	if !ok || !set.Has(sql.PrivilegeType_Super) || (unless != nil && set.Has(unless...)) {

@@ -396,8 +396,7 @@ func (e *Engine) hasSuper(ctx *sql.Context) bool {
 	db := e.GMS.Analyzer.Catalog.MySQLDb
 	rd := db.Reader()
 	defer rd.Close()
-	c := ctx.Session.Client()
-	u := db.GetUser(rd, c.User, c.Address, false)
+	u := SessionUser(db, rd, ctx.Session.Client())
 	return u != nil && u.PrivilegeSet.Has(sql.PrivilegeType_Super)
 }
 

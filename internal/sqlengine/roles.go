@@ -65,8 +65,7 @@ func syntaxErrorNear(query string, toks []token) error {
 // sessionAccount is the mysql.user entry the session logged in as.
 func (e *Engine) sessionAccount(ctx *sql.Context, rd *mysql_db.Reader) (accountRef, bool) {
 	db := e.GMS.Analyzer.Catalog.MySQLDb
-	cl := ctx.Session.Client()
-	u := db.GetUser(rd, cl.User, cl.Address, false)
+	u := SessionUser(db, rd, ctx.Session.Client())
 	if u == nil {
 		return accountRef{}, false
 	}

@@ -57,6 +57,11 @@ type Session struct {
 	beginAccess string
 	// version, if set, is this session's @@version (the MariaDB port's).
 	version string
+	// privCounter is the accounts' version the privilege cache was last
+	// checked against its account at (accountmatch.go); privChecked says
+	// it was at all.
+	privCounter uint64
+	privChecked bool
 	// fixedTime is SET timestamp's time, nil for the real clock
 	// (sessiontime.go).
 	fixedTime atomic.Pointer[time.Time]
