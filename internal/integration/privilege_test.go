@@ -669,3 +669,49 @@ func TestPrivilegesSuperAndPrepared(t *testing.T) {
 		t.Errorf("low wrote %s after losing FILE", path)
 	}
 }
+
+// TestLockingReadPrivileges: SELECT ... FOR UPDATE / FOR SHARE / LOCK IN
+// SHARE MODE needs one of DELETE, LOCK TABLES or UPDATE beside SELECT (MySQL
+// 8), on the fast path, through go-mysql-server and prepared; with SELECT
+// alone an account could hold row locks that stall writers.
+func TestLockingReadPrivileges(t *testing.T) {
+	s := startServer(t, t.TempDir())
+	root := s.db("")
+	mustExec(t, root, "CREATE DATABASE lr")
+	mustExec(t, root, "CREATE TABLE lr.t (id INT PRIMARY KEY, v INT)")
+	mustExec(t, root, "INSERT INTO lr.t VALUES (1, 1), (2, 2)")
+	mustExec(t, root, "CREATE USER reader@'%' IDENTIFIED BY 'pw'")
+	mustExec(t, root, "GRANT SELECT ON lr.* TO reader@'%'")
+	reader := s.as(t, "reader", "pw")
+	locking := []string{
+		"SELECT v FROM lr.t WHERE id = 1 FOR UPDATE",
+		"SELECT v FROM lr.t WHERE id = 1 FOR SHARE",
+		"SELECT COUNT(*) FROM lr.t FOR UPDATE",
+		"SELECT v FROM lr.t WHERE id = 2 LOCK IN SHARE MODE",
+		"SELECT a.v FROM lr.t a JOIN lr.t b ON a.id = b.id WHERE a.id = 1 FOR SHARE",
+	}
+	var v int
+	for _, q := range locking {
+		if err := reader.QueryRow(q).Scan(&v); errNumber(err) != 1142 {
+			t.Fatalf("%s with SELECT only: %v, want 1142", q, err)
+		}
+	}
+	if err := reader.QueryRow("SELECT v FROM lr.t WHERE id = ? FOR UPDATE", 1).Scan(&v); errNumber(err) != 1142 {
+		t.Fatalf("a prepared locking read with SELECT only: %v, want 1142", err)
+	}
+	if err := reader.QueryRow("SELECT v FROM lr.t WHERE id = 1").Scan(&v); err != nil {
+		t.Fatalf("a plain read: %v", err)
+	}
+	for _, grant := range []string{"LOCK TABLES", "UPDATE"} {
+		mustExec(t, root, "REVOKE ALL ON lr.* FROM reader@'%'")
+		mustExec(t, root, "GRANT SELECT, "+grant+" ON lr.* TO reader@'%'")
+		for _, q := range locking {
+			if err := reader.QueryRow(q).Scan(&v); err != nil {
+				t.Fatalf("%s with SELECT and %s: %v", q, grant, err)
+			}
+		}
+		if err := reader.QueryRow("SELECT v FROM lr.t WHERE id = ? FOR UPDATE", 1).Scan(&v); err != nil {
+			t.Fatalf("a prepared locking read with SELECT and %s: %v", grant, err)
+		}
+	}
+}

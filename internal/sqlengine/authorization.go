@@ -1,8 +1,11 @@
 package sqlengine
 
 import (
+	"strings"
+
 	"github.com/dolthub/go-mysql-server/sql"
 	"github.com/dolthub/go-mysql-server/sql/mysql_db"
+	"github.com/dolthub/vitess/go/mysql"
 	ast "github.com/dolthub/vitess/go/vt/sqlparser"
 )
 
@@ -139,4 +142,67 @@ func dropSuper[T any](ctx *sql.Context, unless []sql.PrivilegeType, check func()
 	ctx.Session.SetPrivilegeSet(less, counter)
 	defer ctx.Session.SetPrivilegeSet(set, counter)
 	return check()
+}
+
+// A locking read (SELECT ... FOR UPDATE, FOR SHARE, LOCK IN SHARE MODE)
+// needs, besides SELECT, one of DELETE, LOCK TABLES or UPDATE on each
+// table it reads, as in MySQL 8 (since 8.0.22): with SELECT alone an
+// account could hold row locks that stall writers. go-mysql-server checks
+// SELECT only; the fast path checks the same (fastExec.allowed).
+const erTableAccessDenied = 1142 // ER_TABLEACCESS_DENIED_ERROR
+
+var lockingReadPrivileges = []sql.PrivilegeType{sql.PrivilegeType_Delete, sql.PrivilegeType_LockTables, sql.PrivilegeType_Update}
+
+// checkLockingRead refuses a locking SELECT of a table the session may
+// not lock (1142).
+func checkLockingRead(ctx *sql.Context, st ast.Statement) error {
+	sel, ok := st.(*ast.Select)
+	if !ok || sel.Lock == nil || strings.TrimSpace(sel.Lock.Type) == "" {
+		return nil
+	}
+	s := sessionOf(ctx)
+	if s == nil {
+		return nil
+	}
+	mdb := s.eng.GMS.Analyzer.Catalog.MySQLDb
+	if !mdb.Enabled() {
+		return nil
+	}
+	var denied string
+	_ = ast.Walk(func(node ast.SQLNode) (bool, error) {
+		tn, ok := node.(ast.TableName)
+		if !ok || denied != "" {
+			return denied == "", nil
+		}
+		db := tn.DbQualifier.String()
+		if db == "" {
+			db = ctx.GetCurrentDatabase()
+		}
+		if db == "" || strings.EqualFold(db, "information_schema") || strings.EqualFold(db, "performance_schema") {
+			return true, nil
+		}
+		if !mayLock(ctx, s, sql.PrivilegeCheckSubject{Database: db, Table: tn.Name.String()}) {
+			denied = tn.Name.String()
+		}
+		return true, nil
+	}, sel.From)
+	if denied == "" {
+		return nil
+	}
+	c := ctx.Session.Client()
+	return mysql.NewSQLError(erTableAccessDenied, "42000", "SELECT with locking clause command denied to user '%s'@'%s' for table '%s'", c.User, c.Address, denied)
+}
+
+// mayLock reports whether the session holds one of the privileges a
+// locking read of subject needs (SUPER not standing for them).
+func mayLock(ctx *sql.Context, s *Session, subject sql.PrivilegeCheckSubject) bool {
+	mdb := s.eng.GMS.Analyzer.Catalog.MySQLDb
+	return withoutSuper(ctx, func() bool {
+		for _, p := range lockingReadPrivileges {
+			if mdb.UserHasPrivileges(ctx, sql.NewPrivilegedOperation(subject, p)) {
+				return true
+			}
+		}
+		return false
+	})
 }

@@ -367,6 +367,11 @@ func (x *fastExec) allowed() bool {
 	if !has(priv) {
 		return false
 	}
+	// A locking read needs one of DELETE, LOCK TABLES, UPDATE
+	// (checkLockingRead gives the error).
+	if x.p.kind == fastSelect && x.p.lock != 0 && !mayLock(x.ctx, x.s, subject) {
+		return false
+	}
 	// REPLACE deletes the rows it conflicts with.
 	if x.p.replace && !has(sql.PrivilegeType_Delete) {
 		return false

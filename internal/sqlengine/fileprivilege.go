@@ -227,8 +227,15 @@ func (e *Engine) CheckExecute(connID uint32, query string) error {
 	}
 	s := v.(*Session)
 	st, ok := s.BaseSession.GetPreparedQuery(query)
-	if !ok || !writesFile(st) {
+	if !ok {
 		return nil
 	}
-	return checkFile(sql.NewContext(context.Background(), sql.WithSession(s)), st)
+	ctx := sql.NewContext(context.Background(), sql.WithSession(s))
+	if err := checkLockingRead(ctx, st); err != nil {
+		return err
+	}
+	if !writesFile(st) {
+		return nil
+	}
+	return checkFile(ctx, st)
 }

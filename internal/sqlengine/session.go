@@ -581,6 +581,9 @@ func note(ctx context.Context, st ast.Statement, text string, queryLen int) erro
 		if err := checkFile(sctx, st); err != nil {
 			return err
 		}
+		if err := checkLockingRead(sctx, st); err != nil {
+			return err
+		}
 		if err := checkAccountStatement(sctx, st, text); err != nil {
 			return err
 		}
@@ -722,6 +725,9 @@ func (p parser) ParseOneWithOptions(ctx context.Context, query string, o ast.Par
 	// (and again at each execution, CheckExecute).
 	if sctx, ok := ctx.(*sql.Context); ok {
 		if err := checkFile(sctx, r.st); err != nil {
+			return nil, r.consumed, err
+		}
+		if err := checkLockingRead(sctx, r.st); err != nil {
 			return nil, r.consumed, err
 		}
 		if err := checkAccountStatement(sctx, r.st, query); err != nil {
