@@ -53,12 +53,20 @@ func TestSlowQueryLog(t *testing.T) {
 		}
 	}
 
+	// Every statement is logged from here: passwords are not.
+	mustConnExec(t, c, "SET GLOBAL long_query_time = 0")
+	mustConnExec(t, c, "CREATE USER sec@'%' IDENTIFIED BY 'hunter2secret'")
+	mustConnExec(t, c, "SET PASSWORD FOR sec@'%' = 'another2secret'")
+
 	path := filepath.Join(s.dir, "data", "slow.log")
 	b, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
 	log := string(b)
+	if strings.Contains(log, "hunter2secret") || strings.Contains(log, "another2secret") || !strings.Contains(log, "IDENTIFIED BY '<secret>'") {
+		t.Errorf("passwords in the slow log:\n%s", log)
+	}
 	if strings.Contains(log, "SELECT 1;") {
 		t.Errorf("a fast statement is in the slow log:\n%s", log)
 	}

@@ -28,6 +28,7 @@ import (
 	"github.com/dolthub/vitess/go/mysql"
 	"github.com/dolthub/vitess/go/sqltypes"
 	"github.com/lockstepdb/lockstep/internal/binlog"
+	"github.com/lockstepdb/lockstep/internal/sqlengine"
 )
 
 type slowLog struct {
@@ -129,7 +130,8 @@ func (s *Server) slowEnd(c *mysql.Conn, t *slowTimer, query string) {
 		fmt.Fprintf(&b, "use %s;\n", db)
 	}
 	fmt.Fprintf(&b, "SET timestamp=%d;\n", t.start.Unix())
-	q := strings.TrimRight(strings.TrimSpace(query), ";")
+	// Passwords are not written, as in MySQL's logs.
+	q := strings.TrimRight(strings.TrimSpace(sqlengine.RedactSecrets(query)), ";")
 	fmt.Fprintf(&b, "%s;\n", q)
 	s.slow.mu.Lock()
 	defer s.slow.mu.Unlock()

@@ -296,3 +296,55 @@ func containsFold(s, sub string) bool {
 	}
 	return false
 }
+
+// RedactSecrets returns query with the passwords it carries replaced by
+// '<secret>', as MySQL writes statements to its logs: the string after
+// IDENTIFIED [WITH plugin] BY, SET PASSWORD ... = 'pw' or PASSWORD('pw'),
+// and PASSWORD = 'pw', SOURCE_PASSWORD = 'pw' or MASTER_PASSWORD = 'pw' in
+// replication statements. A hash given with AS stays, as in MySQL. A
+// statement whose text cannot be read to its end (an unterminated quote)
+// is cut where reading stopped.
+func RedactSecrets(query string) string {
+	if !containsFold(query, "password") && !containsFold(query, "identified") {
+		return query
+	}
+	toks := lexTokens(query)
+	var b strings.Builder
+	last := 0
+	secret := func(t token) {
+		b.WriteString(query[last:t.start])
+		b.WriteString("'<secret>'")
+		last = t.end
+	}
+	for i, t := range toks {
+		if t.kind != tokString || i == 0 {
+			continue
+		}
+		prev := toks[i-1]
+		switch {
+		case prev.is("by") && i >= 2 && (toks[i-2].is("identified") || i >= 4 && toks[i-4].is("identified") && toks[i-3].is("with")):
+			secret(t)
+		case prev.text(query) == "=" && i >= 2 && toks[i-2].kind == tokWord && (toks[i-2].word == "password" || strings.HasSuffix(toks[i-2].word, "_password")):
+			secret(t)
+		case prev.text(query) == "(" && i >= 2 && toks[i-2].is("password"):
+			secret(t)
+		case prev.text(query) == "=" && startsSetPassword(toks, query):
+			secret(t)
+		}
+	}
+	end := len(query)
+	if len(toks) > 0 {
+		if tail := strings.TrimSpace(query[toks[len(toks)-1].end:]); tail != "" && !strings.HasPrefix(tail, ";") && !strings.HasPrefix(tail, "--") && !strings.HasPrefix(tail, "#") && !strings.HasPrefix(tail, "/*") {
+			end = toks[len(toks)-1].end // reading stopped inside a quote
+		}
+	}
+	b.WriteString(query[last:end])
+	if end < len(query) {
+		b.WriteString(" '<secret>'")
+	}
+	return b.String()
+}
+
+func startsSetPassword(toks []token, query string) bool {
+	return len(toks) >= 2 && toks[0].is("set") && toks[1].is("password")
+}

@@ -63,3 +63,24 @@ func TestSetPasswordFromASource(t *testing.T) {
 		t.Fatalf("own account: %s", got)
 	}
 }
+
+func TestRedactSecrets(t *testing.T) {
+	for _, c := range []struct{ in, want string }{
+		{"SELECT 1", "SELECT 1"},
+		{"CREATE USER u@'%' IDENTIFIED BY 'pw'", "CREATE USER u@'%' IDENTIFIED BY '<secret>'"},
+		{"ALTER USER u IDENTIFIED WITH caching_sha2_password BY \"p'w\" WITH MAX_USER_CONNECTIONS 0", "ALTER USER u IDENTIFIED WITH caching_sha2_password BY '<secret>' WITH MAX_USER_CONNECTIONS 0"},
+		{"CREATE USER u IDENTIFIED WITH mysql_native_password AS '*ABC'", "CREATE USER u IDENTIFIED WITH mysql_native_password AS '*ABC'"},
+		{"SET PASSWORD FOR u@'%' = 'pw'", "SET PASSWORD FOR u@'%' = '<secret>'"},
+		{"SET PASSWORD = PASSWORD('pw')", "SET PASSWORD = PASSWORD('<secret>')"},
+		{"CHANGE REPLICATION SOURCE TO SOURCE_HOST='h', SOURCE_USER='r', SOURCE_PASSWORD='pw'", "CHANGE REPLICATION SOURCE TO SOURCE_HOST='h', SOURCE_USER='r', SOURCE_PASSWORD='<secret>'"},
+		{"CHANGE MASTER TO MASTER_PASSWORD = 'pw', MASTER_PORT=3306", "CHANGE MASTER TO MASTER_PASSWORD = '<secret>', MASTER_PORT=3306"},
+		{"START REPLICA USER='r' PASSWORD='pw'", "START REPLICA USER='r' PASSWORD='<secret>'"},
+		{"CREATE USER a IDENTIFIED BY 'x', b IDENTIFIED BY 'y';", "CREATE USER a IDENTIFIED BY '<secret>', b IDENTIFIED BY '<secret>';"},
+		{"CREATE USER u IDENTIFIED BY 'unterminated", "CREATE USER u IDENTIFIED BY '<secret>'"},
+		{"SELECT 'password' = 'x'", "SELECT 'password' = 'x'"},
+	} {
+		if got := RedactSecrets(c.in); got != c.want {
+			t.Errorf("RedactSecrets(%q) = %q, want %q", c.in, got, c.want)
+		}
+	}
+}

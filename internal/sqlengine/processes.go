@@ -33,20 +33,23 @@ type processView struct {
 	ctx *sql.Context
 }
 
-// Processes lists the connections the session may see.
+// Processes lists the connections the session may see, their statements
+// with passwords replaced by '<secret>' (RedactSecrets), as in MySQL.
 func (v processView) Processes() []sql.Process {
 	all := v.ProcessList.Processes()
-	if v.ctx.Session == nil || v.eng.canSeeAllProcesses(v.ctx) {
-		return all
+	seeAll := v.ctx.Session == nil || v.eng.canSeeAllProcesses(v.ctx)
+	me := ""
+	if !seeAll {
+		me = v.ctx.Session.Client().User
 	}
-	me := v.ctx.Session.Client().User
-	var mine []sql.Process
+	var out []sql.Process
 	for _, p := range all {
-		if p.User == me {
-			mine = append(mine, p)
+		if seeAll || p.User == me {
+			p.Query = RedactSecrets(p.Query)
+			out = append(out, p)
 		}
 	}
-	return mine
+	return out
 }
 
 // canSeeAllProcesses reports whether the session's account holds PROCESS.
