@@ -1,6 +1,8 @@
 package server
 
 import (
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/dolthub/go-mysql-server/sql"
@@ -22,6 +24,9 @@ import (
 type statusRegistry struct {
 	sql.StatusVariableRegistry
 	live map[string]func() any
+
+	sessionOnce sync.Once
+	sessionVars []sql.StatusVariable // what NewSessionMap makes
 }
 
 // maintainedStatus are the registry's variables that something counts:
@@ -103,13 +108,28 @@ func (r *statusRegistry) NewGlobalMap() map[string]sql.StatusVarValue {
 	return m
 }
 
+// NewSessionMap makes a session's status variables: the maintained ones
+// of session scope, without the live ones, which are global-only here
+// (Uptime is session-scoped in GMS). Every session and every throwaway
+// context go-mysql-server makes (one per Alias.String, say) gets one, so
+// it is built from the kept variables alone, not by copying all of
+// go-mysql-server's few hundred and deleting most: that copy was over
+// half of the planning time of a long UNION.
 func (r *statusRegistry) NewSessionMap() map[string]sql.StatusVarValue {
-	m := r.StatusVariableRegistry.NewSessionMap()
-	for name := range m {
-		// The live ones are global-only here (Uptime is session-scoped
-		// in GMS).
-		if _, live := r.live[name]; live || !maintainedStatus[name] {
-			delete(m, name)
+	r.sessionOnce.Do(func() {
+		for name, v := range r.StatusVariableRegistry.NewSessionMap() {
+			if _, live := r.live[name]; !live && maintainedStatus[name] {
+				r.sessionVars = append(r.sessionVars, v.Variable())
+			}
+		}
+	})
+	m := make(map[string]sql.StatusVarValue, len(r.sessionVars))
+	for _, v := range r.sessionVars {
+		switch d := v.GetDefault().(type) {
+		case atomic.Uint64:
+			m[v.GetName()] = &sql.MutableStatusVarValue{Var: v, Val: &d}
+		default:
+			m[v.GetName()] = &sql.ImmutableStatusVarValue{Var: v, Val: d}
 		}
 	}
 	return m

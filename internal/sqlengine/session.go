@@ -568,6 +568,9 @@ func note(ctx context.Context, st ast.Statement, text string, queryLen int) erro
 		return err
 	}
 	rewriteRegexpOperators(st, text)
+	if err := balanceSetOps(st, text); err != nil {
+		return err
+	}
 	if err := unsupportedLocking(st); err != nil {
 		return err
 	}
@@ -658,6 +661,7 @@ func (p parser) ParseSimple(query string) (ast.Statement, error) {
 	st, err := p.Parser.ParseSimple(query)
 	if err == nil {
 		rewriteRegexpOperators(st, query)
+		err = balanceSetOps(st, query)
 	}
 	return st, err
 }
@@ -715,6 +719,9 @@ func (p parser) ParseOneWithOptions(ctx context.Context, query string, o ast.Par
 		return nil, r.consumed, err
 	}
 	rewriteRegexpOperators(r.st, query)
+	if err := balanceSetOps(r.st, query); err != nil {
+		return nil, r.consumed, err
+	}
 	if err := unsupportedLocking(r.st); err != nil {
 		return nil, r.consumed, err
 	}
