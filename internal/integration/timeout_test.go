@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"strings"
 	"testing"
 	"time"
 )
@@ -226,4 +227,60 @@ func TestMaxPreparedStatements(t *testing.T) {
 	c.Close()
 	pool.Close()
 	waitStatus("0")
+}
+
+// TestPreparedStatementBytes: the texts of all prepared statements
+// together are bounded by lockstep_max_prepared_stmt_bytes (1461 past
+// it), through the protocol and SQL PREPARE (from a string or a user
+// variable): a count alone let 60 statements with large select lists
+// take gigabytes.
+func TestPreparedStatementBytes(t *testing.T) {
+	s := startServer(t, t.TempDir())
+	root := s.db("")
+	mustExec(t, root, "SET GLOBAL lockstep_max_prepared_stmt_bytes = 100000")
+	big := func(n int) string {
+		cols := make([]string, n)
+		for i := range cols {
+			cols[i] = fmt.Sprintf("%d", i%10)
+		}
+		return "SELECT " + strings.Join(cols, ",") + " FROM DUAL WHERE 1 = ?"
+	}
+	db := s.as(t, "root", "")
+	first, err := db.Prepare(big(30000)) // 60 KB
+	if err != nil {
+		t.Fatalf("a 60 KB statement within 100 KB: %v", err)
+	}
+	if _, err := db.Prepare(big(30000)); errNumber(err) != 1461 {
+		t.Fatalf("a second 60 KB statement: %v, want 1461", err)
+	}
+	c := conn(t, s.db(""))
+	ctx := context.Background()
+	if _, err := c.ExecContext(ctx, "PREPARE s FROM '"+big(30000)+"'"); errNumber(err) != 1461 {
+		t.Fatalf("a 60 KB SQL PREPARE: %v, want 1461", err)
+	}
+	mustConnExec(t, c, "SET @q = '"+big(30000)+"'")
+	if _, err := c.ExecContext(ctx, "PREPARE s FROM @q"); errNumber(err) != 1461 {
+		t.Fatalf("a 60 KB SQL PREPARE from a variable: %v, want 1461", err)
+	}
+	first.Close()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		_, err := c.ExecContext(ctx, "PREPARE s FROM @q")
+		if err == nil {
+			break
+		}
+		if errNumber(err) != 1461 || time.Now().After(deadline) {
+			t.Fatalf("a SQL PREPARE after the protocol's statement was closed: %v", err)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if _, err := db.Prepare(big(30000)); errNumber(err) != 1461 {
+		t.Fatalf("a statement beside the SQL one: %v, want 1461", err)
+	}
+	mustConnExec(t, c, "DEALLOCATE PREPARE s")
+	st, err := db.Prepare(big(30000))
+	if err != nil {
+		t.Fatalf("after DEALLOCATE: %v", err)
+	}
+	st.Close()
 }

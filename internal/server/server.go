@@ -67,8 +67,10 @@ type Server struct {
 	tlsReload *tlscert.Reloadable // what tls serves (nil: --ssl=OFF)
 	tlsFiles  tlscert.Files
 	tlsStats  tlsStats
-	// prepared counts the connections' prepared statements (prepared.go).
-	prepared atomic.Int64
+	// prepared counts the connections' prepared statements, and
+	// preparedBytes their texts' bytes (prepared.go).
+	prepared      atomic.Int64
+	preparedBytes atomic.Int64
 	auth     *authServer
 	repl     *replica.Replica
 	gtidNext sync.Map  // connection id -> binlog.GTIDInfo (SET gtid_next)
@@ -182,6 +184,7 @@ func StartContext(ctx context.Context, cfg Config, log *slog.Logger) (_ *Server,
 		s.source = source.New(blog, cfg.ServerID, id, pipe.GTIDExecuted, semi, log.With("component", "source"))
 		s.sql = sqlengine.New(store, pipe, locks)
 	}
+	s.sql.OtherPreparedBytes = &s.preparedBytes
 	s.source.DomainID = uint32(cfg.GTIDDomainID)
 	s.repl, err = replica.New(replica.Options{
 		Dir: cfg.DataDir, ServerID: cfg.ServerID, ServerUUID: id, Port: cfg.Port,
@@ -260,7 +263,7 @@ func StartContext(ctx context.Context, cfg Config, log *slog.Logger) (_ *Server,
 		return toInt64(v)
 	}}
 	s.wire = &wireListener{Listener: tl, limit: s.conns, maxPacket: maxAllowedPacket, tls: s.tls, tlsStats: &s.tlsStats, connectTimeout: connectTimeout,
-		checkPrepare: s.sql.CheckPrepare, prepared: &s.prepared, releaseStatement: s.sql.ReleaseProtocol,
+		checkPrepare: s.sql.CheckPrepare, prepared: &s.prepared, preparedBytes: &s.preparedBytes, releaseStatement: s.sql.ReleaseProtocol,
 		traffic: &s.traffic, countStatus: s.sql.CountStatus}
 	lst, err := gmsserver.NewServerWithHandler(gmsserver.Config{
 		Protocol:                "tcp",
@@ -382,7 +385,7 @@ func (s *Server) listenMariaDB() error {
 		return fmt.Errorf("listening on %s (--mariadb-port): %w", addr, err)
 	}
 	wl := &wireListener{Listener: tl, mariadb: true, limit: s.conns, maxPacket: maxAllowedPacket, tls: s.tls, tlsStats: &s.tlsStats, connectTimeout: connectTimeout,
-		checkPrepare: s.sql.CheckPrepare, prepared: &s.prepared, releaseStatement: s.sql.ReleaseProtocol,
+		checkPrepare: s.sql.CheckPrepare, prepared: &s.prepared, preparedBytes: &s.preparedBytes, releaseStatement: s.sql.ReleaseProtocol,
 		traffic: &s.traffic, countStatus: s.sql.CountStatus}
 	lst, err := gmsserver.NewServerWithHandler(gmsserver.Config{
 		Protocol: "tcp", Address: addr, Listener: wl, Version: mariadbVersion,

@@ -195,6 +195,10 @@ func (s *Server) limitVariables() []sql.SystemVariable {
 	return []sql.SystemVariable{
 		&sql.MysqlSystemVariable{Name: "max_user_connections", Scope: global, Dynamic: true,
 			Type: types.NewSystemIntType("max_user_connections", 0, math.MaxUint32, false), Default: int64(0)},
+		// The texts of every connection's prepared statements together
+		// (prepared.go).
+		&sql.MysqlSystemVariable{Name: "lockstep_max_prepared_stmt_bytes", Scope: global, Dynamic: true,
+			Type: types.NewSystemIntType("lockstep_max_prepared_stmt_bytes", 1024, math.MaxInt64, false), Default: int64(16 << 20)},
 		&sql.MysqlSystemVariable{Name: "max_execution_time", Scope: both, Dynamic: true,
 			Type: types.NewSystemIntType("max_execution_time", 0, math.MaxUint32, false), Default: int64(0)},
 		&sql.MysqlSystemVariable{Name: "offline_mode", Scope: global, Dynamic: true,

@@ -72,6 +72,8 @@ type wireListener struct {
 	// prepared counts the prepared statements of every connection
 	// (Prepared_stmt_count, see prepared.go).
 	prepared *atomic.Int64
+	// preparedBytes adds up their texts (lockstep_max_prepared_stmt_bytes).
+	preparedBytes *atomic.Int64
 	// releaseStatement, if set, tells the SQL layer a connection closed a
 	// prepared statement it keeps under key (see prepared.go).
 	releaseStatement func(connID uint32, key string)
@@ -231,6 +233,8 @@ type wireConn struct {
 	// stmts are this connection's prepared statements, counted in
 	// l.prepared (its own goroutine only; see prepared.go).
 	stmts map[uint32]string // id -> the SQL layer's key for it
+	// stmtBytes are their texts' lengths, counted in l.preparedBytes.
+	stmtBytes map[uint32]int64
 	// longData counts the bytes of parameters sent in pieces, by
 	// statement, and longTotal their sum (prepared.go).
 	longData        map[uint32]int64

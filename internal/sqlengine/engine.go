@@ -36,6 +36,12 @@ type Engine struct {
 	// SQLPrepared counts the statements prepared with SQL PREPARE in all
 	// sessions (max_prepared_stmt_count bounds them with the protocol's).
 	SQLPrepared atomic.Int64
+	// SQLPreparedBytes adds up their texts (the statements' lengths),
+	// for lockstep_max_prepared_stmt_bytes.
+	SQLPreparedBytes atomic.Int64
+	// OtherPreparedBytes, set by the server, counts the protocol's
+	// prepared statements' bytes (COM_STMT_PREPARE).
+	OtherPreparedBytes *atomic.Int64
 
 	store *storage.Engine
 	pipe  *commit.Pipeline

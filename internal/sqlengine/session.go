@@ -74,9 +74,14 @@ type Session struct {
 	// PREPARE (in Engine.SQLPrepared too); protocolRefs the protocol's
 	// open statements per key, and protocolKey, while one is prepared,
 	// receives its key (see PrepareQuery).
-	sqlPrepared  int64
-	protocolRefs map[string]int
-	protocolKey  *string
+	sqlPrepared int64
+	// sqlPreparedBytes are those statements' texts' lengths by name (in
+	// Engine.SQLPreparedBytes too); pendingPrepare the length of the
+	// PREPARE being run.
+	sqlPreparedBytes map[string]int64
+	pendingPrepare   int64
+	protocolRefs     map[string]int
+	protocolKey      *string
 	// tableLocks are the tables locked by LOCK TABLES (locktables.go).
 	tableLocks sessionTableLocks
 	// readOnlyDefault caches transaction_read_only (read on every write
@@ -303,6 +308,10 @@ func (s *Session) SessionEnd() {
 	}
 	s.eng.SQLPrepared.Add(-s.sqlPrepared)
 	s.sqlPrepared = 0
+	for _, n := range s.sqlPreparedBytes {
+		s.eng.SQLPreparedBytes.Add(-n)
+	}
+	s.sqlPreparedBytes = nil
 	// After COM_RESET_CONNECTION the connection's new session is stored
 	// before the old one ends: only the old one's entry goes.
 	s.eng.sessions.CompareAndDelete(s.ID(), s)
@@ -317,6 +326,41 @@ func (s *Session) SessionEnd() {
 // statement of it is closed (ReleaseProtocol); SQL PREPARE's are counted
 // in Engine.SQLPrepared, for max_prepared_stmt_count.
 
+// preparedTextLen is the length of the text a PREPARE prepares: its
+// string, or the user variable it names.
+func preparedTextLen(ctx *sql.Context, p *ast.Prepare) int64 {
+	if name, ok := strings.CutPrefix(p.Expr, "@"); ok {
+		if _, v, err := ctx.GetUserVariable(ctx, name); err == nil {
+			switch t := v.(type) {
+			case string:
+				return int64(len(t))
+			case []byte:
+				return int64(len(t))
+			}
+		}
+	}
+	return int64(len(p.Expr))
+}
+
+// admitPreparedBytes refuses (1461) n more bytes of prepared statements
+// past lockstep_max_prepared_stmt_bytes, counting the protocol's
+// statements (OtherPreparedBytes) and SQL PREPARE's.
+func (e *Engine) admitPreparedBytes(n int64) error {
+	_, v, _ := sql.SystemVariables.GetGlobal("lockstep_max_prepared_stmt_bytes")
+	limit, ok := asInt64(v)
+	if !ok || n <= 0 {
+		return nil
+	}
+	total := e.SQLPreparedBytes.Load() + n
+	if e.OtherPreparedBytes != nil {
+		total += e.OtherPreparedBytes.Load()
+	}
+	if total > limit {
+		return mysql.NewSQLError(1461, "42000", "Can't keep more than lockstep_max_prepared_stmt_bytes bytes of prepared statements (current value: %d)", limit)
+	}
+	return nil
+}
+
 // PrepareQuery keeps a prepared statement's parsed form under key.
 func (s *Session) PrepareQuery(key string, stmt ast.Statement) {
 	_, had := s.BaseSession.GetPreparedQuery(key)
@@ -326,9 +370,16 @@ func (s *Session) PrepareQuery(key string, stmt ast.Statement) {
 			s.protocolRefs = map[string]int{}
 		}
 		s.protocolRefs[key]++
-	} else if !had {
-		s.sqlPrepared++
-		s.eng.SQLPrepared.Add(1)
+	} else {
+		if !had {
+			s.sqlPrepared++
+			s.eng.SQLPrepared.Add(1)
+		}
+		if s.sqlPreparedBytes == nil {
+			s.sqlPreparedBytes = map[string]int64{}
+		}
+		s.eng.SQLPreparedBytes.Add(s.pendingPrepare - s.sqlPreparedBytes[key])
+		s.sqlPreparedBytes[key] = s.pendingPrepare
 	}
 	s.BaseSession.PrepareQuery(key, stmt)
 }
@@ -339,6 +390,8 @@ func (s *Session) UnprepareQuery(name string) {
 	if _, ok := s.BaseSession.GetPreparedQuery(name); ok && s.protocolRefs[name] == 0 {
 		s.sqlPrepared--
 		s.eng.SQLPrepared.Add(-1)
+		s.eng.SQLPreparedBytes.Add(-s.sqlPreparedBytes[name])
+		delete(s.sqlPreparedBytes, name)
 	}
 	s.BaseSession.UnprepareQuery(name)
 }
@@ -592,6 +645,13 @@ func note(ctx context.Context, st ast.Statement, text string, queryLen int) erro
 		}
 		if s := sessionOf(sctx); s != nil {
 			s.noteStatement(st)
+			if p, ok := st.(*ast.Prepare); ok {
+				n := preparedTextLen(sctx, p)
+				if err := s.eng.admitPreparedBytes(n - s.sqlPreparedBytes[p.Name]); err != nil {
+					return err
+				}
+				s.pendingPrepare = n
+			}
 			if b, ok := st.(*ast.Begin); ok {
 				s.beginAccess = b.TransactionCharacteristic
 			}
