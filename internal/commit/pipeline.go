@@ -494,8 +494,10 @@ func (p *Pipeline) stoppedLocked() error {
 }
 
 // Rotate closes the current binlog file and starts the next (FLUSH BINARY
-// LOGS). The rotation is ordered with commits like a transaction, so it
-// neither waits for them nor holds them up beyond its turn.
+// LOGS), and returns once the next file is the current one, as MySQL's
+// statement does (SHOW BINARY LOGS then lists it). The rotation is
+// ordered with commits like a transaction: it waits for those queued
+// before it, and holds later ones up only for its turn.
 func (p *Pipeline) Rotate() error {
 	t := &Trx{rotateOnly: true, selfEncode: true, done: make(chan struct{})}
 	t.encoded.Store(true)
@@ -515,7 +517,7 @@ func (p *Pipeline) Rotate() error {
 	p.qmu.Unlock()
 	p.mu.Unlock()
 	p.kickFlusher()
-	return nil
+	return t.Wait()
 }
 
 func (p *Pipeline) encode(t *Trx) {

@@ -97,3 +97,59 @@ func TestSlowQueryLog(t *testing.T) {
 		}
 	}
 }
+
+// TestFlushLogs: FLUSH needs RELOAD (1227, as in MySQL); FLUSH LOGS
+// rotates the binlog and reopens the slow query log, so a log rotation
+// tool can move the file away and flush; options with nothing to do are
+// accepted, and those not built are refused.
+func TestFlushLogs(t *testing.T) {
+	s := startServer(t, t.TempDir())
+	root := s.db("")
+	mustExec(t, root, "CREATE USER op@'%' IDENTIFIED BY 'pw'")
+	op := s.as(t, "op", "pw")
+	for _, q := range []string{"FLUSH LOGS", "FLUSH PRIVILEGES", "FLUSH TABLES", "FLUSH HOSTS", "FLUSH BINARY LOGS", "FLUSH LOCAL SLOW LOGS"} {
+		if _, err := op.Exec(q); errNumber(err) != 1227 {
+			t.Fatalf("%s without RELOAD: %v, want 1227", q, err)
+		}
+	}
+	mustExec(t, root, "GRANT RELOAD ON *.* TO op@'%'")
+	mustExec(t, root, "SET GLOBAL slow_query_log_file = 'slow.log'")
+	mustExec(t, root, "SET GLOBAL long_query_time = 0")
+	mustExec(t, root, "SET GLOBAL slow_query_log = ON")
+	mustExec(t, root, "SELECT 'before the rotation'")
+	path := filepath.Join(s.dir, "data", "slow.log")
+	if err := os.Rename(path, path+".1"); err != nil {
+		t.Fatal(err)
+	}
+	binlogs := func() int {
+		rows, err := root.Query("SHOW BINARY LOGS")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer rows.Close()
+		n := 0
+		for rows.Next() {
+			n++
+		}
+		return n
+	}
+	before := binlogs()
+	for _, q := range []string{"FLUSH LOGS", "FLUSH PRIVILEGES", "FLUSH TABLES", "FLUSH HOSTS, ERROR LOGS, GENERAL LOGS, ENGINE LOGS", "FLUSH NO_WRITE_TO_BINLOG USER_RESOURCES"} {
+		if _, err := op.Exec(q); err != nil {
+			t.Fatalf("%s with RELOAD: %v", q, err)
+		}
+	}
+	if after := binlogs(); after != before+1 {
+		t.Errorf("FLUSH LOGS: %d binary logs, then %d; want one more", before, after)
+	}
+	mustExec(t, root, "SELECT 'after the rotation'")
+	b, err := os.ReadFile(path)
+	if err != nil || !strings.Contains(string(b), "after the rotation") || strings.Contains(string(b), "before the rotation") {
+		t.Fatalf("the slow log after FLUSH LOGS: %v\n%s", err, b)
+	}
+	for _, q := range []string{"FLUSH STATUS", "FLUSH RELAY LOGS"} {
+		if _, err := op.Exec(q); errNumber(err) != 1235 {
+			t.Fatalf("%s: %v, want 1235", q, err)
+		}
+	}
+}

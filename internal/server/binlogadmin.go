@@ -80,9 +80,8 @@ func (p primary) GetBinaryLogStatus(ctx *sql.Context) ([]binlogreplication.Binar
 // Binlog administration statements GMS does not know. They are answered
 // by the handler before GMS sees them.
 var (
-	flushLogs = regexp.MustCompile(`(?is)^\s*flush\s+(no_write_to_binlog\s+|local\s+)?binary\s+logs\s*;?\s*$`)
-	purgeTo   = regexp.MustCompile(`(?is)^\s*purge\s+(binary|master)\s+logs\s+to\s+'([^']+)'\s*;?\s*$`)
-	purgeBef  = regexp.MustCompile(`(?is)^\s*purge\s+(binary|master)\s+logs\s+before\s+(?:timestamp\s*)?'([^']+)'\s*;?\s*$`)
+	purgeTo  = regexp.MustCompile(`(?is)^\s*purge\s+(binary|master)\s+logs\s+to\s+'([^']+)'\s*;?\s*$`)
+	purgeBef = regexp.MustCompile(`(?is)^\s*purge\s+(binary|master)\s+logs\s+before\s+(?:timestamp\s*)?'([^']+)'\s*;?\s*$`)
 	// BEFORE takes any expression of a date and time, as in MySQL
 	// (NOW() - INTERVAL 3 DAY).
 	purgeBefExpr = regexp.MustCompile(`(?is)^\s*purge\s+(binary|master)\s+logs\s+before\s+(.+?)\s*;?\s*$`)
@@ -119,16 +118,78 @@ func adminPrefix(q string) bool {
 	return p == "flush" || p == "purge" || strings.HasPrefix(p, "show")
 }
 
+// flushStatement is FLUSH [NO_WRITE_TO_BINLOG | LOCAL] option, ...; the
+// options' names, lower case, one word each (binary_logs for BINARY LOGS).
+var flushStatement = regexp.MustCompile(`(?is)^\s*flush\s+(?:(?:no_write_to_binlog|local)\s+)?([a-z_]+(?:\s+logs)?(?:\s*,\s*[a-z_]+(?:\s+logs)?)*)\s*;?\s*$`)
+
+// flush runs the FLUSH statements Lockstep answers itself, after MySQL's
+// check that the account holds RELOAD (1227; go-mysql-server refused them
+// with 1044 on the mysql database). PRIVILEGES and TABLES (without a
+// locking clause, which readlock handles) go on to go-mysql-server.
+//
+//   - LOGS rotates the binlog (not on a cluster member, whose log raft
+//     rotates) and reopens the slow query log, so that a log rotation
+//     tool can move the file and then flush; SLOW LOGS only reopens it;
+//     BINARY LOGS only rotates.
+//   - ERROR LOGS (the server logs to its standard error), GENERAL LOGS
+//     (there is no general log), ENGINE LOGS (the store's durability is
+//     the binlog's), HOSTS (no host is ever blocked), USER_RESOURCES (no
+//     account limits are kept) and OPTIMIZER_COSTS have nothing to do.
+//   - RELAY LOGS and STATUS are refused (1235) rather than ignored.
+func (s *Server) flush(c *mysql.Conn, query string) (handled bool, err error) {
+	m := flushStatement.FindStringSubmatch(query)
+	if m == nil {
+		return false, nil
+	}
+	var opts []string
+	for _, o := range strings.Split(strings.ToLower(m[1]), ",") {
+		opts = append(opts, strings.Join(strings.Fields(o), "_"))
+	}
+	if err := s.require(c, needReload); err != nil {
+		return true, err
+	}
+	for _, o := range opts {
+		switch o {
+		case "privileges", "tables":
+			if len(opts) > 1 {
+				return true, mysql.NewSQLError(mysql.ERNotSupportedYet, "42000", "This version of Lockstep doesn't yet support 'FLUSH %s' together with other options: flush it alone", strings.ToUpper(o))
+			}
+			return false, nil // go-mysql-server's
+		case "relay_logs", "status":
+			return true, mysql.NewSQLError(mysql.ERNotSupportedYet, "42000", "This version of Lockstep doesn't yet support 'FLUSH %s'", strings.ToUpper(strings.ReplaceAll(o, "_", " ")))
+		case "logs", "binary_logs", "slow_logs", "error_logs", "general_logs", "engine_logs", "hosts", "user_resources", "optimizer_costs":
+		default:
+			return false, nil // not a FLUSH this knows: go-mysql-server's error
+		}
+	}
+	for _, o := range opts {
+		switch o {
+		case "binary_logs":
+			if s.member != nil {
+				return true, errOnMember("FLUSH BINARY LOGS")
+			}
+			if err := s.pipe.Rotate(); err != nil {
+				return true, err
+			}
+		case "logs":
+			if s.member == nil {
+				if err := s.pipe.Rotate(); err != nil {
+					return true, err
+				}
+			}
+			s.closeSlowLog()
+		case "slow_logs":
+			s.closeSlowLog()
+		}
+	}
+	return true, nil
+}
+
 func (s *Server) binlogAdmin(c *mysql.Conn, query string) (handled bool, err error) {
+	if ok, err := s.flush(c, query); ok {
+		return true, err
+	}
 	switch {
-	case flushLogs.MatchString(query):
-		if err := s.require(c, needReload); err != nil {
-			return true, err
-		}
-		if s.member != nil {
-			return true, errOnMember("FLUSH BINARY LOGS")
-		}
-		return true, s.pipe.Rotate()
 	case purgeTo.MatchString(query), purgeBefExpr.MatchString(query):
 		if err := s.require(c, needBinlogAdmin); err != nil {
 			return true, err

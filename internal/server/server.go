@@ -71,12 +71,12 @@ type Server struct {
 	// preparedBytes their texts' bytes (prepared.go).
 	prepared      atomic.Int64
 	preparedBytes atomic.Int64
-	auth     *authServer
-	repl     *replica.Replica
-	gtidNext sync.Map  // connection id -> binlog.GTIDInfo (SET gtid_next)
-	sessions *sessions // authenticated connections (sessionlimits.go)
-	unbound  *handler  // the handler wrapHandler made last, until bound
-	dirLock  *os.File  // holds the data directory's lock (lockDataDir)
+	auth          *authServer
+	repl          *replica.Replica
+	gtidNext      sync.Map  // connection id -> binlog.GTIDInfo (SET gtid_next)
+	sessions      *sessions // authenticated connections (sessionlimits.go)
+	unbound       *handler  // the handler wrapHandler made last, until bound
+	dirLock       *os.File  // holds the data directory's lock (lockDataDir)
 	// secureFilePriv is the folder LOAD_FILE, LOAD DATA and SELECT ...
 	// INTO OUTFILE are confined to ("" = anywhere).
 	secureFilePriv string

@@ -29,6 +29,7 @@ import (
 	"time"
 
 	"github.com/dolthub/go-mysql-server/sql"
+	"github.com/dolthub/vitess/go/mysql"
 	ast "github.com/dolthub/vitess/go/vt/sqlparser"
 	"github.com/lockstepdb/lockstep/internal/lock"
 )
@@ -133,6 +134,9 @@ func (e *Engine) checkLockTablesPrivilege(ctx *sql.Context, db string) error {
 		return nil
 	}
 	set := mdb.UserActivePrivilegeSet(ctx)
+	if s := sessionOf(ctx); s != nil {
+		set = s.privileges(ctx)
+	}
 	if set.Has(sql.PrivilegeType_LockTables, sql.PrivilegeType_Select) {
 		return nil
 	}
@@ -141,5 +145,7 @@ func (e *Engine) checkLockTablesPrivilege(ctx *sql.Context, db string) error {
 		return nil
 	}
 	client := ctx.Session.Client()
-	return sql.ErrDatabaseAccessDeniedForUser.New(client.User, client.Address, db)
+	return mysql.NewSQLError(erDBAccessDenied, "42000", "Access denied for user '%s'@'%s' to database '%s'", client.User, client.Address, db)
 }
+
+const erDBAccessDenied = 1044 // ER_DBACCESS_DENIED_ERROR
