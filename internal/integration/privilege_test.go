@@ -306,6 +306,20 @@ func TestHTTPEndpointDefaults(t *testing.T) {
 				t.Errorf("pprof=%v: GET %s: %d, want %d", pprof, path, resp.StatusCode, want)
 			}
 		}
+		// A request naming another host (a page that rebound its name to
+		// 127.0.0.1) is refused; localhost is served.
+		for host, want := range map[string]int{"attacker.example": 421, fmt.Sprintf("attacker.example:%d", s.httpPort): 421, "localhost": 200, fmt.Sprintf("[::1]:%d", s.httpPort): 200} {
+			req, _ := http.NewRequest("GET", fmt.Sprintf("http://127.0.0.1:%d/metrics", s.httpPort), nil)
+			req.Host = host
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp.Body.Close()
+			if resp.StatusCode != want {
+				t.Errorf("GET /metrics with Host %s: %d, want %d", host, resp.StatusCode, want)
+			}
+		}
 		s.stop()
 	}
 }

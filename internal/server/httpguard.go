@@ -15,6 +15,11 @@ import (
 // every path) and serve HTTPS with the server's certificate (--http-ssl).
 // Exposing the profiler off loopback without authentication is refused at
 // start: it reveals memory and can be made to work for minutes.
+//
+// On loopback without authentication, a request must name the server by
+// address or as localhost in its Host header (421 otherwise): a web page
+// in the operator's browser could otherwise rename itself to 127.0.0.1
+// through DNS (rebinding) and read the metrics and the dashboard's data.
 
 // httpGuard checks the HTTP options, before anything listens, and returns
 // what puts a handler behind authentication (if asked for) and the TLS
@@ -35,14 +40,32 @@ func (s *Server) httpGuard() (func(http.Handler) http.Handler, *tls.Config, erro
 				return nil, nil, errors.New("refusing to start: --lockstep-http-pprof on --http-bind-address " + cfg.HTTPBindAddress + " without --http-auth would let anyone who reaches the port read the server's memory")
 			}
 			s.log.Warn("the HTTP endpoint accepts connections from other machines without authentication; consider --http-auth and --http-ssl", "address", cfg.HTTPBindAddress)
+			return open, tlsCfg, nil
 		}
-		return open, tlsCfg, nil
+		return localHostOnly, tlsCfg, nil
 	}
 	user, password, ok := strings.Cut(cfg.HTTPAuth, ":")
 	if !ok || user == "" || password == "" {
 		return nil, nil, errors.New("--http-auth takes user:password, both not empty")
 	}
 	return func(h http.Handler) http.Handler { return basicAuth(h, user, password) }, tlsCfg, nil
+}
+
+// localHostOnly refuses requests whose Host is a name other than
+// localhost (DNS rebinding).
+func localHostOnly(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		host := r.Host
+		if hh, _, err := net.SplitHostPort(host); err == nil {
+			host = hh
+		}
+		host = strings.Trim(host, "[]")
+		if net.ParseIP(host) == nil && !strings.EqualFold(host, "localhost") {
+			http.Error(w, "this endpoint answers requests to an address or to localhost only", http.StatusMisdirectedRequest)
+			return
+		}
+		h.ServeHTTP(w, r)
+	})
 }
 
 func basicAuth(h http.Handler, user, password string) http.Handler {
