@@ -198,3 +198,21 @@ func TestRegexpLimits(t *testing.T) {
 		}
 	}
 }
+
+// TestRecursiveCTELimit: a recursive CTE that does not end stops after
+// the fixed 10,001 iterations with MySQL's 3636, and
+// cte_max_recursion_depth says so.
+func TestRecursiveCTELimit(t *testing.T) {
+	s := startServer(t, t.TempDir())
+	root := s.db("")
+	var n int
+	if err := root.QueryRow("WITH RECURSIVE r(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM r WHERE n < 5000) SELECT COUNT(*) FROM r").Scan(&n); err != nil || n != 5000 {
+		t.Fatalf("a recursion of 5,000: %d, %v", n, err)
+	}
+	if err := root.QueryRow("WITH RECURSIVE r(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM r) SELECT COUNT(*) FROM r").Scan(&n); errNumber(err) != 3636 {
+		t.Fatalf("an endless recursion: %v, want 3636", err)
+	}
+	if err := root.QueryRow("SELECT @@cte_max_recursion_depth").Scan(&n); err != nil || n != 10000 {
+		t.Fatalf("@@cte_max_recursion_depth = %d, %v", n, err)
+	}
+}

@@ -109,6 +109,9 @@ var gmsErrors = []struct {
 	// A database the account has no privilege on (USE, COM_INIT_DB,
 	// SHOW TABLES): MySQL's 1044.
 	{"Access denied for user ", "'", "", DBAccessDenied, "42000", ""},
+	// go-mysql-server stops a recursive CTE after a fixed 10,001
+	// iterations (cte_max_recursion_depth shows that, read-only).
+	{"WITH RECURSIVE iteration limit exceeded", "", "", 3636, "HY000", "Recursive query aborted after 10001 iterations. @@cte_max_recursion_depth is 10000 here and cannot be changed"},
 	{"Variable '", "'", "' can't be set to the value of '", mysql.ERWrongValueForVar, "42000", ""},
 	{"Variable '", " is a read only variable", "", mysql.ERIncorrectGlobalLocalVar, "HY000", ""},
 	{"Variable '", " is a GLOBAL variable and should be set with SET GLOBAL", "", mysql.ERGlobalVariable, "HY000", ""},

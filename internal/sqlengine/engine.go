@@ -110,6 +110,31 @@ func newEngine(store *storage.Engine, pipe *commit.Pipeline, locks *lock.Manager
 // registerVariables corrects GMS's definitions of variables the SQL layer
 // relies on and sets MySQL 8's defaults.
 func registerVariables() {
+	global := sql.GetMysqlScope(sql.SystemVariableScope_Global)
+	both := sql.GetMysqlScope(sql.SystemVariableScope_Both)
+	// Variables go-mysql-server shows as settable but whose setting
+	// nothing acts on: read-only here, with the value that is true.
+	sql.SystemVariables.AddSystemVariables([]sql.SystemVariable{
+		// Its recursive CTEs stop after a fixed 10,001 iterations (3636,
+		// mysqlerr); MySQL's default is 1000 and settable.
+		&sql.MysqlSystemVariable{Name: "cte_max_recursion_depth", Scope: both, Dynamic: false,
+			Type: types.NewSystemIntType("cte_max_recursion_depth", 0, 4294967295, false), Default: int64(10000)},
+		// Events are not supported.
+		&sql.MysqlSystemVariable{Name: "event_scheduler", Scope: global, Dynamic: false,
+			Type: types.NewSystemEnumType("event_scheduler", "ON", "OFF", "DISABLED"), Default: "DISABLED"},
+		// max_execution_time works (server/sessionlimits.go).
+		&sql.MysqlSystemVariable{Name: "have_statement_timeout", Scope: global, Dynamic: false,
+			Type: types.NewSystemBoolType("have_statement_timeout"), Default: int8(1)},
+		// Neither is enforced.
+		&sql.MysqlSystemVariable{Name: "password_require_current", Scope: global, Dynamic: false,
+			Type: types.NewSystemBoolType("password_require_current"), Default: int8(0)},
+		&sql.MysqlSystemVariable{Name: "mandatory_roles", Scope: global, Dynamic: false,
+			Type: types.NewSystemStringType("mandatory_roles"), Default: ""},
+		// There is no administrative interface; the client port accepts
+		// TLS 1.2 and 1.3 only.
+		&sql.MysqlSystemVariable{Name: "admin_tls_version", Scope: global, Dynamic: false,
+			Type: types.NewSystemStringType("admin_tls_version"), Default: "TLSv1.2,TLSv1.3"},
+	})
 	sql.SystemVariables.AddSystemVariables([]sql.SystemVariable{
 		&sql.MysqlSystemVariable{
 			// GMS declares it with the range 1..1; MySQL's is 1..1073741824.
