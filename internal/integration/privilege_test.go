@@ -697,6 +697,24 @@ func TestLockingReadPrivileges(t *testing.T) {
 	mustExec(t, root, "CREATE USER reader@'%' IDENTIFIED BY 'pw'")
 	mustExec(t, root, "GRANT SELECT ON lr.* TO reader@'%'")
 	reader := s.as(t, "reader", "pw")
+	// A database the account holds nothing on: a statement on its table
+	// is MySQL's 1142 naming the command and the table; the database
+	// itself (SHOW TABLES) is 1044.
+	mustExec(t, root, "CREATE DATABASE other")
+	mustExec(t, root, "CREATE TABLE other.t (id INT PRIMARY KEY)")
+	for q, want := range map[string]string{
+		"SELECT * FROM other.t":            "SELECT command denied to user 'reader'@'%' for table 't'",
+		"INSERT INTO other.t VALUES (1)":   "INSERT command denied to user 'reader'@'%' for table 't'",
+		"DELETE FROM other.t WHERE id = 1": "DELETE command denied to user 'reader'@'%' for table 't'",
+	} {
+		_, err := reader.Exec(q)
+		if errNumber(err) != 1142 || !strings.Contains(err.Error(), want) {
+			t.Fatalf("%s: %v, want 1142 %q", q, err, want)
+		}
+	}
+	if _, err := reader.Exec("SHOW TABLES FROM other"); errNumber(err) != 1044 {
+		t.Fatalf("SHOW TABLES of a database the account holds nothing on: %v, want 1044", err)
+	}
 	locking := []string{
 		"SELECT v FROM lr.t WHERE id = 1 FOR UPDATE",
 		"SELECT v FROM lr.t WHERE id = 1 FOR SHARE",

@@ -9,7 +9,9 @@ import (
 	"github.com/dolthub/vitess/go/mysql"
 	"github.com/dolthub/vitess/go/sqltypes"
 	querypb "github.com/dolthub/vitess/go/vt/proto/query"
+	ast "github.com/dolthub/vitess/go/vt/sqlparser"
 	"github.com/lockstepdb/lockstep/internal/mysqlerr"
+	"github.com/lockstepdb/lockstep/internal/sqlengine"
 )
 
 // handler wraps GMS's protocol handler to keep MySQL error numbers that GMS
@@ -57,7 +59,13 @@ var tableStatement = regexp.MustCompile(`(?i)^\s*(\(\s*)*(select|insert|update|d
 // database or table as MySQL does; at the global level it stays 1227.
 func deniedFor(query string, err error) error {
 	var se *mysql.SQLError
-	if !errors.As(err, &se) || se.Num != erSpecificAccessDenied || !strings.HasPrefix(se.Message, "command denied to user ") {
+	if !errors.As(err, &se) {
+		return err
+	}
+	if se.Num == mysqlerr.DBAccessDenied && tableStatement.MatchString(query) {
+		return tableDenied(query, se, err)
+	}
+	if se.Num != erSpecificAccessDenied || !strings.HasPrefix(se.Message, "command denied to user ") {
 		return err
 	}
 	if tableStatement.MatchString(query) {
@@ -76,6 +84,62 @@ func deniedFor(query string, err error) error {
 		}
 	}
 	return err
+}
+
+// dbDenied is go-mysql-server's denial for a database the account holds
+// nothing on.
+var dbDenied = regexp.MustCompile(`^Access denied for user (\S+) to database '([^']*)'$`)
+
+// tableDenied gives a statement on a table of a database the account
+// holds nothing on MySQL's 1142 (go-mysql-server: 1044, naming the
+// database), with the command and the table MySQL names: "SELECT command
+// denied to user 'u'@'h' for table 't'".
+func tableDenied(query string, se *mysql.SQLError, err error) error {
+	m := dbDenied.FindStringSubmatch(se.Message)
+	if m == nil {
+		return err
+	}
+	st, _, perr := sqlengine.ParseOne(context.Background(), query, ast.ParserOptions{})
+	if perr != nil {
+		return err
+	}
+	table := ""
+	_ = ast.Walk(func(node ast.SQLNode) (bool, error) {
+		if tn, ok := node.(ast.TableName); ok && table == "" && !tn.Name.IsEmpty() {
+			if db := tn.DbQualifier.String(); db == "" || strings.EqualFold(db, m[2]) {
+				table = tn.Name.String()
+			}
+		}
+		return table == "", nil
+	}, st)
+	if table == "" {
+		return err
+	}
+	return mysql.NewSQLError(erTableAccessDenied, "42000", "%s command denied to user %s for table '%s'", deniedCommand(st), m[1], table)
+}
+
+// deniedCommand is the privilege MySQL names when it denies st.
+func deniedCommand(st ast.Statement) string {
+	switch n := st.(type) {
+	case *ast.Insert:
+		return "INSERT"
+	case *ast.Update:
+		return "UPDATE"
+	case *ast.Delete:
+		return "DELETE"
+	case *ast.DDL:
+		switch strings.ToLower(n.Action) {
+		case ast.CreateStr:
+			return "CREATE"
+		case ast.DropStr, ast.TruncateStr:
+			return "DROP"
+		case ast.AlterStr, ast.RenameStr:
+			return "ALTER"
+		}
+	case *ast.AlterTable:
+		return "ALTER"
+	}
+	return "SELECT"
 }
 
 // grantTarget is the object of GRANT/REVOKE privileges ON object TO/FROM.
