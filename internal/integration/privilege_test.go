@@ -747,3 +747,38 @@ func TestLockingReadPrivileges(t *testing.T) {
 		}
 	}
 }
+
+// TestDataDirectoryModes: a new data directory is 0700, and the secrets
+// in it (TLS keys, the RSA key pair) are 0600.
+func TestDataDirectoryModes(t *testing.T) {
+	s := startServer(t, t.TempDir())
+	dir := filepath.Join(s.dir, "data")
+	st, err := os.Stat(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Mode().Perm()&0o077 != 0 {
+		t.Fatalf("the data directory is %v, want 0700", st.Mode().Perm())
+	}
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := 0
+	for _, e := range entries {
+		if !strings.HasSuffix(e.Name(), "key.pem") {
+			continue
+		}
+		seen++
+		info, err := e.Info()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if info.Mode().Perm()&0o077 != 0 {
+			t.Errorf("%s is %v, want 0600", e.Name(), info.Mode().Perm())
+		}
+	}
+	if seen == 0 {
+		t.Fatalf("no key files in %s", dir)
+	}
+}

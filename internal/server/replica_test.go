@@ -37,3 +37,23 @@ func TestChangeReplicationSourceOptions(t *testing.T) {
 		}
 	}
 }
+
+// FuzzReplicationOptions: the option list of CHANGE REPLICATION SOURCE TO
+// from any client parses or fails with an error, and every option it
+// gives has a name.
+func FuzzReplicationOptions(f *testing.F) {
+	f.Add("SOURCE_HOST = '127.0.0.1', SOURCE_PORT = 3306, SOURCE_PASSWORD = 'p''w'")
+	f.Add("MASTER_USER=\"r\\\"x\", MASTER_AUTO_POSITION=1")
+	f.Add("SOURCE_SSL_CA = '', ")
+	f.Fuzz(func(t *testing.T, s string) {
+		opts, err := parseReplicationOptions(s)
+		if err != nil {
+			return
+		}
+		for _, o := range opts {
+			if o.name == "" {
+				t.Fatalf("an option without a name from %q", s)
+			}
+		}
+	})
+}
