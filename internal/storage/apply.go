@@ -15,7 +15,7 @@ import (
 // (a Rows_query event, see binlog.AddCatalog) next to the DDL statement, so replaying the binlog
 // redoes it exactly: every change is deterministic given the data before it.
 type CatalogChange struct {
-	Op        string       `json:"op"` // create_db drop_db create_table drop_table add_index drop_index truncate rename_table rewrite_table set_accounts
+	Op        string       `json:"op"` // create_db drop_db create_table drop_table add_index drop_index truncate rename_table rewrite_table set_accounts create_view drop_view
 	DB        *DatabaseDef `json:"db,omitempty"`
 	Table     *TableDef    `json:"table,omitempty"`
 	TableID   uint64       `json:"table_id,omitempty"`
@@ -35,6 +35,10 @@ type CatalogChange struct {
 	// so that an account change commits atomically with its binlog event
 	// and replay restores it like any other change.
 	Accounts []byte `json:"accounts,omitempty"`
+
+	// create_view (which replaces a view of the same name) and
+	// drop_view: the view.
+	View *ViewDef `json:"view,omitempty"`
 
 	// staged: Stage has written the rebuild's data (rebuild.go).
 	staged bool
@@ -71,6 +75,7 @@ func tabKey(id uint64) []byte { return binary.BigEndian.AppendUint64([]byte("\x0
 func dbKey(name string) []byte {
 	return []byte("\x00cat/db/" + strings.ToLower(name))
 }
+func viewKey(db, name string) []byte { return []byte("\x00cat/view/" + nameKey(db, name)) }
 
 // PrepareCatalog validates a change against the current catalog and adds its
 // storage effects to b. The in-memory catalog changes in PublishCatalog,
@@ -98,8 +103,36 @@ func (e *Engine) PrepareCatalog(b *Batch, c *CatalogChange) error {
 				}
 			}
 		}
+		for _, v := range e.views {
+			if strings.EqualFold(v.DB, c.DB.Name) {
+				if err := b.Delete(viewKey(v.DB, v.Name)); err != nil {
+					return err
+				}
+			}
+		}
 		return b.Delete(dbKey(c.DB.Name))
+	case "create_view", "drop_view":
+		if c.View == nil || c.View.Name == "" {
+			return fmt.Errorf("%s without a view", c.Op)
+		}
+		if _, ok := e.dbs[strings.ToLower(c.View.DB)]; !ok {
+			return fmt.Errorf("database %q not found", c.View.DB)
+		}
+		if c.Op == "drop_view" {
+			if _, ok := e.views[nameKey(c.View.DB, c.View.Name)]; !ok {
+				return fmt.Errorf("view %s.%s not found", c.View.DB, c.View.Name)
+			}
+			return b.Delete(viewKey(c.View.DB, c.View.Name))
+		}
+		if _, ok := e.byName[nameKey(c.View.DB, c.View.Name)]; ok {
+			return fmt.Errorf("a table %s.%s exists", c.View.DB, c.View.Name)
+		}
+		v, _ := json.Marshal(c.View)
+		return b.Set(viewKey(c.View.DB, c.View.Name), v)
 	case "create_table":
+		if _, ok := e.views[nameKey(c.Table.DB, c.Table.Name)]; ok {
+			return fmt.Errorf("a view %s.%s exists", c.Table.DB, c.Table.Name)
+		}
 		for i := range c.Table.Columns {
 			if err := c.Table.Columns[i].Validate(); err != nil {
 				return err
@@ -248,7 +281,17 @@ func (e *Engine) PublishCatalog(c *CatalogChange) {
 				delete(e.byName, nameKey(t.Def.DB, t.Def.Name))
 			}
 		}
+		for k, v := range e.views {
+			if strings.EqualFold(v.DB, c.DB.Name) {
+				delete(e.views, k)
+			}
+		}
 		delete(e.dbs, strings.ToLower(c.DB.Name))
+	case "create_view":
+		v := *c.View
+		e.views[nameKey(v.DB, v.Name)] = &v
+	case "drop_view":
+		delete(e.views, nameKey(c.View.DB, c.View.Name))
 	case "create_table", "add_index", "drop_index", "rename_table", "rewrite_table":
 		if old, ok := e.tables[c.Table.ID]; ok {
 			delete(e.byName, nameKey(old.Def.DB, old.Def.Name))

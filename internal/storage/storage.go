@@ -39,6 +39,7 @@
 //	0x00 "meta/" name                        -> value (server uuid, ...)
 //	0x00 "cat/db/" name                      -> DatabaseDef (JSON)
 //	0x00 "cat/tab/" id(8)                    -> TableDef (JSON)
+//	0x00 "cat/view/" lower(db) "." lower(name) -> ViewDef (JSON)
 //	0x00 "cat/accounts"                      -> accounts (opaque, set_accounts)
 package storage
 
@@ -112,6 +113,14 @@ type TableDef struct {
 	NextIndex uint32          `json:"next_index,omitempty"`
 }
 
+// ViewDef is a view in the catalog: a name, and the SQL layer's
+// definition, opaque to storage (a view holds no rows).
+type ViewDef struct {
+	DB   string          `json:"db"`
+	Name string          `json:"name"`
+	SQL  json.RawMessage `json:"sql"`
+}
+
 // Table is an open table: its definition plus derived encoders. Immutable;
 // DDL replaces it.
 type Table struct {
@@ -130,7 +139,8 @@ type Engine struct {
 	mu     sync.RWMutex
 	dbs    map[string]*DatabaseDef // lower-case name
 	tables map[uint64]*Table
-	byName map[string]*Table // lower(db) + "." + lower(name)
+	byName map[string]*Table   // lower(db) + "." + lower(name)
+	views  map[string]*ViewDef // lower(db) + "." + lower(name)
 	nextID uint64
 
 	applied       atomic.Pointer[binlog.Position]
@@ -188,7 +198,7 @@ func Open(o Options) (*Engine, error) {
 	if err != nil {
 		return nil, err
 	}
-	e := &Engine{db: db, coll: o.Collator, dbs: map[string]*DatabaseDef{}, tables: map[uint64]*Table{}, byName: map[string]*Table{}, nextID: 1}
+	e := &Engine{db: db, coll: o.Collator, dbs: map[string]*DatabaseDef{}, tables: map[uint64]*Table{}, byName: map[string]*Table{}, views: map[string]*ViewDef{}, nextID: 1}
 	if err := e.loadCatalog(); err != nil {
 		db.Close()
 		return nil, err
@@ -332,6 +342,12 @@ func (e *Engine) loadCatalog() error {
 			e.tables[d.ID] = t
 			e.byName[nameKey(d.DB, d.Name)] = t
 			e.nextID = max(e.nextID, d.ID+1)
+		case strings.HasPrefix(k, "\x00cat/view/"):
+			var v ViewDef
+			if err := json.Unmarshal(it.Value(), &v); err != nil {
+				return fmt.Errorf("catalog entry %q: %w", k, err)
+			}
+			e.views[nameKey(v.DB, v.Name)] = &v
 		}
 	}
 	return it.Error()
@@ -386,6 +402,31 @@ func (e *Engine) Tables(db string) []*Table {
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Def.Name < out[j].Def.Name })
 	return out
+}
+
+// Views lists the views of a database, sorted by name.
+func (e *Engine) Views(db string) []ViewDef {
+	e.mu.RLock()
+	defer e.mu.RUnlock()
+	var out []ViewDef
+	for _, v := range e.views {
+		if strings.EqualFold(v.DB, db) {
+			out = append(out, *v)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
+}
+
+// View returns a view by name.
+func (e *Engine) View(db, name string) (ViewDef, bool) {
+	e.mu.RLock()
+	defer e.mu.RUnlock()
+	v, ok := e.views[nameKey(db, name)]
+	if !ok {
+		return ViewDef{}, false
+	}
+	return *v, true
 }
 
 // Table returns a table by name.
