@@ -195,6 +195,12 @@ func TestMariaDBReplica(t *testing.T) {
 	mustExec(t, s.db(""), "CREATE DATABASE ts")
 	mustExec(t, s.db(""), "CREATE TABLE ts.t (id INT PRIMARY KEY, a TIMESTAMP NULL, b TIMESTAMP NULL DEFAULT NULL, c TIMESTAMP(3) NULL)")
 	mustExec(t, s.db(""), "INSERT INTO ts.t VALUES (1, NULL, NULL, NULL), (2, '2020-01-02 03:04:05', NULL, '2020-01-02 03:04:05.678')")
+	// Views reach MariaDB as the statements that made them.
+	ts := s.db("ts")
+	mustExec(t, ts, "CREATE VIEW nulls AS SELECT id FROM t WHERE a IS NULL")
+	mustExec(t, ts, "CREATE VIEW gone AS SELECT 1 AS one")
+	mustExec(t, ts, "ALTER VIEW nulls AS SELECT id, b FROM t WHERE a IS NULL")
+	mustExec(t, ts, "DROP VIEW gone")
 
 	// Wait for the replica to reach the primary's last GTID.
 	var executed string
@@ -231,6 +237,13 @@ func TestMariaDBReplica(t *testing.T) {
 	var nulls int
 	if err := mdb.QueryRow("SELECT COUNT(*) FROM ts.t WHERE a IS NULL AND b IS NULL").Scan(&nulls); err != nil || nulls != 1 {
 		t.Fatalf("rows with NULL timestamps on the replica: %d (%v), want 1\n%s", nulls, err, create)
+	}
+	var viewRows, views int
+	if err := mdb.QueryRow("SELECT COUNT(*) FROM ts.nulls WHERE b IS NULL").Scan(&viewRows); err != nil || viewRows != 1 {
+		t.Fatalf("the view on the replica: %d rows, %v; want 1 (%s)", viewRows, err, slaveErrors(mdb))
+	}
+	if err := mdb.QueryRow("SELECT COUNT(*) FROM information_schema.VIEWS WHERE TABLE_SCHEMA = 'ts'").Scan(&views); err != nil || views != 1 {
+		t.Fatalf("views on the replica: %d, %v; want 1", views, err)
 	}
 	if p, r := keylessRows(t, s.db("")), keylessRows(t, mdb); p != r {
 		t.Fatalf("keyless table differs: primary %d rows, replica %d", strings.Count(p, ";")+1, strings.Count(r, ";")+1)

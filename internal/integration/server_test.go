@@ -703,3 +703,79 @@ func TestDepartedClientsStatementIsCancelled(t *testing.T) {
 		t.Fatalf("v = %d: the departed client's UPDATE ran after it left", v)
 	}
 }
+
+// TestViews: views are kept across a restart, replicate to a Lockstep
+// replica, are listed as MySQL lists them, and survive a mariadb-dump and
+// restore.
+func TestViews(t *testing.T) {
+	p := startServer(t, t.TempDir())
+	pdb := p.db("")
+	mustExec(t, pdb, "CREATE DATABASE shop")
+	shop := p.db("shop")
+	mustExec(t, shop, "CREATE TABLE orders (id INT PRIMARY KEY, amount INT, paid BOOL)")
+	mustExec(t, shop, "INSERT INTO orders VALUES (1, 10, 1), (2, 20, 0), (3, 30, 1)")
+	mustExec(t, shop, "CREATE VIEW paid (id, amount) AS SELECT id, amount FROM orders WHERE paid")
+	mustExec(t, shop, "CREATE VIEW total AS SELECT SUM(amount) AS s FROM paid")
+	mustExec(t, shop, "CREATE OR REPLACE VIEW unpaid AS SELECT id FROM orders WHERE NOT paid")
+	mustExec(t, shop, "ALTER VIEW unpaid AS SELECT id, amount FROM orders WHERE NOT paid")
+	mustExec(t, shop, "CREATE VIEW scratch AS SELECT 1")
+	mustExec(t, shop, "DROP VIEW scratch")
+	if _, err := shop.Exec("CREATE TABLE paid (x INT PRIMARY KEY)"); errNumber(err) != 1050 {
+		t.Fatalf("a table named as a view: %v, want 1050", err)
+	}
+	check := func(db *sql.DB, who string) {
+		t.Helper()
+		var s, n int
+		if err := db.QueryRow("SELECT s FROM shop.total").Scan(&s); err != nil || s != 40 {
+			t.Fatalf("%s: SELECT from a view of a view: %d, %v; want 40", who, s, err)
+		}
+		if err := db.QueryRow("SELECT COUNT(*) FROM information_schema.VIEWS WHERE TABLE_SCHEMA = 'shop'").Scan(&n); err != nil || n != 3 {
+			t.Fatalf("%s: %d views, %v; want 3", who, n, err)
+		}
+		var amount int
+		if err := db.QueryRow("SELECT amount FROM shop.unpaid").Scan(&amount); err != nil || amount != 20 {
+			t.Fatalf("%s: the altered view: %d, %v", who, amount, err)
+		}
+	}
+	check(shop, "primary")
+	// A session without a current database reads a view too, and still
+	// has none afterwards.
+	c := conn(t, pdb)
+	var total int
+	var cur sql.NullString
+	if err := c.QueryRowContext(context.Background(), "SELECT s FROM shop.total").Scan(&total); err != nil || total != 40 {
+		t.Fatalf("a view read without a current database: %d, %v", total, err)
+	}
+	if err := c.QueryRowContext(context.Background(), "SELECT DATABASE()").Scan(&cur); err != nil || cur.Valid {
+		t.Fatalf("DATABASE() after reading a view: %v, %v", cur, err)
+	}
+	check(pdb, "primary, without a current database")
+	for q, want := range map[string]uint16{"INSERT INTO shop.paid VALUES (9, 9)": 1288, "DELETE FROM shop.paid": 1288, "DROP VIEW shop.nothing": 1051, "ALTER VIEW shop.nothing AS SELECT 1": 1146} {
+		if _, err := pdb.Exec(q); errNumber(err) != want {
+			t.Fatalf("%s: %v, want %d", q, err, want)
+		}
+	}
+	r := startServer(t, t.TempDir(), "--server-id=2", "--source-host=127.0.0.1", fmt.Sprintf("--source-port=%d", p.port), "--source-user=root")
+	waitCaughtUp(t, pdb, r.db(""), 30*time.Second)
+	check(r.db("shop"), "replica")
+	p.stop()
+	p.start()
+	check(p.db("shop"), "primary after a restart")
+
+	dump := needTool(t, "mariadb-dump")
+	cli := needTool(t, "mariadb")
+	out, err := exec.Command(dump, "-h127.0.0.1", fmt.Sprintf("-P%d", p.port), "-uroot", "--skip-ssl", "shop").Output()
+	if err != nil {
+		t.Fatalf("mariadb-dump: %v", err)
+	}
+	mustExec(t, p.db(""), "CREATE DATABASE restored")
+	restore := exec.Command(cli, "-h127.0.0.1", fmt.Sprintf("-P%d", p.port), "-uroot", "--skip-ssl", "restored")
+	restore.Stdin = strings.NewReader(string(out))
+	if b, err := restore.CombinedOutput(); err != nil {
+		t.Fatalf("restoring the dump: %v\n%s", err, b)
+	}
+	var s int
+	if err := p.db("restored").QueryRow("SELECT s FROM total").Scan(&s); err != nil || s != 40 {
+		t.Fatalf("the restored view: %d, %v", s, err)
+	}
+}

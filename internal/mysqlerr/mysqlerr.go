@@ -98,6 +98,12 @@ var gmsErrors = []struct {
 	{"no database selected", "", "", mysql.ERNoDb, "3D000", "No database selected"},
 	{"Duplicate key name ", "", "", mysql.ERDupKeyName, "42000", ""},
 	{"table with name ", " already exists", "", mysql.ERTableExists, "42S01", ""},
+	{"the view ", " already exists", "", mysql.ERTableExists, "42S01", ""},
+	// Writes through a view (views are read-only here).
+	{"expected insert destination to be resolved or unresolved table", "", "", 1288, "HY000", "The target table of the INSERT is not updatable"},
+	{"table doesn't support UPDATE", "", "", 1288, "HY000", "The target table of the UPDATE is not updatable"},
+	{"table doesn't support DELETE FROM", "", "", 1288, "HY000", "The target table of the DELETE is not updatable"},
+	{"the view ", " does not exist", "", mysql.ERBadTable, "42S02", ""},
 	{"column \"", "\" could not be found in any table in scope", "", mysql.ERBadFieldError, "42S22", ""},
 	{"the table does not support foreign key operations", "", "", mysql.ERNotSupportedYet, "42000", "This version of Lockstep doesn't yet support 'foreign keys'"},
 	{"database does not support temporary tables", "", "", mysql.ERNotSupportedYet, "42000", "This version of Lockstep doesn't yet support 'temporary tables'"},

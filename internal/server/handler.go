@@ -90,17 +90,24 @@ func deniedFor(query string, err error) error {
 // nothing on.
 var dbDenied = regexp.MustCompile(`^Access denied for user (\S+) to database '([^']*)'$`)
 
+// tableDeniedMsg is its denial for a table (or view) the account holds
+// nothing on in a database it holds something on.
+var tableDeniedMsg = regexp.MustCompile(`^Access denied for user (\S+) to table '([^']*)'$`)
+
 // tableDenied gives a statement on a table of a database the account
 // holds nothing on MySQL's 1142 (go-mysql-server: 1044, naming the
 // database), with the command and the table MySQL names: "SELECT command
 // denied to user 'u'@'h' for table 't'".
 func tableDenied(query string, se *mysql.SQLError, err error) error {
-	m := dbDenied.FindStringSubmatch(se.Message)
-	if m == nil {
-		return err
-	}
 	st, _, perr := sqlengine.ParseOne(context.Background(), query, ast.ParserOptions{})
 	if perr != nil {
+		return err
+	}
+	if m := tableDeniedMsg.FindStringSubmatch(se.Message); m != nil {
+		return mysql.NewSQLError(erTableAccessDenied, "42000", "%s command denied to user %s for table '%s'", deniedCommand(st), m[1], m[2])
+	}
+	m := dbDenied.FindStringSubmatch(se.Message)
+	if m == nil {
 		return err
 	}
 	table := ""

@@ -151,6 +151,9 @@ func (d *Database) CreateTable(ctx *sql.Context, name string, sch sql.PrimaryKey
 	if _, ok := d.e.store.Table(d.name, name); ok {
 		return sql.ErrTableAlreadyExists.New(name)
 	}
+	if _, ok := d.e.store.View(d.name, name); ok {
+		return sql.ErrTableAlreadyExists.New(name)
+	}
 	if len(sch.PkOrdinals) == 0 && requiresPrimaryKey(ctx) {
 		return errTableWithoutPK
 	}
@@ -285,23 +288,6 @@ func ddlError(err error) error {
 // mdlKey is the lock-table key of a table's metadata lock (row keys start
 // with 0x01, so the spaces cannot meet).
 func mdlKey(id uint64) string { return "mdl:" + strconv.FormatUint(id, 10) }
-
-// Views are not stored yet: lookups find none and CREATE VIEW says so.
-var _ sql.ViewDatabase = (*Database)(nil)
-
-func (d *Database) CreateView(*sql.Context, string, string, string) error {
-	return errNotSupported("CREATE VIEW")
-}
-
-func (d *Database) DropView(_ *sql.Context, name string) error {
-	return sql.ErrViewDoesNotExist.New(d.name, name)
-}
-
-func (d *Database) GetViewDefinition(*sql.Context, string) (sql.ViewDefinition, bool, error) {
-	return sql.ViewDefinition{}, false, nil
-}
-
-func (d *Database) AllViews(*sql.Context) ([]sql.ViewDefinition, error) { return nil, nil }
 
 // noRoutines is a database's (empty) triggers, stored procedures and
 // events, which are not stored yet: lookups find none and creating one is

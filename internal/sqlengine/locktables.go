@@ -95,7 +95,16 @@ func (e *Engine) lockTables(ctx *sql.Context, st *ast.LockTables) error {
 			t, ok = e.store.Table(db, tn.Name.String())
 		}
 		if !ok {
-			return sql.ErrTableNotFound.New(tn.Name.String())
+			// A view: its tables are locked, as in MySQL.
+			base, isView, err := e.viewTables(ctx, db, tn.Name.String(), 0)
+			if err != nil {
+				return err
+			}
+			if !isView {
+				return sql.ErrTableNotFound.New(tn.Name.String())
+			}
+			ids = append(ids, base...)
+			continue
 		}
 		ids = append(ids, t.Def.ID)
 	}

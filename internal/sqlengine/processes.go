@@ -19,6 +19,9 @@ import (
 func (e *Engine) NewContext(ctx context.Context, opts ...sql.ContextOption) *sql.Context {
 	c := sql.NewContext(ctx, opts...)
 	applySessionTime(c) // sessiontime.go
+	if s := sessionOf(c); s != nil {
+		s.viewDB = "" // a new statement (views.go)
+	}
 	if c.ProcessList != nil {
 		if _, ok := c.ProcessList.(processView); !ok {
 			c.ProcessList = processView{ProcessList: c.ProcessList, eng: e, ctx: c}

@@ -57,6 +57,13 @@ type Session struct {
 	beginAccess string
 	// version, if set, is this session's @@version (the MariaDB port's).
 	version string
+	// replacingView is the view the statement being run replaces, and
+	// alteringView says the statement was an ALTER VIEW (views.go).
+	replacingView string
+	alteringView  bool
+	// viewDB stands in for the current database, for the rest of the
+	// statement, once a view was read in a session without one (views.go).
+	viewDB string
 	// privCounter is the accounts' version the privilege cache was last
 	// checked against its account at (accountmatch.go); privChecked says
 	// it was at all.
@@ -645,6 +652,7 @@ func note(ctx context.Context, st ast.Statement, text string, queryLen int) erro
 		}
 		if s := sessionOf(sctx); s != nil {
 			s.noteStatement(st)
+			s.noteView(st)
 			if p, ok := st.(*ast.Prepare); ok {
 				n := preparedTextLen(sctx, p)
 				if err := s.eng.admitPreparedBytes(n - s.sqlPreparedBytes[p.Name]); err != nil {
@@ -728,6 +736,7 @@ func (p parser) ParseSimple(query string) (ast.Statement, error) {
 
 func (p parser) Parse(ctx *sql.Context, query string, multi bool) (ast.Statement, string, string, error) {
 	query = rewriteBegin(ctx, rewriteAccountSyntax(ctx, query))
+	query = noteAlterView(ctx, query)
 	r, err := withForShare(query, func(q string) (parsed, error) {
 		st, pq, rem, err := p.Parser.Parse(ctx, q, multi)
 		return parsed{st: st, q: pq, rem: rem}, err
@@ -754,6 +763,7 @@ func statementText(q, query string) string {
 
 func (p parser) ParseWithOptions(ctx context.Context, query string, delimiter rune, multi bool, o ast.ParserOptions) (ast.Statement, string, string, error) {
 	query = rewriteBegin(ctx, rewriteAccountSyntax(ctx, query))
+	query = noteAlterView(ctx, query)
 	r, err := withForShare(query, func(q string) (parsed, error) {
 		st, pq, rem, err := p.Parser.ParseWithOptions(ctx, q, delimiter, multi, o)
 		return parsed{st: st, q: pq, rem: rem}, err
