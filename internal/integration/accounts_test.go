@@ -47,7 +47,7 @@ func waitFor(t *testing.T, what string, timeout time.Duration, cond func() bool)
 // hashes and never the passwords; the replicas' accounts log in with the
 // passwords set on the source.
 func TestAccountsReplicate(t *testing.T) {
-	mport := freePort(t)
+	mport := fixedPort(t)
 	p := startServer(t, t.TempDir(), "--mariadb-port", strconv.Itoa(mport))
 	pdb := p.db("")
 	r := startServer(t, t.TempDir(), "--server-id=2", "--source-host=127.0.0.1", fmt.Sprintf("--source-port=%d", p.port),

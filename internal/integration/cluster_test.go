@@ -18,7 +18,7 @@ func startCluster(t *testing.T, n int, extra ...string) []*server {
 	t.Helper()
 	addrs := make([]string, n)
 	for i := range addrs {
-		addrs[i] = fmt.Sprintf("127.0.0.1:%d", freePort(t))
+		addrs[i] = fmt.Sprintf("127.0.0.1:%d", fixedPort(t))
 	}
 	var nodes []*server
 	for i := range n {
@@ -111,6 +111,16 @@ func TestClusterMultiPrimary(t *testing.T) {
 		}
 		if n := countRows(t, db, "SELECT COUNT(DISTINCT id) FROM d.a"); n != 15 {
 			t.Fatalf("member %d sees %d distinct auto-increment ids, want 15", i+1, n)
+		}
+	}
+
+	// A view made on one member is read on every member; replaced on
+	// another, it is replaced everywhere.
+	execRetry(t, dbs[0], "CREATE VIEW d.small AS SELECT id FROM d.t WHERE id < 100")
+	execRetry(t, dbs[1], "CREATE OR REPLACE VIEW d.small AS SELECT id FROM d.t WHERE id < 200")
+	for i, db := range dbs {
+		if n := countRows(t, db, "SELECT COUNT(*) FROM d.small"); n != 10 {
+			t.Fatalf("member %d sees %d rows through the view, want 10", i+1, n)
 		}
 	}
 
@@ -559,7 +569,7 @@ func TestClusterJoin(t *testing.T) {
 	}, func(err error) bool { return errNumber(err) == 1213 || errNumber(err) == 1047 })
 	waitFor(t, "writes before the join", 30*time.Second, func() bool { return ws.count() >= 3000 })
 
-	addr := fmt.Sprintf("127.0.0.1:%d", freePort(t))
+	addr := fmt.Sprintf("127.0.0.1:%d", fixedPort(t))
 	joinArgs := func(addr string) []string {
 		return []string{"--server-id", "4",
 			"--wsrep-cluster-address", "gcomm://" + strings.Join(seeds, ","),
@@ -662,7 +672,7 @@ func TestClusterJoin(t *testing.T) {
 	other := startServer(t, t.TempDir(), "--server-id", "5")
 	mustExec(t, other.db(""), "CREATE DATABASE mine")
 	other.stop()
-	other.args = joinArgs(fmt.Sprintf("127.0.0.1:%d", freePort(t)))
+	other.args = joinArgs(fmt.Sprintf("127.0.0.1:%d", fixedPort(t)))
 	if other.tryStart() {
 		t.Fatal("a member with data of its own joined the cluster")
 	}
@@ -735,7 +745,7 @@ func TestClusterCompactionAndStateTransfer(t *testing.T) {
 	seeds := []string{nodes[0].argOf("--wsrep-node-address"), nodes[1].argOf("--wsrep-node-address")}
 	joiner := startServer(t, t.TempDir(), "--server-id", "4",
 		"--wsrep-cluster-address", "gcomm://"+strings.Join(seeds, ","),
-		"--wsrep-node-address", fmt.Sprintf("127.0.0.1:%d", freePort(t)),
+		"--wsrep-node-address", fmt.Sprintf("127.0.0.1:%d", fixedPort(t)),
 		"--wsrep-cluster-name", "test", "--lockstep-cluster-tick", "20")
 	waitReady(t, joiner.db(""))
 	if log, _ := os.ReadFile(joiner.logPath); !strings.Contains(string(log), "copied a member's state") {

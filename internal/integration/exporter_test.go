@@ -62,7 +62,7 @@ func TestMysqldExporter(t *testing.T) {
 	if err := os.WriteFile(cnf, fmt.Appendf(nil, "[client]\nuser=exporter\npassword=pw\nhost=127.0.0.1\nport=%d\n", s.port), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	port := freePort(t)
+	port := fixedPort(t)
 	// The default collectors, and SHOW ENGINE INNODB STATUS's.
 	cmd := exec.Command(bin, "--config.my-cnf="+cnf, fmt.Sprintf("--web.listen-address=127.0.0.1:%d", port), "--collect.engine_innodb_status")
 	logf, err := os.Create(filepath.Join(dir, "exporter.log"))

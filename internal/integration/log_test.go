@@ -18,7 +18,7 @@ var slogLine = regexp.MustCompile(`^time=\S+ level=(DEBUG|INFO|WARN|ERROR) msg=(
 // no warning twice, no error, and no line per client connection or per
 // failed statement.
 func TestStartLog(t *testing.T) {
-	mport := freePort(t)
+	mport := fixedPort(t)
 	s := startServer(t, t.TempDir(), "--mariadb-port", fmt.Sprint(mport))
 	for _, port := range []int{s.port, mport, s.port} {
 		db, err := sql.Open("mysql", fmt.Sprintf("root@tcp(127.0.0.1:%d)/", port))

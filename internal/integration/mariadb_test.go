@@ -31,7 +31,7 @@ func startMariaDB(t *testing.T, serverID int, extra ...string) *mariadbServer {
 	t.Helper()
 	mariadbd := needTool(t, "mariadbd")
 	install := needTool(t, "mariadb-install-db")
-	m := &mariadbServer{t: t, dir: t.TempDir(), port: freePort(t)}
+	m := &mariadbServer{t: t, dir: t.TempDir(), port: fixedPort(t)}
 	data := filepath.Join(m.dir, "data")
 	if out, err := tool(t, 3*time.Minute, install, "--no-defaults", "--user=root", "--datadir="+data,
 		"--auth-root-authentication-method=normal", "--skip-test-db").CombinedOutput(); err != nil {
@@ -119,7 +119,7 @@ func tableHash(t *testing.T, db *sql.DB, table string) (string, int) {
 // with identical tables.
 func TestMariaDBReplica(t *testing.T) {
 	sb := needTool(t, "sysbench")
-	mport := freePort(t)
+	mport := fixedPort(t)
 	s := startServer(t, t.TempDir(), "--mariadb-port", strconv.Itoa(mport))
 	mustExec(t, s.db(""), "CREATE DATABASE sbtest")
 	// Both ports number their connections, in one process list: their ids

@@ -10,6 +10,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"math/rand/v2"
 	"net"
 	"os"
 	"os/exec"
@@ -63,6 +64,27 @@ func freePort(t *testing.T) int {
 	}
 	defer l.Close()
 	return l.Addr().(*net.TCPAddr).Port
+}
+
+// fixedPort returns a port below the system's ephemeral range (32768 and
+// up on Linux) that is free now, for a port a test names in a server's
+// arguments (a cluster address, a second port) and cannot pick again if
+// it is taken before the server binds it. freePort's ports come from the
+// ephemeral range, which outgoing connections and other servers' freePort
+// draw from too: a cluster address reserved that way was taken by another
+// server before its member started ("address already in use").
+func fixedPort(t *testing.T) int {
+	t.Helper()
+	for range 100 {
+		p := 20000 + rand.IntN(12000)
+		l, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", p))
+		if err == nil {
+			l.Close()
+			return p
+		}
+	}
+	t.Fatal("no free port below the ephemeral range")
+	return 0
 }
 
 // server is a running lockstep process.

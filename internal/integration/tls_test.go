@@ -180,7 +180,7 @@ func TestTLSAndAuthentication(t *testing.T) {
 // back over the same TLS connection. A replica that trusts another CA
 // does not connect.
 func TestReplicationOverTLS(t *testing.T) {
-	mport := freePort(t)
+	mport := fixedPort(t)
 	dir := t.TempDir()
 	p := startServer(t, dir, "--rpl-semi-sync-source-enabled", "--rpl-semi-sync-source-timeout=600000",
 		"--rpl-semi-sync-source-wait-no-replica=OFF",
