@@ -712,8 +712,10 @@ func TestLockingReadPrivileges(t *testing.T) {
 			t.Fatalf("%s: %v, want 1142 %q", q, err, want)
 		}
 	}
-	if _, err := reader.Exec("SHOW TABLES FROM other"); errNumber(err) != 1044 {
-		t.Fatalf("SHOW TABLES of a database the account holds nothing on: %v, want 1044", err)
+	for _, q := range []string{"SHOW TABLES FROM other", "SHOW TABLES FROM mysql", "USE mysql"} {
+		if _, err := reader.Exec(q); errNumber(err) != 1044 {
+			t.Fatalf("%s, a database the account holds nothing on: %v, want 1044", q, err)
+		}
 	}
 	locking := []string{
 		"SELECT v FROM lr.t WHERE id = 1 FOR UPDATE",

@@ -275,6 +275,15 @@ func (h *handler) ComMultiQuery(ctx context.Context, c *mysql.Conn, query string
 
 // ComInitDB is USE from the protocol (mysql -D, a driver's database).
 func (h *handler) ComInitDB(c *mysql.Conn, db string) error {
+	// The mysql database escapes go-mysql-server's check (sqlengine's
+	// CheckDatabaseAccess).
+	if strings.EqualFold(db, "mysql") {
+		if ctx, ok := h.s.sql.SessionContext(c.ConnectionID); ok {
+			if err := sqlengine.CheckDatabaseAccess(ctx, db); err != nil {
+				return err
+			}
+		}
+	}
 	return mysqlerr.Restore(h.Handler.ComInitDB(c, db))
 }
 

@@ -206,3 +206,46 @@ func mayLock(ctx *sql.Context, s *Session, subject sql.PrivilegeCheckSubject) bo
 		return false
 	})
 }
+
+// The mysql database is served by go-mysql-server's account store, which
+// its privilege wrapper does not cover: USE mysql and SHOW TABLES FROM
+// mysql succeeded for an account holding nothing on it. They get MySQL's
+// 1044 like any other database's (checkSystemDatabase).
+
+// checkSystemDatabase refuses st, a USE or SHOW TABLES of the mysql
+// database, to an account that holds no privilege on it.
+func checkSystemDatabase(ctx *sql.Context, st ast.Statement) error {
+	db := ""
+	switch n := st.(type) {
+	case *ast.Use:
+		db = n.DBName.String()
+	case *ast.Show:
+		if strings.EqualFold(n.Type, "tables") && n.ShowTablesOpt != nil {
+			db = n.ShowTablesOpt.DbName
+		}
+	}
+	if !strings.EqualFold(db, "mysql") {
+		return nil
+	}
+	return CheckDatabaseAccess(ctx, db)
+}
+
+// CheckDatabaseAccess refuses (1044) a database the session's account
+// holds nothing on: no global privilege and none on the database or any
+// of its tables.
+func CheckDatabaseAccess(ctx *sql.Context, db string) error {
+	s := sessionOf(ctx)
+	if s == nil {
+		return nil
+	}
+	mdb := s.eng.GMS.Analyzer.Catalog.MySQLDb
+	if !mdb.Enabled() {
+		return nil
+	}
+	set := s.privileges(ctx)
+	if set.Count() > 0 || set.Database(db).HasPrivileges() {
+		return nil
+	}
+	c := ctx.Session.Client()
+	return mysql.NewSQLError(erDBAccessDenied, "42000", "Access denied for user '%s'@'%s' to database '%s'", c.User, c.Address, db)
+}

@@ -647,6 +647,9 @@ func note(ctx context.Context, st ast.Statement, text string, queryLen int) erro
 		if err := checkLockingRead(sctx, st); err != nil {
 			return err
 		}
+		if err := checkSystemDatabase(sctx, st); err != nil {
+			return err
+		}
 		if err := checkAccountStatement(sctx, st, text); err != nil {
 			return err
 		}
