@@ -89,8 +89,8 @@ extern "C" uint64_t lsre_begin(lsre *re) {
 	return re->search.fetch_add(1) + 1;
 }
 
-extern "C" void lsre_cancel(lsre *re, uint64_t search) {
-	re->cancelled.store(search);
+extern "C" void lsre_cancel_running(lsre *re) {
+	re->cancelled.store(re->search.load());
 }
 
 // reset makes text the matcher's subject and returns the UTF-16 index of
@@ -100,6 +100,7 @@ static int32_t reset(lsre *re, const char *text, int32_t len, int64_t start,
                      UErrorCode &status) {
 	re->subject = UnicodeString::fromUTF8(StringPiece(text, len));
 	re->matcher->reset(re->subject);
+	if (start == 0) return 0;
 	if (start < 0 || start > re->subject.countChar32()) {
 		status = U_INDEX_OUTOFBOUNDS_ERROR;
 		return -1;
@@ -142,8 +143,10 @@ extern "C" int32_t lsre_find(lsre *re, const char *text, int32_t len,
 		setErr(err, status);
 		return 0;
 	}
-	*mstart = re->subject.countChar32(0, s);
-	*mend = *mstart + re->subject.countChar32(s, e - s);
+	if (mstart != nullptr) {
+		*mstart = re->subject.countChar32(0, s);
+		*mend = *mstart + re->subject.countChar32(s, e - s);
+	}
 	if (sub != nullptr) {
 		*sub = utf8(re->subject.tempSubString(s, e - s), sublen);
 		if (*sub == nullptr) {

@@ -127,10 +127,21 @@ func toError(e *C.lsre_err) error {
 }
 
 // Regexp is a compiled pattern.
+//
+// mu holds one search at a time. A context's cancellation reaches the
+// running search through a callback registered once per context (not per
+// search: a search per row of a scan would register and unregister one
+// each); cmu and epoch keep that callback from touching a freed pattern
+// or, arriving late, stopping a search made under a later context.
 type Regexp struct {
 	mu      sync.Mutex
 	re      *C.lsre
 	cleanup runtime.Cleanup
+
+	cmu     sync.Mutex
+	epoch   uint64          // the context being watched (under cmu)
+	watched context.Context // (under mu)
+	unwatch func() bool     // (under mu)
 }
 
 // cstr returns s for a C call that reads it and keeps no reference.
@@ -164,10 +175,46 @@ func Compile(pattern string, flags Flags, lim Limits) (*Regexp, error) {
 func (r *Regexp) Close() {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	if r.unwatch != nil {
+		r.unwatch()
+		r.unwatch, r.watched = nil, nil
+	}
+	r.cmu.Lock()
+	defer r.cmu.Unlock()
+	r.epoch++
 	if r.re != nil {
 		r.cleanup.Stop()
 		C.lsre_free(r.re)
 		r.re = nil
+	}
+}
+
+// cancel stops the running search if the context of epoch is still the
+// one watched.
+func (r *Regexp) cancel(epoch uint64) {
+	r.cmu.Lock()
+	defer r.cmu.Unlock()
+	if r.re != nil && r.epoch == epoch {
+		C.lsre_cancel_running(r.re)
+	}
+}
+
+// watch makes ctx's end stop r's running search (under mu).
+func (r *Regexp) watch(ctx context.Context) {
+	if ctx == r.watched {
+		return
+	}
+	if r.unwatch != nil {
+		r.unwatch()
+		r.unwatch = nil
+	}
+	r.cmu.Lock()
+	r.epoch++ // a late callback of the context before is ignored
+	epoch := r.epoch
+	r.cmu.Unlock()
+	r.watched = ctx
+	if ctx.Done() != nil {
+		r.unwatch = context.AfterFunc(ctx, func() { r.cancel(epoch) })
 	}
 }
 
@@ -181,13 +228,9 @@ func (r *Regexp) run(ctx context.Context, f func(*C.lsre) error) error {
 	if r.re == nil {
 		return &Error{Code: Internal, icu: int32(C.U_REGEX_INVALID_STATE)}
 	}
-	re := r.re
-	search := C.lsre_begin(re)
-	if ctx.Done() != nil {
-		stop := context.AfterFunc(ctx, func() { C.lsre_cancel(re, search) })
-		defer stop()
-	}
-	return f(re)
+	r.watch(ctx)
+	C.lsre_begin(r.re)
+	return f(r.re)
 }
 
 // Match is a match's place in the text, in characters, and its text.
@@ -198,8 +241,9 @@ type Match struct {
 
 // Find looks for the occurrence-th match (the first for any occurrence
 // below 2) starting at character start. A start past the end of text is
-// an IndexOutOfBounds error; text is not needed when wantText is false.
-func (r *Regexp) Find(ctx context.Context, text string, start, occurrence int, wantText bool) (m Match, found bool, err error) {
+// an IndexOutOfBounds error. The match's text is given only with
+// wantText, its place only with wantPositions.
+func (r *Regexp) Find(ctx context.Context, text string, start, occurrence int, wantText, wantPositions bool) (m Match, found bool, err error) {
 	t, n, err := cstr(text)
 	if err != nil {
 		return m, false, err
@@ -213,7 +257,11 @@ func (r *Regexp) Find(ctx context.Context, text string, start, occurrence int, w
 		if !wantText {
 			subp = nil
 		}
-		ok := C.lsre_find(re, t, n, C.int64_t(start), clampOccurrence(occurrence), &ms, &me, subp, &sublen, &e)
+		msp, mep := &ms, &me
+		if !wantPositions {
+			msp, mep = nil, nil
+		}
+		ok := C.lsre_find(re, t, n, C.int64_t(start), clampOccurrence(occurrence), msp, mep, subp, &sublen, &e)
 		if err := toError(&e); err != nil {
 			return err
 		}

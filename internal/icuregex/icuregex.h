@@ -22,14 +22,15 @@ lsre *lsre_compile(const char *pat, int32_t len, uint32_t flags,
                    int32_t time_limit, int32_t stack_limit, lsre_err *err);
 void lsre_free(lsre *re);
 
-// lsre_begin starts a search and returns its number; lsre_cancel(re, n)
-// stops search n if it is still running (and no later one).
+// lsre_begin starts a search and returns its number; lsre_cancel_running
+// stops the search running now, if any (and no later one).
 uint64_t lsre_begin(lsre *re);
-void lsre_cancel(lsre *re, uint64_t search);
+void lsre_cancel_running(lsre *re);
 
 // lsre_find matches text from character start and returns 1 if it has an
 // occurrence-th match (occurrence < 2 means the first), with its start
-// and end, and its text in a malloc'ed *sub when sub is not NULL.
+// and end when mstart is not NULL, and its text in a malloc'ed *sub when
+// sub is not NULL.
 int32_t lsre_find(lsre *re, const char *text, int32_t len, int64_t start,
                   int32_t occurrence, int64_t *mstart, int64_t *mend,
                   char **sub, int32_t *sublen, lsre_err *err);

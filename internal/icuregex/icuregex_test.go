@@ -61,7 +61,7 @@ func TestFind(t *testing.T) {
 		{pattern: "a", text: "", occ: 1},
 	} {
 		re := mustCompile(t, c.pattern, c.flags, mysqlLimits)
-		m, found, err := re.Find(ctx, c.text, c.start, c.occ, true)
+		m, found, err := re.Find(ctx, c.text, c.start, c.occ, true, true)
 		if err != nil || found != c.found || m != c.m {
 			t.Errorf("Find(%q in %q from %d, #%d) = %+v, %v, %v; want %+v, %v", c.pattern, c.text, c.start, c.occ, m, found, err, c.m, c.found)
 		}
@@ -71,12 +71,12 @@ func TestFind(t *testing.T) {
 func TestFindOutOfBounds(t *testing.T) {
 	re := mustCompile(t, "a+", 0, mysqlLimits)
 	for _, start := range []int{3, -1} {
-		if _, _, err := re.Find(context.Background(), "a", start, 1, false); code(err) != IndexOutOfBounds {
+		if _, _, err := re.Find(context.Background(), "a", start, 1, false, false); code(err) != IndexOutOfBounds {
 			t.Errorf("start %d: err = %v, want IndexOutOfBounds", start, err)
 		}
 	}
 	// The matcher is usable after an error.
-	if _, found, err := re.Find(context.Background(), "baa", 0, 1, false); err != nil || !found {
+	if _, found, err := re.Find(context.Background(), "baa", 0, 1, false, false); err != nil || !found {
 		t.Fatalf("after an error: %v, %v", found, err)
 	}
 }
@@ -164,7 +164,7 @@ func TestCatastrophicBacktracking(t *testing.T) {
 	text := strings.Repeat("a", 40) + "c"
 	re := mustCompile(t, "(a+)+b", 0, mysqlLimits)
 	start := time.Now()
-	_, _, err := re.Find(context.Background(), text, 0, 1, false)
+	_, _, err := re.Find(context.Background(), text, 0, 1, false, false)
 	if code(err) != TimeOut {
 		t.Fatalf("err = %v, want TimeOut", err)
 	}
@@ -177,7 +177,7 @@ func TestCatastrophicBacktracking(t *testing.T) {
 func TestStackLimit(t *testing.T) {
 	text := strings.Repeat("ab", 200000)
 	re := mustCompile(t, "(a|b)*c", 0, Limits{Stack: 1000})
-	if _, _, err := re.Find(context.Background(), text, 0, 1, false); code(err) != StackOverflow {
+	if _, _, err := re.Find(context.Background(), text, 0, 1, false, false); code(err) != StackOverflow {
 		t.Fatalf("err = %v, want StackOverflow", err)
 	}
 }
@@ -189,7 +189,7 @@ func TestCancel(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
 	defer cancel()
 	start := time.Now()
-	_, _, err := re.Find(ctx, text, 0, 1, false)
+	_, _, err := re.Find(ctx, text, 0, 1, false, false)
 	if code(err) != Stopped {
 		t.Fatalf("err = %v, want Stopped", err)
 	}
@@ -198,10 +198,10 @@ func TestCancel(t *testing.T) {
 	}
 	// A cancelled context stops the next search before it starts; a fresh
 	// one runs.
-	if _, _, err := re.Find(ctx, "b", 0, 1, false); code(err) != Stopped {
+	if _, _, err := re.Find(ctx, "b", 0, 1, false, false); code(err) != Stopped {
 		t.Fatalf("with a done context: %v", err)
 	}
-	if _, found, err := re.Find(context.Background(), "ab", 0, 1, false); err != nil || !found {
+	if _, found, err := re.Find(context.Background(), "ab", 0, 1, false, false); err != nil || !found {
 		t.Fatalf("after a cancelled search: %v, %v", found, err)
 	}
 }
@@ -213,7 +213,7 @@ func TestConcurrentUse(t *testing.T) {
 		go func() {
 			for i := 0; i < 500; i++ {
 				text := strings.Repeat("a", i%7) + "bb"
-				m, found, err := re.Find(context.Background(), text, 0, 1, true)
+				m, found, err := re.Find(context.Background(), text, 0, 1, true, true)
 				if err != nil || !found || m.Start != i%7 || m.Text != "bb" {
 					done <- errors.New("wrong match under concurrent use")
 					return
@@ -236,7 +236,7 @@ func TestClosed(t *testing.T) {
 	}
 	re.Close()
 	re.Close()
-	if _, _, err := re.Find(context.Background(), "a", 0, 1, false); err == nil {
+	if _, _, err := re.Find(context.Background(), "a", 0, 1, false, false); err == nil {
 		t.Fatal("a closed Regexp matched")
 	}
 }
@@ -259,7 +259,7 @@ func FuzzRegexp(f *testing.F) {
 		}
 		defer re.Close()
 		ctx := context.Background()
-		if m, found, err := re.Find(ctx, text, start%8, occ%4, true); err == nil && found && (m.Start > m.End || m.End > len([]rune(text))+1) {
+		if m, found, err := re.Find(ctx, text, start%8, occ%4, true, true); err == nil && found && (m.Start > m.End || m.End > len([]rune(text))+1) {
 			t.Fatalf("Find: match %+v outside %q", m, text)
 		}
 		_, _ = re.Replace(ctx, text, repl, start%8, occ%4, 1<<16)

@@ -92,12 +92,16 @@ type regexpCall struct {
 
 	mu       sync.Mutex
 	compiled *compiledRegexp
+
+	// collFlags is the case sensitivity the arguments' collation gives,
+	// worked out once (the arguments' types do not change).
+	collOnce  sync.Once
+	collFlags icuregex.Flags
 }
 
 type compiledRegexp struct {
 	pattern string
 	flags   icuregex.Flags
-	limits  icuregex.Limits
 	re      *icuregex.Regexp
 }
 
@@ -268,13 +272,13 @@ func (r *regexpCall) Eval(ctx *sql.Context, row sql.Row) (any, error) {
 		}
 		return out, nil
 	case regexpSubstr:
-		m, found, err := re.Find(ctx, text, int(pos-1), int(occ), true)
+		m, found, err := re.Find(ctx, text, int(pos-1), int(occ), true, false)
 		if err != nil || !found {
 			return nil, regexpError(err)
 		}
 		return m.Text, nil
 	}
-	m, found, err := re.Find(ctx, text, int(pos-1), int(occ), false)
+	m, found, err := re.Find(ctx, text, int(pos-1), int(occ), false, r.kind == regexpInstr)
 	if err != nil {
 		return nil, regexpError(err)
 	}
@@ -296,13 +300,15 @@ func (r *regexpCall) Eval(ctx *sql.Context, row sql.Row) (any, error) {
 // flags is the match: case-insensitive when the arguments' collation is,
 // then changed by the match type's letters in order.
 func (r *regexpCall) flags(ctx *sql.Context, row sql.Row, match int) (icuregex.Flags, error) {
-	c1, k1 := sql.GetCoercibility(ctx, r.args[0])
-	c2, k2 := sql.GetCoercibility(ctx, r.args[1])
-	coll, _ := sql.ResolveCoercibility(c1, k1, c2, k2)
-	var f icuregex.Flags
-	if strings.HasSuffix(coll.String(), "_ci") {
-		f = icuregex.CaseInsensitive
-	}
+	r.collOnce.Do(func() {
+		c1, k1 := sql.GetCoercibility(ctx, r.args[0])
+		c2, k2 := sql.GetCoercibility(ctx, r.args[1])
+		coll, _ := sql.ResolveCoercibility(c1, k1, c2, k2)
+		if strings.HasSuffix(coll.String(), "_ci") {
+			r.collFlags = icuregex.CaseInsensitive
+		}
+	})
+	f := r.collFlags
 	if match < 0 || match >= len(r.args) {
 		return f, nil
 	}
@@ -329,18 +335,20 @@ func (r *regexpCall) flags(ctx *sql.Context, row sql.Row, match int) (icuregex.F
 	return f, nil
 }
 
-// compile returns pattern compiled with flags and the current limits,
-// reusing the last one when nothing changed.
+// compile returns pattern compiled with flags and the limits of the
+// moment, reusing the last one compiled for the same pattern and flags
+// (the limits are read when compiling: a statement keeps those it
+// started with, as in MySQL; Dispose ends the reuse with the statement).
 func (r *regexpCall) compile(ctx *sql.Context, pattern string, flags icuregex.Flags) (*icuregex.Regexp, error) {
 	if pattern == "" {
 		return nil, regexpError(&icuregex.Error{Code: icuregex.IllegalArgument})
 	}
-	lim := icuregex.Limits{Time: globalInt32("regexp_time_limit", 32), Stack: globalInt32("regexp_stack_limit", 8000000)}
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if c := r.compiled; c != nil && c.pattern == pattern && c.flags == flags && c.limits == lim {
+	if c := r.compiled; c != nil && c.pattern == pattern && c.flags == flags {
 		return c.re, nil
 	}
+	lim := icuregex.Limits{Time: globalInt32("regexp_time_limit", 32), Stack: globalInt32("regexp_stack_limit", 8000000)}
 	re, err := icuregex.Compile(pattern, flags, lim)
 	if err != nil {
 		return nil, regexpError(err)
@@ -348,7 +356,7 @@ func (r *regexpCall) compile(ctx *sql.Context, pattern string, flags icuregex.Fl
 	if r.compiled != nil {
 		r.compiled.re.Close()
 	}
-	r.compiled = &compiledRegexp{pattern: pattern, flags: flags, limits: lim, re: re}
+	r.compiled = &compiledRegexp{pattern: pattern, flags: flags, re: re}
 	return re, nil
 }
 
