@@ -22,6 +22,7 @@ import (
 const (
 	SpecificAccessDenied   = 1227 // ER_SPECIFIC_ACCESS_DENIED_ERROR
 	DBAccessDenied         = 1044 // ER_DBACCESS_DENIED_ERROR
+	TableAccessDenied      = 1142 // ER_TABLEACCESS_DENIED_ERROR
 	ReadOnlyTransaction    = 1792 // ER_CANT_EXECUTE_IN_READ_ONLY_TRANSACTION
 	readOnlyTransactionMsg = "Cannot execute statement in a READ ONLY transaction."
 )

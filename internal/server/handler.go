@@ -69,7 +69,7 @@ func deniedFor(query string, err error) error {
 		return err
 	}
 	if tableStatement.MatchString(query) {
-		return mysql.NewSQLError(erTableAccessDenied, "42000", "%s", se.Message)
+		return mysql.NewSQLError(mysqlerr.TableAccessDenied, "42000", "%s", se.Message)
 	}
 	if m := grantTarget.FindStringSubmatch(bareStatement(query)); m != nil {
 		who := strings.TrimPrefix(se.Message, "command denied to user ")
@@ -78,9 +78,9 @@ func deniedFor(query string, err error) error {
 		case table == "*" && db != "*":
 			return mysql.NewSQLError(mysqlerr.DBAccessDenied, "42000", "Access denied for user %s to database '%s'", who, db)
 		case table != "" && table != "*":
-			return mysql.NewSQLError(erTableAccessDenied, "42000", "GRANT command denied to user %s for table '%s'", who, table)
+			return mysql.NewSQLError(mysqlerr.TableAccessDenied, "42000", "GRANT command denied to user %s for table '%s'", who, table)
 		case table == "" && db != "*":
-			return mysql.NewSQLError(erTableAccessDenied, "42000", "GRANT command denied to user %s for table '%s'", who, db)
+			return mysql.NewSQLError(mysqlerr.TableAccessDenied, "42000", "GRANT command denied to user %s for table '%s'", who, db)
 		}
 	}
 	return err
@@ -104,7 +104,7 @@ func tableDenied(query string, se *mysql.SQLError, err error) error {
 		return err
 	}
 	if m := tableDeniedMsg.FindStringSubmatch(se.Message); m != nil {
-		return mysql.NewSQLError(erTableAccessDenied, "42000", "%s command denied to user %s for table '%s'", deniedCommand(st), m[1], m[2])
+		return mysql.NewSQLError(mysqlerr.TableAccessDenied, "42000", "%s command denied to user %s for table '%s'", deniedCommand(st), m[1], m[2])
 	}
 	m := dbDenied.FindStringSubmatch(se.Message)
 	if m == nil {
@@ -122,7 +122,7 @@ func tableDenied(query string, se *mysql.SQLError, err error) error {
 	if table == "" {
 		return err
 	}
-	return mysql.NewSQLError(erTableAccessDenied, "42000", "%s command denied to user %s for table '%s'", deniedCommand(st), m[1], table)
+	return mysql.NewSQLError(mysqlerr.TableAccessDenied, "42000", "%s command denied to user %s for table '%s'", deniedCommand(st), m[1], table)
 }
 
 // deniedCommand is the privilege MySQL names when it denies st.

@@ -21,7 +21,6 @@ import (
 // 1227 with its text and SQLSTATE 42000.
 // MySQL's access-denied errors.
 const (
-	erTableAccessDenied    = 1142 // ER_TABLEACCESS_DENIED_ERROR
 	erSpecificAccessDenied = 1227 // ER_SPECIFIC_ACCESS_DENIED_ERROR
 )
 

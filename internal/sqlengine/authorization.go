@@ -7,6 +7,8 @@ import (
 	"github.com/dolthub/go-mysql-server/sql/mysql_db"
 	"github.com/dolthub/vitess/go/mysql"
 	ast "github.com/dolthub/vitess/go/vt/sqlparser"
+
+	"github.com/lockstepdb/lockstep/internal/mysqlerr"
 )
 
 // go-mysql-server's statement authorization, corrected at its seam (the
@@ -149,8 +151,6 @@ func dropSuper[T any](ctx *sql.Context, unless []sql.PrivilegeType, check func()
 // table it reads, as in MySQL 8 (since 8.0.22): with SELECT alone an
 // account could hold row locks that stall writers. go-mysql-server checks
 // SELECT only; the fast path checks the same (fastExec.allowed).
-const erTableAccessDenied = 1142 // ER_TABLEACCESS_DENIED_ERROR
-
 var lockingReadPrivileges = []sql.PrivilegeType{sql.PrivilegeType_Delete, sql.PrivilegeType_LockTables, sql.PrivilegeType_Update}
 
 // checkLockingRead refuses a locking SELECT of a table the session may
@@ -190,7 +190,7 @@ func checkLockingRead(ctx *sql.Context, st ast.Statement) error {
 		return nil
 	}
 	c := ctx.Session.Client()
-	return mysql.NewSQLError(erTableAccessDenied, "42000", "SELECT with locking clause command denied to user '%s'@'%s' for table '%s'", c.User, c.Address, denied)
+	return mysql.NewSQLError(mysqlerr.TableAccessDenied, "42000", "SELECT with locking clause command denied to user '%s'@'%s' for table '%s'", c.User, c.Address, denied)
 }
 
 // mayLock reports whether the session holds one of the privileges a
@@ -246,6 +246,11 @@ func CheckDatabaseAccess(ctx *sql.Context, db string) error {
 	if set.Count() > 0 || set.Database(db).HasPrivileges() {
 		return nil
 	}
+	return dbAccessDenied(ctx, db)
+}
+
+// dbAccessDenied is MySQL's 1044 for the session's account and db.
+func dbAccessDenied(ctx *sql.Context, db string) error {
 	c := ctx.Session.Client()
-	return mysql.NewSQLError(erDBAccessDenied, "42000", "Access denied for user '%s'@'%s' to database '%s'", c.User, c.Address, db)
+	return mysql.NewSQLError(mysqlerr.DBAccessDenied, "42000", "Access denied for user '%s'@'%s' to database '%s'", c.User, c.Address, db)
 }

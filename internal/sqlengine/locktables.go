@@ -29,7 +29,6 @@ import (
 	"time"
 
 	"github.com/dolthub/go-mysql-server/sql"
-	"github.com/dolthub/vitess/go/mysql"
 	ast "github.com/dolthub/vitess/go/vt/sqlparser"
 	"github.com/lockstepdb/lockstep/internal/lock"
 )
@@ -153,8 +152,5 @@ func (e *Engine) checkLockTablesPrivilege(ctx *sql.Context, db string) error {
 	if d.Has(sql.PrivilegeType_LockTables, sql.PrivilegeType_Select) {
 		return nil
 	}
-	client := ctx.Session.Client()
-	return mysql.NewSQLError(erDBAccessDenied, "42000", "Access denied for user '%s'@'%s' to database '%s'", client.User, client.Address, db)
+	return dbAccessDenied(ctx, db)
 }
-
-const erDBAccessDenied = 1044 // ER_DBACCESS_DENIED_ERROR
