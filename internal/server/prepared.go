@@ -31,16 +31,6 @@ import (
 
 const erMaxPreparedStmtCount = 1461 // ER_MAX_PREPARED_STMT_COUNT_REACHED
 
-// preparedBytesLimit is lockstep_max_prepared_stmt_bytes.
-func preparedBytesLimit() int64 {
-	_, v, _ := sql.SystemVariables.GetGlobal("lockstep_max_prepared_stmt_bytes")
-	return toInt64(v)
-}
-
-func tooManyPreparedBytes(limit int64) error {
-	return mysql.NewSQLError(erMaxPreparedStmtCount, "42000", "Can't keep more than lockstep_max_prepared_stmt_bytes bytes of prepared statements (current value: %d)", limit)
-}
-
 // admitPrepare counts p, which the protocol library has just added to c's
 // statements, and refuses it (removing it again) past the limit.
 func (s *Server) admitPrepare(c *mysql.Conn, p *mysql.PrepareData) error {
@@ -60,16 +50,16 @@ func (s *Server) admitPrepare(c *mysql.Conn, p *mysql.PrepareData) error {
 		return mysql.NewSQLError(erMaxPreparedStmtCount, "42000", "Can't create more than max_prepared_stmt_count statements (current value: %d)", limit)
 	}
 	n := int64(len(p.PrepareStmt))
+	if err := s.sql.AdmitPreparedBytes(n); err != nil {
+		delete(c.PrepareData, p.StatementID)
+		w.stmtClosed(p.StatementID)
+		return err
+	}
 	if w.stmtBytes == nil {
 		w.stmtBytes = map[uint32]int64{}
 	}
 	w.stmtBytes[p.StatementID] = n
-	bytes := s.preparedBytes.Add(n) + s.sql.SQLPreparedBytes.Load()
-	if limit := preparedBytesLimit(); bytes > limit {
-		delete(c.PrepareData, p.StatementID)
-		w.stmtClosed(p.StatementID)
-		return tooManyPreparedBytes(limit)
-	}
+	s.preparedBytes.Add(n)
 	return nil
 }
 

@@ -349,10 +349,10 @@ func preparedTextLen(ctx *sql.Context, p *ast.Prepare) int64 {
 	return int64(len(p.Expr))
 }
 
-// admitPreparedBytes refuses (1461) n more bytes of prepared statements
+// AdmitPreparedBytes refuses (1461) n more bytes of prepared statements
 // past lockstep_max_prepared_stmt_bytes, counting the protocol's
-// statements (OtherPreparedBytes) and SQL PREPARE's.
-func (e *Engine) admitPreparedBytes(n int64) error {
+// statements (OtherPreparedBytes, the server's) and SQL PREPARE's.
+func (e *Engine) AdmitPreparedBytes(n int64) error {
 	_, v, _ := sql.SystemVariables.GetGlobal("lockstep_max_prepared_stmt_bytes")
 	limit, ok := asInt64(v)
 	if !ok || n <= 0 {
@@ -658,7 +658,7 @@ func note(ctx context.Context, st ast.Statement, text string, queryLen int) erro
 			s.noteView(st)
 			if p, ok := st.(*ast.Prepare); ok {
 				n := preparedTextLen(sctx, p)
-				if err := s.eng.admitPreparedBytes(n - s.sqlPreparedBytes[p.Name]); err != nil {
+				if err := s.eng.AdmitPreparedBytes(n - s.sqlPreparedBytes[p.Name]); err != nil {
 					return err
 				}
 				s.pendingPrepare = n
