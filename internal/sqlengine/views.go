@@ -33,16 +33,7 @@ import (
 // when the statement names none) and SQL SECURITY spelled out, so that a
 // MySQL or MariaDB replica makes the view with the same definer rather
 // than none (MariaDB then refuses to read it, 1449).
-func loggedCreateView(ctx *sql.Context, name, selectStmt, createStmt string, mode *sql.SqlMode, replace bool) (string, error) {
-	st, _, err := ParseOne(ctx, createStmt, mode.ParserOptions())
-	if err != nil {
-		return "", err
-	}
-	d, ok := st.(*ast.DDL)
-	if !ok || d.ViewSpec == nil {
-		return createStmt, nil
-	}
-	spec := d.ViewSpec
+func loggedCreateView(ctx *sql.Context, name, selectStmt string, spec *ast.ViewSpec, replace bool) string {
 	algorithm := strings.ToUpper(spec.Algorithm)
 	if algorithm == "" {
 		algorithm = "UNDEFINED"
@@ -76,7 +67,7 @@ func loggedCreateView(ctx *sql.Context, name, selectStmt, createStmt string, mod
 	case ast.ViewCheckOptionLocal:
 		b.WriteString(" WITH LOCAL CHECK OPTION")
 	}
-	return b.String(), nil
+	return b.String()
 }
 
 // viewSelect is the SELECT a view keeps. The CREATE VIEW statement kept
@@ -86,16 +77,12 @@ func loggedCreateView(ctx *sql.Context, name, selectStmt, createStmt string, mod
 // go-mysql-server's SHOW CREATE VIEW would leave out (so a dump would
 // name the columns after the SELECT's), becomes aliases of the SELECT's
 // columns, as MySQL itself rewrites it.
-func viewSelect(ctx *sql.Context, selectStmt, createStmt string, mode *sql.SqlMode) (string, error) {
-	st, _, err := ParseOne(ctx, createStmt, mode.ParserOptions())
-	if err != nil {
-		return "", err
-	}
-	d, ok := st.(*ast.DDL)
-	if !ok || d.ViewSpec == nil || len(d.ViewSpec.Columns) == 0 {
+// It sets the aliases in spec's SELECT.
+func viewSelect(selectStmt string, spec *ast.ViewSpec) (string, error) {
+	if len(spec.Columns) == 0 {
 		return selectStmt, nil
 	}
-	first := d.ViewSpec.ViewExpr
+	first := spec.ViewExpr
 	for {
 		switch s := first.(type) {
 		case *ast.SetOp:
@@ -111,17 +98,17 @@ func viewSelect(ctx *sql.Context, selectStmt, createStmt string, mode *sql.SqlMo
 	if !ok {
 		return "", errNotSupported("a view column list over this SELECT: name the columns in the SELECT")
 	}
-	if len(sel.SelectExprs) != len(d.ViewSpec.Columns) {
-		return "", sql.ErrInvalidColumnNumber.New(len(sel.SelectExprs), len(d.ViewSpec.Columns))
+	if len(sel.SelectExprs) != len(spec.Columns) {
+		return "", sql.ErrInvalidColumnNumber.New(len(sel.SelectExprs), len(spec.Columns))
 	}
 	for i, e := range sel.SelectExprs {
 		ae, ok := e.(*ast.AliasedExpr)
 		if !ok {
 			return "", errNotSupported("a view column list over SELECT *: name the columns in the SELECT")
 		}
-		ae.As = d.ViewSpec.Columns[i]
+		ae.As = spec.Columns[i]
 	}
-	return ast.String(d.ViewSpec.ViewExpr), nil
+	return ast.String(spec.ViewExpr), nil
 }
 
 // viewSQL is a view's definition as the SQL layer keeps it.
@@ -170,13 +157,17 @@ func (d *Database) CreateView(ctx *sql.Context, name, selectStmt, createStmt str
 		return sql.ErrTableNotFound.New(d.name + "." + name)
 	}
 	mode := sql.LoadSqlMode(ctx)
-	logged, err := loggedCreateView(ctx, name, selectStmt, createStmt, mode, replace || exists)
+	st, _, err := ParseOne(ctx, createStmt, mode.ParserOptions())
 	if err != nil {
 		return err
 	}
-	selectStmt, err = viewSelect(ctx, selectStmt, createStmt, mode)
-	if err != nil {
-		return err
+	logged := createStmt
+	if ddl, ok := st.(*ast.DDL); ok && ddl.ViewSpec != nil {
+		// The logged statement first: viewSelect changes the parsed SELECT.
+		logged = loggedCreateView(ctx, name, selectStmt, ddl.ViewSpec, replace || exists)
+		if selectStmt, err = viewSelect(selectStmt, ddl.ViewSpec); err != nil {
+			return err
+		}
 	}
 	body, err := json.Marshal(viewSQL{Select: selectStmt, Create: fmt.Sprintf("CREATE VIEW %s.%s AS %s", quoteIdent(d.name), quoteIdent(name), selectStmt), SQLMode: mode.String()})
 	if err != nil {
