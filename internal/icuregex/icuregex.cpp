@@ -85,8 +85,8 @@ extern "C" void lsre_free(lsre *re) {
 	delete re;
 }
 
-extern "C" uint64_t lsre_begin(lsre *re) {
-	return re->search.fetch_add(1) + 1;
+extern "C" void lsre_begin(lsre *re) {
+	re->search.fetch_add(1);
 }
 
 extern "C" void lsre_cancel_running(lsre *re) {

@@ -22,9 +22,10 @@ lsre *lsre_compile(const char *pat, int32_t len, uint32_t flags,
                    int32_t time_limit, int32_t stack_limit, lsre_err *err);
 void lsre_free(lsre *re);
 
-// lsre_begin starts a search and returns its number; lsre_cancel_running
-// stops the search running now, if any (and no later one).
-uint64_t lsre_begin(lsre *re);
+// lsre_begin starts a search (it takes the next number);
+// lsre_cancel_running stops the search running now, if any (and no later
+// one).
+void lsre_begin(lsre *re);
 void lsre_cancel_running(lsre *re);
 
 // lsre_find matches text from character start and returns 1 if it has an

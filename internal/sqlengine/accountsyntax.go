@@ -328,7 +328,7 @@ func RedactSecrets(query string) string {
 			secret(t)
 		case prev.text(query) == "(" && i >= 2 && toks[i-2].is("password"):
 			secret(t)
-		case prev.text(query) == "=" && startsSetPassword(toks, query):
+		case prev.text(query) == "=" && len(toks) >= 2 && toks[0].is("set") && toks[1].is("password"):
 			secret(t)
 		}
 	}
@@ -343,8 +343,4 @@ func RedactSecrets(query string) string {
 		b.WriteString(" '<secret>'")
 	}
 	return b.String()
-}
-
-func startsSetPassword(toks []token, query string) bool {
-	return len(toks) >= 2 && toks[0].is("set") && toks[1].is("password")
 }

@@ -362,21 +362,12 @@ func (r *regexpCall) compile(ctx *sql.Context, pattern string, flags icuregex.Fl
 
 // globalInt32 is the global value of an integer system variable.
 func globalInt32(name string, def int32) int32 {
-	_, v, ok := sql.SystemVariables.GetGlobal(name)
+	_, v, _ := sql.SystemVariables.GetGlobal(name)
+	n, ok := asInt64(v)
 	if !ok {
 		return def
 	}
-	switch n := v.(type) {
-	case int64:
-		return int32(min(max(n, 0), 1<<31-1))
-	case uint64:
-		return int32(min(n, 1<<31-1))
-	case int32:
-		return n
-	case int:
-		return int32(min(max(n, 0), 1<<31-1))
-	}
-	return def
+	return int32(min(max(n, 0), 1<<31-1))
 }
 
 // maxAllowedPacket is max_allowed_packet, the longest result
