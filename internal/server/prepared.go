@@ -50,7 +50,7 @@ func (s *Server) admitPrepare(c *mysql.Conn, p *mysql.PrepareData) error {
 		return mysql.NewSQLError(erMaxPreparedStmtCount, "42000", "Can't create more than max_prepared_stmt_count statements (current value: %d)", limit)
 	}
 	n := int64(len(p.PrepareStmt))
-	if err := s.sql.AdmitPreparedBytes(n); err != nil {
+	if err := s.sql.AdmitPreparedBytes(n, &s.preparedBytes); err != nil {
 		delete(c.PrepareData, p.StatementID)
 		w.stmtClosed(p.StatementID)
 		return err
@@ -59,7 +59,6 @@ func (s *Server) admitPrepare(c *mysql.Conn, p *mysql.PrepareData) error {
 		w.stmtBytes = map[uint32]int64{}
 	}
 	w.stmtBytes[p.StatementID] = n
-	s.preparedBytes.Add(n)
 	return nil
 }
 

@@ -84,9 +84,13 @@ type Session struct {
 	sqlPrepared int64
 	// sqlPreparedBytes are those statements' texts' lengths by name (in
 	// Engine.SQLPreparedBytes too); pendingPrepare the length of the
-	// PREPARE being run.
+	// PREPARE being run, and pendingDelta what its admission added to
+	// Engine.SQLPreparedBytes ahead of it (taken back if the PREPARE
+	// fails: see releasePendingPrepare).
 	sqlPreparedBytes map[string]int64
 	pendingPrepare   int64
+	pendingDelta     int64
+	pendingReserved  bool
 	protocolRefs     map[string]int
 	protocolKey      *string
 	// tableLocks are the tables locked by LOCK TABLES (locktables.go).
@@ -315,6 +319,7 @@ func (s *Session) SessionEnd() {
 	}
 	s.eng.SQLPrepared.Add(-s.sqlPrepared)
 	s.sqlPrepared = 0
+	s.releasePendingPrepare()
 	for _, n := range s.sqlPreparedBytes {
 		s.eng.SQLPreparedBytes.Add(-n)
 	}
@@ -349,23 +354,41 @@ func preparedTextLen(ctx *sql.Context, p *ast.Prepare) int64 {
 	return int64(len(p.Expr))
 }
 
-// AdmitPreparedBytes refuses (1461) n more bytes of prepared statements
-// past lockstep_max_prepared_stmt_bytes, counting the protocol's
-// statements (OtherPreparedBytes, the server's) and SQL PREPARE's.
-func (e *Engine) AdmitPreparedBytes(n int64) error {
+// AdmitPreparedBytes adds n bytes of prepared statements to counter
+// (SQLPreparedBytes or OtherPreparedBytes) and checks the total against
+// lockstep_max_prepared_stmt_bytes, taking them back and refusing (1461)
+// past it. Adding before checking keeps the bound under concurrent
+// prepares: each sees the others' bytes (two racing for the last room
+// may both be refused, never both admitted).
+func (e *Engine) AdmitPreparedBytes(n int64, counter *atomic.Int64) error {
 	_, v, _ := sql.SystemVariables.GetGlobal("lockstep_max_prepared_stmt_bytes")
 	limit, ok := asInt64(v)
+	total := counter.Add(n)
 	if !ok || n <= 0 {
 		return nil
 	}
-	total := e.SQLPreparedBytes.Load() + n
-	if e.OtherPreparedBytes != nil {
-		total += e.OtherPreparedBytes.Load()
+	if counter == &e.SQLPreparedBytes {
+		if e.OtherPreparedBytes != nil {
+			total += e.OtherPreparedBytes.Load()
+		}
+	} else {
+		total += e.SQLPreparedBytes.Load()
 	}
 	if total > limit {
+		counter.Add(-n)
 		return mysql.NewSQLError(1461, "42000", "Can't keep more than lockstep_max_prepared_stmt_bytes bytes of prepared statements (current value: %d)", limit)
 	}
 	return nil
+}
+
+// releasePendingPrepare takes back what the admission of a PREPARE that
+// did not complete added (called before the session's next statement
+// and at its end).
+func (s *Session) releasePendingPrepare() {
+	if s.pendingReserved {
+		s.eng.SQLPreparedBytes.Add(-s.pendingDelta)
+		s.pendingReserved, s.pendingDelta = false, 0
+	}
 }
 
 // PrepareQuery keeps a prepared statement's parsed form under key.
@@ -385,7 +408,10 @@ func (s *Session) PrepareQuery(key string, stmt ast.Statement) {
 		if s.sqlPreparedBytes == nil {
 			s.sqlPreparedBytes = map[string]int64{}
 		}
-		s.eng.SQLPreparedBytes.Add(s.pendingPrepare - s.sqlPreparedBytes[key])
+		if !s.pendingReserved {
+			s.eng.SQLPreparedBytes.Add(s.pendingPrepare - s.sqlPreparedBytes[key])
+		}
+		s.pendingReserved, s.pendingDelta = false, 0 // now counted as key's
 		s.sqlPreparedBytes[key] = s.pendingPrepare
 	}
 	s.BaseSession.PrepareQuery(key, stmt)
@@ -656,12 +682,14 @@ func note(ctx context.Context, st ast.Statement, text string, queryLen int) erro
 		if s := sessionOf(sctx); s != nil {
 			s.noteStatement(st)
 			s.noteView(st)
+			s.releasePendingPrepare()
 			if p, ok := st.(*ast.Prepare); ok {
 				n := preparedTextLen(sctx, p)
-				if err := s.eng.AdmitPreparedBytes(n - s.sqlPreparedBytes[p.Name]); err != nil {
+				delta := n - s.sqlPreparedBytes[p.Name]
+				if err := s.eng.AdmitPreparedBytes(delta, &s.eng.SQLPreparedBytes); err != nil {
 					return err
 				}
-				s.pendingPrepare = n
+				s.pendingPrepare, s.pendingDelta, s.pendingReserved = n, delta, true
 			}
 			if b, ok := st.(*ast.Begin); ok {
 				s.beginAccess = b.TransactionCharacteristic
