@@ -1,6 +1,7 @@
 package integration
 
 import (
+	"context"
 	"database/sql"
 	"fmt"
 	"os"
@@ -409,4 +410,83 @@ func TestMostSpecificAccount(t *testing.T) {
 			t.Fatalf("pat@'%%' was given another account's grant: %s", g)
 		}
 	}
+}
+
+// TestPasswordValidationComponent: INSTALL COMPONENT
+// 'file://component_validate_password' turns MySQL's password policy on
+// (1819 for a weak cleartext password in CREATE USER, ALTER USER and SET
+// PASSWORD, including one's own), survives a restart with its variables
+// back at their defaults, and is local to the server: a replica with the
+// policy applies its source's accounts as they come. UNINSTALL turns it
+// off and its variables go away.
+func TestPasswordValidationComponent(t *testing.T) {
+	p := startServer(t, t.TempDir())
+	pdb := p.db("")
+	r := startServer(t, t.TempDir(), "--server-id=2", "--source-host=127.0.0.1", fmt.Sprintf("--source-port=%d", p.port),
+		"--source-user=root")
+	rdb := r.db("")
+	const install = "INSTALL COMPONENT 'file://component_validate_password'"
+	mustExec(t, rdb, install)
+	mustExec(t, pdb, "CREATE USER weak@'%' IDENTIFIED BY 'x'") // the source has no policy
+	waitCaughtUp(t, pdb, rdb, 30*time.Second)
+	if err := r.login(t, "weak", "x", ""); err != nil {
+		t.Fatalf("an account from the source on a replica with the policy: %v", err)
+	}
+
+	var v string
+	if err := pdb.QueryRow("SELECT @@validate_password.policy").Scan(&v); errNumber(err) != 1193 {
+		t.Fatalf("validate_password.policy before INSTALL: %q %v, want 1193", v, err)
+	}
+	mustExec(t, pdb, install)
+	if _, err := pdb.Exec(install); errNumber(err) != 3529 {
+		t.Fatalf("a second INSTALL: %v, want 3529", err)
+	}
+	if err := pdb.QueryRow("SELECT @@validate_password.policy").Scan(&v); err != nil || v != "MEDIUM" {
+		t.Fatalf("validate_password.policy: %q %v, want MEDIUM", v, err)
+	}
+	weak := []string{"CREATE USER w2@'%' IDENTIFIED BY 'x'", "CREATE USER w3@'%'", "ALTER USER weak@'%' IDENTIFIED BY 'abcdefgh'"}
+	for _, q := range weak {
+		if _, err := pdb.Exec(q); errNumber(err) != 1819 {
+			t.Fatalf("%s: %v, want 1819", q, err)
+		}
+	}
+	mustExec(t, pdb, "CREATE USER walter@'%' IDENTIFIED BY 'Str0ng!pass'")
+	walter := conn(t, p.as(t, "walter", "Str0ng!pass"))
+	ctx := context.Background()
+	if _, err := walter.ExecContext(ctx, "SET PASSWORD = 'weakpass'"); errNumber(err) != 1819 {
+		t.Fatalf("SET PASSWORD of one's own to a weak password: %v, want 1819", err)
+	}
+	mustExec(t, pdb, "SET GLOBAL validate_password.policy = LOW")
+	mustExec(t, pdb, "SET GLOBAL validate_password.length = 4")
+	for _, pw := range []string{"walter", "retlaw"} {
+		if _, err := walter.ExecContext(ctx, "SET PASSWORD = '"+pw+"'"); errNumber(err) != 1819 {
+			t.Fatalf("SET PASSWORD = %q by walter: %v, want 1819 (check_user_name)", pw, err)
+		}
+	}
+	if _, err := walter.ExecContext(ctx, "SET PASSWORD = 'walter22'"); err != nil {
+		t.Fatalf("a password LOW accepts: %v", err)
+	}
+	if err := p.login(t, "walter", "walter22", ""); err != nil {
+		t.Fatal(err)
+	}
+
+	p.stop()
+	p.start()
+	pdb = p.db("")
+	if err := pdb.QueryRow("SELECT @@validate_password.policy").Scan(&v); err != nil || v != "MEDIUM" {
+		t.Fatalf("validate_password.policy after a restart: %q %v, want MEDIUM", v, err)
+	}
+	for _, q := range weak {
+		if _, err := pdb.Exec(q); errNumber(err) != 1819 {
+			t.Fatalf("after a restart: %s: %v, want 1819", q, err)
+		}
+	}
+	mustExec(t, pdb, "UNINSTALL COMPONENT 'file://component_validate_password'")
+	if _, err := pdb.Exec("UNINSTALL COMPONENT 'file://component_validate_password'"); errNumber(err) != 3537 {
+		t.Fatalf("a second UNINSTALL: %v, want 3537", err)
+	}
+	if _, err := pdb.Exec("SET GLOBAL validate_password.length = 4"); errNumber(err) != 1193 {
+		t.Fatalf("SET GLOBAL validate_password.length after UNINSTALL: %v, want 1193", err)
+	}
+	mustExec(t, pdb, weak[0])
 }

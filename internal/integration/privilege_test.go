@@ -107,6 +107,9 @@ func TestPrivileges(t *testing.T) {
 		{"REVOKE SELECT ON app.* FROM low@'%'", 1044},
 		{"GRANT SELECT ON app.t TO monitor@'%'", 1142},
 		{"GRANT SELECT ON *.* TO monitor@'%'", 1227},
+		// INSERT and DELETE on mysql.component, as in MySQL.
+		{"INSTALL COMPONENT 'file://component_validate_password'", 1142},
+		{"UNINSTALL COMPONENT 'file://component_validate_password'", 1142},
 	}
 	low := s.as(t, "low", "pw")
 	monitor := s.as(t, "monitor", "pw")

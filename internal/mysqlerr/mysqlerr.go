@@ -122,6 +122,7 @@ var gmsErrors = []struct {
 	{"Variable '", "'", "' can't be set to the value of '", mysql.ERWrongValueForVar, "42000", ""},
 	{"Variable '", " is a read only variable", "", mysql.ERIncorrectGlobalLocalVar, "HY000", ""},
 	{"Variable '", " is a GLOBAL variable and should be set with SET GLOBAL", "", mysql.ERGlobalVariable, "HY000", ""},
+	{"Unknown system variable '", "'", "", mysql.ERUnknownSystemVariable, "HY000", ""},
 }
 
 // sqlStates are MySQL's SQLSTATEs for errors go-mysql-server sends with

@@ -81,6 +81,9 @@ type Server struct {
 	// INTO OUTFILE are confined to ("" = anywhere).
 	secureFilePriv string
 	conns          *connLimit // max_connections, over both client ports
+	// components are the installed components' URNs (components.go).
+	componentsMu sync.Mutex
+	components   []string
 }
 
 // bind gives the handler wrapHandler just made its listener's session
@@ -224,6 +227,10 @@ func StartContext(ctx context.Context, cfg Config, log *slog.Logger) (_ *Server,
 		return nil, err
 	}
 	if err := s.loadUsers(); err != nil {
+		s.shutdownStorage()
+		return nil, err
+	}
+	if err := s.loadComponents(); err != nil {
 		s.shutdownStorage()
 		return nil, err
 	}

@@ -61,6 +61,7 @@ func checkAccountStatement(ctx *sql.Context, st ast.Statement, text string) erro
 			if *n.Authentication == (ast.Authentication{}) && !hasIdentified(text) {
 				keepAuthentication(ctx, n)
 			}
+			return checkPasswordPolicy(ctx, n)
 		}
 	case *ast.GrantPrivilege:
 		return checkTargets(ctx, n.To, erCantCreateUserWithGrant)
@@ -95,6 +96,7 @@ func checkAccountStatement(ctx *sql.Context, st ast.Statement, text string) erro
 		if what := ignoredAccountOption(n.Locked, n.PasswordOptions, n.AccountLimits); what != "" {
 			return errNotSupported(what)
 		}
+		return checkPasswordPolicy(ctx, n)
 	}
 	return nil
 }

@@ -161,6 +161,8 @@ func registerVariables() {
 			Type: types.NewSystemBoolType("lockstep_fast_path"), Default: int8(1),
 		},
 	})
+	// The password policy's (shown once it is installed).
+	sql.SystemVariables.AddSystemVariables(passwordPolicyVariables())
 	// MySQL 8's default collation (GMS's own default is utf8mb4_0900_bin).
 	_ = sql.SystemVariables.AssignValues(map[string]any{"collation_server": "utf8mb4_0900_ai_ci", "collation_database": "utf8mb4_0900_ai_ci"})
 }

@@ -13,6 +13,7 @@ package sqlengine
 
 import (
 	"context"
+	"strings"
 	"testing"
 
 	"github.com/cockroachdb/pebble/v2/vfs"
@@ -29,6 +30,14 @@ type engineHarness struct {
 	setup   []setup.SetupScript
 	h       *harness
 	session *Session
+	next    string // the test about to run (SkipQueryTest)
+}
+
+// SkipQueryTest skips nothing; it notes which test the next engine is
+// for, which the suite says only here.
+func (e *engineHarness) SkipQueryTest(name string) bool {
+	e.next = name
+	return false
 }
 
 func (e *engineHarness) Setup(scripts ...[]setup.SetupScript) {
@@ -49,6 +58,14 @@ func (e *engineHarness) NewContext() *sql.Context {
 func (e *engineHarness) NewEngine(t *testing.T) (enginetest.QueryEngine, error) {
 	e.h = openHarness(t, vfs.NewMem())
 	e.session = nil
+	// The password policy's scripts need its component, as MySQL's do,
+	// each freshly installed (its variables at their defaults). Where a
+	// script raises a count to 1000 and then expects a 48-character
+	// password to pass validate_password.length, it fails here as it
+	// would on MySQL, which raises the length with the count.
+	SetPasswordValidation(false)
+	SetPasswordValidation(strings.Contains(e.next, "validate_password"))
+	t.Cleanup(func() { SetPasswordValidation(false) })
 	scripts := e.setup
 	if len(scripts) == 0 {
 		scripts = setup.MydbData

@@ -47,6 +47,9 @@ func (p provider) Function(_ *sql.Context, name string) (sql.Function, bool) {
 	if f, ok := regexpFunction(name); ok {
 		return f, true // regexp.go
 	}
+	if name == "validate_password_strength" {
+		return validatePasswordStrengthFunction(), true // passwordpolicy.go
+	}
 	if name == "load_file" {
 		return sql.Function1{Name: "load_file", Fn: func(_ *sql.Context, arg sql.Expression) sql.Expression {
 			return &loadFile{UnaryExpressionStub: expression.UnaryExpressionStub{Child: arg}, e: p.e}

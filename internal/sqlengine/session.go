@@ -654,6 +654,7 @@ func note(ctx context.Context, st ast.Statement, text string, queryLen int) erro
 		return err
 	}
 	rewriteRegexpOperators(st, text)
+	joinComponentVariables(st)
 	if err := balanceSetOps(st, text); err != nil {
 		return err
 	}
@@ -820,6 +821,7 @@ func (p parser) ParseOneWithOptions(ctx context.Context, query string, o ast.Par
 		return nil, r.consumed, err
 	}
 	rewriteRegexpOperators(r.st, query)
+	joinComponentVariables(r.st)
 	if err := balanceSetOps(r.st, query); err != nil {
 		return nil, r.consumed, err
 	}
@@ -972,7 +974,13 @@ func (r computedRegistry) SetGlobal(ctx *sql.Context, name string, val any) erro
 			}
 		}
 	}
+	if hiddenVariable(name) {
+		return sql.ErrUnknownSystemVariable.New(name)
+	}
 	if err := checkAlwaysOn(name, val); err != nil {
+		return err
+	}
+	if err := checkPasswordVariable(name, val); err != nil {
 		return err
 	}
 	if err := r.SystemVariableRegistry.SetGlobal(ctx, name, val); err != nil {
@@ -1008,7 +1016,17 @@ func RegisterVariableHook(name string, hook func(v any) map[string]any) {
 func (r computedRegistry) GetAllGlobalVariables() map[string]any {
 	m := r.SystemVariableRegistry.GetAllGlobalVariables()
 	overlayComputed(m)
+	dropHidden(m)
 	return m
+}
+
+// GetGlobal hides the variables of components not installed
+// (passwordpolicy.go).
+func (r computedRegistry) GetGlobal(name string) (sql.SystemVariable, any, bool) {
+	if hiddenVariable(name) {
+		return nil, nil, false
+	}
+	return r.SystemVariableRegistry.GetGlobal(name)
 }
 
 func overlayComputed(m map[string]any) {
@@ -1154,6 +1172,7 @@ func fixedSettings() []string {
 func (s *Session) GetAllSessionVariables() map[string]any {
 	m := s.BaseSession.GetAllSessionVariables()
 	overlayComputed(m)
+	dropHidden(m)
 	if s.version != "" {
 		m["version"] = s.version
 	}
