@@ -801,3 +801,29 @@ func TestViews(t *testing.T) {
 		t.Fatalf("the restored view: %d, %v", s, err)
 	}
 }
+
+// TestFailedAutocommitReleasesLocks: a statement that fails in autocommit
+// mode ends its transaction, so the rows and tables it locked before
+// failing are free at once (they were held until the connection's next
+// statement: an idle connection blocked other writers and LOCK TABLES).
+// Both paths: the fast path's statement shape, and go-mysql-server's.
+func TestFailedAutocommitReleasesLocks(t *testing.T) {
+	s := startServer(t, t.TempDir())
+	mustExec(t, s.db(""), "CREATE DATABASE fl")
+	db := s.db("fl")
+	mustExec(t, db, "CREATE TABLE t (id INT PRIMARY KEY, v INT)")
+	mustExec(t, db, "INSERT INTO t VALUES (1, 0), (2, 0)")
+	for _, fast := range []string{"ON", "OFF"} {
+		failing, other := conn(t, db), conn(t, db)
+		mustConnExec(t, failing, "SET lockstep_fast_path = "+fast)
+		if _, err := failing.ExecContext(context.Background(), "UPDATE t SET id = 2 WHERE id = 1"); errNumber(err) != 1062 {
+			t.Fatalf("fast path %s: the failing UPDATE: %v, want 1062", fast, err)
+		}
+		mustConnExec(t, other, "SET SESSION innodb_lock_wait_timeout = 1")
+		if _, err := other.ExecContext(context.Background(), "UPDATE t SET v = v + 1 WHERE id = 1"); err != nil {
+			t.Fatalf("fast path %s: a row the failed statement had locked: %v", fast, err)
+		}
+		mustConnExec(t, other, "LOCK TABLES t READ")
+		mustConnExec(t, other, "UNLOCK TABLES")
+	}
+}

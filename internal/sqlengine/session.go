@@ -303,8 +303,24 @@ func (s *Session) CommandBegin() error {
 	return nil
 }
 
-// CommandEnd implements sql.LifecycleAwareSession.
-func (s *Session) CommandEnd() {}
+// CommandEnd implements sql.LifecycleAwareSession. go-mysql-server
+// commits an autocommit statement's transaction when the statement
+// succeeds, and leaves it open when it fails: its row and metadata locks
+// then outlived the statement until the session's next one, so an idle
+// connection whose last statement failed blocked others (a LOCK TABLES
+// waited for it forever). It ends here, rolled back, as in MySQL (the
+// failed statement's changes are already undone).
+func (s *Session) CommandEnd() {
+	if s.tx == nil || s.tx.Ended() || s.GetIgnoreAutoCommit() {
+		return
+	}
+	if ac, err := s.BaseSession.GetSessionVariable(sql.NewContext(context.Background(), sql.WithSession(s)), "autocommit"); err != nil || !isOn(ac) {
+		return
+	}
+	s.tx.Rollback()
+	s.tx = nil
+	s.SetTransaction(nil)
+}
 
 // SessionEnd implements sql.LifecycleAwareSession: an open transaction is
 // rolled back when the client goes away.
