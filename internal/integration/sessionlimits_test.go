@@ -68,7 +68,9 @@ func TestSessionLimits(t *testing.T) {
 	waitFor(t, "offline_mode to disconnect app", 10*time.Second, func() bool {
 		return a1.PingContext(ctx) != nil
 	})
-	if _, err := app.Conn(ctx); errNumber(err) != 3032 {
+	// A new handle, so that the login is new: app's pool may still hold a
+	// connection that goOffline (asynchronous) has not closed yet.
+	if _, err := s.as(t, "app", "pw").Conn(ctx); errNumber(err) != 3032 {
 		t.Fatalf("app's login in offline mode: %v, want 3032", err)
 	}
 	if err := c.PingContext(ctx); err != nil {
