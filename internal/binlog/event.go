@@ -54,14 +54,17 @@ const (
 	// FileHeaderSize is the magic number at the start of every binlog file.
 	FileHeaderSize = 4
 
-	FlagBinlogInUse     uint16 = 0x0001
-	FlagSuppressUse     uint16 = 0x0008
-	FlagArtificial      uint16 = 0x0020
-	FlagRelayLog        uint16 = 0x0040
-	FlagIgnorable       uint16 = 0x0080
-	RowsFlagStmtEnd     uint16 = 0x0001
-	gtidFlagCommitOK    byte   = 0x01
-	logicalTimestampTyp byte   = 2
+	FlagBinlogInUse uint16 = 0x0001
+	FlagSuppressUse uint16 = 0x0008
+	FlagArtificial  uint16 = 0x0020
+	FlagRelayLog    uint16 = 0x0040
+	FlagIgnorable   uint16 = 0x0080
+	RowsFlagStmtEnd uint16 = 0x0001
+	// RowsFlagNoForeignKeyChecks: the replica applies the event's rows
+	// without checking foreign keys (NO_FOREIGN_KEY_CHECKS_F).
+	RowsFlagNoForeignKeyChecks uint16 = 0x0002
+	gtidFlagCommitOK           byte   = 0x01
+	logicalTimestampTyp        byte   = 2
 
 	// GTIDEventBodyMin is the GTID post-header (flags, SID, GNO, clock).
 	gtidPostHeader = 1 + 16 + 8 + 1 + 8 + 8
@@ -187,6 +190,18 @@ type TrxEvents struct {
 	rowsType   byte
 	rowsTable  uint64
 	isDDL      bool
+
+	// cascade holds the current statement's row changes made by foreign
+	// keys' referential actions (AddCascadeRow), in the order they were
+	// made; their images are in cascadeImg.
+	cascade    []cascadeRow
+	cascadeImg []byte
+}
+
+type cascadeRow struct {
+	typ                byte
+	tab                TableRef
+	before, after, end int // the images are cascadeImg[before:after] and [after:end]
 }
 
 // TableRef is what a row change needs to know of its table.
@@ -217,7 +232,9 @@ func (t *TrxEvents) Grow(n int) {
 func (t *TrxEvents) Len() int { return len(t.buf) }
 
 // Empty reports whether no event has been added.
-func (t *TrxEvents) Empty() bool { return len(t.starts) == 0 && len(t.stmtStarts) == 0 }
+func (t *TrxEvents) Empty() bool {
+	return len(t.starts) == 0 && len(t.stmtStarts) == 0 && len(t.cascade) == 0
+}
 
 // Mark is a point a transaction can roll back to (a savepoint).
 type Mark struct{ buf, starts int }
@@ -373,27 +390,74 @@ func (t *TrxEvents) AddRow(typ byte, tab TableRef, before, after []byte) {
 		t.stmt, t.stmtStarts, start = beginEvent(t.stmt, t.stmtStarts, typ, 0)
 		_ = start
 		t.rowsType, t.rowsTable, t.rowsOpen = typ, tab.ID, true
-		t.stmt = appendUint48(t.stmt, tab.ID)
-		t.stmt = binary.LittleEndian.AppendUint16(t.stmt, 0) // flags (STMT_END_F later)
-		t.stmt = binary.LittleEndian.AppendUint16(t.stmt, 2) // extra data: none
-		t.stmt = AppendPackedInt(t.stmt, uint64(tab.NCols))
-		t.stmt = appendAllSet(t.stmt, tab.NCols)
-		if typ == UpdateRowsEventV2 {
-			t.stmt = appendAllSet(t.stmt, tab.NCols)
-		}
-		known := false
-		for _, x := range t.stmtTables {
-			if x.ID == tab.ID {
-				known = true
-				break
-			}
-		}
-		if !known {
-			t.stmtTables = append(t.stmtTables, tab)
-		}
+		t.stmt = appendRowsHeader(t.stmt, typ, tab, 0) // STMT_END_F later
+		t.noteTable(tab)
 	}
 	t.stmt = append(t.stmt, before...)
 	t.stmt = append(t.stmt, after...)
+}
+
+// appendRowsHeader appends the post-header and the column bitmaps of a
+// *_rows event of tab.
+func appendRowsHeader(dst []byte, typ byte, tab TableRef, flags uint16) []byte {
+	dst = appendUint48(dst, tab.ID)
+	dst = binary.LittleEndian.AppendUint16(dst, flags)
+	dst = binary.LittleEndian.AppendUint16(dst, 2) // extra data: none
+	dst = AppendPackedInt(dst, uint64(tab.NCols))
+	dst = appendAllSet(dst, tab.NCols)
+	if typ == UpdateRowsEventV2 {
+		dst = appendAllSet(dst, tab.NCols)
+	}
+	return dst
+}
+
+func (t *TrxEvents) noteTable(tab TableRef) {
+	for _, x := range t.stmtTables {
+		if x.ID == tab.ID {
+			return
+		}
+	}
+	t.stmtTables = append(t.stmtTables, tab)
+}
+
+// AddCascadeRow adds a row change a foreign key's referential action made
+// (a child row deleted or changed because its parent was). MySQL 8 and
+// MariaDB do not log such changes: their replicas make them again when
+// they apply the parent's change. Lockstep logs them (its replicas, its
+// recovery and binlog consumers apply rows, not foreign keys), so that a
+// MySQL or MariaDB replica finds nothing left to do: the statement's
+// cascaded changes are written before its own, the last made first (so a
+// grandchild goes before its parent), in events flagged
+// NO_FOREIGN_KEY_CHECKS_F, as MySQL 9 writes the cascades its SQL layer
+// makes.
+func (t *TrxEvents) AddCascadeRow(typ byte, tab TableRef, before, after []byte) {
+	t.noteTable(tab)
+	b := len(t.cascadeImg)
+	t.cascadeImg = append(append(t.cascadeImg, before...), after...)
+	t.cascade = append(t.cascade, cascadeRow{typ: typ, tab: tab, before: b, after: b + len(before), end: len(t.cascadeImg)})
+}
+
+// appendCascades writes the statement's cascaded changes into the
+// transaction, last made first.
+func (t *TrxEvents) appendCascades() {
+	open := -1
+	var typ byte
+	var table uint64
+	for i := len(t.cascade) - 1; i >= 0; i-- {
+		c := t.cascade[i]
+		if open < 0 || typ != c.typ || table != c.tab.ID || len(t.buf)-open > maxRowsEventBody {
+			if open >= 0 {
+				t.end(open)
+			}
+			open = t.begin(c.typ, 0)
+			typ, table = c.typ, c.tab.ID
+			t.buf = appendRowsHeader(t.buf, c.typ, c.tab, RowsFlagNoForeignKeyChecks)
+		}
+		t.buf = append(t.buf, t.cascadeImg[c.before:c.end]...)
+	}
+	if open >= 0 {
+		t.end(open)
+	}
 }
 
 func (t *TrxEvents) closeRows() {
@@ -408,13 +472,21 @@ func (t *TrxEvents) closeRows() {
 // flagged STMT_END_F.
 func (t *TrxEvents) EndStatement() {
 	t.closeRows()
-	if len(t.stmtStarts) == 0 {
+	if len(t.stmtStarts) == 0 && len(t.cascade) == 0 {
 		return
 	}
 	for _, tab := range t.stmtTables {
 		start := t.begin(TableMapEvent, 0)
 		t.buf = append(t.buf, tab.Map...)
 		t.end(start)
+	}
+	t.appendCascades()
+	if len(t.stmtStarts) == 0 { // only cascades (not made by go-mysql-server)
+		last := t.starts[len(t.starts)-1]
+		flags := binary.LittleEndian.Uint16(t.buf[last+HeaderSize+6:])
+		binary.LittleEndian.PutUint16(t.buf[last+HeaderSize+6:], flags|RowsFlagStmtEnd)
+		t.DiscardStatement()
+		return
 	}
 	last := t.stmtStarts[len(t.stmtStarts)-1]
 	binary.LittleEndian.PutUint16(t.stmt[last+HeaderSize+6:], RowsFlagStmtEnd)
@@ -432,6 +504,8 @@ func (t *TrxEvents) DiscardStatement() {
 	t.stmtStarts = t.stmtStarts[:0]
 	t.stmtTables = t.stmtTables[:0]
 	t.rowsOpen = false
+	t.cascade = t.cascade[:0]
+	t.cascadeImg = t.cascadeImg[:0]
 }
 
 // Close ends the last statement; call it before FinalSize and Finalize.

@@ -270,3 +270,55 @@ func FuzzDecodeGTIDSet(f *testing.F) {
 		}
 	})
 }
+
+// TestCascadeRowsComeFirst: a statement's cascaded changes are written
+// before its own, the last made first, flagged NO_FOREIGN_KEY_CHECKS_F,
+// with the statement's last event flagged STMT_END_F; a discarded
+// statement drops them.
+func TestCascadeRowsComeFirst(t *testing.T) {
+	ts := uint32(1700000000)
+	at := time.Date(2026, 11, 22, 10, 30, 0, 0, time.UTC)
+	parent := TableRef{ID: 1, NCols: len(testCols), Map: TableMapBody(1, "d", "parent", testCols, []int{0})}
+	child := TableRef{ID: 2, NCols: len(testCols), Map: TableMapBody(2, "d", "child", testCols, []int{0})}
+	grand := TableRef{ID: 3, NCols: len(testCols), Map: TableMapBody(3, "d", "grandchild", testCols, []int{0})}
+	r := func(id int64) []byte {
+		return img(t, id, uint64(0), "x", nil, decimal.RequireFromString("1"), at, uint64(1))
+	}
+	var ev TrxEvents
+	ev.AddQuery("d", "BEGIN", QueryOptions{})
+	ev.AddRow(DeleteRowsEventV2, parent, r(1), nil)
+	ev.AddCascadeRow(DeleteRowsEventV2, child, r(10), nil)
+	ev.AddCascadeRow(DeleteRowsEventV2, grand, r(100), nil)
+	ev.AddCascadeRow(DeleteRowsEventV2, child, r(11), nil)
+	ev.AddRow(DeleteRowsEventV2, parent, r(2), nil)
+	ev.EndStatement()
+	ev.AddRow(DeleteRowsEventV2, parent, r(3), nil)
+	ev.AddCascadeRow(DeleteRowsEventV2, child, r(12), nil)
+	ev.DiscardStatement()
+	ev.AddXID(1)
+	ev.Close()
+	g := GTIDInfo{SID: testSID, GNO: 1, SequenceNumber: 1}
+	body := ev.Finalize(nil, 4, ts, 7, g)
+	f := append(append([]byte(nil), FileMagic...), FormatDescription(ts, 7, false)...)
+	f = append(f, body...)
+	p := replication.NewBinlogParser()
+	p.SetUseDecimal(true)
+	var got []string
+	err := p.ParseReader(bytes.NewReader(f[4:]), func(e *replication.BinlogEvent) error {
+		if x, ok := e.Event.(*replication.RowsEvent); ok {
+			var ids []any
+			for _, row := range x.Rows {
+				ids = append(ids, row[0])
+			}
+			got = append(got, fmt.Sprintf("%s%v flags=%d", x.Table.Table, ids, x.Flags))
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"child[11] flags=2", "grandchild[100] flags=2", "child[10] flags=2", "parent[1 2] flags=1"}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("rows events\n got %v\nwant %v", got, want)
+	}
+}

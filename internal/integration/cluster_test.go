@@ -124,6 +124,25 @@ func TestClusterMultiPrimary(t *testing.T) {
 		}
 	}
 
+	// A foreign key made on one member holds on every member: an orphan
+	// is refused on another, and a cascade made on a third reaches all.
+	execRetry(t, dbs[0], "CREATE TABLE d.par (id INT PRIMARY KEY)")
+	execRetry(t, dbs[0], "CREATE TABLE d.chi (id INT PRIMARY KEY, p INT, CONSTRAINT chi_par FOREIGN KEY (p) REFERENCES d.par (id) ON DELETE CASCADE)")
+	execRetry(t, dbs[1], "INSERT INTO d.par VALUES (1), (2)")
+	execRetry(t, dbs[1], "INSERT INTO d.chi VALUES (10, 1), (11, 2)")
+	waitFor(t, "the parents to reach member 2", 10*time.Second, func() bool {
+		return countRows(t, dbs[1], "SELECT COUNT(*) FROM d.chi") == 2
+	})
+	if _, err := dbs[1].Exec("INSERT INTO d.chi VALUES (12, 99)"); errNumber(err) != 1452 {
+		t.Fatalf("an orphan on member 2: %v, want 1452", err)
+	}
+	execRetry(t, dbs[2], "DELETE FROM d.par WHERE id = 1")
+	for i, db := range dbs {
+		waitFor(t, fmt.Sprintf("the cascade to reach member %d", i+1), 10*time.Second, func() bool {
+			return countRows(t, db, "SELECT COUNT(*) FROM d.chi") == 1
+		})
+	}
+
 	// Accounts made on one member log in on the others; dropped on one,
 	// they are gone everywhere.
 	execRetry(t, dbs[0], "CREATE USER app@'%' IDENTIFIED BY 'pw'")

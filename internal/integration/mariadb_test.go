@@ -201,6 +201,16 @@ func TestMariaDBReplica(t *testing.T) {
 	mustExec(t, ts, "CREATE VIEW gone AS SELECT 1 AS one")
 	mustExec(t, ts, "ALTER VIEW nulls AS SELECT id, b FROM t WHERE a IS NULL")
 	mustExec(t, ts, "DROP VIEW gone")
+	// Foreign keys reach MariaDB as ALTER TABLE ... ADD CONSTRAINT, their
+	// cascades as rows.
+	mustExec(t, ts, "CREATE TABLE par (id INT PRIMARY KEY)")
+	mustExec(t, ts, "CREATE TABLE chi (id INT PRIMARY KEY, p INT, CONSTRAINT chi_par FOREIGN KEY (p) REFERENCES par (id) ON DELETE CASCADE ON UPDATE CASCADE)")
+	mustExec(t, ts, "CREATE TABLE nul (id INT PRIMARY KEY, p INT, CONSTRAINT nul_par FOREIGN KEY (p) REFERENCES par (id) ON DELETE SET NULL)")
+	mustExec(t, ts, "INSERT INTO par VALUES (1), (2), (3)")
+	mustExec(t, ts, "INSERT INTO chi VALUES (10, 1), (11, 2), (12, 2)")
+	mustExec(t, ts, "INSERT INTO nul VALUES (20, 3)")
+	mustExec(t, ts, "DELETE FROM par WHERE id IN (2, 3)")
+	mustExec(t, ts, "UPDATE par SET id = 5 WHERE id = 1")
 
 	// Wait for the replica to reach the primary's last GTID.
 	var executed string
@@ -244,6 +254,10 @@ func TestMariaDBReplica(t *testing.T) {
 	}
 	if err := mdb.QueryRow("SELECT COUNT(*) FROM information_schema.VIEWS WHERE TABLE_SCHEMA = 'ts'").Scan(&views); err != nil || views != 1 {
 		t.Fatalf("views on the replica: %d, %v; want 1", views, err)
+	}
+	var children, moved, nulled, fks int
+	if err := mdb.QueryRow("SELECT (SELECT COUNT(*) FROM ts.chi), (SELECT COUNT(*) FROM ts.chi WHERE p = 5), (SELECT COUNT(*) FROM ts.nul WHERE p IS NULL), (SELECT COUNT(*) FROM information_schema.REFERENTIAL_CONSTRAINTS WHERE CONSTRAINT_SCHEMA = 'ts')").Scan(&children, &moved, &nulled, &fks); err != nil || children != 1 || moved != 1 || nulled != 1 || fks != 2 {
+		t.Fatalf("on the replica: %d child rows, %d moved, %d set to NULL, %d foreign keys (%v); want 1, 1, 1, 2", children, moved, nulled, fks, err)
 	}
 	if p, r := keylessRows(t, s.db("")), keylessRows(t, mdb); p != r {
 		t.Fatalf("keyless table differs: primary %d rows, replica %d", strings.Count(p, ";")+1, strings.Count(r, ";")+1)

@@ -83,7 +83,9 @@ func Restore(err error) error {
 		return err
 	}
 	num, _ := strconv.Atoi(m[2])
-	return mysql.NewSQLError(num, m[3], "%s", m[1])
+	// Once more, for MySQL's SQLSTATE where the embedded error has the
+	// generic one (the number is no longer 1105: this ends).
+	return Restore(mysql.NewSQLError(num, m[3], "%s", m[1]))
 }
 
 // gmsErrors are go-mysql-server errors that carry no MySQL number, by
@@ -106,7 +108,17 @@ var gmsErrors = []struct {
 	{"table doesn't support DELETE FROM", "", "", 1288, "HY000", "The target table of the DELETE is not updatable"},
 	{"the view ", " does not exist", "", mysql.ERBadTable, "42S02", ""},
 	{"column \"", "\" could not be found in any table in scope", "", mysql.ERBadFieldError, "42S22", ""},
-	{"the table does not support foreign key operations", "", "", mysql.ERNotSupportedYet, "42000", "This version of Lockstep doesn't yet support 'foreign keys'"},
+	// A table or index a foreign key needs.
+	{"cannot drop table `", "", "` as it is referenced in foreign key `", 3730, "HY000", ""}, // ER_FK_CANNOT_DROP_PARENT
+	{"cannot drop index: `", "", "` is used by foreign key `", 1553, "HY000", ""},            // ER_DROP_INDEX_FK
+	// Constraints MySQL refuses with numbers of their own.
+	{"duplicate foreign key constraint name `", "", "", 1826, "HY000", ""},                    // ER_FK_DUP_NAME
+	{"cannot use SET NULL as column `", "` is non-nullable", "", 1830, "HY000", ""},           // ER_FK_COLUMN_NOT_NULL
+	{"cannot drop column `", "", "` as it is used in foreign key `", 1828, "HY000", ""},       // ER_FK_COLUMN_CANNOT_DROP
+	{"missing index for foreign key `", "", "` on the referenced table `", 1822, "HY000", ""}, // ER_FK_NO_INDEX_PARENT
+	{"column type mismatch on `", "", "` and `", 3780, "HY000", ""},                           // ER_FK_INCOMPATIBLE_COLUMNS
+	{"foreign key `", "", "` was not found on the table `", 1091, "42000", ""},                // ER_CANT_DROP_FIELD_OR_KEY
+	{"Foreign key cascade delete/update exceeds max depth of 15.", "", "", 3008, "HY000", ""}, // ER_FK_DEPTH_EXCEEDED
 	{"database does not support temporary tables", "", "", mysql.ERNotSupportedYet, "42000", "This version of Lockstep doesn't yet support 'temporary tables'"},
 	{"TIME length not yet supported", "", "", mysql.ERNotSupportedYet, "42000", "This version of Lockstep doesn't yet support 'TIME with fractional seconds (TIME(n))'"},
 	// A privilege missing: go-mysql-server says neither which nor at what
@@ -139,6 +151,8 @@ var sqlStates = map[int]string{
 	mysql.ERDataTooLong:        "22001",
 	mysql.ERNotSupportedYet:    "42000",
 	ReadOnlyTransaction:        "25006",
+	mysql.ERRowIsReferenced2:   "23000", // a parent row with children
+	mysql.ErNoReferencedRow2:   "23000", // a child row without a parent
 }
 
 // prefixes are what go-mysql-server puts before MySQL's message.

@@ -277,6 +277,9 @@ func (t *Table) RewriteInserter(ctx *sql.Context, oldSch, newSch sql.PrimaryKeyS
 		return nil, err
 	}
 	nd.NextIndex = old.NextIndex
+	if err := carryForeignKeys(old, nd, meta.ForeignKeys, newAt); err != nil {
+		return nil, err
+	}
 	// Indexes follow their columns; a dropped column leaves its indexes,
 	// and an index left with no column goes, as in MySQL.
 	for _, ix := range old.Indexes {

@@ -50,6 +50,7 @@ type Engine struct {
 	coll  row.Collator
 
 	schemas schemaCache
+	fks     fkCache // the catalog's foreign keys (foreignkeys.go)
 	system  systemDBs
 	autoinc autoincState
 

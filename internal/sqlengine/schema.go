@@ -18,8 +18,9 @@ import (
 // rebuild the GMS schema after a restart (types and defaults as SQL text,
 // re-parsed by GMS).
 type sqlMeta struct {
-	Columns []colMeta `json:"columns"`
-	Comment string    `json:"comment,omitempty"`
+	Columns     []colMeta `json:"columns"`
+	Comment     string    `json:"comment,omitempty"`
+	ForeignKeys []fkMeta  `json:"foreign_keys,omitempty"` // foreignkeys.go
 }
 
 type colMeta struct {

@@ -33,6 +33,9 @@ type Table struct {
 	// through RewriteInserter (discardRows); there is nothing left to
 	// read, and the object's definition is stale.
 	indexBuilt bool
+	// fkRead: the table is read for a foreign key check (fkEditor): reads
+	// lock shared and reference the rows they return (foreignkeys.go).
+	fkRead bool
 }
 
 var (
@@ -48,6 +51,7 @@ var (
 	_ sql.PrimaryKeyTable       = (*Table)(nil)
 	_ sql.TruncateableTable     = (*Table)(nil)
 	_ sql.CommentedTable        = (*Table)(nil)
+	_ sql.ForeignKeyTable       = (*Table)(nil)
 )
 
 // schemaCache maps storage tables to their GMS schemas (parsing type and
@@ -157,6 +161,9 @@ func (t *Table) PartitionRows(ctx *sql.Context, p sql.Partition) (sql.RowIter, e
 		return nil, err
 	}
 	mode := s.lockModeFor(t.st.Def.Name)
+	if t.fkRead && mode == 0 {
+		mode = lock.Shared
+	}
 	if part.point {
 		return &pointIter{t: t, s: s, tx: tx, key: part.lo, viaIndex: part.index >= 0, mode: mode}, nil
 	}
@@ -215,8 +222,16 @@ func (r *rowIter) Next(ctx *sql.Context) (sql.Row, error) {
 			if r.t.st.Keyless() {
 				r.tx.NoteRow(kv.Value, img)
 			}
-		} else if r.t.st.Keyless() {
-			r.tx.NoteRow(kv.Key, img)
+			if r.t.fkRead {
+				r.tx.Reference(kv.Value)
+			}
+		} else {
+			if r.t.st.Keyless() {
+				r.tx.NoteRow(kv.Key, img)
+			}
+			if r.t.fkRead {
+				r.tx.Reference(kv.Key)
+			}
 		}
 		r.s.rowsRead.Add(1)
 		return r.t.toSQLRow(img, &r.vals)
@@ -269,6 +284,9 @@ func (p *pointIter) Next(ctx *sql.Context) (sql.Row, error) {
 	}
 	if p.t.st.Keyless() {
 		p.tx.NoteRow(key, img)
+	}
+	if p.t.fkRead {
+		p.tx.Reference(key)
 	}
 	p.s.rowsRead.Add(1)
 	var scratch []row.Value
@@ -963,6 +981,10 @@ func (t *Table) CreateIndex(ctx *sql.Context, def sql.IndexDef) error {
 		return err
 	}
 	t.indexBuilt = true
+	// The object lists the index from now on: CREATE TABLE goes on to
+	// look for an index its foreign keys can use (reads of it return
+	// nothing: see indexBuilt).
+	t.st = t.current()
 	return nil
 }
 

@@ -15,7 +15,7 @@ import (
 // (a Rows_query event, see binlog.AddCatalog) next to the DDL statement, so replaying the binlog
 // redoes it exactly: every change is deterministic given the data before it.
 type CatalogChange struct {
-	Op        string       `json:"op"` // create_db drop_db create_table drop_table add_index drop_index truncate rename_table rewrite_table set_accounts create_view drop_view
+	Op        string       `json:"op"` // create_db drop_db create_table drop_table add_index drop_index truncate rename_table rewrite_table alter_table set_accounts create_view drop_view
 	DB        *DatabaseDef `json:"db,omitempty"`
 	Table     *TableDef    `json:"table,omitempty"`
 	TableID   uint64       `json:"table_id,omitempty"`
@@ -155,7 +155,7 @@ func (e *Engine) PrepareCatalog(b *Batch, c *CatalogChange) error {
 			return b.b.DeleteRange(t.prefix, row.PrefixEnd(t.prefix), nil)
 		}
 		return dropTableData(b, t)
-	case "add_index", "drop_index", "rename_table", "rewrite_table":
+	case "add_index", "drop_index", "rename_table", "rewrite_table", "alter_table":
 		t, ok := e.tables[c.TableID]
 		if !ok {
 			return fmt.Errorf("table id %d not found", c.TableID)
@@ -270,6 +270,7 @@ func (e *Engine) PublishCatalog(c *CatalogChange) {
 	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
+	e.catalogVersion.Add(1)
 	switch c.Op {
 	case "create_db":
 		d := *c.DB
@@ -292,7 +293,7 @@ func (e *Engine) PublishCatalog(c *CatalogChange) {
 		e.views[nameKey(v.DB, v.Name)] = &v
 	case "drop_view":
 		delete(e.views, nameKey(c.View.DB, c.View.Name))
-	case "create_table", "add_index", "drop_index", "rename_table", "rewrite_table":
+	case "create_table", "add_index", "drop_index", "rename_table", "rewrite_table", "alter_table":
 		if old, ok := e.tables[c.Table.ID]; ok {
 			delete(e.byName, nameKey(old.Def.DB, old.Def.Name))
 		}

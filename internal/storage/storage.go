@@ -142,6 +142,9 @@ type Engine struct {
 	byName map[string]*Table   // lower(db) + "." + lower(name)
 	views  map[string]*ViewDef // lower(db) + "." + lower(name)
 	nextID uint64
+	// catalogVersion counts the catalog changes published (a cache of
+	// something derived from the catalog compares it).
+	catalogVersion atomic.Uint64
 
 	applied       atomic.Pointer[binlog.Position]
 	openedRelaxed bool // the applied record read at Open was written relaxed
@@ -366,6 +369,9 @@ func (e *Engine) newTable(d *TableDef) *Table {
 	t.mapBody = binlog.TableMapBody(d.ID, d.DB, d.Name, d.Columns, d.PK)
 	return t
 }
+
+// CatalogVersion changes whenever the catalog does.
+func (e *Engine) CatalogVersion() uint64 { return e.catalogVersion.Load() }
 
 // Databases lists the databases, sorted by name.
 func (e *Engine) Databases() []DatabaseDef {

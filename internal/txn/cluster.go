@@ -34,7 +34,8 @@ import (
 // conflict at worst, never a missed one.
 //
 // Keys: every row key and unique index entry the transaction changed or
-// locked exclusively (exclusive), and a shared key per table it wrote. A
+// locked exclusively (exclusive), a shared key per table it wrote, and a
+// shared key per row it referenced (a foreign key's parent, Reference). A
 // row locked and not changed (SELECT ... FOR UPDATE, an UPDATE that
 // matched a row and wrote the value it had) counts as written: the
 // transaction acted on the value it read, so a change of that row since
@@ -129,6 +130,12 @@ func (t *Txn) commitCluster() error {
 	}
 	for _, id := range t.tables {
 		keys = append(keys, certify.Key{Hash: tableKey(id), Shared: true})
+	}
+	for _, h := range t.refs {
+		if !seen[h] {
+			seen[h] = true
+			keys = append(keys, certify.Key{Hash: h, Shared: true})
+		}
 	}
 	ctx := t.Ctx
 	if ctx == nil {

@@ -199,3 +199,48 @@ func TestClusterTrxTooLarge(t *testing.T) {
 		t.Fatalf("%d commits reached the cluster; ended %v", len(fc.commits), x.Ended())
 	}
 }
+
+// A row referenced (a foreign key's parent) is a shared key, unless the
+// transaction also writes it; a referenced row of a statement rolled back
+// is not.
+func TestClusterReferencedRowIsShared(t *testing.T) {
+	m, fc, tab := clusterSetup(t)
+	x := m.Begin(RepeatableRead, 1, 0)
+	parent, _ := tab.RowKey(nil, vals(7, 0, nil))
+	gone, _ := tab.RowKey(nil, vals(8, 0, nil))
+	x.StatementBegin()
+	x.Reference(gone)
+	x.StatementRollback()
+	x.StatementBegin()
+	x.Reference(parent)
+	if err := x.Insert(tab, vals(1, 10, "u1")); err != nil {
+		t.Fatal(err)
+	}
+	x.StatementComplete()
+	if err := x.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	keys := fc.commits[0].keys
+	if !hasKey(keys, certify.Key{Hash: hashKey(storage.LockKey(parent)), Shared: true}) {
+		t.Fatalf("keys %v lack the referenced row's shared key", keys)
+	}
+	if hasKey(keys, certify.Key{Hash: hashKey(storage.LockKey(gone)), Shared: true}) {
+		t.Fatalf("keys %v keep a reference of a statement rolled back", keys)
+	}
+	y := m.Begin(RepeatableRead, 2, 0)
+	own, _ := tab.RowKey(nil, vals(1, 0, nil))
+	y.StatementBegin()
+	y.Reference(own)
+	if err := y.Insert(tab, vals(2, 20, "u2")); err != nil {
+		t.Fatal(err)
+	}
+	y.Reference(func() []byte { k, _ := tab.RowKey(nil, vals(2, 0, nil)); return k }())
+	y.StatementComplete()
+	if err := y.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	written, _ := tab.RowKey(nil, vals(2, 0, nil))
+	if keys := fc.commits[1].keys; hasKey(keys, certify.Key{Hash: hashKey(storage.LockKey(written)), Shared: true}) {
+		t.Fatalf("keys %v name a row the transaction writes as shared too", keys)
+	}
+}

@@ -101,6 +101,7 @@ type mark struct {
 	undo   int
 	events binlog.Mark
 	ws     int
+	refs   int
 }
 
 // Txn is one transaction. Not safe for concurrent use.
@@ -113,6 +114,7 @@ type Txn struct {
 	undo       []undoRec
 	events     binlog.TrxEvents
 	ws         []uint64
+	refs       []uint64          // rows referenced, not written (Reference)
 	serial     bool              // wrote to a table without a primary key: no write set
 	tables     []uint64          // ids of the tables written (cluster members only)
 	seen       bool              // snapshot is set (cluster members only)
@@ -121,9 +123,14 @@ type Txn struct {
 	savepoints map[string]mark
 	stmt       mark
 	inStmt     bool
-	session    uint64
-	ended      bool
-	direct     bool // ReadOnce
+	// cascades: the statement's changes of tables other than the first it
+	// changed are foreign keys' referential actions (MayCascade);
+	// stmtTable is that first table (0: none yet).
+	cascades  bool
+	stmtTable uint64
+	session   uint64
+	ended     bool
+	direct    bool // ReadOnce
 	// locked remembers the last row image read from storage under an
 	// exclusive lock this transaction holds: no other transaction can change
 	// the row until we end, so an UPDATE's second read of it is served from
@@ -200,7 +207,8 @@ func (t *Txn) StatementBegin() {
 		return
 	}
 	t.inStmt = true
-	t.stmt = mark{undo: len(t.undo), events: t.events.Mark(), ws: len(t.ws)}
+	t.cascades, t.stmtTable = false, 0
+	t.stmt = mark{undo: len(t.undo), events: t.events.Mark(), ws: len(t.ws), refs: len(t.refs)}
 	t.NewReadView()
 }
 
@@ -234,6 +242,7 @@ func (t *Txn) rollbackTo(m mark) {
 	t.undo = t.undo[:m.undo]
 	t.events.Truncate(m.events)
 	t.ws = t.ws[:m.ws]
+	t.refs = t.refs[:m.refs]
 }
 
 // Savepoint records a savepoint (replacing one of the same name).
@@ -242,7 +251,7 @@ func (t *Txn) Savepoint(name string) {
 	if t.savepoints == nil {
 		t.savepoints = map[string]mark{}
 	}
-	t.savepoints[name] = mark{undo: len(t.undo), events: t.events.Mark(), ws: len(t.ws)}
+	t.savepoints[name] = mark{undo: len(t.undo), events: t.events.Mark(), ws: len(t.ws), refs: len(t.refs)}
 }
 
 // ErrNoSavepoint is MySQL's 1305 "SAVEPOINT ... does not exist".
@@ -544,7 +553,7 @@ func (t *Txn) Insert(tab *storage.Table, vals []row.Value) error {
 	for _, e := range ents {
 		t.put(e.Key, e.Value, false)
 	}
-	t.events.AddRow(binlog.WriteRowsEventV2, tab.Ref(), nil, img)
+	t.addRow(binlog.WriteRowsEventV2, tab, nil, img)
 	t.addWriteSet(key, ents)
 	t.noteTable(tab)
 	return nil
@@ -578,6 +587,37 @@ func (t *Txn) addWriteSet(key []byte, ents []storage.IndexEntry) {
 			t.ws = append(t.ws, hashKey(e.Key))
 		}
 	}
+}
+
+// MayCascade says the current statement changes a table with foreign
+// keys, through go-mysql-server's foreign key handler, which changes the
+// statement's own table first (a parent row deleted, then its children):
+// the statement's changes of other tables are then referential actions,
+// logged as such (binlog.TrxEvents.AddCascadeRow). A constraint with an
+// action on its own table is refused in the SQL layer, so the two never
+// share a table.
+func (t *Txn) MayCascade() { t.cascades = true }
+
+// addRow logs a row change of tab.
+func (t *Txn) addRow(typ byte, tab *storage.Table, before, after []byte) {
+	if t.stmtTable == 0 {
+		t.stmtTable = tab.Def.ID
+	}
+	if t.cascades && tab.Def.ID != t.stmtTable {
+		t.events.AddCascadeRow(typ, tab.Ref(), before, after)
+		return
+	}
+	t.events.AddRow(typ, tab.Ref(), before, after)
+}
+
+// Reference records that the transaction's writes rely on the row at key
+// staying as it is, without writing it: the parent row a foreign key
+// check found (read under a shared lock). The binlog's write set names it,
+// so a replica applies the transaction after the one that wrote the row
+// (MySQL's write sets name foreign-key parents for the same reason), and a
+// cluster member certifies it as a shared key.
+func (t *Txn) Reference(key []byte) {
+	t.refs = append(t.refs, hashKey(storage.LockKey(key)))
 }
 
 // ErrRowNotFound means the row to change no longer exists.
@@ -670,7 +710,7 @@ func (t *Txn) Update(tab *storage.Table, old, new []row.Value) error {
 			t.put(e.Key, e.Value, false)
 		}
 	}
-	t.events.AddRow(binlog.UpdateRowsEventV2, tab.Ref(), before, img)
+	t.addRow(binlog.UpdateRowsEventV2, tab, before, img)
 	t.addWriteSet(oldKey, oldEnts)
 	t.noteTable(tab)
 	if pkChanged {
@@ -722,7 +762,7 @@ func (t *Txn) Delete(tab *storage.Table, vals []row.Value) (bool, error) {
 	for _, e := range ents {
 		t.put(e.Key, nil, true)
 	}
-	t.events.AddRow(binlog.DeleteRowsEventV2, tab.Ref(), before, nil)
+	t.addRow(binlog.DeleteRowsEventV2, tab, before, nil)
 	t.addWriteSet(key, ents)
 	t.noteTable(tab)
 	return true, nil
@@ -819,6 +859,9 @@ func (t *Txn) Commit() error {
 	}
 	t.owner.Committing.Store(true)
 	ws := t.ws
+	if len(t.refs) > 0 {
+		ws = append(ws[:len(ws):len(ws)], t.refs...)
+	}
 	if len(ws) == 0 || t.serial {
 		ws = nil
 	}
