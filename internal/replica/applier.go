@@ -571,6 +571,13 @@ func (a *applier) decode(j *job) error {
 		if rows.NCols != len(t.Def.Columns) {
 			return &applyError{13146, fmt.Sprintf("rows event for %s.%s has %d columns, the replica's table has %d", t.Def.DB, t.Def.Name, rows.NCols, len(t.Def.Columns))}
 		}
+		if kind != binlog.WriteRowsEventV2 && rows.Flags&binlog.RowsFlagNoForeignKeyChecks == 0 && !a.r.sourceLogsCascades.Load() &&
+			a.r.o.CascadeParent != nil && a.r.o.CascadeParent(t.Def.ID) {
+			// The children this change would cascade to are not in the
+			// source's binlog, and the applier applies rows only:
+			// applying it would leave them behind, silently.
+			return &applyError{1235, fmt.Sprintf("This version of Lockstep doesn't yet support applying the ON DELETE / ON UPDATE actions of foreign keys referencing %s.%s from a MySQL or MariaDB source (their binlog does not have the rows those actions change); remove the actions from the replica's constraints, or replicate from a Lockstep source", t.Def.DB, t.Def.Name)}
+		}
 		data := rows.Data
 		first := len(j.changes)
 		for len(data) > 0 {

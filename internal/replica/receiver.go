@@ -179,6 +179,7 @@ func (rc *receiver) session() error {
 	defer conn.Close()
 
 	maria := strings.Contains(conn.GetServerVersion(), "MariaDB")
+	rc.r.sourceLogsCascades.Store(strings.Contains(strings.ToLower(conn.GetServerVersion()), "lockstep"))
 	rows, err := rc.query("SELECT @@server_id")
 	if err != nil {
 		return err

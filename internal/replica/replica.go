@@ -59,6 +59,9 @@ type Options struct {
 	Pipe       *commit.Pipeline
 	Exec       Executor
 	Logf       func(format string, args ...any)
+	// CascadeParent, when set, reports whether a change of a row of the
+	// table can change other rows through a foreign key's action.
+	CascadeParent func(tableID uint64) bool
 }
 
 // SourceConfig is what CHANGE REPLICATION SOURCE TO sets. It is kept in
@@ -128,6 +131,11 @@ type Replica struct {
 	sqlErrTime time.Time
 
 	Stats ApplyStats
+
+	// sourceLogsCascades: the source is a Lockstep server, whose binlog
+	// has the row changes of foreign keys' actions (MySQL 8's and
+	// MariaDB's do not: their replicas make them).
+	sourceLogsCascades atomic.Bool
 }
 
 type execPosition struct {

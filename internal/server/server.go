@@ -192,6 +192,7 @@ func StartContext(ctx context.Context, cfg Config, log *slog.Logger) (_ *Server,
 	s.repl, err = replica.New(replica.Options{
 		Dir: cfg.DataDir, ServerID: cfg.ServerID, ServerUUID: id, Port: cfg.Port,
 		Store: store, Pipe: pipe, Exec: s.sql, Logf: func(f string, a ...any) { log.Warn(fmt.Sprintf(f, a...), "component", "replica") },
+		CascadeParent: s.sql.CascadeParent,
 	})
 	if err != nil {
 		s.shutdownStorage()

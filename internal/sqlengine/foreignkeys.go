@@ -62,6 +62,7 @@ type fkCatalog struct {
 	declared   map[uint64][]sql.ForeignKeyConstraint // by child table id
 	referenced map[string][]sql.ForeignKeyConstraint // by lower(parent db "." parent table)
 	involved   map[uint64]bool                       // tables that are a child or a parent
+	acting     map[uint64]bool                       // parents of a constraint with CASCADE or SET NULL
 }
 
 type fkCache struct{ p atomic.Pointer[fkCatalog] }
@@ -73,7 +74,7 @@ func (e *Engine) foreignKeys() *fkCatalog {
 		return c
 	}
 	c := &fkCatalog{version: v, declared: map[uint64][]sql.ForeignKeyConstraint{},
-		referenced: map[string][]sql.ForeignKeyConstraint{}, involved: map[uint64]bool{}}
+		referenced: map[string][]sql.ForeignKeyConstraint{}, involved: map[uint64]bool{}, acting: map[uint64]bool{}}
 	for _, d := range e.store.Databases() {
 		for _, t := range e.store.Tables(d.Name) {
 			for _, m := range tableForeignKeys(t.Def) {
@@ -84,6 +85,9 @@ func (e *Engine) foreignKeys() *fkCatalog {
 				c.involved[t.Def.ID] = true
 				if p, ok := e.store.Table(fk.ParentDatabase, fk.ParentTable); ok {
 					c.involved[p.Def.ID] = true
+					if acts(fk.OnDelete) || acts(fk.OnUpdate) {
+						c.acting[p.Def.ID] = true
+					}
 				}
 			}
 		}
@@ -130,6 +134,15 @@ func (e *Engine) constraint(def *storage.TableDef, m fkMeta) sql.ForeignKeyConst
 // involvedInForeignKeys reports whether table id is a child or a parent.
 func (e *Engine) involvedInForeignKeys(id uint64) bool {
 	return e.foreignKeys().involved[id]
+}
+
+// CascadeParent reports whether changing or deleting a row of table id
+// can change other rows through a foreign key's action. A replica asks:
+// MySQL 8 and MariaDB sources do not log those changes (their replicas
+// make them again), and Lockstep's applier applies rows, not foreign
+// keys.
+func (e *Engine) CascadeParent(id uint64) bool {
+	return e.foreignKeys().acting[id]
 }
 
 var _ sql.ForeignKeyTable = (*Table)(nil)
