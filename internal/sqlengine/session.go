@@ -999,6 +999,7 @@ func (r computedRegistry) SetGlobal(ctx *sql.Context, name string, val any) erro
 	if err := checkPasswordVariable(name, val); err != nil {
 		return err
 	}
+	warnNoEffect(ctx, name)
 	if err := r.SystemVariableRegistry.SetGlobal(ctx, name, val); err != nil {
 		return err
 	}
@@ -1093,6 +1094,7 @@ func (s *Session) SetSessionVariable(ctx *sql.Context, name string, val any) err
 	if n := strings.ToLower(name); n == "transaction_read_only" || n == "tx_read_only" {
 		s.readOnlyKnown = false
 	}
+	warnNoEffect(ctx, name)
 	if isTimestamp(name) {
 		if err := s.BaseSession.SetSessionVariable(ctx, name, val); err != nil {
 			return err
@@ -1102,6 +1104,28 @@ func (s *Session) SetSessionVariable(ctx *sql.Context, name string, val any) err
 		return nil
 	}
 	return s.BaseSession.SetSessionVariable(ctx, name, val)
+}
+
+// noEffect are variables MySQL has that bound nothing here, and why.
+// Setting them is accepted, as configurations and tools copied from MySQL
+// set them, with a warning saying so (shown by SHOW WARNINGS), never
+// silently.
+var noEffect = map[string]string{
+	"tmp_table_size":      "sorts, groupings and set operations are held in memory and never spilled to disk; stop a large one with KILL QUERY or max_execution_time",
+	"max_heap_table_size": "there are no MEMORY tables, and sorts, groupings and set operations are held in memory and never spilled to disk",
+}
+
+// erWarnNoEffect is the warning a setting with no effect gets (MySQL's
+// ER_NOT_SUPPORTED_YET, as a warning).
+const erWarnNoEffect = 1235
+
+func warnNoEffect(ctx *sql.Context, name string) {
+	if ctx == nil {
+		return
+	}
+	if why, ok := noEffect[strings.ToLower(name)]; ok {
+		ctx.Warn(erWarnNoEffect, "%s has no effect in this version of Lockstep: %s", strings.ToLower(name), why)
+	}
 }
 
 // alwaysOn are variables that Lockstep cannot turn off, and why; setting
