@@ -119,6 +119,7 @@ var gmsErrors = []struct {
 	{"column type mismatch on `", "", "` and `", 3780, "HY000", ""},                           // ER_FK_INCOMPATIBLE_COLUMNS
 	{"foreign key `", "", "` was not found on the table `", 1091, "42000", ""},                // ER_CANT_DROP_FIELD_OR_KEY
 	{"Foreign key cascade delete/update exceeds max depth of 15.", "", "", 3008, "HY000", ""}, // ER_FK_DEPTH_EXCEEDED
+	{"cannot truncate table ", "", " as it is referenced in foreign key ", 1701, "42000", ""}, // ER_TRUNCATE_ILLEGAL_FK
 	{"database does not support temporary tables", "", "", mysql.ERNotSupportedYet, "42000", "This version of Lockstep doesn't yet support 'temporary tables'"},
 	{"TIME length not yet supported", "", "", mysql.ERNotSupportedYet, "42000", "This version of Lockstep doesn't yet support 'TIME with fractional seconds (TIME(n))'"},
 	// A privilege missing: go-mysql-server says neither which nor at what

@@ -1,6 +1,7 @@
 package sqlengine
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"slices"
@@ -101,7 +102,7 @@ func tableForeignKeys(def *storage.TableDef) []fkMeta {
 	var m struct {
 		ForeignKeys []fkMeta `json:"foreign_keys"`
 	}
-	if len(def.SQL) == 0 || !strings.Contains(string(def.SQL), `"foreign_keys"`) {
+	if !bytes.Contains(def.SQL, []byte(`"foreign_keys"`)) {
 		return nil
 	}
 	if err := json.Unmarshal(def.SQL, &m); err != nil {
@@ -348,10 +349,18 @@ func carryForeignKeys(old, nd *storage.TableDef, fks []fkMeta, newAt []int) erro
 	if len(fks) == 0 {
 		return nil
 	}
+	// go-mysql-server renames a constraint's columns (UpdateForeignKey)
+	// before it renames the column itself: a name the new definition has
+	// is kept as it is.
 	rename := map[string]string{}
 	for i, c := range old.Columns {
 		if newAt[i] >= 0 {
 			rename[strings.ToLower(c.Name)] = nd.Columns[newAt[i]].Name
+		}
+	}
+	for _, c := range nd.Columns {
+		if _, ok := rename[strings.ToLower(c.Name)]; !ok {
+			rename[strings.ToLower(c.Name)] = c.Name
 		}
 	}
 	fks = slices.Clone(fks)
