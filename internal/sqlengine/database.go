@@ -82,6 +82,9 @@ func (p provider) DropDatabase(ctx *sql.Context, name string) error {
 	for _, t := range p.e.store.Tables(d.Name) {
 		ids = append(ids, t.Def.ID)
 	}
+	if err := p.e.referencedFromOutside(ctx, d.Name); err != nil {
+		return err
+	}
 	return p.e.ddl(ctx, name, "DROP DATABASE "+quoteIdent(d.Name), &storage.CatalogChange{Op: "drop_db", DB: &d}, ids)
 }
 

@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 
 	"github.com/dolthub/go-mysql-server/sql"
+	"github.com/dolthub/vitess/go/mysql"
 	"github.com/lockstepdb/lockstep/internal/storage"
 )
 
@@ -144,6 +145,23 @@ func (e *Engine) involvedInForeignKeys(id uint64) bool {
 // keys.
 func (e *Engine) CascadeParent(id uint64) bool {
 	return e.foreignKeys().acting[id]
+}
+
+// referencedFromOutside refuses (3730) to drop database db while a table
+// of another database has a constraint on one of its tables, as MySQL
+// does under foreign_key_checks (go-mysql-server checks DROP TABLE only).
+func (e *Engine) referencedFromOutside(ctx *sql.Context, db string) error {
+	if v, err := ctx.GetSessionVariable(ctx, "foreign_key_checks"); err == nil && !isOn(v) {
+		return nil
+	}
+	for _, fks := range e.foreignKeys().referenced {
+		for _, fk := range fks {
+			if strings.EqualFold(fk.ParentDatabase, db) && !strings.EqualFold(fk.Database, db) {
+				return mysql.NewSQLError(3730, "HY000", "Cannot drop table '%s' referenced by a foreign key constraint '%s' on table '%s'.", fk.ParentTable, fk.Name, fk.Table)
+			}
+		}
+	}
+	return nil
 }
 
 var _ sql.ForeignKeyTable = (*Table)(nil)
