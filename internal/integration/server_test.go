@@ -827,3 +827,32 @@ func TestFailedAutocommitReleasesLocks(t *testing.T) {
 		mustConnExec(t, other, "UNLOCK TABLES")
 	}
 }
+
+// TestSkipLockedAndNowait: a job queue's workers take different rows with
+// FOR UPDATE SKIP LOCKED, and NOWAIT fails at once with 3572, over the
+// wire (text and prepared), where the fast path hands both to
+// go-mysql-server.
+func TestSkipLockedAndNowait(t *testing.T) {
+	s := startServer(t, t.TempDir())
+	mustExec(t, s.db(""), "CREATE DATABASE q")
+	db := s.db("q")
+	mustExec(t, db, "CREATE TABLE jobs (id INT PRIMARY KEY, state VARCHAR(10))")
+	mustExec(t, db, "INSERT INTO jobs VALUES (1, 'new'), (2, 'new'), (3, 'new')")
+	ctx := context.Background()
+	a, b := conn(t, db), conn(t, db)
+	mustConnExec(t, a, "BEGIN")
+	var id int
+	if err := a.QueryRowContext(ctx, "SELECT id FROM jobs WHERE state = 'new' ORDER BY id LIMIT 1 FOR UPDATE SKIP LOCKED").Scan(&id); err != nil || id != 1 {
+		t.Fatalf("worker a: %d, %v; want 1", id, err)
+	}
+	mustConnExec(t, b, "BEGIN")
+	if err := b.QueryRowContext(ctx, "SELECT id FROM jobs WHERE state = ? ORDER BY id LIMIT 1 FOR UPDATE SKIP LOCKED", "new").Scan(&id); err != nil || id != 2 {
+		t.Fatalf("worker b (prepared): %d, %v; want 2", id, err)
+	}
+	start := time.Now()
+	if _, err := db.Exec("SELECT id FROM jobs WHERE id = 1 FOR UPDATE NOWAIT"); errNumber(err) != 3572 || time.Since(start) > 5*time.Second {
+		t.Fatalf("NOWAIT on a locked row: %v after %v, want 3572 at once", err, time.Since(start))
+	}
+	mustConnExec(t, a, "COMMIT")
+	mustConnExec(t, b, "COMMIT")
+}

@@ -201,6 +201,30 @@ func (m *Manager) Lock(ctx context.Context, o *Owner, key string, mode Mode, tim
 	return nil
 }
 
+// TryLock acquires key in mode for o if that can be done at once (no
+// conflicting holder and no waiter ahead, as Lock would grant it), and
+// reports whether it did. It never waits, so it never deadlocks (NOWAIT
+// and SKIP LOCKED).
+func (m *Manager) TryLock(o *Owner, key string, mode Mode) bool {
+	if h, ok := o.held[key]; ok && h >= mode {
+		return true
+	}
+	m.mu.Lock()
+	e := m.keys[key]
+	if e == nil {
+		e = &entry{}
+		m.keys[key] = e
+	}
+	if !m.grantable(e, o, mode, len(e.waiters)) {
+		m.mu.Unlock()
+		return false
+	}
+	m.grant(e, o, mode)
+	m.mu.Unlock()
+	m.noteHeld(o, key, mode)
+	return true
+}
+
 func (m *Manager) noteHeld(o *Owner, key string, mode Mode) {
 	if o.held == nil {
 		o.held = make(map[string]Mode)

@@ -30,6 +30,9 @@ func errNotSupported(what string) error {
 // erCantUpdateWithReadLock is ER_CANT_UPDATE_WITH_READLOCK.
 const erCantUpdateWithReadLock = 1223
 
+// erLockNoWait is ER_LOCK_NOWAIT.
+const erLockNoWait = 3572
+
 func mysqlError(err error) error {
 	switch {
 	case err == nil:
@@ -38,6 +41,8 @@ func mysqlError(err error) error {
 		return mysql.NewSQLError(mysql.ERLockWaitTimeout, "HY000", "Lock wait timeout exceeded; try restarting transaction")
 	case errors.Is(err, lock.ErrDeadlock):
 		return mysql.NewSQLError(mysql.ERLockDeadlock, "40001", "Deadlock found when trying to get lock; try restarting transaction")
+	case errors.Is(err, txn.ErrLockNoWait):
+		return mysql.NewSQLError(erLockNoWait, "HY000", "Statement aborted because lock(s) could not be acquired immediately and NOWAIT is set.")
 	case errors.Is(err, txn.ErrNoSavepoint):
 		return mysql.NewSQLError(mysql.ERSPDoesNotExist, "42000", "%s", err.Error())
 	case errors.Is(err, context.Canceled):

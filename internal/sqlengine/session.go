@@ -35,6 +35,8 @@ type Session struct {
 	// stmtLocks says which tables the current statement reads with locks:
 	// table name (lower case) -> mode; "*" applies to every table.
 	stmtLocks map[string]lock.Mode
+	// stmtWait is the locking clause's NOWAIT or SKIP LOCKED.
+	stmtWait txn.WaitPolicy
 	// truncating is set while a TRUNCATE TABLE statement runs.
 	truncating bool
 	// indexPartsChecked is set once the current command's multi-part
@@ -296,6 +298,7 @@ func (s *Session) ReleaseSavepoint(ctx *sql.Context, _ sql.Transaction, name str
 func (s *Session) CommandBegin() error {
 	s.indexPartsChecked = false
 	clear(s.stmtLocks)
+	s.stmtWait = txn.Wait
 	s.truncating = false
 	if s.tx != nil && !s.tx.Ended() {
 		s.tx.NewReadView()
@@ -509,6 +512,7 @@ func (s *Session) noteStatement(st ast.Statement) {
 		clear(s.stmtLocks)
 	}
 	s.truncating = false
+	s.stmtWait = txn.Wait
 	switch n := st.(type) {
 	case *ast.DDL:
 		s.truncating = strings.EqualFold(n.Action, ast.TruncateStr)
@@ -518,9 +522,16 @@ func (s *Session) noteStatement(st ast.Statement) {
 		if n.Lock == nil || strings.TrimSpace(n.Lock.Type) == "" {
 			return
 		}
+		lt := strings.ToLower(n.Lock.Type)
 		mode := lock.Shared
-		if strings.Contains(strings.ToLower(n.Lock.Type), "update") {
+		if strings.Contains(lt, "update") {
 			mode = lock.Exclusive
+		}
+		switch {
+		case strings.Contains(lt, "skip locked"):
+			s.stmtWait = txn.SkipLocked
+		case strings.Contains(lt, "nowait"):
+			s.stmtWait = txn.NoWait
 		}
 		if len(n.Lock.Tables) == 0 {
 			s.stmtLocks["*"] = mode
@@ -672,9 +683,6 @@ func note(ctx context.Context, st ast.Statement, text string, queryLen int) erro
 	rewriteRegexpOperators(st, text)
 	joinComponentVariables(st)
 	if err := balanceSetOps(st, text); err != nil {
-		return err
-	}
-	if err := unsupportedLocking(st); err != nil {
 		return err
 	}
 	if err := unsupportedDDL(st); err != nil {
@@ -841,9 +849,6 @@ func (p parser) ParseOneWithOptions(ctx context.Context, query string, o ast.Par
 	if err := balanceSetOps(r.st, query); err != nil {
 		return nil, r.consumed, err
 	}
-	if err := unsupportedLocking(r.st); err != nil {
-		return nil, r.consumed, err
-	}
 	if err := unsupportedDDL(r.st); err != nil {
 		return nil, r.consumed, err
 	}
@@ -912,21 +917,6 @@ func unsupportedIndexType(t string) error {
 		return errNotSupported("FULLTEXT indexes")
 	case "spatial":
 		return errNotSupported("SPATIAL indexes")
-	}
-	return nil
-}
-
-// unsupportedLocking refuses locking clauses Lockstep does not implement
-// rather than running them as plain locking reads.
-func unsupportedLocking(st ast.Statement) error {
-	if sel, ok := st.(*ast.Select); ok && sel.Lock != nil {
-		t := strings.ToLower(sel.Lock.Type)
-		switch {
-		case strings.Contains(t, "skip locked"):
-			return errNotSupported("SKIP LOCKED")
-		case strings.Contains(t, "nowait"):
-			return errNotSupported("NOWAIT")
-		}
 	}
 	return nil
 }

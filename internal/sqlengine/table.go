@@ -161,11 +161,14 @@ func (t *Table) PartitionRows(ctx *sql.Context, p sql.Partition) (sql.RowIter, e
 		return nil, err
 	}
 	mode := s.lockModeFor(t.st.Def.Name)
-	if t.fkRead && mode == 0 {
-		mode = lock.Shared
+	wait := s.stmtWait
+	if t.fkRead {
+		// A foreign key check waits, as InnoDB's does, whatever the
+		// statement's locking clause says.
+		mode, wait = max(mode, lock.Shared), txn.Wait
 	}
 	if part.point {
-		return &pointIter{t: t, s: s, tx: tx, key: part.lo, viaIndex: part.index >= 0, mode: mode}, nil
+		return &pointIter{t: t, s: s, tx: tx, key: part.lo, viaIndex: part.index >= 0, mode: mode, wait: wait}, nil
 	}
 	var it *txn.Iter
 	switch {
@@ -174,14 +177,14 @@ func (t *Table) PartitionRows(ctx *sql.Context, p sql.Partition) (sql.RowIter, e
 	case part.index >= 0:
 		it, err = tx.Scan(part.lo, part.hi)
 	case mode != 0:
-		it, err = tx.LockingScan(part.lo, part.hi, mode)
+		it, err = tx.LockingScanWith(part.lo, part.hi, mode, wait)
 	default:
 		it, err = tx.Scan(part.lo, part.hi)
 	}
 	if err != nil {
 		return nil, err
 	}
-	return &rowIter{t: t, s: s, tx: tx, it: it, viaIndex: part.index >= 0, mode: mode}, nil
+	return &rowIter{t: t, s: s, tx: tx, it: it, viaIndex: part.index >= 0, mode: mode, wait: wait}, nil
 }
 
 // rowIter decodes rows from a primary or secondary index iterator.
@@ -192,6 +195,7 @@ type rowIter struct {
 	it       *txn.Iter
 	viaIndex bool
 	mode     lock.Mode
+	wait     txn.WaitPolicy // NOWAIT, SKIP LOCKED
 	vals     []row.Value
 }
 
@@ -209,9 +213,12 @@ func (r *rowIter) Next(ctx *sql.Context) (sql.Row, error) {
 			var found bool
 			var err error
 			if r.mode != 0 {
-				img, found, err = r.tx.GetLocked(kv.Value, r.mode)
+				img, found, err = r.tx.GetLockedWith(kv.Value, r.mode, r.wait)
 			} else {
 				img, found, err = r.tx.Get(kv.Value)
+			}
+			if errors.Is(err, txn.ErrLockSkipped) {
+				continue
 			}
 			if err != nil {
 				return nil, r.s.afterError(err)
@@ -249,6 +256,7 @@ type pointIter struct {
 	key      []byte
 	viaIndex bool
 	mode     lock.Mode
+	wait     txn.WaitPolicy
 	done     bool
 }
 
@@ -259,7 +267,7 @@ func (p *pointIter) Next(ctx *sql.Context) (sql.Row, error) {
 	p.done = true
 	get := func(k []byte) ([]byte, bool, error) {
 		if p.mode != 0 {
-			return p.tx.GetLocked(k, p.mode)
+			return p.tx.GetLockedWith(k, p.mode, p.wait)
 		}
 		return p.tx.Get(k)
 	}
@@ -279,6 +287,9 @@ func (p *pointIter) Next(ctx *sql.Context) (sql.Row, error) {
 		key = rowKey
 	}
 	img, found, err := get(key)
+	if errors.Is(err, txn.ErrLockSkipped) {
+		return nil, io.EOF
+	}
 	if err != nil || !found {
 		return nil, orEOF(p.s.afterError(err))
 	}

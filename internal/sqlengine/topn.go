@@ -2,8 +2,10 @@ package sqlengine
 
 import (
 	"math"
+	"strings"
 
 	"github.com/dolthub/go-mysql-server/sql"
+	"github.com/dolthub/go-mysql-server/sql/expression"
 	"github.com/dolthub/go-mysql-server/sql/iters"
 	"github.com/dolthub/go-mysql-server/sql/plan"
 	"github.com/dolthub/go-mysql-server/sql/rowexec"
@@ -33,6 +35,22 @@ func (b boundedTopN) Build(ctx *sql.Context, n sql.Node, r sql.Row) (sql.RowIter
 	case *plan.HashLookup:
 		return buildHashLookup(ctx, b.base, n, r)
 	case *plan.TopN:
+		if primaryKeyOrdered(n) {
+			// The scan already returns the rows in this order: the first
+			// ones that pass are the answer, and the scan stops there.
+			// InnoDB reads so too, and its locking reads then lock only
+			// the rows they return, which FOR UPDATE SKIP LOCKED job
+			// queues (ORDER BY id LIMIT n) rely on; sorting the whole
+			// table first locked every row.
+			limit, ok := evalLimit(ctx, n.Limit)
+			if ok {
+				it, err := b.base.Build(ctx, n.Child, r)
+				if err != nil {
+					return nil, err
+				}
+				return &iters.LimitIter{Limit: limit, CalcFoundRows: n.CalcFoundRows, ChildIter: it}, nil
+			}
+		}
 		limit, huge := hugeLimit(ctx, n.Limit)
 		if !huge {
 			return nil, nil
@@ -96,4 +114,46 @@ func (d *disposingIter) Close(ctx *sql.Context) error {
 	err := d.RowIter.Close(ctx)
 	d.node.Dispose(ctx)
 	return err
+}
+
+// primaryKeyOrdered reports whether n sorts by the primary key, ascending,
+// rows read by a whole scan of one Lockstep table (maybe filtered), which
+// returns them in primary key order.
+func primaryKeyOrdered(n *plan.TopN) bool {
+	child := n.Child
+	if f, ok := child.(*plan.Filter); ok {
+		child = f.Child
+	}
+	alias := ""
+	if a, ok := child.(*plan.TableAlias); ok {
+		alias, child = a.Name(), a.Child
+	}
+	rt, ok := child.(*plan.ResolvedTable)
+	if !ok {
+		return false
+	}
+	t, ok := sql.GetUnderlyingTable(rt.UnderlyingTable()).(*Table)
+	if !ok || t.lookup != nil || t.st.Keyless() || len(n.Fields) == 0 || len(n.Fields) > len(t.st.Def.PK) {
+		return false
+	}
+	for i, f := range n.Fields {
+		gf, ok := f.Column.(*expression.GetField)
+		if !ok || f.Order != sql.Ascending || !strings.EqualFold(gf.Name(), t.st.Def.Columns[t.st.Def.PK[i]].Name) {
+			return false
+		}
+		if tn := gf.Table(); tn != "" && !strings.EqualFold(tn, t.Name()) && !strings.EqualFold(tn, alias) {
+			return false
+		}
+	}
+	return true
+}
+
+// evalLimit evaluates a LIMIT that is a non-negative count.
+func evalLimit(ctx *sql.Context, e sql.Expression) (int64, bool) {
+	v, err := e.Eval(ctx, nil)
+	if err != nil {
+		return 0, false
+	}
+	n, ok := asInt64(v)
+	return n, ok && n >= 0
 }

@@ -20,6 +20,9 @@
 //     built along the way and hands both to the commit pipeline; locks are
 //     released only after the commit is durable and visible.
 //
+// A locking read waits for a row another transaction holds, fails at once
+// (NOWAIT) or passes it by (SKIP LOCKED): WaitPolicy.
+//
 // Gap and next-key locks are not implemented: a locking range read does not
 // block inserts into the range (phantoms are possible for locking reads).
 package txn
@@ -361,6 +364,39 @@ func (t *Txn) GetLocked(key []byte, mode lock.Mode) ([]byte, bool, error) {
 	return v, ok, err
 }
 
+// WaitPolicy is what a locking read does when another transaction holds
+// a conflicting lock on a row: wait for it (the default), fail at once
+// (NOWAIT: ErrLockNoWait), or pass the row by (SKIP LOCKED).
+type WaitPolicy uint8
+
+// Wait policies.
+const (
+	Wait WaitPolicy = iota
+	NoWait
+	SkipLocked
+)
+
+var (
+	// ErrLockNoWait: a row was locked by another transaction, under NOWAIT.
+	ErrLockNoWait = errors.New("statement aborted because lock(s) could not be acquired immediately and NOWAIT is set")
+	// ErrLockSkipped: a row was locked by another transaction, and SKIP
+	// LOCKED passes it by.
+	ErrLockSkipped = errors.New("row locked by another transaction: skipped")
+)
+
+// GetLockedWith is GetLocked under wait policy p.
+func (t *Txn) GetLockedWith(key []byte, mode lock.Mode, p WaitPolicy) ([]byte, bool, error) {
+	if p != Wait {
+		if _, own := t.bufGet(key); !own && !t.m.Locks.TryLock(t.owner, string(storage.LockKey(key)), mode) {
+			if p == NoWait {
+				return nil, false, ErrLockNoWait
+			}
+			return nil, false, ErrLockSkipped
+		}
+	}
+	return t.GetLocked(key, mode)
+}
+
 // KV is one key/value from an iterator.
 type KV struct{ Key, Value []byte }
 
@@ -374,6 +410,7 @@ type Iter struct {
 	buf     []*item
 	bi      int
 	lockMd  lock.Mode // 0: consistent read
+	policy  WaitPolicy
 	cur     KV
 	err     error
 	// kbuf, vbuf hold the current storage key and value of a non-locking
@@ -403,6 +440,16 @@ func (t *Txn) ScanLatest(lower, upper []byte) (*Iter, error) {
 func (t *Txn) LockingScan(lower, upper []byte, mode lock.Mode) (*Iter, error) {
 	t.noteRead()
 	return t.newIter(t.m.Engine.Latest(), lower, upper, mode)
+}
+
+// LockingScanWith is LockingScan under wait policy p: under SKIP LOCKED
+// the rows others hold are left out; under NOWAIT the first stops it.
+func (t *Txn) LockingScanWith(lower, upper []byte, mode lock.Mode, p WaitPolicy) (*Iter, error) {
+	it, err := t.LockingScan(lower, upper, mode)
+	if it != nil {
+		it.policy = p
+	}
+	return it, err
 }
 
 func (t *Txn) newIter(r storage.Reader, lower, upper []byte, mode lock.Mode) (*Iter, error) {
@@ -464,7 +511,10 @@ func (i *Iter) Next() bool {
 			// lock.
 			key := append([]byte(nil), pk...)
 			i.it.Next()
-			val, ok, err := i.t.GetLocked(key, i.lockMd)
+			val, ok, err := i.t.GetLockedWith(key, i.lockMd, i.policy)
+			if errors.Is(err, ErrLockSkipped) {
+				continue
+			}
 			if err != nil {
 				i.err = err
 				return false
