@@ -34,8 +34,16 @@ import (
 //     after the insert of its parent, and a cluster member certifies them
 //     as shared keys, so a child insert on one member conflicts with a
 //     concurrent delete of its parent on another.
-//   - Referential actions run as row changes of the statement, so they
-//     are in its row events, as MySQL writes them.
+//   - Referential actions run as row changes of the statement. They are
+//     logged before the statement's own change, last made first, flagged
+//     NO_FOREIGN_KEY_CHECKS_F (txn.MayCascade, TrxEvents.AddCascadeRow), as
+//     MySQL 9 logs them: replay and Lockstep replicas apply rows, and a
+//     MySQL 8 or MariaDB replica, which cascades by itself, finds them
+//     done. A constraint with an action on its own table is refused: its
+//     cascaded rows could not be told from the statement's own.
+//   - Those sources log no cascaded rows, so a Lockstep replica of one
+//     refuses a change of a parent an action would cascade from
+//     (CascadeParent) rather than leave its children behind.
 //   - The fast path takes no write on a table with foreign keys (declared
 //     or referenced): go-mysql-server runs those.
 //
