@@ -272,12 +272,21 @@ func (t *Table) UpdateForeignKey(ctx *sql.Context, name string, fk sql.ForeignKe
 // setForeignKeys commits the table's constraints as edit changes them.
 func (t *Table) setForeignKeys(ctx *sql.Context, stmt string, tables []uint64, edit func([]fkMeta) ([]fkMeta, error)) error {
 	nd := cloneDef(t.current().Def)
-	var meta map[string]json.RawMessage
-	if err := json.Unmarshal(nd.SQL, &meta); err != nil {
-		return fmt.Errorf("table %s: bad SQL metadata: %w", nd.Name, err)
-	}
 	fks, err := edit(tableForeignKeys(nd))
 	if err != nil {
+		return err
+	}
+	if err := storeForeignKeys(nd, fks); err != nil {
+		return fmt.Errorf("table %s: bad SQL metadata: %w", nd.Name, err)
+	}
+	return t.e.ddl(ctx, t.db.name, stmt, &storage.CatalogChange{Op: "alter_table", TableID: nd.ID, Table: nd}, tables)
+}
+
+// storeForeignKeys puts fks in def's SQL metadata, leaving the rest of it
+// as it is.
+func storeForeignKeys(def *storage.TableDef, fks []fkMeta) error {
+	var meta map[string]json.RawMessage
+	if err := json.Unmarshal(def.SQL, &meta); err != nil {
 		return err
 	}
 	if len(fks) == 0 {
@@ -286,10 +295,11 @@ func (t *Table) setForeignKeys(ctx *sql.Context, stmt string, tables []uint64, e
 		b, _ := json.Marshal(fks)
 		meta["foreign_keys"] = b
 	}
-	if nd.SQL, err = json.Marshal(meta); err != nil {
-		return err
+	b, err := json.Marshal(meta)
+	if err == nil {
+		def.SQL = b
 	}
-	return t.e.ddl(ctx, t.db.name, stmt, &storage.CatalogChange{Op: "alter_table", TableID: nd.ID, Table: nd}, tables)
+	return err
 }
 
 // acts reports whether a referential action changes the children.
@@ -332,28 +342,14 @@ type fkEditor struct{ editor }
 
 var _ sql.ForeignKeyEditor = fkEditor{}
 
-// Every change go-mysql-server makes through this editor may start or be
-// a referential action: the transaction logs the statement's changes of
-// other tables as such (txn.MayCascade).
-func (ed fkEditor) mayCascade(ctx *sql.Context) {
+// StatementBegin also says that every change go-mysql-server makes through
+// this editor may start or be a referential action: the transaction logs
+// the statement's changes of other tables as such (txn.MayCascade).
+func (ed fkEditor) StatementBegin(ctx *sql.Context) {
+	ed.editor.StatementBegin(ctx)
 	if _, tx, err := ed.t.begin(ctx); err == nil {
 		tx.MayCascade()
 	}
-}
-
-func (ed fkEditor) Insert(ctx *sql.Context, r sql.Row) error {
-	ed.mayCascade(ctx)
-	return ed.editor.Insert(ctx, r)
-}
-
-func (ed fkEditor) Update(ctx *sql.Context, old, new sql.Row) error {
-	ed.mayCascade(ctx)
-	return ed.editor.Update(ctx, old, new)
-}
-
-func (ed fkEditor) Delete(ctx *sql.Context, r sql.Row) error {
-	ed.mayCascade(ctx)
-	return ed.editor.Delete(ctx, r)
 }
 
 func (ed fkEditor) IndexedAccess(ctx *sql.Context, lookup sql.IndexLookup) sql.IndexedTable {
@@ -389,36 +385,28 @@ func carryForeignKeys(old, nd *storage.TableDef, fks []fkMeta, newAt []int) erro
 			rename[strings.ToLower(c.Name)] = c.Name
 		}
 	}
-	fks = slices.Clone(fks)
-	for i := range fks {
-		cols := make([]string, len(fks[i].Columns))
-		for j, c := range fks[i].Columns {
+	renamed := func(names []string, fk string) ([]string, error) {
+		out := make([]string, len(names))
+		for j, c := range names {
 			n, ok := rename[strings.ToLower(c)]
 			if !ok {
-				return sql.ErrForeignKeyDropColumn.New(c, fks[i].Name)
+				return nil, sql.ErrForeignKeyDropColumn.New(c, fk)
 			}
-			cols[j] = n
+			out[j] = n
 		}
-		fks[i].Columns = cols
+		return out, nil
+	}
+	fks = slices.Clone(fks)
+	for i := range fks {
+		var err error
+		if fks[i].Columns, err = renamed(fks[i].Columns, fks[i].Name); err != nil {
+			return err
+		}
 		if fks[i].ParentID == old.ID { // a constraint of the table on itself
-			pcols := make([]string, len(fks[i].ParentColumns))
-			for j, c := range fks[i].ParentColumns {
-				n, ok := rename[strings.ToLower(c)]
-				if !ok {
-					return sql.ErrForeignKeyDropColumn.New(c, fks[i].Name)
-				}
-				pcols[j] = n
+			if fks[i].ParentColumns, err = renamed(fks[i].ParentColumns, fks[i].Name); err != nil {
+				return err
 			}
-			fks[i].ParentColumns = pcols
 		}
 	}
-	var meta map[string]json.RawMessage
-	if err := json.Unmarshal(nd.SQL, &meta); err != nil {
-		return err
-	}
-	b, _ := json.Marshal(fks)
-	meta["foreign_keys"] = b
-	var err error
-	nd.SQL, err = json.Marshal(meta)
-	return err
+	return storeForeignKeys(nd, fks)
 }
