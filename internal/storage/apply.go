@@ -278,6 +278,7 @@ func (e *Engine) PublishCatalog(c *CatalogChange) {
 	case "drop_db":
 		for id, t := range e.tables {
 			if strings.EqualFold(t.Def.DB, c.DB.Name) {
+				e.forgetSeq(id)
 				delete(e.tables, id)
 				delete(e.byName, nameKey(t.Def.DB, t.Def.Name))
 			}
@@ -307,6 +308,7 @@ func (e *Engine) PublishCatalog(c *CatalogChange) {
 		e.byName[nameKey(d.DB, d.Name)] = t
 		e.nextID = max(e.nextID, d.ID+1)
 	case "drop_table":
+		e.forgetSeq(c.TableID)
 		if t, ok := e.tables[c.TableID]; ok {
 			delete(e.tables, c.TableID)
 			delete(e.byName, nameKey(t.Def.DB, t.Def.Name))

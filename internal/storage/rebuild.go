@@ -187,10 +187,10 @@ func (e *Engine) buildIndex(s sink, old, nt *Table, ix *IndexDef) error {
 // all of nt's indexes. The primary key's columns and values must be
 // unchanged (the caller refuses changes to them), so each row keeps its
 // key, under nt's prefix. A row of a table without a primary key keeps its
-// hidden key too (it names the row, not its image); the image index is
-// rebuilt, numbering the rows of each new image in key order, so replay
-// and replicas number them alike. The caller clears whatever nt's ranges
-// held before.
+// hidden key too (it names the row, not its image) and its place in
+// insertion order (order.go); the image index is rebuilt, numbering the
+// rows of each new image in key order, so replay and replicas number them
+// alike. The caller clears whatever nt's ranges held before.
 func (e *Engine) rewriteRows(s sink, old, nt *Table, sources []int, fillImg []byte) error {
 	keyless := old.Keyless()
 	if keyless != nt.Keyless() {
@@ -278,7 +278,13 @@ func (e *Engine) rewriteRows(s sink, old, nt *Table, sources []int, fillImg []by
 			}
 		}
 	}
-	return it.Error()
+	if err := it.Error(); err != nil {
+		return err
+	}
+	if keyless && !bytes.Equal(old.prefix, nt.prefix) {
+		return e.copySequence(s, old, nt)
+	}
+	return nil
 }
 
 // rebuildHook, if set, is called before each chunk is committed (tests).

@@ -33,6 +33,8 @@
 //	0x01 tableID(8) 0x01 pk                  -> row image
 //	0x01 tableID(8) 0x03 hash(16) slot(4)    -> row image (no primary key)
 //	0x01 tableID(8) 0x04 hash(16) n(4)       -> row key (image index, no primary key)
+//	0x01 tableID(8) 0x05 seq(8)              -> row key (insertion order, no primary key: order.go)
+//	0x01 tableID(8) 0x06 hash(16) slot(4)    -> seq (the row's place in that order)
 //	0x01 tableID(8) 0x02 indexID(4) ik [pk]  -> pk
 //	0x00 "meta/applied"                      -> binlog file(8) pos(8) flags(1)
 //	0x00 "meta/gtidmax/" uuid(16)            -> highest GTID number applied
@@ -146,6 +148,11 @@ type Engine struct {
 	// something derived from the catalog compares it).
 	catalogVersion atomic.Uint64
 
+	// seqNext is each keyless table's next insertion sequence number,
+	// once known (order.go).
+	seqMu   sync.Mutex
+	seqNext map[uint64]uint64
+
 	applied       atomic.Pointer[binlog.Position]
 	openedRelaxed bool // the applied record read at Open was written relaxed
 
@@ -201,8 +208,12 @@ func Open(o Options) (*Engine, error) {
 	if err != nil {
 		return nil, err
 	}
-	e := &Engine{db: db, coll: o.Collator, dbs: map[string]*DatabaseDef{}, tables: map[uint64]*Table{}, byName: map[string]*Table{}, views: map[string]*ViewDef{}, nextID: 1}
+	e := &Engine{db: db, coll: o.Collator, dbs: map[string]*DatabaseDef{}, tables: map[uint64]*Table{}, byName: map[string]*Table{}, views: map[string]*ViewDef{}, nextID: 1, seqNext: map[uint64]uint64{}}
 	if err := e.loadCatalog(); err != nil {
+		db.Close()
+		return nil, err
+	}
+	if err := e.sequenceUnordered(); err != nil {
 		db.Close()
 		return nil, err
 	}
@@ -742,6 +753,9 @@ type Batch struct {
 	b   *pebble.Batch
 	sid binlog.UUID
 	gno uint64 // 0: no GTID (a rotation marker)
+	// keyless lists the writes of keyless row keys in call order, for
+	// their insertion order (order.go).
+	keyless []keylessOp
 }
 
 // SetGTID names the transaction the batch applies; Apply records the
@@ -752,10 +766,16 @@ func (b *Batch) SetGTID(sid binlog.UUID, gno uint64) { b.sid, b.gno = sid, gno }
 func (e *Engine) NewBatch() *Batch { return &Batch{b: e.db.NewBatch()} }
 
 // Set records a key/value.
-func (b *Batch) Set(k, v []byte) error { return b.b.Set(k, v, nil) }
+func (b *Batch) Set(k, v []byte) error {
+	b.noteKeyless(k, opSet)
+	return b.b.Set(k, v, nil)
+}
 
 // Delete records a deletion.
-func (b *Batch) Delete(k []byte) error { return b.b.Delete(k, nil) }
+func (b *Batch) Delete(k []byte) error {
+	b.noteKeyless(k, opDel)
+	return b.b.Delete(k, nil)
+}
 
 // Len is the batch's size in bytes.
 func (b *Batch) Len() int { return b.b.Len() }
@@ -793,7 +813,7 @@ func (e *Engine) Apply(batches []*Batch, ends []binlog.Position, synced bool) er
 	if len(batches) == 0 {
 		return nil
 	}
-	m := merger{db: e.db, relaxed: !synced}
+	m := merger{db: e.db, relaxed: !synced, seq: sequencer{e: e}}
 	for i, b := range batches {
 		if err := m.add(b, ends[i]); err != nil {
 			return err
@@ -823,6 +843,7 @@ type merger struct {
 	end     binlog.Position
 	relaxed bool
 	high    []gtidMax // highest GTID per UUID in the run
+	seq     sequencer
 }
 
 type gtidMax struct {
@@ -844,6 +865,9 @@ func (m *merger) note(b *Batch) {
 }
 
 func (m *merger) add(sb *Batch, end binlog.Position) error {
+	if err := m.seq.sequence(sb); err != nil {
+		return err
+	}
 	b := sb.b
 	if b.Len() >= mergeBatchMax {
 		if err := m.flush(); err != nil {

@@ -33,6 +33,7 @@ import (
 	"errors"
 	"fmt"
 	"hash/fnv"
+	"sort"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -91,6 +92,11 @@ type item struct {
 	key string
 	val []byte
 	del bool
+	// For a row of a table without a primary key: fresh says this
+	// transaction inserted it, ord when it was first written here (its
+	// rows' insertion order, storage's order.go).
+	fresh bool
+	ord   uint32
 }
 
 func lessItem(a, b *item) bool { return a.key < b.key }
@@ -123,6 +129,7 @@ type Txn struct {
 	seen       bool              // snapshot is set (cluster members only)
 	snapshot   uint64            // the cluster snapshot of the first read (cluster.go)
 	hints      map[string][]byte // keyless rows just read: image -> key (NoteRow)
+	nextOrd    uint32            // the next item.ord
 	savepoints map[string]mark
 	stmt       mark
 	inStmt     bool
@@ -287,12 +294,25 @@ func (t *Txn) ReleaseSavepoint(name string) error {
 }
 
 func (t *Txn) put(key []byte, val []byte, del bool) {
-	k := string(key)
-	prev, had := t.tree().ReplaceOrInsert(&item{key: k, val: val, del: del})
-	if !had {
+	t.putItem(&item{key: string(key), val: val, del: del})
+}
+
+// putNew buffers a row this transaction inserts.
+func (t *Txn) putNew(key []byte, val []byte) {
+	t.putItem(&item{key: string(key), val: val, fresh: true})
+}
+
+func (t *Txn) putItem(x *item) {
+	prev, had := t.tree().ReplaceOrInsert(x)
+	if had {
+		x.fresh = x.fresh || prev.fresh
+		x.ord = prev.ord
+	} else {
 		prev = nil
+		x.ord = t.nextOrd
+		t.nextOrd++
 	}
-	t.undo = append(t.undo, undoRec{key: k, prev: prev})
+	t.undo = append(t.undo, undoRec{key: x.key, prev: prev})
 }
 
 // tree is the write buffer, made on first use (most transactions of a
@@ -416,6 +436,14 @@ type Iter struct {
 	// kbuf, vbuf hold the current storage key and value of a non-locking
 	// iterator, reused from row to row.
 	kbuf, vbuf []byte
+	// ordered: the iterator walks a keyless table's rows in insertion
+	// order (it is over the table's sequence index, whose values are row
+	// keys, read through r); buf is in the order this transaction first
+	// wrote its rows, and mine holds them by key, marked once returned.
+	ordered bool
+	r       storage.Reader
+	mine    map[string]*item
+	done    map[*item]bool
 }
 
 // Scan returns a consistent-read iterator over [lower, upper).
@@ -453,11 +481,18 @@ func (t *Txn) LockingScanWith(lower, upper []byte, mode lock.Mode, p WaitPolicy)
 }
 
 func (t *Txn) newIter(r storage.Reader, lower, upper []byte, mode lock.Mode) (*Iter, error) {
-	it, err := r.NewIter(lower, upper)
+	slo, shi, ordered := storage.InsertionOrder(lower, upper)
+	var it storage.Iter
+	var err error
+	if ordered {
+		it, err = r.NewIter(slo, shi)
+	} else {
+		it, err = r.NewIter(lower, upper)
+	}
 	if err != nil {
 		return nil, err
 	}
-	i := &Iter{t: t, it: it, lockMd: mode}
+	i := &Iter{t: t, it: it, lockMd: mode, ordered: ordered, r: r}
 	lo := &item{key: string(lower)}
 	visit := func(x *item) bool { i.buf = append(i.buf, x); return true }
 	if t.buf == nil {
@@ -467,11 +502,22 @@ func (t *Txn) newIter(r storage.Reader, lower, upper []byte, mode lock.Mode) (*I
 	} else {
 		t.buf.AscendRange(lo, &item{key: string(upper)}, visit)
 	}
+	if ordered && len(i.buf) > 0 {
+		i.mine = make(map[string]*item, len(i.buf))
+		i.done = make(map[*item]bool, len(i.buf))
+		for _, x := range i.buf {
+			i.mine[x.key] = x
+		}
+		sort.Slice(i.buf, func(a, b int) bool { return i.buf[a].ord < i.buf[b].ord })
+	}
 	return i, nil
 }
 
 // Next advances; it returns false at the end or on error (see Err).
 func (i *Iter) Next() bool {
+	if i.ordered {
+		return i.nextOrdered()
+	}
 	for {
 		if !i.started {
 			i.started = true
@@ -526,6 +572,68 @@ func (i *Iter) Next() bool {
 			return true
 		}
 	}
+}
+
+// nextOrdered is Next in insertion order: the rows in the store, each
+// overlaid with this transaction's write of it, then the rows this
+// transaction added, in the order it added them.
+func (i *Iter) nextOrdered() bool {
+	if !i.started {
+		i.started = true
+		i.it.First()
+	}
+	for i.it.Valid() {
+		key := append(i.kbuf[:0], i.it.Value()...)
+		i.kbuf = key
+		i.it.Next()
+		if x, ok := i.mine[string(key)]; ok {
+			i.done[x] = true
+			if x.del {
+				continue
+			}
+			i.cur = KV{Key: key, Value: x.val}
+			return true
+		}
+		var val []byte
+		var ok bool
+		var err error
+		if i.lockMd == 0 {
+			ok, err = i.r.View(key, func(v []byte) error {
+				i.vbuf = append(i.vbuf[:0], v...)
+				return nil
+			})
+			val = i.vbuf
+		} else {
+			key = append([]byte(nil), key...)
+			val, ok, err = i.t.GetLockedWith(key, i.lockMd, i.policy)
+			if errors.Is(err, ErrLockSkipped) {
+				continue
+			}
+		}
+		if err != nil {
+			i.err = err
+			return false
+		}
+		if !ok {
+			continue // deleted since the entry was read (a locking read)
+		}
+		i.cur = KV{Key: key, Value: val}
+		return true
+	}
+	if err := i.it.Error(); err != nil {
+		i.err = err
+		return false
+	}
+	for i.bi < len(i.buf) {
+		x := i.buf[i.bi]
+		i.bi++
+		if x.del || i.done[x] {
+			continue
+		}
+		i.cur = KV{Key: []byte(x.key), Value: x.val}
+		return true
+	}
+	return false
 }
 
 // KV returns the current key/value. A non-locking iterator's KV is valid
@@ -596,7 +704,7 @@ func (t *Txn) Insert(tab *storage.Table, vals []row.Value) error {
 		return err
 	}
 	t.beginWrite()
-	t.put(key, img, false)
+	t.putNew(key, img)
 	if entry != nil {
 		t.put(entry, key, false)
 	}
@@ -893,18 +1001,8 @@ func (t *Txn) Commit() error {
 		return nil
 	}
 	t.events.AddXID(t.m.xid.Add(1))
-	b := t.m.Engine.NewBatch()
-	var err error
-	t.tree().Ascend(func(x *item) bool {
-		if x.del {
-			err = b.Delete([]byte(x.key))
-		} else {
-			err = b.Set([]byte(x.key), x.val)
-		}
-		return err == nil
-	})
+	b, err := t.batch()
 	if err != nil {
-		b.Close()
 		return err
 	}
 	t.owner.Committing.Store(true)
@@ -917,6 +1015,46 @@ func (t *Txn) Commit() error {
 	}
 	return t.m.Pipeline.Commit(&commit.Trx{Events: &t.events, Batch: b, WriteSet: ws,
 		Caller: commit.Caller{Session: t.session, Ctx: t.Ctx, LockWait: t.ReadLockWait}})
+}
+
+// batch turns the write buffer into a storage batch. Rows of tables
+// without a primary key are written last, in the order this transaction
+// first wrote them, and those it inserted as new rows: storage takes their
+// insertion order from that (its order.go).
+func (t *Txn) batch() (*storage.Batch, error) {
+	b := t.m.Engine.NewBatch()
+	var keyless []*item
+	var err error
+	t.tree().Ascend(func(x *item) bool {
+		switch {
+		case storage.IsKeylessRow([]byte(x.key)):
+			keyless = append(keyless, x)
+		case x.del:
+			err = b.Delete([]byte(x.key))
+		default:
+			err = b.Set([]byte(x.key), x.val)
+		}
+		return err == nil
+	})
+	sort.Slice(keyless, func(i, j int) bool { return keyless[i].ord < keyless[j].ord })
+	for _, x := range keyless {
+		if err != nil {
+			break
+		}
+		switch {
+		case x.del:
+			err = b.Delete([]byte(x.key))
+		case x.fresh:
+			err = b.SetNew([]byte(x.key), x.val)
+		default:
+			err = b.Set([]byte(x.key), x.val)
+		}
+	}
+	if err != nil {
+		b.Close()
+		return nil, err
+	}
+	return b, nil
 }
 
 // Ended reports whether the transaction committed or rolled back.
