@@ -25,7 +25,7 @@ func TestForeignKeys(t *testing.T) {
 	shop := p.db("shop")
 	mustExec(t, shop, "CREATE TABLE customers (id INT PRIMARY KEY, name VARCHAR(20))")
 	mustExec(t, shop, "CREATE TABLE orders (id INT PRIMARY KEY, customer INT NOT NULL, CONSTRAINT orders_customer FOREIGN KEY (customer) REFERENCES customers (id) ON DELETE CASCADE)")
-	mustExec(t, shop, "CREATE TABLE items (id INT PRIMARY KEY, orderid INT, qty INT, FOREIGN KEY (orderid) REFERENCES orders (id) ON DELETE CASCADE ON UPDATE CASCADE)")
+	mustExec(t, shop, "CREATE TABLE items (id INT PRIMARY KEY, orderid INT, qty INT CHECK (qty > 0), FOREIGN KEY (orderid) REFERENCES orders (id) ON DELETE CASCADE ON UPDATE CASCADE)")
 	mustExec(t, shop, "INSERT INTO customers VALUES (1, 'ann'), (2, 'bob')")
 	mustExec(t, shop, "INSERT INTO orders VALUES (10, 1), (11, 1), (12, 2)")
 	mustExec(t, shop, "INSERT INTO items VALUES (100, 10, 1), (101, 11, 2), (102, 12, 3)")
@@ -33,6 +33,7 @@ func TestForeignKeys(t *testing.T) {
 		"INSERT INTO orders VALUES (13, 99)":           1452,
 		"UPDATE orders SET customer = 3 WHERE id = 12": 1452,
 		"DROP TABLE customers":                         3730,
+		"INSERT INTO items VALUES (103, 10, 0)":        3819,
 	} {
 		if _, err := shop.Exec(q); errNumber(err) != want {
 			t.Fatalf("%s: %v, want %d", q, err, want)
@@ -54,6 +55,9 @@ func TestForeignKeys(t *testing.T) {
 		var n int
 		if err := db.QueryRow("SELECT COUNT(*) FROM information_schema.REFERENTIAL_CONSTRAINTS WHERE CONSTRAINT_SCHEMA = 'shop'").Scan(&n); err != nil || n != 2 {
 			t.Fatalf("%s: %d constraints, %v; want 2", who, n, err)
+		}
+		if _, err := db.Exec("INSERT INTO shop.items VALUES (104, 20, -1)"); errNumber(err) != 3819 {
+			t.Fatalf("%s: a line breaking its CHECK: %v, want 3819", who, err)
 		}
 	}
 	check(shop, "primary")
@@ -98,6 +102,9 @@ func TestForeignKeys(t *testing.T) {
 	var n int
 	if err := restored.QueryRow("SELECT COUNT(*) FROM information_schema.REFERENTIAL_CONSTRAINTS WHERE CONSTRAINT_SCHEMA = 'restored'").Scan(&n); err != nil || n != 2 {
 		t.Fatalf("restored: %d constraints, %v; want 2", n, err)
+	}
+	if _, err := restored.Exec("UPDATE items SET qty = 0"); errNumber(err) != 3819 {
+		t.Fatalf("restored: the CHECK is gone: %v, want 3819", err)
 	}
 	mustExec(t, restored, "DELETE FROM customers")
 	if err := restored.QueryRow("SELECT COUNT(*) FROM items").Scan(&n); err != nil || n != 0 {

@@ -211,6 +211,12 @@ func TestMariaDBReplica(t *testing.T) {
 	mustExec(t, ts, "INSERT INTO nul VALUES (20, 3)")
 	mustExec(t, ts, "DELETE FROM par WHERE id IN (2, 3)")
 	mustExec(t, ts, "UPDATE par SET id = 5 WHERE id = 1")
+	// CHECK constraints reach MariaDB as ALTER TABLE ... ADD CONSTRAINT
+	// and DROP CONSTRAINT.
+	mustExec(t, ts, "CREATE TABLE ck (id INT PRIMARY KEY, v INT, CHECK (v > 0), CONSTRAINT gone CHECK (v < 1000))")
+	mustExec(t, ts, "ALTER TABLE ck ADD CONSTRAINT small CHECK (v < 100)")
+	mustExec(t, ts, "ALTER TABLE ck DROP CONSTRAINT gone")
+	mustExec(t, ts, "INSERT INTO ck VALUES (1, 50)")
 
 	// Wait for the replica to reach the primary's last GTID.
 	var executed string
@@ -258,6 +264,13 @@ func TestMariaDBReplica(t *testing.T) {
 	var children, moved, nulled, fks int
 	if err := mdb.QueryRow("SELECT (SELECT COUNT(*) FROM ts.chi), (SELECT COUNT(*) FROM ts.chi WHERE p = 5), (SELECT COUNT(*) FROM ts.nul WHERE p IS NULL), (SELECT COUNT(*) FROM information_schema.REFERENTIAL_CONSTRAINTS WHERE CONSTRAINT_SCHEMA = 'ts')").Scan(&children, &moved, &nulled, &fks); err != nil || children != 1 || moved != 1 || nulled != 1 || fks != 2 {
 		t.Fatalf("on the replica: %d child rows, %d moved, %d set to NULL, %d foreign keys (%v); want 1, 1, 1, 2", children, moved, nulled, fks, err)
+	}
+	var checks string
+	if err := mdb.QueryRow("SELECT GROUP_CONCAT(CONSTRAINT_NAME ORDER BY CONSTRAINT_NAME) FROM information_schema.CHECK_CONSTRAINTS WHERE CONSTRAINT_SCHEMA = 'ts'").Scan(&checks); err != nil || checks != "ck_chk_1,small" {
+		t.Fatalf("checks on the replica: %q (%v), want ck_chk_1,small", checks, err)
+	}
+	if _, err := mdb.Exec("INSERT INTO ts.ck VALUES (2, 500)"); err == nil {
+		t.Fatal("the replica's table took a row its check refuses")
 	}
 	if p, r := keylessRows(t, s.db("")), keylessRows(t, mdb); p != r {
 		t.Fatalf("keyless table differs: primary %d rows, replica %d", strings.Count(p, ";")+1, strings.Count(r, ";")+1)

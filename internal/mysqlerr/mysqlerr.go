@@ -71,6 +71,11 @@ func Restore(err error) error {
 	}
 	m := embedded.FindStringSubmatch(se.Message)
 	if m == nil {
+		for _, k := range reworded {
+			if k.re.MatchString(se.Message) {
+				return mysql.NewSQLError(k.num, k.state, "%s", k.re.ReplaceAllString(se.Message, k.text))
+			}
+		}
 		for _, k := range gmsErrors {
 			if strings.HasPrefix(se.Message, k.prefix) && strings.HasSuffix(se.Message, k.suffix) && strings.Contains(se.Message, k.contains) {
 				text := k.text
@@ -86,6 +91,21 @@ func Restore(err error) error {
 	// Once more, for MySQL's SQLSTATE where the embedded error has the
 	// generic one (the number is no longer 1105: this ends).
 	return Restore(mysql.NewSQLError(num, m[3], "%s", m[1]))
+}
+
+// reworded are go-mysql-server errors that carry no MySQL number and name
+// things MySQL's text names too: the names are carried into MySQL's text.
+var reworded = []struct {
+	re    *regexp.Regexp
+	num   int
+	state string
+	text  string // the expansion of re's submatches
+}{
+	{regexp.MustCompile(`^Check constraint "(.*)" violated$`), 3819, "HY000", "Check constraint '$1' is violated."}, // ER_CHECK_CONSTRAINT_VIOLATED
+	{regexp.MustCompile(`^can't alter column "(.*)" because it would invalidate check constraint "(.*)"$`), 3959, "HY000", // ER_DEPENDENT_BY_CHECK_CONSTRAINT
+		"Check constraint '$2' uses column '$1', hence column cannot be dropped or renamed."},
+	// DROP CHECK or DROP CONSTRAINT of a name the table has not.
+	{regexp.MustCompile(`^Constraint "(.*)" does not exist$`), 3940, "HY000", "Constraint '$1' does not exist."}, // ER_CONSTRAINT_NOT_FOUND
 }
 
 // gmsErrors are go-mysql-server errors that carry no MySQL number, by

@@ -280,6 +280,12 @@ func (t *Table) RewriteInserter(ctx *sql.Context, oldSch, newSch sql.PrimaryKeyS
 	if err := carryForeignKeys(old, nd, meta.ForeignKeys, newAt); err != nil {
 		return nil, err
 	}
+	// A check names columns by name; go-mysql-server refuses to rename
+	// or drop one a check uses (3959), or drops a check on the column
+	// dropped first.
+	if err := storeMeta(nd, "checks", meta.Checks); err != nil {
+		return nil, err
+	}
 	// Indexes follow their columns; a dropped column leaves its indexes,
 	// and an index left with no column goes, as in MySQL.
 	for _, ix := range old.Indexes {

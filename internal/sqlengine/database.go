@@ -171,6 +171,13 @@ func (d *Database) CreateTable(ctx *sql.Context, name string, sch sql.PrimaryKey
 	if err != nil {
 		return err
 	}
+	// go-mysql-server adds the table's checks, keys and foreign keys
+	// after it: nobody else writes to it before the statement ends.
+	if s := sessionOf(ctx); s != nil && s.holdCreated {
+		if err := s.holdDDL(ctx, def.ID); err != nil {
+			return err
+		}
+	}
 	return d.e.ddl(ctx, d.name, stmt, &storage.CatalogChange{Op: "create_table", Table: def}, nil)
 }
 
@@ -267,7 +274,7 @@ func (e *Engine) commitCatalog(ctx *sql.Context, db, stmt string, c *storage.Cat
 	var keep *binlog.GTIDInfo
 	if s != nil && s.replGTID != nil {
 		if s.replUsed {
-			return sql.ErrUnsupportedFeature.New("a replicated DDL statement that needs several catalog changes (CREATE TABLE with inline secondary keys); create the table on the replica by hand and skip the GTID")
+			return sql.ErrUnsupportedFeature.New("a replicated DDL statement that needs several catalog changes (CREATE TABLE with inline secondary keys, foreign keys or checks); create the table on the replica by hand and skip the GTID")
 		}
 		keep, s.replUsed = s.replGTID, true
 	}
@@ -276,7 +283,11 @@ func (e *Engine) commitCatalog(ctx *sql.Context, db, stmt string, c *storage.Cat
 	if s != nil {
 		caller = s.caller(ctx)
 	}
-	return ddlError(e.txns.CommitDDL(caller, c, db, stmt, binlog.QueryOptions{ThreadID: uint32(ctx.Session.ID())}, keep))
+	err := ddlError(e.txns.CommitDDL(caller, c, db, stmt, binlog.QueryOptions{ThreadID: uint32(ctx.Session.ID())}, keep))
+	if err == nil && s != nil && c.Op == "alter_table" {
+		s.noteAltered(c.TableID)
+	}
+	return err
 }
 
 // ddlError maps a DDL's storage error to MySQL's.

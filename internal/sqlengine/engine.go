@@ -365,6 +365,7 @@ func (e *Engine) ExecDDL(db, query string, serverCollation uint16, g binlog.GTID
 	id := 1<<31 + replSessionIDs.Add(1)
 	base := sql.NewBaseSessionWithClientServer("", sql.Client{User: "root", Address: "localhost"}, id)
 	s := &Session{BaseSession: base, eng: e, replGTID: &g, replCollation: serverCollation}
+	defer s.endDDLHold()
 	ctx := sql.NewContext(context.Background(), sql.WithSession(s))
 	ctx.SetCurrentDatabase(db)
 	handled, err := e.AccountStatement(ctx, query, func([]string) bool { return true })

@@ -276,30 +276,10 @@ func (t *Table) setForeignKeys(ctx *sql.Context, stmt string, tables []uint64, e
 	if err != nil {
 		return err
 	}
-	if err := storeForeignKeys(nd, fks); err != nil {
+	if err := storeMeta(nd, "foreign_keys", fks); err != nil {
 		return fmt.Errorf("table %s: bad SQL metadata: %w", nd.Name, err)
 	}
 	return t.e.ddl(ctx, t.db.name, stmt, &storage.CatalogChange{Op: "alter_table", TableID: nd.ID, Table: nd}, tables)
-}
-
-// storeForeignKeys puts fks in def's SQL metadata, leaving the rest of it
-// as it is.
-func storeForeignKeys(def *storage.TableDef, fks []fkMeta) error {
-	var meta map[string]json.RawMessage
-	if err := json.Unmarshal(def.SQL, &meta); err != nil {
-		return err
-	}
-	if len(fks) == 0 {
-		delete(meta, "foreign_keys")
-	} else {
-		b, _ := json.Marshal(fks)
-		meta["foreign_keys"] = b
-	}
-	b, err := json.Marshal(meta)
-	if err == nil {
-		def.SQL = b
-	}
-	return err
 }
 
 // acts reports whether a referential action changes the children.
@@ -408,5 +388,5 @@ func carryForeignKeys(old, nd *storage.TableDef, fks []fkMeta, newAt []int) erro
 			}
 		}
 	}
-	return storeForeignKeys(nd, fks)
+	return storeMeta(nd, "foreign_keys", fks)
 }

@@ -39,8 +39,9 @@ type sessionTableLocks struct {
 	ids   map[uint64]bool
 }
 
-// holdsTableLock reports whether the session locked table id.
-func (s *Session) holdsTableLock(id uint64) bool { return s.tableLocks.ids[id] }
+// holdsTableLock reports whether the session locked table id (or holds it
+// for the statement's DDL, checks.go).
+func (s *Session) holdsTableLock(id uint64) bool { return s.tableLocks.ids[id] || s.ddlHold.ids[id] }
 
 // lockTableID adds table id to the session's LOCK TABLES locks (a table
 // that DDL under the lock gives a new id).

@@ -18,9 +18,10 @@ import (
 // rebuild the GMS schema after a restart (types and defaults as SQL text,
 // re-parsed by GMS).
 type sqlMeta struct {
-	Columns     []colMeta `json:"columns"`
-	Comment     string    `json:"comment,omitempty"`
-	ForeignKeys []fkMeta  `json:"foreign_keys,omitempty"` // foreignkeys.go
+	Columns     []colMeta   `json:"columns"`
+	Comment     string      `json:"comment,omitempty"`
+	ForeignKeys []fkMeta    `json:"foreign_keys,omitempty"` // foreignkeys.go
+	Checks      []checkMeta `json:"checks,omitempty"`       // checks.go
 }
 
 type colMeta struct {

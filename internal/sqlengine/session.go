@@ -97,6 +97,15 @@ type Session struct {
 	protocolKey      *string
 	// tableLocks are the tables locked by LOCK TABLES (locktables.go).
 	tableLocks sessionTableLocks
+	// ddlHold are the tables the statement holds for its DDL (holdDDL,
+	// checks.go).
+	ddlHold sessionTableLocks
+	// holdCreated: the statement is a CREATE TABLE that adds checks,
+	// keys or foreign keys after the table (Database.CreateTable holds it).
+	holdCreated bool
+	// altered are the tables whose SQL metadata the statement changed
+	// (alter_table): its own reads of them go on (Table.begin).
+	altered map[uint64]bool
 	// readOnlyDefault caches transaction_read_only (read on every write
 	// outside a transaction); readOnlyKnown is cleared when it is set.
 	readOnlyDefault, readOnlyKnown bool
@@ -314,6 +323,7 @@ func (s *Session) CommandBegin() error {
 // waited for it forever). It ends here, rolled back, as in MySQL (the
 // failed statement's changes are already undone).
 func (s *Session) CommandEnd() {
+	s.endDDLHold()
 	if s.tx == nil || s.tx.Ended() || s.GetIgnoreAutoCommit() {
 		return
 	}
@@ -333,6 +343,7 @@ func (s *Session) SessionEnd() {
 		s.tx = nil
 	}
 	s.releaseTableLocks()
+	s.endDDLHold()
 	if s.eng.pipe != nil {
 		s.eng.pipe.EndSession(uint64(s.ID()))
 	}
@@ -501,11 +512,22 @@ func (s *Session) GetPreparedQuery(query string) (ast.Statement, bool) {
 	return st, ok
 }
 
+// noteAltered records that the statement changed table id's metadata.
+func (s *Session) noteAltered(id uint64) {
+	if s.altered == nil {
+		s.altered = map[uint64]bool{}
+	}
+	s.altered[id] = true
+}
+
 // noteStatement records which tables the statement reads with locks:
 // SELECT ... FOR UPDATE / FOR SHARE / LOCK IN SHARE MODE lock every table
 // read (or those named by OF); UPDATE and DELETE lock the rows they read
 // from their target tables exclusively.
 func (s *Session) noteStatement(st ast.Statement) {
+	s.endDDLHold() // the statement before is over
+	clear(s.altered)
+	s.holdCreated = false
 	if s.stmtLocks == nil {
 		s.stmtLocks = map[string]lock.Mode{}
 	} else {
@@ -707,6 +729,9 @@ func note(ctx context.Context, st ast.Statement, text string, queryLen int) erro
 		if s := sessionOf(sctx); s != nil {
 			s.noteStatement(st)
 			s.noteView(st)
+			if err := s.holdForCheck(sctx, st); err != nil {
+				return err
+			}
 			s.releasePendingPrepare()
 			if p, ok := st.(*ast.Prepare); ok {
 				n := preparedTextLen(sctx, p)
@@ -852,6 +877,11 @@ func (p parser) ParseOneWithOptions(ctx context.Context, query string, o ast.Par
 	if err := unsupportedDDL(r.st); err != nil {
 		return nil, r.consumed, err
 	}
+	if _, ok := addsCheck(r.st); ok {
+		// Its table must be held from the statement's start
+		// (holdForCheck), which a prepared execution does not pass by.
+		return nil, r.consumed, mysql.NewSQLError(erUnsupportedPS, "HY000", "This command is not supported in the prepared statement protocol yet")
+	}
 	// COM_STMT_PREPARE parses here: the privilege checks of note apply
 	// (and again at each execution, CheckExecute).
 	if sctx, ok := ctx.(*sql.Context); ok {
@@ -868,11 +898,10 @@ func (p parser) ParseOneWithOptions(ctx context.Context, query string, o ast.Par
 	return r.st, r.consumed, nil
 }
 
-// unsupportedDDL refuses CHECK constraints and FULLTEXT and SPATIAL
-// indexes before anything is created: go-mysql-server creates the table
-// first and only then finds that it cannot add them, so CREATE TABLE ...
-// CHECK failed and still left the table, without its check, in the store
-// and the binlog.
+// unsupportedDDL refuses FULLTEXT and SPATIAL indexes before anything is
+// created: go-mysql-server creates the table first and only then finds
+// that it cannot add them, so CREATE TABLE would fail and still leave the
+// table, without them, in the store and the binlog.
 func unsupportedDDL(st ast.Statement) error {
 	var ddls []*ast.DDL
 	switch s := st.(type) {
@@ -892,11 +921,6 @@ func unsupportedDDL(st ast.Statement) error {
 		}
 		if d.TableSpec == nil {
 			continue
-		}
-		for _, c := range d.TableSpec.Constraints {
-			if _, ok := c.Details.(*ast.CheckConstraintDefinition); ok {
-				return errNotSupported("CHECK constraints")
-			}
 		}
 		for _, ix := range d.TableSpec.Indexes {
 			switch {

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"reflect"
 	"slices"
 	"strings"
 	"sync"
@@ -114,7 +115,12 @@ func (t *Table) begin(ctx *sql.Context) (*Session, *txn.Txn, error) {
 		}
 	}
 	if cur, ok := t.e.store.TableByID(t.st.Def.ID); !ok || cur != t.st {
-		return nil, nil, mysql.NewSQLError(erTableDefChanged, "HY000", "Table definition has changed, please retry transaction")
+		if !ok || !s.altered[t.st.Def.ID] || !sameRows(cur.Def, t.st.Def) {
+			return nil, nil, mysql.NewSQLError(erTableDefChanged, "HY000", "Table definition has changed, please retry transaction")
+		}
+		// This statement changed only the table's SQL metadata (ALTER
+		// TABLE ... DROP COLUMN drops the column's checks first).
+		t.st = cur
 	}
 	return s, tx, nil
 }
@@ -1083,6 +1089,13 @@ func (t *Table) deleteAll(ctx *sql.Context) (int, error) {
 		}
 	}
 	return n, s.afterError(it.Err())
+}
+
+// sameRows reports whether two definitions of a table store the same rows
+// the same way (they differ at most in SQL metadata).
+func sameRows(a, b *storage.TableDef) bool {
+	return a.ID == b.ID && reflect.DeepEqual(a.Columns, b.Columns) && slices.Equal(a.PK, b.PK) &&
+		reflect.DeepEqual(a.Indexes, b.Indexes)
 }
 
 func cloneDef(d *storage.TableDef) *storage.TableDef {
