@@ -244,7 +244,10 @@ func AppendValue(dst []byte, c *Column, v Value) ([]byte, error) {
 		if !ok {
 			return dst, typeErr(c, v)
 		}
-		x := uint32(t.Day()) | uint32(t.Month())<<5 | uint32(t.Year())<<9
+		var x uint32 // the zero date: all fields 0, as MySQL stores it
+		if !IsZeroDate(t) {
+			x = uint32(t.Day()) | uint32(t.Month())<<5 | uint32(t.Year())<<9
+		}
 		return append(dst, byte(x), byte(x>>8), byte(x>>16)), nil
 	case TypeDateTime2:
 		t, ok := v.(time.Time)
@@ -256,6 +259,10 @@ func AppendValue(dst []byte, c *Column, v Value) ([]byte, error) {
 		t, ok := v.(time.Time)
 		if !ok {
 			return dst, typeErr(c, v)
+		}
+		if IsZeroDate(t) {
+			dst = binary.BigEndian.AppendUint32(dst, 0) // as MySQL stores it
+			return appendFrac(dst, 0, c.Fsp), nil
 		}
 		sec := t.Unix()
 		if sec < 0 || sec > math.MaxUint32 {
@@ -383,6 +390,9 @@ func DecodeValue(b []byte, c *Column) (Value, int, error) {
 			return nil, 0, err
 		}
 		x := uint32(b[0]) | uint32(b[1])<<8 | uint32(b[2])<<16
+		if x == 0 || x == legacyZeroDate {
+			return ZeroDate, 3, nil
+		}
 		return time.Date(int(x>>9), time.Month((x>>5)&15), int(x&31), 0, 0, 0, 0, time.UTC), 3, nil
 	case TypeDateTime2:
 		n := 5 + fracBytes(c.Fsp)
@@ -397,6 +407,9 @@ func DecodeValue(b []byte, c *Column) (Value, int, error) {
 		}
 		sec := int64(binary.BigEndian.Uint32(b))
 		us := decodeFrac(b[4:], c.Fsp)
+		if sec == 0 && us == 0 {
+			return ZeroDate, n, nil // MySQL's zero TIMESTAMP
+		}
 		return time.Unix(sec, us*1000).UTC(), n, nil
 	case TypeTime2:
 		n := 3 + fracBytes(c.Fsp)
@@ -515,7 +528,30 @@ func truncFrac(us int64, fsp int) int64 {
 
 const datetimeIntOfs = 0x8000000000
 
+// ZeroDate is MySQL's zero date ('0000-00-00', '0000-00-00 00:00:00') as
+// go-mysql-server holds it: year 0, month 0, day 0, which time.Date
+// normalises to 30 November of year -1. Stored and logged, it is MySQL's
+// zero date (every field 0).
+var ZeroDate = time.Date(0, 0, 0, 0, 0, 0, 0, time.UTC)
+
+// IsZeroDate reports whether t is the zero date.
+func IsZeroDate(t time.Time) bool { return t.Equal(ZeroDate) }
+
+// Earlier versions stored the zero date's Go form field by field, year -1
+// overflowing into these values (read as year 32767 or so, which made the
+// row unreadable). No real date has them (years end at 9999), so they read
+// as the zero date again.
+const (
+	legacyZeroDate     uint32 = 0xFFFF7E     // day 30 | month 11 << 5 | year -1 << 9, in 24 bits
+	legacyZeroDatetime uint64 = 0x7FFFBC0000 // ((-1*13+11) << 5 | 30) << 17 + offset, in 40 bits
+)
+
 func appendDatetime2(dst []byte, t time.Time, fsp int) []byte {
+	if IsZeroDate(t) {
+		x := uint64(datetimeIntOfs)
+		dst = append(dst, byte(x>>32), byte(x>>24), byte(x>>16), byte(x>>8), byte(x))
+		return appendFrac(dst, 0, fsp)
+	}
 	ym := uint64(t.Year()*13 + int(t.Month()))
 	ymd := ym<<5 | uint64(t.Day())
 	hms := uint64(t.Hour())<<12 | uint64(t.Minute())<<6 | uint64(t.Second())
@@ -526,10 +562,16 @@ func appendDatetime2(dst []byte, t time.Time, fsp int) []byte {
 
 func decodeDatetime2(b []byte, fsp int) time.Time {
 	x := uint64(b[0])<<32 | uint64(b[1])<<24 | uint64(b[2])<<16 | uint64(b[3])<<8 | uint64(b[4])
+	if x == legacyZeroDatetime {
+		return ZeroDate
+	}
 	x -= datetimeIntOfs
 	ymd, hms := x>>17, x&(1<<17-1)
 	ym := ymd >> 5
 	us := decodeFrac(b[5:], fsp)
+	if ymd == 0 && hms == 0 && us == 0 {
+		return ZeroDate
+	}
 	return time.Date(int(ym/13), time.Month(ym%13), int(ymd&31),
 		int(hms>>12), int((hms>>6)&63), int(hms&63), int(us)*1000, time.UTC)
 }

@@ -333,3 +333,60 @@ func FuzzDecodeImage(f *testing.F) {
 		_, _, _ = DecodeImage(b, testCols, nil)
 	})
 }
+
+// The zero date ('0000-00-00') is stored as MySQL stores it, every field
+// 0, reads back as itself, and sorts before every other date. Its Go form
+// (time.Date(0, 0, 0, ...), 30 November of year -1) was once stored as a
+// year that overflowed the field, and the row could not be read again.
+func TestZeroDate(t *testing.T) {
+	cols := []Column{
+		{Name: "d", Type: TypeDate},
+		{Name: "dt", Type: TypeDateTime2},
+		{Name: "dt6", Type: TypeDateTime2, Fsp: 6},
+		{Name: "ts", Type: TypeTimestamp2},
+	}
+	vals := []Value{ZeroDate, ZeroDate, ZeroDate, ZeroDate}
+	img, err := AppendImage(nil, cols, vals)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// null bitmap (1 byte), then DATE 3, DATETIME2 5, DATETIME2(6) 8, TIMESTAMP2 4.
+	want := []byte{0, 0, 0, 0, 0x80, 0, 0, 0, 0, 0x80, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}
+	if !bytes.Equal(img, want) {
+		t.Fatalf("zero dates stored as %x, want MySQL's %x", img, want)
+	}
+	got, _, err := DecodeImage(img, cols, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, v := range got {
+		if tm, ok := v.(time.Time); !ok || !IsZeroDate(tm) {
+			t.Errorf("column %s reads back as %v", cols[i].Name, v)
+		}
+	}
+	for _, c := range cols[:3] {
+		zk, _ := AppendKey(nil, &c, ZeroDate, nil)
+		lk, _ := AppendKey(nil, &c, time.Date(1000, 1, 1, 0, 0, 0, 0, time.UTC), nil)
+		if bytes.Compare(zk, lk) >= 0 {
+			t.Errorf("%s: the zero date does not sort before 1000-01-01", c.Name)
+		}
+	}
+}
+
+// Zero dates stored by earlier versions (their year overflowed) read as
+// the zero date.
+func TestLegacyZeroDate(t *testing.T) {
+	cols := []Column{{Name: "d", Type: TypeDate}, {Name: "dt", Type: TypeDateTime2}}
+	// A null bitmap, then what the old encoders wrote for
+	// time.Date(0, 0, 0, ...).
+	img := []byte{0, 0x7e, 0xff, 0xff, 0x7f, 0xff, 0xbc, 0, 0}
+	got, _, err := DecodeImage(img, cols, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, v := range got {
+		if tm, ok := v.(time.Time); !ok || !IsZeroDate(tm) {
+			t.Errorf("column %s: %v", cols[i].Name, v)
+		}
+	}
+}
