@@ -22,6 +22,7 @@ require (
 	go.etcd.io/raft/v3 v3.6.0
 	golang.org/x/sys v0.46.0
 	gonum.org/v1/plot v0.17.0
+	google.golang.org/protobuf v1.36.10
 	gopkg.in/ini.v1 v1.67.0
 	gopkg.in/src-d/go-errors.v1 v1.0.0
 )
@@ -79,7 +80,6 @@ require (
 	golang.org/x/tools v0.43.0 // indirect
 	google.golang.org/genproto v0.0.0-20230410155749-daa745c078e1 // indirect
 	google.golang.org/grpc v1.79.3 // indirect
-	google.golang.org/protobuf v1.36.10 // indirect
 	gopkg.in/yaml.v3 v3.0.1 // indirect
 )
 

@@ -227,6 +227,7 @@ func (h *handler) ComQuery(ctx context.Context, c *mysql.Conn, query string, cb 
 // query runs one statement: on the fast path if it takes it, else
 // through go-mysql-server.
 func (h *handler) query(ctx context.Context, c *mysql.Conn, query string, cb mysql.ResultSpoolFn) error {
+	cb = textResults(h.s.sql, c.ConnectionID, query, cb)
 	return h.s.limitStatement(ctx, c, query, func(ctx context.Context) error {
 		if ok, err := h.fast.query(ctx, h.Handler, c, query, nil, nil, func(r *sqltypes.Result) error { return cb(r, false) }); ok {
 			return deniedFor(query, mysqlerr.Restore(err))
@@ -261,6 +262,7 @@ func (h *handler) ComMultiQuery(ctx context.Context, c *mysql.Conn, query string
 	if err := h.s.causalWait(ctx, c, query); err != nil {
 		return "", err
 	}
+	cb = textResults(h.s.sql, c.ConnectionID, query, cb)
 	err = h.s.limitStatement(ctx, c, query, func(ctx context.Context) error {
 		// The fast path takes a query of one statement (parse checks).
 		if ok, err := h.fast.query(ctx, h.Handler, c, query, nil, nil, func(r *sqltypes.Result) error { return cb(r, false) }); ok {
@@ -315,6 +317,7 @@ func (h *handler) ComPrepare(ctx context.Context, c *mysql.Conn, query string, p
 func (h *handler) ComStmtExecute(ctx context.Context, c *mysql.Conn, p *mysql.PrepareData, cb func(*sqltypes.Result) error) error {
 	h.s.sql.CountStatus(c.ConnectionID, "Com_stmt_execute")
 	defer h.s.afterStatement(c, p.PrepareStmt)
+	cb = binaryResults(h.s.sql, c.ConnectionID, cb)
 	if t := h.s.slowStart(c); t != nil {
 		inner := cb
 		cb = func(r *sqltypes.Result) error { t.sent(r); return inner(r) }

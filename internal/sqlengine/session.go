@@ -100,6 +100,9 @@ type Session struct {
 	// ddlHold are the tables the statement holds for its DDL (holdDDL,
 	// checks.go).
 	ddlHold sessionTableLocks
+	// tableCase maps the lower-cased FROM names of the current SELECT
+	// that have capitals to their spelling (tablecase.go).
+	tableCase map[string]string
 	// holdCreated: the statement is a CREATE TABLE that adds checks,
 	// keys or foreign keys after the table (Database.CreateTable holds it).
 	holdCreated bool
@@ -526,6 +529,7 @@ func (s *Session) noteAltered(id uint64) {
 // from their target tables exclusively.
 func (s *Session) noteStatement(st ast.Statement) {
 	s.endDDLHold() // the statement before is over
+	s.noteTableCase(st)
 	clear(s.altered)
 	s.holdCreated = false
 	if s.stmtLocks == nil {
@@ -818,6 +822,7 @@ func (p parser) ParseSimple(query string) (ast.Statement, error) {
 func (p parser) Parse(ctx *sql.Context, query string, multi bool) (ast.Statement, string, string, error) {
 	query = rewriteBegin(ctx, rewriteAccountSyntax(ctx, query))
 	query = noteAlterView(ctx, query)
+	query, _ = rewriteDo(query)
 	r, err := withForShare(query, func(q string) (parsed, error) {
 		st, pq, rem, err := p.Parser.Parse(ctx, q, multi)
 		return parsed{st: st, q: pq, rem: rem}, err
@@ -845,6 +850,7 @@ func statementText(q, query string) string {
 func (p parser) ParseWithOptions(ctx context.Context, query string, delimiter rune, multi bool, o ast.ParserOptions) (ast.Statement, string, string, error) {
 	query = rewriteBegin(ctx, rewriteAccountSyntax(ctx, query))
 	query = noteAlterView(ctx, query)
+	query, _ = rewriteDo(query)
 	r, err := withForShare(query, func(q string) (parsed, error) {
 		st, pq, rem, err := p.Parser.ParseWithOptions(ctx, q, delimiter, multi, o)
 		return parsed{st: st, q: pq, rem: rem}, err
@@ -859,6 +865,12 @@ func (p parser) ParseWithOptions(ctx context.Context, query string, delimiter ru
 }
 
 func (p parser) ParseOneWithOptions(ctx context.Context, query string, o ast.ParserOptions) (ast.Statement, int, error) {
+	if IsDo(query) {
+		// A prepared statement (PREPARE ... FROM, COM_STMT_PREPARE) sends
+		// its result columns, which DO has none of; only a DO run as text
+		// has its SELECT's rows replaced by OK.
+		return nil, 0, mysql.NewSQLError(erUnsupportedPS, "HY000", "This command is not supported in the prepared statement protocol yet")
+	}
 	r, err := withForShare(query, func(q string) (parsed, error) {
 		st, n, err := p.Parser.ParseOneWithOptions(ctx, q, o)
 		return parsed{st: st, consumed: n}, err

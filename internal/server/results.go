@@ -1,0 +1,120 @@
+package server
+
+// Results as MySQL sends them. go-mysql-server's results differ from
+// MySQL's in a few ways a client sees; each is put right here, on the way
+// out, for text and binary (prepared) results alike:
+//
+//   - DO runs as the SELECT of its expressions (sqlengine/do.go): its rows
+//     are dropped and the client gets one OK packet.
+//   - go-mysql-server writes every TIME with six fractional digits, where
+//     MySQL writes those of the column or expression (none for a TIME
+//     column, the only kind Lockstep stores): an all-zero fraction is
+//     dropped ('12:34:56', not '12:34:56.000000').
+//   - In a binary result a zero date goes with length 0, as MySQL sends
+//     it: vitess writes its year, month and day as zeros, which clients
+//     read as a real date (go-sql-driver makes -0001-11-30 of it).
+//   - A column's table is named as the statement wrote it, capitals kept
+//     (sqlengine/tablecase.go).
+
+import (
+	"bytes"
+
+	"github.com/dolthub/vitess/go/mysql"
+	"github.com/dolthub/vitess/go/sqltypes"
+	querypb "github.com/dolthub/vitess/go/vt/proto/query"
+	"github.com/lockstepdb/lockstep/internal/sqlengine"
+	"google.golang.org/protobuf/proto"
+)
+
+// textResults shapes the text results of query's first statement.
+func textResults(e *sqlengine.Engine, connID uint32, query string, cb mysql.ResultSpoolFn) mysql.ResultSpoolFn {
+	if sqlengine.IsDo(query) {
+		sent := false
+		return func(_ *sqltypes.Result, more bool) error {
+			if sent {
+				return nil
+			}
+			sent = true
+			return cb(&sqltypes.Result{}, more)
+		}
+	}
+	return func(r *sqltypes.Result, more bool) error {
+		fixTemporal(r, false)
+		fixTableNames(e, connID, r)
+		return cb(r, more)
+	}
+}
+
+// binaryResults shapes the results of an execution of a prepared
+// statement (which is never a DO: sqlengine refuses to prepare one).
+func binaryResults(e *sqlengine.Engine, connID uint32, cb func(*sqltypes.Result) error) func(*sqltypes.Result) error {
+	return func(r *sqltypes.Result) error {
+		fixTemporal(r, true)
+		fixTableNames(e, connID, r)
+		return cb(r)
+	}
+}
+
+// fixTableNames names result columns' tables as the statement wrote them.
+func fixTableNames(e *sqlengine.Engine, connID uint32, r *sqltypes.Result) {
+	if r == nil {
+		return
+	}
+	for i, f := range r.Fields {
+		if n, ok := e.ResultTableName(connID, f.Table); ok {
+			c := proto.Clone(f).(*querypb.Field)
+			c.Table = n
+			r.Fields[i] = c
+		}
+	}
+}
+
+// fixTemporal writes TIME values with MySQL's fraction and, in a binary
+// result, zero dates in MySQL's form.
+func fixTemporal(r *sqltypes.Result, binary bool) {
+	if r == nil {
+		return
+	}
+	var dates, times []int
+	for i, f := range r.Fields {
+		switch f.Type {
+		case sqltypes.Date, sqltypes.Datetime, sqltypes.Timestamp:
+			if binary {
+				dates = append(dates, i)
+			}
+		case sqltypes.Time:
+			times = append(times, i)
+		}
+	}
+	if dates == nil && times == nil {
+		return
+	}
+	for _, row := range r.Rows {
+		for _, i := range dates {
+			if i < len(row) && zeroDate(row[i].Raw()) {
+				row[i] = sqltypes.MakeTrusted(row[i].Type(), nil)
+			}
+		}
+		for _, i := range times {
+			if i < len(row) {
+				if b, ok := bytes.CutSuffix(row[i].Raw(), []byte(".000000")); ok {
+					row[i] = sqltypes.MakeTrusted(sqltypes.Time, b)
+				}
+			}
+		}
+	}
+}
+
+// zeroDate reports whether a DATE, DATETIME or TIMESTAMP text is the zero
+// date (every digit 0).
+func zeroDate(b []byte) bool {
+	if len(b) < 10 {
+		return false
+	}
+	for _, c := range b {
+		if c != '0' && c != '-' && c != ':' && c != ' ' && c != '.' {
+			return false
+		}
+	}
+	return true
+}
