@@ -195,6 +195,20 @@ func TestResultForms(t *testing.T) {
 			t.Errorf("prepared=%v: result tables %q and %q, want Tee and X", prepared, r.Fields[0].Table, r.Fields[1].Table)
 		}
 	}
+	// A statement after one that named a table T names its own t as it
+	// wrote it (the second runs on the fast path).
+	for _, c := range []struct{ q, table string }{
+		{"SELECT T.id FROM t AS Tee JOIN t AS T WHERE Tee.id = 1 AND T.id = 1", "T"},
+		{"SELECT id FROM t WHERE id = 1", "t"},
+	} {
+		r, err := conn.Execute(c.q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(r.Fields) != 1 || string(r.Fields[0].Table) != c.table {
+			t.Errorf("%s: result table %q, want %q", c.q, r.Fields[0].Table, c.table)
+		}
+	}
 	// DO evaluates and answers OK, alone or among other statements.
 	if _, err := db.Exec("DO 1, SLEEP(0)"); err != nil {
 		t.Errorf("DO: %v", err)

@@ -57,11 +57,15 @@ func binaryResults(e *sqlengine.Engine, connID uint32, cb func(*sqltypes.Result)
 
 // fixTableNames names result columns' tables as the statement wrote them.
 func fixTableNames(e *sqlengine.Engine, connID uint32, r *sqltypes.Result) {
-	if r == nil {
+	if r == nil || len(r.Fields) == 0 {
+		return
+	}
+	names := e.ResultTableNames(connID)
+	if names == nil {
 		return
 	}
 	for i, f := range r.Fields {
-		if n, ok := e.ResultTableName(connID, f.Table); ok {
+		if n, ok := names[f.Table]; ok && n != f.Table {
 			c := proto.Clone(f).(*querypb.Field)
 			c.Table = n
 			r.Fields[i] = c

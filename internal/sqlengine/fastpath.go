@@ -76,6 +76,11 @@ func (e *Engine) ExecFast(ctx *sql.Context, p *FastPlan, binds map[string]*query
 	if v, err := s.BaseSession.GetSessionVariable(ctx, "lockstep_fast_path"); err == nil && !isOn(v) {
 		return nil, false, nil
 	}
+	// The statement before may have named tables with capitals; this one
+	// names its table as stored (tablecase.go).
+	if len(s.tableCase) > 0 {
+		clear(s.tableCase)
+	}
 	switch p.kind {
 	case fastBegin, fastCommit, fastRollback:
 		res, err = e.fastTxnControl(ctx, s, p.kind)

@@ -6,7 +6,7 @@ package sqlengine
 // written: a client that builds "table.column" names from them
 // (go-sql-driver's columnsWithAlias, ORMs mapping joins) sees another
 // name. The session remembers, per SELECT, the names of its FROM clause
-// that have capitals, and the server puts them back (ResultTableName).
+// that have capitals, and the server puts them back (ResultTableNames).
 
 import (
 	"strings"
@@ -55,21 +55,16 @@ func (s *Session) collectTableCase(te ast.TableExpr) {
 	}
 }
 
-// ResultTableName returns the name a result column's table (as
-// go-mysql-server names it) had in connection connID's statement, and
-// whether it differs.
-func (e *Engine) ResultTableName(connID uint32, table string) (string, bool) {
-	if table == "" {
-		return "", false
-	}
+// ResultTableNames returns connection connID's current statement's
+// table names with capitals, by their lower-cased form (nil if none).
+// The map is the session's: read it before the statement ends.
+func (e *Engine) ResultTableNames(connID uint32) map[string]string {
 	v, ok := e.sessions.Load(connID)
 	if !ok {
-		return "", false
+		return nil
 	}
-	s := v.(*Session)
-	if len(s.tableCase) == 0 {
-		return "", false
+	if s := v.(*Session); len(s.tableCase) > 0 {
+		return s.tableCase
 	}
-	n, ok := s.tableCase[table]
-	return n, ok && n != table
+	return nil
 }
