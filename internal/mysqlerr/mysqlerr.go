@@ -104,6 +104,11 @@ var reworded = []struct {
 	{regexp.MustCompile(`^Check constraint "(.*)" violated$`), 3819, "HY000", "Check constraint '$1' is violated."}, // ER_CHECK_CONSTRAINT_VIOLATED
 	{regexp.MustCompile(`^can't alter column "(.*)" because it would invalidate check constraint "(.*)"$`), 3959, "HY000", // ER_DEPENDENT_BY_CHECK_CONSTRAINT
 		"Check constraint '$2' uses column '$1', hence column cannot be dropped or renamed."},
+	// A string longer than its column (strict mode). go-mysql-server does
+	// not say which row; MySQL's text would.
+	{regexp.MustCompile(`(?s)^string '.*' is too large for column '(.*)'$`), 1406, "22001", "Data too long for column '$1'"}, // ER_DATA_TOO_LONG
+	// A function that does not exist.
+	{regexp.MustCompile(`^function: '(.*)' not found$`), 1305, "42000", "FUNCTION $1 does not exist"}, // ER_SP_DOES_NOT_EXIST
 	// DROP CHECK or DROP CONSTRAINT of a name the table has not.
 	{regexp.MustCompile(`^Constraint "(.*)" does not exist$`), 3940, "HY000", "Constraint '$1' does not exist."}, // ER_CONSTRAINT_NOT_FOUND
 }
