@@ -6,6 +6,7 @@ import (
 	"crypto/tls"
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"sync"
@@ -15,6 +16,7 @@ import (
 
 	"github.com/dolthub/vitess/go/mysql"
 	"github.com/lockstepdb/lockstep/internal/binlog"
+	"github.com/lockstepdb/lockstep/internal/sqlengine"
 )
 
 // The MySQL protocol listener (vitess) dispatches COM_BINLOG_DUMP_GTID to
@@ -45,6 +47,8 @@ const (
 	comStmtLongData   = 0x18
 	comStmtClose      = 0x19
 	comStmtReset      = 0x1a
+	comProcessKill    = 0x0c
+	comQuery          = 0x03
 )
 
 type wireListener struct {
@@ -437,7 +441,22 @@ func (c *wireConn) nextPacket() error {
 				_, werr := c.Write(errPacket(1, err))
 				return werr
 			}
+			// vitess parses the text before Lockstep's parser sees it.
+			if q := sqlengine.QuoteNonASCIIIdents(string(pkt[5:])); len(q) != size-1 && len(q) < 0xffffff-1 {
+				pkt = commandPacket(comStmtPrepare, q)
+			}
 			c.out = pkt
+			return nil
+		}
+		if err == nil && first[4] == comProcessKill && size == 5 {
+			// COM_PROCESS_KILL (deprecated, still sent by PyMySQL's
+			// kill() and older clients), which vitess does not know:
+			// it is KILL CONNECTION id, answered the same way (OK).
+			pkt := make([]byte, 4+size)
+			if _, err := io.ReadFull(c.r, pkt); err != nil {
+				return err
+			}
+			c.out = commandPacket(comQuery, fmt.Sprintf("KILL %d", binary.LittleEndian.Uint32(pkt[5:])))
 			return nil
 		}
 		if err == nil && (first[4] == comBinlogDump || first[4] == comBinlogDumpGTID) {
@@ -463,6 +482,14 @@ func (c *wireConn) nextPacket() error {
 	c.out = c.hdr[:]
 	c.remaining = size
 	return nil
+}
+
+// commandPacket is a command packet (sequence 0): cmd, then body. body
+// must be shorter than 0xffffff bytes.
+func commandPacket(cmd byte, body string) []byte {
+	n := 1 + len(body)
+	pkt := []byte{byte(n), byte(n >> 8), byte(n >> 16), 0, cmd}
+	return append(pkt, body...)
 }
 
 // canonicalDump is the COM_BINLOG_DUMP_GTID packet vitess sees in place of

@@ -821,7 +821,7 @@ func (p parser) ParseSimple(query string) (ast.Statement, error) {
 
 func (p parser) Parse(ctx *sql.Context, query string, multi bool) (ast.Statement, string, string, error) {
 	query = rewriteBegin(ctx, rewriteAccountSyntax(ctx, query))
-	query = noteAlterView(ctx, query)
+	query = noteAlterView(ctx, QuoteNonASCIIIdents(query))
 	query, _ = rewriteDo(query)
 	r, err := withForShare(query, func(q string) (parsed, error) {
 		st, pq, rem, err := p.Parser.Parse(ctx, q, multi)
@@ -849,7 +849,7 @@ func statementText(q, query string) string {
 
 func (p parser) ParseWithOptions(ctx context.Context, query string, delimiter rune, multi bool, o ast.ParserOptions) (ast.Statement, string, string, error) {
 	query = rewriteBegin(ctx, rewriteAccountSyntax(ctx, query))
-	query = noteAlterView(ctx, query)
+	query = noteAlterView(ctx, QuoteNonASCIIIdents(query))
 	query, _ = rewriteDo(query)
 	r, err := withForShare(query, func(q string) (parsed, error) {
 		st, pq, rem, err := p.Parser.ParseWithOptions(ctx, q, delimiter, multi, o)
@@ -865,6 +865,7 @@ func (p parser) ParseWithOptions(ctx context.Context, query string, delimiter ru
 }
 
 func (p parser) ParseOneWithOptions(ctx context.Context, query string, o ast.ParserOptions) (ast.Statement, int, error) {
+	query = QuoteNonASCIIIdents(query)
 	if IsDo(query) {
 		// A prepared statement (PREPARE ... FROM, COM_STMT_PREPARE) sends
 		// its result columns, which DO has none of; only a DO run as text
