@@ -6,6 +6,7 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
+	"encoding/xml"
 	"fmt"
 	"os"
 	"os/exec"
@@ -85,11 +86,7 @@ func TestGoSQLDriverSuite(t *testing.T) {
 		}
 	}
 	if !packageDone || len(results) < 100 {
-		tail := output.String()
-		if len(tail) > 4000 {
-			tail = tail[len(tail)-4000:]
-		}
-		t.Fatalf("the suite did not run to its end (%d tests reported):\n%s\n%s", len(results), stderr.String(), tail)
+		t.Fatalf("the suite did not run to its end (%d tests reported):\n%s\n%s", len(results), stderr.String(), tailOf(output.String(), 4000))
 	}
 	var passed, failed, skipped int
 	var unexpected, fixed []string
@@ -227,4 +224,123 @@ func TestResultForms(t *testing.T) {
 	if _, err := db.Exec("PREPARE p FROM 'DO 1'"); errNumber(err) != 1295 {
 		t.Errorf("a prepared DO: %v, want 1295", err)
 	}
+}
+
+// pyMySQLKnown are the tests of PyMySQL's own suite (0.10.1, the last
+// release whose source distribution carries it) that fail against
+// Lockstep, with their causes; docs/COMPATIBILITY.md lists them too.
+var pyMySQLKnown = map[string]string{
+	"test_basic.TestConversion.test_datatypes":                      "BIT columns are refused (1235)",
+	"test_basic.TestCursor.test_json":                               "JSON columns are refused (1235)",
+	"test_connection.TestEscape.test_escape_string":                 "sql_mode NO_BACKSLASH_ESCAPES is refused (1235)",
+	"test_issues.TestGitHubIssues.test_issue_363":                   "SPATIAL indexes are refused (1235)",
+	"test_issues.TestGitHubIssues.test_issue_95":                    "stored procedures are refused (1235)",
+	"test_MySQLdb_capabilities.test_MySQLdb.test_LONG_BYTE":         "the LONG BYTE type is a syntax error",
+	"test_MySQLdb_capabilities.test_MySQLdb.test_stored_procedures": "stored procedures are refused (1235)",
+	"test_MySQLdb_dbapi20.test_MySQLdb.test_nextset":                "stored procedures are refused (1235)",
+	// Fail against MariaDB too: the source distribution lacks the data
+	// file they load.
+	"test_load_local.TestLoadLocal.test_load_file":            "the suite's data file is not in its source distribution",
+	"test_load_local.TestLoadLocal.test_unbuffered_load_file": "the suite's data file is not in its source distribution",
+}
+
+// TestPyMySQLSuite runs PyMySQL's own test suite, from its source
+// distribution (LOCKSTEP_PYMYSQL_SDIST, fetched by .ci/run), against a
+// Lockstep server, with pytest: every test must pass except the known
+// failures above, and a known failure that passes must leave the list.
+func TestPyMySQLSuite(t *testing.T) {
+	sdist := os.Getenv("LOCKSTEP_PYMYSQL_SDIST")
+	if sdist == "" {
+		if os.Getenv("LOCKSTEP_REQUIRE_TOOLS") == "1" {
+			t.Fatal("LOCKSTEP_PYMYSQL_SDIST is required (LOCKSTEP_REQUIRE_TOOLS=1): PyMySQL-0.10.1.tar.gz")
+		}
+		t.Skip("LOCKSTEP_PYMYSQL_SDIST not set (PyMySQL-0.10.1.tar.gz from PyPI)")
+	}
+	py := needTool(t, "python3")
+	if err := exec.Command(py, "-c", "import pytest").Run(); err != nil {
+		needTool(t, "pytest") // skips, or fails under LOCKSTEP_REQUIRE_TOOLS
+	}
+	dir := t.TempDir()
+	if out, err := exec.Command("tar", "xzf", sdist, "-C", dir, "--strip-components=1").CombinedOutput(); err != nil {
+		t.Fatalf("unpacking %s: %v\n%s", sdist, err, out)
+	}
+	s := startServer(t, t.TempDir())
+	mustExec(t, s.db(""), "CREATE DATABASE test1")
+	mustExec(t, s.db(""), "CREATE DATABASE test2")
+	mustExec(t, s.db(""), "SET GLOBAL local_infile = 1")
+	dbs := fmt.Sprintf(`[{"host":"127.0.0.1","port":%d,"user":"root","passwd":"","db":"test1","use_unicode":true,"local_infile":true},`+
+		`{"host":"127.0.0.1","port":%d,"user":"root","passwd":"","db":"test2"}]`, s.port, s.port)
+	if err := os.WriteFile(dir+"/pymysql/tests/databases.json", []byte(dbs), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	report := dir + "/report.xml"
+	cmd := exec.CommandContext(ctx, py, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--junitxml="+report, "pymysql/tests")
+	cmd.Dir = dir
+	out, _ := cmd.CombinedOutput() // failures exit non-zero; the report says which
+	b, err := os.ReadFile(report)
+	if err != nil {
+		t.Fatalf("no pytest report: %v\n%s", err, tailOf(string(out), 4000))
+	}
+	var suite struct {
+		Cases []struct {
+			Class   string    `xml:"classname,attr"`
+			Name    string    `xml:"name,attr"`
+			Failure *struct{} `xml:"failure"`
+			Error   *struct{} `xml:"error"`
+			Skipped *struct{} `xml:"skipped"`
+		} `xml:"testsuite>testcase"`
+	}
+	if err := xml.Unmarshal(b, &suite); err != nil {
+		t.Fatalf("pytest report: %v", err)
+	}
+	var passed, failed, skipped int
+	var unexpected, fixed []string
+	seen := map[string]bool{}
+	for _, c := range suite.Cases {
+		// classname is pymysql.tests.[thirdparty.test_MySQLdb.]module.Class
+		parts := strings.Split(c.Class, ".")
+		name := parts[len(parts)-2] + "." + parts[len(parts)-1] + "." + c.Name
+		seen[name] = true
+		_, known := pyMySQLKnown[name]
+		switch {
+		case c.Failure != nil || c.Error != nil:
+			failed++
+			if !known {
+				unexpected = append(unexpected, name)
+			}
+		case c.Skipped != nil:
+			skipped++
+		default:
+			passed++
+			if known {
+				fixed = append(fixed, name)
+			}
+		}
+	}
+	if passed < 100 {
+		t.Fatalf("the suite did not run: %d passed\n%s", passed, tailOf(string(out), 4000))
+	}
+	for name := range pyMySQLKnown {
+		if !seen[name] {
+			t.Errorf("known failure %s is not in the suite's report", name)
+		}
+	}
+	sort.Strings(unexpected)
+	sort.Strings(fixed)
+	t.Logf("PyMySQL suite: %d passed, %d failed (all known), %d skipped by the suite", passed, failed, skipped)
+	if len(unexpected) > 0 {
+		t.Errorf("tests that fail and are not known failures: %v\n%s", unexpected, tailOf(string(out), 8000))
+	}
+	if len(fixed) > 0 {
+		t.Errorf("known failures that pass now (remove them from pyMySQLKnown and docs/COMPATIBILITY.md): %v", fixed)
+	}
+}
+
+func tailOf(s string, n int) string {
+	if len(s) > n {
+		return s[len(s)-n:]
+	}
+	return s
 }
