@@ -407,11 +407,19 @@ func TestReplicaOfMariaDB(t *testing.T) {
 	mustExec(t, mdb, "CREATE TABLE sbtest.par (id INT PRIMARY KEY)")
 	mustExec(t, mdb, "CREATE TABLE sbtest.chi (id INT PRIMARY KEY, p INT)")
 	mustExec(t, mdb, "INSERT INTO sbtest.par VALUES (1), (2)")
+	// BIT values arrive as MariaDB logs them.
+	mustExec(t, mdb, "CREATE TABLE sbtest.bits (id INT PRIMARY KEY, b BIT(12))")
+	mustExec(t, mdb, "INSERT INTO sbtest.bits VALUES (1, b'101010101010'), (2, NULL)")
 	waitSame()
 	waitFor(t, "the tables to reach the replica", 30*time.Second, func() bool {
 		var n int
-		return r.db("").QueryRow("SELECT COUNT(*) FROM sbtest.par").Scan(&n) == nil && n == 2
+		return r.db("").QueryRow("SELECT COUNT(*) FROM sbtest.par").Scan(&n) == nil && n == 2 &&
+			r.db("").QueryRow("SELECT COUNT(*) FROM sbtest.bits").Scan(&n) == nil && n == 2
 	})
+	var bits int
+	if err := r.db("").QueryRow("SELECT b + 0 FROM sbtest.bits WHERE id = 1").Scan(&bits); err != nil || bits != 0xaaa {
+		t.Fatalf("a BIT(12) from MariaDB: %d (%v), want %d", bits, err, 0xaaa)
+	}
 	mustExec(t, r.db(""), "ALTER TABLE sbtest.chi ADD CONSTRAINT chi_par FOREIGN KEY (p) REFERENCES sbtest.par (id) ON DELETE CASCADE")
 	mustExec(t, mdb, "INSERT INTO sbtest.chi VALUES (10, 2)")
 	mustExec(t, mdb, "DELETE FROM sbtest.par WHERE id = 2")

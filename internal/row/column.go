@@ -65,6 +65,7 @@ const CollationBinary = 63
 //	CHAR/VARCHAR    MaxBytes (maximum length in bytes), Collation
 //	TEXT/BLOB       PackLen (1 tiny, 2 blob, 3 medium, 4 long), Collation
 //	ENUM/SET        Elements (for the table map), PackLen
+//	BIT             Precision (the number of bits, 1..64)
 type Column struct {
 	Name      string `json:"name"`
 	Type      byte   `json:"type"`
@@ -136,9 +137,15 @@ func (c *Column) Meta() []byte {
 		return []byte{rt ^ byte((n&0x300)>>4), byte(n)}
 	case TypeTimestamp2, TypeDateTime2, TypeTime2:
 		return []byte{byte(c.Fsp)}
+	case TypeBit:
+		// MySQL's Field_bit: the bits beyond whole bytes, then the bytes.
+		return []byte{byte(c.Precision % 8), byte(c.Precision / 8)}
 	}
 	return nil
 }
+
+// bitBytes is the size of a BIT column's value: (M+7)/8 bytes.
+func (c *Column) bitBytes() int { return (c.Precision + 7) / 8 }
 
 func (c *Column) realType() byte {
 	if c.RealType == 0 {
@@ -156,6 +163,11 @@ func (c *Column) Validate() error {
 	case TypeNewDecimal:
 		if c.Precision < 1 || c.Precision > 65 || c.Scale < 0 || c.Scale > 30 || c.Scale > c.Precision {
 			return fmt.Errorf("column %q: invalid DECIMAL(%d,%d)", c.Name, c.Precision, c.Scale)
+		}
+		return nil
+	case TypeBit:
+		if c.Precision < 1 || c.Precision > 64 {
+			return fmt.Errorf("column %q: invalid BIT(%d)", c.Name, c.Precision)
 		}
 		return nil
 	case TypeTimestamp2, TypeDateTime2, TypeTime2:

@@ -23,6 +23,7 @@ import (
 //	BINARY, VARBINARY, BLOB       []byte (string is accepted on encode)
 //	DATE, DATETIME, TIMESTAMP     time.Time (UTC)
 //	TIME                          time.Duration
+//	BIT(M)                        uint64 (at most M bits)
 type Value = any
 
 // ErrCorrupt is returned (wrapped) when an image cannot be decoded.
@@ -154,6 +155,19 @@ func AppendValue(dst []byte, c *Column, v Value) ([]byte, error) {
 	case TypeLongLong:
 		x, err := intBits(c, v, 64)
 		return binary.LittleEndian.AppendUint64(dst, x), err
+	case TypeBit:
+		x, ok := v.(uint64)
+		if !ok {
+			return dst, typeErr(c, v)
+		}
+		if c.Precision < 64 && x>>c.Precision != 0 {
+			return dst, rangeErr(c)
+		}
+		// Big-endian, (M+7)/8 bytes, as MySQL's row format has it.
+		for i := c.bitBytes() - 1; i >= 0; i-- {
+			dst = append(dst, byte(x>>(8*i)))
+		}
+		return dst, nil
 	case TypeYear:
 		y, ok := v.(int64)
 		if !ok {
@@ -333,6 +347,16 @@ func DecodeValue(b []byte, c *Column) (Value, int, error) {
 			return x, 8, nil
 		}
 		return int64(x), 8, nil
+	case TypeBit:
+		n := c.bitBytes()
+		if err := need(n); err != nil {
+			return nil, 0, err
+		}
+		var x uint64
+		for _, by := range b[:n] {
+			x = x<<8 | uint64(by)
+		}
+		return x, n, nil
 	case TypeYear:
 		if err := need(1); err != nil {
 			return nil, 0, err

@@ -72,6 +72,10 @@ func AppendKey(dst []byte, c *Column, v Value, coll Collator) ([]byte, error) {
 			}
 			return binary.BigEndian.AppendUint64(dst, x), nil
 		}
+	case TypeBit:
+		if x, ok := v.(uint64); ok {
+			return binary.BigEndian.AppendUint64(dst, x), nil
+		}
 	case TypeYear:
 		if x, ok := v.(int64); ok {
 			return binary.BigEndian.AppendUint16(dst, uint16(x)), nil

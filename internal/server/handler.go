@@ -311,6 +311,7 @@ func (h *handler) ComPrepare(ctx context.Context, c *mysql.Conn, query string, p
 			w.stmtClosed(p.StatementID)
 		}
 	}
+	fixFieldTypes(f)
 	return f, deniedFor(query, mysqlerr.Restore(err))
 }
 

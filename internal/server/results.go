@@ -15,6 +15,10 @@ package server
 //     read as a real date (go-sql-driver makes -0001-11-30 of it).
 //   - A column's table is named as the statement wrote it, capitals kept
 //     (sqlengine/tablecase.go).
+//   - Column definitions carry what MySQL's do for BIT (the binary
+//     character set, UNSIGNED), YEAR (UNSIGNED ZEROFILL) and FLOAT and
+//     DOUBLE without a fixed scale (31 decimals, NOT_FIXED_DEC): drivers
+//     choose the Go, Python or Java type of a column from them.
 
 import (
 	"bytes"
@@ -41,6 +45,9 @@ func textResults(e *sqlengine.Engine, connID uint32, query string, cb mysql.Resu
 	return func(r *sqltypes.Result, more bool) error {
 		fixTemporal(r, false)
 		fixTableNames(e, connID, r)
+		if r != nil {
+			fixFieldTypes(r.Fields)
+		}
 		return cb(r, more)
 	}
 }
@@ -51,6 +58,9 @@ func binaryResults(e *sqlengine.Engine, connID uint32, cb func(*sqltypes.Result)
 	return func(r *sqltypes.Result) error {
 		fixTemporal(r, true)
 		fixTableNames(e, connID, r)
+		if r != nil {
+			fixFieldTypes(r.Fields)
+		}
 		return cb(r)
 	}
 }
@@ -69,6 +79,37 @@ func fixTableNames(e *sqlengine.Engine, connID uint32, r *sqltypes.Result) {
 			c := proto.Clone(f).(*querypb.Field)
 			c.Table = n
 			r.Fields[i] = c
+		}
+	}
+}
+
+// MySQL's column flags and the decimals of a floating-point value without
+// a fixed scale.
+const (
+	flagUnsigned = 32
+	flagZerofill = 64
+	flagBinary   = 128
+	notFixedDec  = 31
+)
+
+// fixFieldTypes gives column definitions MySQL's character set, flags
+// and decimals for BIT, YEAR, FLOAT and DOUBLE.
+func fixFieldTypes(fields []*querypb.Field) {
+	for i, f := range fields {
+		var c *querypb.Field
+		switch {
+		case f.Type == sqltypes.Bit && (f.Charset != 63 || f.Flags&(flagUnsigned|flagBinary) != flagUnsigned|flagBinary):
+			c = proto.Clone(f).(*querypb.Field)
+			c.Charset, c.Flags = 63, c.Flags|flagUnsigned|flagBinary
+		case f.Type == sqltypes.Year && f.Flags&(flagUnsigned|flagZerofill) != flagUnsigned|flagZerofill:
+			c = proto.Clone(f).(*querypb.Field)
+			c.Flags |= flagUnsigned | flagZerofill
+		case (f.Type == sqltypes.Float32 || f.Type == sqltypes.Float64) && f.Decimals == 0:
+			c = proto.Clone(f).(*querypb.Field)
+			c.Decimals = notFixedDec
+		}
+		if c != nil {
+			fields[i] = c
 		}
 	}
 }

@@ -45,6 +45,8 @@ func storageColumn(c *sql.Column) (row.Column, error) {
 			Scale() uint8
 		})
 		rc.Type, rc.Precision, rc.Scale = row.TypeNewDecimal, int(dt.Precision()), int(dt.Scale())
+	case query.Type_BIT:
+		rc.Type, rc.Precision = row.TypeBit, int(t.(types.BitType).NumberOfBits())
 	case query.Type_YEAR:
 		rc.Type = row.TypeYear
 	case query.Type_DATE:
@@ -130,6 +132,10 @@ func toStorage(ctx *sql.Context, c *row.Column, t sql.Type, v any) (row.Value, e
 			return unsignedOrNot(c, uint64(x)), nil
 		case uint64:
 			return unsignedOrNot(c, x), nil
+		}
+	case row.TypeBit:
+		if x, ok := v.(uint64); ok {
+			return x, nil
 		}
 	case row.TypeYear:
 		switch x := v.(type) {
