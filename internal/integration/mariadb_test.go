@@ -217,6 +217,11 @@ func TestMariaDBReplica(t *testing.T) {
 	mustExec(t, ts, "ALTER TABLE ck ADD CONSTRAINT small CHECK (v < 100)")
 	mustExec(t, ts, "ALTER TABLE ck DROP CONSTRAINT gone")
 	mustExec(t, ts, "INSERT INTO ck VALUES (1, 50, b'101010101010')")
+	// Generated columns reach MariaDB in the CREATE TABLE, their values
+	// in the rows.
+	mustExec(t, ts, "CREATE TABLE gen (id INT PRIMARY KEY, a INT, b INT AS (a * 2) VIRTUAL, c INT AS (a + 1) STORED)")
+	mustExec(t, ts, "INSERT INTO gen (id, a) VALUES (1, 5)")
+	mustExec(t, ts, "UPDATE gen SET a = 6 WHERE id = 1")
 
 	// Wait for the replica to reach the primary's last GTID.
 	var executed string
@@ -268,6 +273,10 @@ func TestMariaDBReplica(t *testing.T) {
 	var checks string
 	if err := mdb.QueryRow("SELECT GROUP_CONCAT(CONSTRAINT_NAME ORDER BY CONSTRAINT_NAME) FROM information_schema.CHECK_CONSTRAINTS WHERE CONSTRAINT_SCHEMA = 'ts'").Scan(&checks); err != nil || checks != "ck_chk_1,small" {
 		t.Fatalf("checks on the replica: %q (%v), want ck_chk_1,small", checks, err)
+	}
+	var genB, genC int
+	if err := mdb.QueryRow("SELECT b, c FROM ts.gen WHERE id = 1").Scan(&genB, &genC); err != nil || genB != 12 || genC != 7 {
+		t.Fatalf("generated columns on the replica: %d, %d (%v), want 12, 7; %s", genB, genC, err, slaveErrors(mdb))
 	}
 	var bits int
 	if err := mdb.QueryRow("SELECT b + 0 FROM ts.ck WHERE id = 1").Scan(&bits); err != nil || bits != 0xaaa {

@@ -109,6 +109,8 @@ var reworded = []struct {
 	{regexp.MustCompile(`(?s)^string '.*' is too large for column '(.*)'$`), 1406, "22001", "Data too long for column '$1'"}, // ER_DATA_TOO_LONG
 	// A value wider than its BIT column.
 	{regexp.MustCompile(`^(\d+) is beyond the maximum value that can be held by (\d+) bits$`), 1406, "22001", "Data too long for column: $1 does not fit in BIT($2)"},
+	// A value given for a generated column.
+	{regexp.MustCompile(`^The value specified for generated column "(.*)" in table "(.*)" is not allowed\.$`), 3105, "HY000", "The value specified for generated column '$1' in table '$2' is not allowed."}, // ER_NON_DEFAULT_VALUE_FOR_GENERATED_COLUMN
 	// A function that does not exist.
 	{regexp.MustCompile(`^function: '(.*)' not found$`), 1305, "42000", "FUNCTION $1 does not exist"}, // ER_SP_DOES_NOT_EXIST
 	// DROP CHECK or DROP CONSTRAINT of a name the table has not.

@@ -216,11 +216,6 @@ func (t *Table) RewriteInserter(ctx *sql.Context, oldSch, newSch sql.PrimaryKeyS
 	if severalChanges(ctx) {
 		return nil, errSeveralChanges
 	}
-	for _, c := range newSch.Schema {
-		if c.Generated != nil {
-			return nil, errNotSupported("generated columns")
-		}
-	}
 	if newCol != nil && oldCol == nil && newCol.AutoIncrement {
 		return nil, errNotSupported("ALTER TABLE ... ADD COLUMN ... AUTO_INCREMENT")
 	}
@@ -248,6 +243,9 @@ func (t *Table) RewriteInserter(ctx *sql.Context, oldSch, newSch sql.PrimaryKeyS
 		if sources[i] < 0 {
 			return nil, fmt.Errorf("column %s of the new schema has no source", c.Name)
 		}
+	}
+	if err := keepsGenerated(old, newSch.Schema, sources); err != nil {
+		return nil, err
 	}
 	newAt := make([]int, len(old.Columns)) // old column -> new position, -1 if dropped
 	for j := range newAt {

@@ -12,7 +12,8 @@ package sqlengine
 //
 // Invariants:
 //   - No row violating an enforced check commits. The fast path takes no
-//     write on a table with checks (go-mysql-server evaluates them); a
+//     write on a table with checks (writesNeedGMS: go-mysql-server
+//     evaluates them); a
 //     replica applies rows as its source checked them, as MySQL's do.
 //   - A check is never added over rows that violate it: the statement
 //     that adds one holds the table's exclusive metadata lock from its

@@ -215,8 +215,10 @@ func (e *Engine) fastStatement(ctx *sql.Context, s *Session, p *FastPlan, binds 
 	if !ok {
 		return nil, errFallback // no such table, or a system table: GMS
 	}
-	if p.kind != fastSelect && (e.involvedInForeignKeys(st.Def.ID) || len(tableChecks(st.Def)) > 0) {
-		return nil, errFallback // go-mysql-server checks foreign keys and CHECK constraints
+	if p.kind != fastSelect && (e.involvedInForeignKeys(st.Def.ID) || writesNeedGMS(st.Def)) {
+		// go-mysql-server checks foreign keys and CHECK constraints and
+		// computes generated columns.
+		return nil, errFallback
 	}
 	dd, _ := e.store.Database(db)
 	t, err := e.sqlTable(ctx, &Database{e: e, name: dd.Name, coll: sql.CollationID(dd.Collation)}, st)

@@ -30,6 +30,10 @@ type colMeta struct {
 	OnUpdate      string `json:"on_update,omitempty"`
 	AutoIncrement bool   `json:"auto_increment,omitempty"`
 	Comment       string `json:"comment,omitempty"`
+	// Generated is a generated column's expression (go-mysql-server's
+	// text of it); Virtual says VIRTUAL rather than STORED.
+	Generated string `json:"generated,omitempty"`
+	Virtual   bool   `json:"virtual,omitempty"`
 }
 
 // newTableDef builds the storage definition of a new table.
@@ -37,9 +41,6 @@ func newTableDef(ctx *sql.Context, cat sql.Catalog, id uint64, db, name string, 
 	def := &storage.TableDef{ID: id, DB: db, Name: name, PK: append([]int(nil), sch.PkOrdinals...), Collation: uint16(coll), NextIndex: 1}
 	meta := sqlMeta{Comment: comment}
 	for _, c := range sch.Schema {
-		if c.Generated != nil {
-			return nil, errNotSupported("generated columns")
-		}
 		rc, err := storageColumn(c)
 		if err != nil {
 			return nil, err
@@ -54,6 +55,9 @@ func newTableDef(ctx *sql.Context, cat sql.Catalog, id uint64, db, name string, 
 		}
 		if c.OnUpdate != nil {
 			cm.OnUpdate = c.OnUpdate.String()
+		}
+		if c.Generated != nil {
+			cm.Generated, cm.Virtual = generatedText(c.Generated), c.Virtual
 		}
 		// The table is reopened from these strings: one that does not
 		// parse back would make it unreadable, so refuse it now.
@@ -107,6 +111,14 @@ func gmsSchema(ctx *sql.Context, cat sql.Catalog, def *storage.TableDef) (sql.Pr
 		}
 		if cm.AutoIncrement {
 			c.Extra = "auto_increment"
+		}
+		if cm.Generated != "" {
+			c.Generated = generatedValue(cm.Generated, typ, rc.Nullable)
+			c.Virtual = cm.Virtual
+			c.Extra = "STORED GENERATED"
+			if cm.Virtual {
+				c.Extra = "VIRTUAL GENERATED"
+			}
 		}
 		if cm.Default != "" {
 			d, err := parseColumnDefault(ctx, cat, cm.Default)
