@@ -10,7 +10,8 @@ import (
 
 // The differential test: the same random statement stream, over tables
 // with foreign keys (cascading), CHECK constraints, a generated column, a
-// unique and a secondary index, a table without a primary key and a view
+// unique and a secondary index, a table without a primary key, a view and
+// a table of dates (zero dates among them), times and bits
 // (multi-row inserts, ON DUPLICATE KEY UPDATE, INSERT ... SELECT,
 // rolled-back transactions among the statements), runs
 // against Lockstep and MariaDB 10.11 statement by statement. Each
@@ -31,6 +32,7 @@ var diffSchema = []string{
 	"CREATE TABLE diff.c (id INT PRIMARY KEY, p INT, qty INT NOT NULL DEFAULT 1, total INT AS (qty * 10) STORED, " +
 		"CONSTRAINT c_p FOREIGN KEY (p) REFERENCES diff.p (id) ON DELETE CASCADE ON UPDATE CASCADE, CONSTRAINT c_qty CHECK (qty > 0))",
 	"CREATE TABLE diff.k (a INT, b VARCHAR(10))",
+	"CREATE TABLE diff.t (id INT PRIMARY KEY, d DATE, dt DATETIME, tm TIME, b BIT(8))",
 	"CREATE VIEW diff.v AS SELECT p.id, p.name, COUNT(c.id) AS n FROM diff.p p LEFT JOIN diff.c c ON c.p = p.id GROUP BY p.id, p.name",
 }
 
@@ -48,7 +50,17 @@ var knownDifferences = map[[2]string]string{
 // diffStatement returns a random statement of the stream.
 func diffStatement(r *rand.Rand) string {
 	id := func() int { return 1 + r.IntN(12) }
-	switch r.IntN(19) {
+	switch r.IntN(21) {
+	case 19:
+		dates := []string{"'0000-00-00'", "'2024-02-29'", "'1999-12-31'", "NULL"}
+		datetimes := []string{"'0000-00-00 00:00:00'", "'2024-02-29 13:14:15'", "'1999-12-31 23:59:59'", "NULL"}
+		times := []string{"'00:00:00'", "'12:34:56'", "'-01:02:03'", "'838:59:59'"}
+		return fmt.Sprintf("REPLACE INTO diff.t VALUES (%d, %s, %s, %s, %d)", id(), dates[r.IntN(4)],
+			datetimes[r.IntN(4)], times[r.IntN(4)], r.IntN(256))
+	case 20:
+		// Prepared (the binary protocol): zero dates and TIME as MySQL
+		// sends them.
+		return "PREPARED:SELECT id, d, dt, tm, b + 0 FROM diff.t WHERE id > ? ORDER BY id"
 	case 14:
 		// A multi-row insert fails whole when one row fails.
 		return fmt.Sprintf("INSERT INTO diff.p VALUES (%d, 'm%d', 1), (%d, 'm%d', 2)", id(), r.IntN(15), id(), r.IntN(15))
@@ -108,13 +120,17 @@ func diffRun(db *sql.DB, q string, mariadb bool) string {
 		}
 		return "ok"
 	}
+	var args []any
+	if stmt, ok := strings.CutPrefix(q, "PREPARED:"); ok {
+		q, args = stmt, []any{0}
+	}
 	if !strings.HasPrefix(q, "SELECT") {
 		if _, err := db.Exec(q); err != nil {
 			return diffErr(err, mariadb)
 		}
 		return "ok"
 	}
-	rows, err := db.Query(q)
+	rows, err := db.Query(q, args...)
 	if err != nil {
 		return diffErr(err, mariadb)
 	}
@@ -162,9 +178,13 @@ func TestDifferentialMariaDB(t *testing.T) {
 	mdb, ldb := m.db(), l.db("")
 	mdb.SetMaxOpenConns(1)
 	ldb.SetMaxOpenConns(1)
-	for _, q := range diffSchema {
-		mustExec(t, mdb, q)
-		mustExec(t, ldb, q)
+	for _, db := range []*sql.DB{mdb, ldb} {
+		// One sql_mode for both (their defaults differ: MySQL 8's has
+		// NO_ZERO_DATE), on their one connection.
+		mustExec(t, db, "SET SESSION sql_mode = 'STRICT_TRANS_TABLES'")
+		for _, q := range diffSchema {
+			mustExec(t, db, q)
+		}
 	}
 	const seeds, n = 8, 250
 	statements, differences, known := 0, 0, 0
@@ -187,7 +207,8 @@ func TestDifferentialMariaDB(t *testing.T) {
 			}
 		}
 	}
-	for _, q := range []string{"SELECT * FROM diff.p ORDER BY id", "SELECT * FROM diff.c ORDER BY id", "SELECT a, b FROM diff.k", "SELECT * FROM diff.v ORDER BY id"} {
+	for _, q := range []string{"SELECT * FROM diff.p ORDER BY id", "SELECT * FROM diff.c ORDER BY id", "SELECT a, b FROM diff.k", "SELECT * FROM diff.v ORDER BY id",
+		"SELECT id, d, dt, tm, b + 0 FROM diff.t ORDER BY id"} {
 		if want, got := diffRun(mdb, q, true), diffRun(ldb, q, false); want != got {
 			t.Errorf("final %s\nMariaDB:  %s\nLockstep: %s", q, want, got)
 		}
