@@ -56,8 +56,10 @@ const (
 )
 
 // IsKeylessRow reports whether k is the key of a row of a table without a
-// primary key.
-func IsKeylessRow(k []byte) bool { return isKeylessRowKey(k) }
+// primary key (a string: a transaction's buffer holds its keys as such).
+func IsKeylessRow(k string) bool {
+	return len(k) == keylessKeyLen && k[0] == prefixTable && k[9] == kindKeyless
+}
 
 func isKeylessRowKey(k []byte) bool {
 	return len(k) == keylessKeyLen && k[0] == prefixTable && k[9] == kindKeyless

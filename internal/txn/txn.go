@@ -1027,7 +1027,7 @@ func (t *Txn) batch() (*storage.Batch, error) {
 	var err error
 	t.tree().Ascend(func(x *item) bool {
 		switch {
-		case storage.IsKeylessRow([]byte(x.key)):
+		case storage.IsKeylessRow(x.key):
 			keyless = append(keyless, x)
 		case x.del:
 			err = b.Delete([]byte(x.key))
@@ -1036,7 +1036,9 @@ func (t *Txn) batch() (*storage.Batch, error) {
 		}
 		return err == nil
 	})
-	sort.Slice(keyless, func(i, j int) bool { return keyless[i].ord < keyless[j].ord })
+	if len(keyless) > 1 {
+		sort.Slice(keyless, func(i, j int) bool { return keyless[i].ord < keyless[j].ord })
+	}
 	for _, x := range keyless {
 		if err != nil {
 			break
