@@ -3,6 +3,7 @@ package sqlengine
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -167,13 +168,25 @@ func (d *Database) CreateTable(ctx *sql.Context, name string, sch sql.PrimaryKey
 	if err != nil {
 		return err
 	}
+	s := sessionOf(ctx)
+	if s != nil {
+		// The statement's own KEY clauses go in with the table
+		// (createindexes.go).
+		if ixs, ok := s.createIndexes(d.name, name, def); ok && len(ixs) > 0 {
+			def.Indexes, def.NextIndex = ixs, uint32(len(ixs)+1)
+			if s.embedded == nil {
+				s.embedded = map[uint64][]storage.IndexDef{}
+			}
+			s.embedded[def.ID] = slices.Clone(ixs)
+		}
+	}
 	stmt, err := createTableText(ctx, def, sch, coll, comment)
 	if err != nil {
 		return err
 	}
 	// go-mysql-server adds the table's checks, keys and foreign keys
 	// after it: nobody else writes to it before the statement ends.
-	if s := sessionOf(ctx); s != nil && s.holdCreated {
+	if s != nil && s.holdCreated {
 		if err := s.holdDDL(ctx, def.ID); err != nil {
 			return err
 		}
@@ -216,6 +229,21 @@ func createTableText(ctx *sql.Context, def *storage.TableDef, sch sql.PrimaryKey
 	}
 	if len(pk) > 0 {
 		cols = append(cols, f.GenerateCreateTablePrimaryKeyDefinition(pk))
+	}
+	for _, ix := range def.Indexes {
+		var names []string
+		for _, c := range ix.Columns {
+			names = append(names, quoteIdent(def.Columns[c].Name))
+		}
+		kind := "KEY"
+		if ix.Unique {
+			kind = "UNIQUE KEY"
+		}
+		line := fmt.Sprintf("  %s %s (%s)", kind, quoteIdent(ix.Name), strings.Join(names, ","))
+		if ix.Comment != "" {
+			line += " COMMENT " + stringLiteral(ix.Comment)
+		}
+		cols = append(cols, line)
 	}
 	return f.GenerateCreateTableStatement(def.Name, cols, "", "", coll.CharacterSet().Name(), coll.Name(), comment), nil
 }
@@ -274,7 +302,7 @@ func (e *Engine) commitCatalog(ctx *sql.Context, db, stmt string, c *storage.Cat
 	var keep *binlog.GTIDInfo
 	if s != nil && s.replGTID != nil {
 		if s.replUsed {
-			return sql.ErrUnsupportedFeature.New("a replicated DDL statement that needs several catalog changes (CREATE TABLE with inline secondary keys, foreign keys or checks); create the table on the replica by hand and skip the GTID")
+			return sql.ErrUnsupportedFeature.New("a replicated DDL statement that needs several catalog changes (CREATE TABLE with foreign keys or checks); create the table on the replica by hand and skip the GTID")
 		}
 		keep, s.replUsed = s.replGTID, true
 	}

@@ -17,6 +17,7 @@ import (
 	"github.com/lockstepdb/lockstep/internal/binlog"
 	"github.com/lockstepdb/lockstep/internal/commit"
 	"github.com/lockstepdb/lockstep/internal/lock"
+	"github.com/lockstepdb/lockstep/internal/storage"
 	"github.com/lockstepdb/lockstep/internal/txn"
 )
 
@@ -103,6 +104,11 @@ type Session struct {
 	// tableCase maps the lower-cased FROM names of the current SELECT
 	// that have capitals to their spelling (tablecase.go).
 	tableCase map[string]string
+	// createSpec is the CREATE TABLE being run; embedded are the indexes
+	// it made with its table that go-mysql-server has not asked for yet
+	// (createindexes.go).
+	createSpec *ast.DDL
+	embedded   map[uint64][]storage.IndexDef
 	// holdCreated: the statement is a CREATE TABLE that adds checks,
 	// keys or foreign keys after the table (Database.CreateTable holds it).
 	holdCreated bool
@@ -530,6 +536,7 @@ func (s *Session) noteAltered(id uint64) {
 func (s *Session) noteStatement(st ast.Statement) {
 	s.endDDLHold() // the statement before is over
 	s.noteTableCase(st)
+	s.noteCreate(st)
 	clear(s.altered)
 	s.holdCreated = false
 	if s.stmtLocks == nil {
@@ -911,8 +918,8 @@ func (p parser) ParseOneWithOptions(ctx context.Context, query string, o ast.Par
 	return r.st, r.consumed, nil
 }
 
-// unsupportedDDL refuses FULLTEXT and SPATIAL indexes before anything is
-// created: go-mysql-server creates the table first and only then finds
+// unsupportedDDL refuses FULLTEXT and SPATIAL indexes and index prefix
+// lengths before anything is created: go-mysql-server creates the table first and only then finds
 // that it cannot add them, so CREATE TABLE would fail and still leave the
 // table, without them, in the store and the binlog.
 func unsupportedDDL(st ast.Statement) error {
@@ -936,6 +943,11 @@ func unsupportedDDL(st ast.Statement) error {
 			continue
 		}
 		for _, ix := range d.TableSpec.Indexes {
+			for _, c := range ix.Columns {
+				if c.Length != nil {
+					return errNotSupported("index prefix lengths")
+				}
+			}
 			switch {
 			case ix.Info == nil:
 			case ix.Info.Fulltext:
