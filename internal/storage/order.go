@@ -33,8 +33,9 @@ package storage
 //     counter restarts from the last entry stored, and a replica numbers
 //     rows its own way. Only their order is, and it is the same
 //     everywhere a prefix of the same binlog was applied, except among
-//     identical rows, of which a replica may delete a different one (the
-//     rows are equal, their positions may differ).
+//     identical rows, of which a replica, or replay after a crash, may
+//     delete a different one than the source did (a row event names a row
+//     by its image only): the rows are equal, their positions may differ.
 //   - A store written before this index existed gets its entries at Open,
 //     in key order (the only order those rows had), and a mark in its
 //     metadata once they are all durable.
