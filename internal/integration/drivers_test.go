@@ -234,7 +234,6 @@ var pyMySQLKnown = map[string]string{
 	"test_connection.TestEscape.test_escape_string":                 "sql_mode NO_BACKSLASH_ESCAPES is refused (1235)",
 	"test_issues.TestGitHubIssues.test_issue_363":                   "SPATIAL indexes are refused (1235)",
 	"test_issues.TestGitHubIssues.test_issue_95":                    "stored procedures are refused (1235)",
-	"test_MySQLdb_capabilities.test_MySQLdb.test_LONG_BYTE":         "the LONG BYTE type is a syntax error",
 	"test_MySQLdb_capabilities.test_MySQLdb.test_stored_procedures": "stored procedures are refused (1235)",
 	"test_MySQLdb_dbapi20.test_MySQLdb.test_nextset":                "stored procedures are refused (1235)",
 	// Fail against MariaDB too: the source distribution lacks the data

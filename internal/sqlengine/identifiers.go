@@ -1,5 +1,10 @@
 package sqlengine
 
+import "strings"
+
+// Text the parser does not read as MySQL does, put in a form it reads
+// the same way before parsing.
+//
 // Unquoted identifiers with non-ASCII letters. MySQL reads any character
 // from U+0080 up as part of an unquoted identifier (CREATE TABLE café,
 // SELECT naïve FROM t); the parser stops at the first such byte with a
@@ -94,4 +99,32 @@ func skipQuoted(q string, i int) int {
 		j++
 	}
 	return len(q)
+}
+
+// rewriteLongByte reads MySQL's LONG BYTE column type (MEDIUMBLOB: BYTE
+// is the binary character set) as LONG VARBINARY, which the parser knows,
+// in a CREATE or ALTER statement.
+func rewriteLongByte(query string) string {
+	i := skipSpaceAndComments(query)
+	if !hasPrefixFold(query[i:], "create") && !hasPrefixFold(query[i:], "alter") {
+		return query
+	}
+	if !containsFold(query, "byte") {
+		return query
+	}
+	toks := lexTokens(query)
+	var b strings.Builder
+	last := 0
+	for j := 0; j+1 < len(toks); j++ {
+		if toks[j].is("long") && toks[j+1].is("byte") {
+			b.WriteString(query[last:toks[j+1].start])
+			b.WriteString("VARBINARY")
+			last = toks[j+1].end
+		}
+	}
+	if last == 0 {
+		return query
+	}
+	b.WriteString(query[last:])
+	return b.String()
 }

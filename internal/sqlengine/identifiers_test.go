@@ -16,3 +16,16 @@ func TestQuoteNonASCIIIdents(t *testing.T) {
 		}
 	}
 }
+
+func TestRewriteLongByte(t *testing.T) {
+	for _, c := range []struct{ in, want string }{
+		{"CREATE TABLE t (a LONG BYTE)", "CREATE TABLE t (a LONG VARBINARY)"},
+		{"alter table t add column b long  byte not null", "alter table t add column b long  VARBINARY not null"},
+		{"CREATE TABLE t (a INT COMMENT 'long byte')", "CREATE TABLE t (a INT COMMENT 'long byte')"},
+		{"SELECT 'long byte'", "SELECT 'long byte'"},
+	} {
+		if got := rewriteLongByte(c.in); got != c.want {
+			t.Errorf("%q: got %q, want %q", c.in, got, c.want)
+		}
+	}
+}

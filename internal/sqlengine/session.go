@@ -828,7 +828,7 @@ func (p parser) ParseSimple(query string) (ast.Statement, error) {
 
 func (p parser) Parse(ctx *sql.Context, query string, multi bool) (ast.Statement, string, string, error) {
 	query = rewriteBegin(ctx, rewriteAccountSyntax(ctx, query))
-	query = noteAlterView(ctx, QuoteNonASCIIIdents(query))
+	query = noteAlterView(ctx, rewriteLongByte(QuoteNonASCIIIdents(query)))
 	query, _ = rewriteDo(query)
 	r, err := withForShare(query, func(q string) (parsed, error) {
 		st, pq, rem, err := p.Parser.Parse(ctx, q, multi)
@@ -856,7 +856,7 @@ func statementText(q, query string) string {
 
 func (p parser) ParseWithOptions(ctx context.Context, query string, delimiter rune, multi bool, o ast.ParserOptions) (ast.Statement, string, string, error) {
 	query = rewriteBegin(ctx, rewriteAccountSyntax(ctx, query))
-	query = noteAlterView(ctx, QuoteNonASCIIIdents(query))
+	query = noteAlterView(ctx, rewriteLongByte(QuoteNonASCIIIdents(query)))
 	query, _ = rewriteDo(query)
 	r, err := withForShare(query, func(q string) (parsed, error) {
 		st, pq, rem, err := p.Parser.ParseWithOptions(ctx, q, delimiter, multi, o)
