@@ -134,31 +134,11 @@ func diffRun(db *sql.DB, q string, mariadb bool) string {
 	if err != nil {
 		return diffErr(err, mariadb)
 	}
-	defer rows.Close()
-	cols, _ := rows.Columns()
-	vals := make([]sql.RawBytes, len(cols))
-	ptrs := make([]any, len(cols))
-	for i := range vals {
-		ptrs[i] = &vals[i]
-	}
-	var b strings.Builder
-	for rows.Next() {
-		if err := rows.Scan(ptrs...); err != nil {
-			return "scan: " + err.Error()
-		}
-		for _, v := range vals {
-			if v == nil {
-				b.WriteString("NULL|")
-			} else {
-				b.WriteString(string(v) + "|")
-			}
-		}
-		b.WriteString(";")
-	}
-	if err := rows.Err(); err != nil {
+	text, err := rowsText(rows)
+	if err != nil {
 		return diffErr(err, mariadb)
 	}
-	return b.String()
+	return text
 }
 
 func diffErr(err error, mariadb bool) string {

@@ -386,6 +386,16 @@ func tableText(t *testing.T, db *sql.DB, q string) string {
 	if err != nil {
 		t.Fatalf("%s: %v", q, err)
 	}
+	text, err := rowsText(rows)
+	if err != nil {
+		t.Fatalf("%s: %v", q, err)
+	}
+	return text
+}
+
+// rowsText renders rows (and closes them): each value and "|", NULL as
+// NULL, a line per row.
+func rowsText(rows *sql.Rows) (string, error) {
 	defer rows.Close()
 	cols, _ := rows.Columns()
 	vals := make([]sql.RawBytes, len(cols))
@@ -396,7 +406,7 @@ func tableText(t *testing.T, db *sql.DB, q string) string {
 	var b strings.Builder
 	for rows.Next() {
 		if err := rows.Scan(ptrs...); err != nil {
-			t.Fatal(err)
+			return "", err
 		}
 		for _, v := range vals {
 			if v == nil {
@@ -407,10 +417,7 @@ func tableText(t *testing.T, db *sql.DB, q string) string {
 		}
 		b.WriteString("\n")
 	}
-	if err := rows.Err(); err != nil {
-		t.Fatal(err)
-	}
-	return b.String()
+	return b.String(), rows.Err()
 }
 
 // TestBadPackets sends garbage and absurd packet lengths on raw sockets; the
