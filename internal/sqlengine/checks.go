@@ -25,6 +25,7 @@ package sqlengine
 //     is MySQL's: the table's name, "_chk_" and the next number.
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"strconv"
@@ -57,7 +58,7 @@ const (
 
 // tableChecks reads the checks of a table definition.
 func tableChecks(def *storage.TableDef) []checkMeta {
-	if !strings.Contains(string(def.SQL), `"checks"`) {
+	if !bytes.Contains(def.SQL, []byte(`"checks"`)) {
 		return nil
 	}
 	var m struct {

@@ -20,6 +20,7 @@ package sqlengine
 
 import (
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/dolthub/go-mysql-server/sql"
@@ -76,7 +77,7 @@ func (s *Session) createIndexes(db, name string, def *storage.TableDef) (ixs []s
 		if name == "" {
 			name = def.Columns[pos[0]].Name
 			for i := 2; taken[strings.ToLower(name)]; i++ {
-				name = def.Columns[pos[0]].Name + "_" + itoa(i)
+				name = def.Columns[pos[0]].Name + "_" + strconv.Itoa(i)
 			}
 		}
 		taken[strings.ToLower(name)] = true
@@ -102,17 +103,4 @@ func (s *Session) claimIndex(id uint64, cols []int, unique bool) bool {
 		}
 	}
 	return false
-}
-
-func itoa(i int) string {
-	var b [20]byte
-	n := len(b)
-	for {
-		n--
-		b[n] = byte('0' + i%10)
-		i /= 10
-		if i == 0 {
-			return string(b[n:])
-		}
-	}
 }

@@ -557,12 +557,8 @@ func (i *Iter) Next() bool {
 			// lock.
 			key := append([]byte(nil), pk...)
 			i.it.Next()
-			val, ok, err := i.t.GetLockedWith(key, i.lockMd, i.policy)
-			if errors.Is(err, ErrLockSkipped) {
-				continue
-			}
-			if err != nil {
-				i.err = err
+			val, ok := i.lockedRow(key)
+			if i.err != nil {
 				return false
 			}
 			if !ok {
@@ -572,6 +568,21 @@ func (i *Iter) Next() bool {
 			return true
 		}
 	}
+}
+
+// lockedRow reads key's latest version under the iterator's lock. ok is
+// false for a row to pass by: one SKIP LOCKED skips, or one deleted while
+// the read waited. An error is left in i.err.
+func (i *Iter) lockedRow(key []byte) (val []byte, ok bool) {
+	val, ok, err := i.t.GetLockedWith(key, i.lockMd, i.policy)
+	if errors.Is(err, ErrLockSkipped) {
+		return nil, false
+	}
+	if err != nil {
+		i.err = err
+		return nil, false
+	}
+	return val, ok
 }
 
 // nextOrdered is Next in insertion order: the rows in the store, each
@@ -596,26 +607,22 @@ func (i *Iter) nextOrdered() bool {
 		}
 		var val []byte
 		var ok bool
-		var err error
 		if i.lockMd == 0 {
+			var err error
 			ok, err = i.r.View(key, func(v []byte) error {
 				i.vbuf = append(i.vbuf[:0], v...)
 				return nil
 			})
-			val = i.vbuf
+			val, i.err = i.vbuf, err
 		} else {
 			key = append([]byte(nil), key...)
-			val, ok, err = i.t.GetLockedWith(key, i.lockMd, i.policy)
-			if errors.Is(err, ErrLockSkipped) {
-				continue
-			}
+			val, ok = i.lockedRow(key)
 		}
-		if err != nil {
-			i.err = err
+		if i.err != nil {
 			return false
 		}
 		if !ok {
-			continue // deleted since the entry was read (a locking read)
+			continue // skipped, or deleted since the entry was read
 		}
 		i.cur = KV{Key: key, Value: val}
 		return true
