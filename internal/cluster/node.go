@@ -8,12 +8,17 @@
 // the log and synced there, and Process returns the messages to send and
 // the entries that committed. Time and the network are at the edges
 // (driver.go, transport.go), so tests drive nodes deterministically
-// (testdata/interaction).
+// (testdata/raft).
 //
 // Invariants:
-//   - A Ready's entries and hard state are durable before any of its
-//     messages leave Process (raft's rule for acknowledging entries and
-//     votes), and before Advance.
+//   - A Ready's hard state is durable before any of its messages leave
+//     Process, and its entries are durable before any message that
+//     acknowledges them or a vote (MsgAppResp, MsgVoteResp,
+//     MsgPreVoteResp) leaves, and before Advance. The other messages (a
+//     leader's appends and heartbeats) may leave while the entries are
+//     being written: the leader writes to its disk while its followers
+//     write to theirs (the raft thesis, 10.2.1), and raft counts the
+//     leader's own copy only after Advance.
 //   - Committed entries are handed out once, in index order, after they
 //     are durable locally; configuration changes among them are applied to
 //     raft, to the roster (roster.go), and recorded together in the log's
@@ -56,6 +61,7 @@ type Node struct {
 	log     *raftlog.Log
 	roster  Roster // as of the last configuration change applied
 	maxFile int64
+	hs      raftpb.HardState // as last written to the log
 }
 
 // Output is what one Process call asks of the caller.
@@ -134,7 +140,11 @@ func NewNode(cfg Config, log *raftlog.Log, applied uint64, roster Roster, bootst
 			return nil, err
 		}
 	}
-	return &Node{id: cfg.ID, rn: rn, log: log, roster: roster, maxFile: cfg.MaxFileSize}, nil
+	hs, _, err := log.InitialState()
+	if err != nil {
+		return nil, err
+	}
+	return &Node{id: cfg.ID, rn: rn, log: log, roster: roster, maxFile: cfg.MaxFileSize, hs: hs}, nil
 }
 
 // RosterOf is the members record of log, if it has one.
@@ -234,7 +244,13 @@ func (n *Node) HasReady() bool { return n.rn.HasReady() }
 // and hard state, applies configuration changes, and returns the messages
 // to send and the committed entries. An error means the log could not be
 // written: the node must stop.
-func (n *Node) Process() (Output, error) {
+//
+// early, if not nil, is handed the messages that need not wait for the
+// Ready's entries to be durable, once the hard state is, before the
+// entries are written and synced: the caller sends them at once, so that
+// the leader's fsync and its followers' overlap. With early nil every
+// message is in the Output.
+func (n *Node) Process(early func([]raftpb.Message)) (Output, error) {
 	var out Output
 	if !n.rn.HasReady() {
 		st := n.rn.BasicStatus()
@@ -245,12 +261,28 @@ func (n *Node) Process() (Output, error) {
 	if !raft.IsEmptySnap(rd.Snapshot) {
 		return out, fmt.Errorf("%w: the other members purged the entries after %d it still needs; stop it, empty its data directory and start it again: it joins with a copy of a member's data", ErrBehind, rd.Snapshot.Metadata.Index)
 	}
+	msgs := rd.Messages
+	// Messages may leave before the entries are durable only when the
+	// term and vote they carry already are (a steady leader's; a new term
+	// or vote is written with the entries, below).
+	hs := rd.HardState
+	if raft.IsEmptyHardState(hs) {
+		hs = n.hs
+	}
+	if early != nil && len(rd.Entries) > 0 && hs.Term == n.hs.Term && hs.Vote == n.hs.Vote {
+		var now []raftpb.Message
+		msgs, now = splitAfterAppend(msgs)
+		if len(now) > 0 {
+			early(now)
+		}
+	}
 	if err := n.log.Append(rd.Entries); err != nil {
 		return out, err
 	}
 	if err := n.log.SetHardState(rd.HardState); err != nil {
 		return out, err
 	}
+	n.hs = hs
 	if rd.MustSync && len(rd.Entries) > 0 {
 		if err := n.log.Sync(); err != nil {
 			return out, err
@@ -271,8 +303,8 @@ func (n *Node) Process() (Output, error) {
 			out.Roster = &r
 		}
 	}
-	out.Messages = rd.Messages
-	for _, m := range rd.Messages {
+	out.Messages = msgs
+	for _, m := range msgs {
 		if m.Type == raftpb.MsgSnap {
 			// The snapshot only tells the node it is behind the log
 			// (raftlog.TransferNeeded); it never installs one, so raft is
@@ -288,6 +320,21 @@ func (n *Node) Process() (Output, error) {
 	st := n.rn.BasicStatus()
 	out.Lead, out.Term = st.Lead, st.Term
 	return out, nil
+}
+
+// splitAfterAppend separates the messages that acknowledge the Ready's
+// entries or a vote, which must wait until they are durable, from the
+// others. The order within each part is kept.
+func splitAfterAppend(msgs []raftpb.Message) (after, now []raftpb.Message) {
+	for _, m := range msgs {
+		switch m.Type {
+		case raftpb.MsgAppResp, raftpb.MsgVoteResp, raftpb.MsgPreVoteResp, raftpb.MsgSnap:
+			after = append(after, m)
+		default:
+			now = append(now, m)
+		}
+	}
+	return after, now
 }
 
 // applyConfChange applies a committed configuration change to raft and to
