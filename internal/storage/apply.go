@@ -539,45 +539,131 @@ func deleteEntries(b *Batch, t *Table, vals []row.Value, k []byte) error {
 // Replay applies one logged transaction (recovery), redoing any catalog
 // change it carries.
 func (e *Engine) Replay(trx *binlog.Transaction, end binlog.Position) error {
+	p, err := e.PrepareReplay(trx, false)
+	if err != nil {
+		return err
+	}
+	return e.ApplyPrepared([]*Prepared{p}, []binlog.Position{end})
+}
+
+// Prepared is a logged transaction turned into its storage batch and the
+// catalog changes it carries, to be applied in log order by
+// ApplyPrepared.
+type Prepared struct {
+	b       *Batch
+	changes []*CatalogChange
+	version uint64 // the catalog version it was prepared against
+	// Ordered: prepared ahead, the transaction turned out to need the
+	// store as it will be when its turn comes; nothing was built.
+	Ordered bool
+}
+
+// Close releases a Prepared that will not be applied.
+func (p *Prepared) Close() {
+	if p.b != nil {
+		p.b.Close()
+		p.b = nil
+	}
+}
+
+// ChangesCatalog reports whether p carries a catalog change: it must be
+// the last of the Prepareds given to one ApplyPrepared, and nothing may
+// be prepared against the catalog before it is applied.
+func (p *Prepared) ChangesCatalog() bool { return len(p.changes) > 0 }
+
+// PrepareReplay builds the batch that applies a logged transaction.
+//
+// With ahead, the caller may not have applied every transaction before
+// this one yet, and may be preparing others at the same time. Rows of
+// tables with a primary key are written blind (their images carry every
+// key and index entry), so such a transaction is prepared from its events
+// and the catalog alone; one that changes the catalog, or a table without
+// a primary key (whose row keys depend on the rows already stored), or
+// that names a table the catalog does not show yet, comes back Ordered,
+// to be prepared again without ahead once everything before it is
+// applied. A transaction prepared ahead is also prepared again if the
+// catalog changed since (Stale).
+func (e *Engine) PrepareReplay(trx *binlog.Transaction, ahead bool) (*Prepared, error) {
+	p := &Prepared{version: e.CatalogVersion()}
 	b := e.NewBatch()
+	fail := func(err error) (*Prepared, error) {
+		b.Close()
+		if ahead {
+			return &Prepared{Ordered: true}, nil
+		}
+		return nil, err
+	}
 	own := ownWrites{}
-	var changes []*CatalogChange
 	for _, ev := range trx.Events {
 		switch ev.Type {
 		case binlog.WriteRowsEventV2, binlog.UpdateRowsEventV2, binlog.DeleteRowsEventV2:
 			r, err := binlog.ParseRows(ev.Type, ev.Body())
 			if err != nil {
 				b.Close()
-				return err
+				return nil, err
+			}
+			if ahead {
+				if t, ok := e.TableByID(r.TableID); !ok || t.Keyless() {
+					b.Close()
+					return &Prepared{Ordered: true}, nil
+				}
 			}
 			if err := e.ApplyRowEvent(b, own, ev.Type, r); err != nil {
-				b.Close()
-				return fmt.Errorf("replaying GTID %s:%d: %w", trx.GTID.SID, trx.GTID.GNO, err)
+				return fail(fmt.Errorf("replaying GTID %s:%d: %w", trx.GTID.SID, trx.GTID.GNO, err))
 			}
 		case binlog.RowsQueryEvent:
 			payload, ok := binlog.CatalogPayload(ev.Body())
 			if !ok {
 				continue
 			}
+			if ahead {
+				b.Close()
+				return &Prepared{Ordered: true}, nil
+			}
 			c, err := DecodeCatalogChange(payload)
 			if err != nil {
 				b.Close()
-				return err
+				return nil, err
 			}
 			if err := e.PrepareCatalog(b, c); err != nil {
 				b.Close()
-				return fmt.Errorf("replaying GTID %s:%d: %w", trx.GTID.SID, trx.GTID.GNO, err)
+				return nil, fmt.Errorf("replaying GTID %s:%d: %w", trx.GTID.SID, trx.GTID.GNO, err)
 			}
-			changes = append(changes, c)
+			p.changes = append(p.changes, c)
 		}
 	}
 	b.SetGTID(trx.GTID.SID, trx.GTID.GNO)
+	p.b = b
+	return p, nil
+}
+
+// Stale reports whether the catalog changed since p was prepared: it
+// must be prepared again.
+func (e *Engine) Stale(p *Prepared) bool { return p.version != e.CatalogVersion() }
+
+// ApplyPrepared applies prepared transactions in order, each ending at
+// its position in a synced binlog, then publishes the catalog changes
+// they carry. Only the last may change the catalog.
+func (e *Engine) ApplyPrepared(ps []*Prepared, ends []binlog.Position) error {
+	batches := make([]*Batch, len(ps))
+	for i, p := range ps {
+		if p.b == nil {
+			return fmt.Errorf("storage: applying a transaction that was not prepared")
+		}
+		if p.ChangesCatalog() && i != len(ps)-1 {
+			return fmt.Errorf("storage: a catalog change applied before other transactions prepared against the catalog it changes")
+		}
+		batches[i] = p.b
+	}
 	// Open syncs the binlog before replaying from it.
-	if err := e.Apply([]*Batch{b}, []binlog.Position{end}, true); err != nil {
+	if err := e.Apply(batches, ends, true); err != nil {
 		return err
 	}
-	for _, c := range changes {
-		e.PublishCatalog(c)
+	for _, p := range ps {
+		p.b = nil
+		for _, c := range p.changes {
+			e.PublishCatalog(c)
+		}
 	}
 	return nil
 }
