@@ -4,7 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"go.etcd.io/raft/v3/raftpb"
+	"math/rand/v2"
 	"net"
+	"strings"
 	"testing"
 	"time"
 
@@ -305,3 +308,205 @@ func TestSyncWait(t *testing.T) {
 		t.Fatalf("sync wait without a quorum: %v", err)
 	}
 }
+
+// Applying a log with many threads leaves a store identical, key for
+// key, to one that replayed it a transaction at a time: rows of a table
+// with a primary key prepared in parallel, rows of a keyless table and
+// catalog changes (a table created and written at once, an index added
+// under writes, a table truncated and dropped) in their turn, and writes
+// prepared against a catalog that changed before their turn prepared
+// again.
+func TestParallelApplyMatchesSerial(t *testing.T) {
+	seed := uint64(time.Now().UnixNano())
+	t.Logf("seed %d", seed)
+	r := rand.New(rand.NewPCG(seed, 3))
+	fs := vfs.NewMem()
+	bl, _, err := binlog.Open(binlog.Options{FS: fs, Dir: "/data", ServerID: 1}, binlog.GTIDSet{}, binlog.Position{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer bl.Close()
+	l, err := raftlog.Open(raftlog.Options{FS: fs, Dir: "/data", ServerID: 1}, bl, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The log: every transaction under its final GTID.
+	var es []raftpb.Entry
+	gno := uint64(0)
+	add := func(events func(ev *binlog.TrxEvents)) {
+		var ev binlog.TrxEvents
+		events(&ev)
+		ev.Close()
+		gno++
+		g := binlog.GTIDInfo{SID: clusterSID, GNO: gno, LastCommitted: int64(gno - 1), SequenceNumber: int64(gno)}
+		data := raftlog.EncodeTrx(Meta{Origin: 1, TrxID: gno}.Encode(nil), ev.Finalize(nil, 4, 1, 1, g))
+		es = append(es, raftpb.Entry{Index: uint64(len(es) + 1), Term: 1, Type: raftpb.EntryNormal, Data: data})
+	}
+	catalog := func(c *storage.CatalogChange) {
+		add(func(ev *binlog.TrxEvents) {
+			ev.AddCatalog(c.Encode())
+			ev.AddQuery("db", "DDL", binlog.QueryOptions{})
+		})
+	}
+	// A scratch store keeps the catalog the tables' encoders need.
+	scratch, err := storage.Open(storage.Options{FS: vfs.NewMem(), Dir: "/s"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer scratch.Close()
+	ddlNow := func(c *storage.CatalogChange) {
+		catalog(c)
+		b := scratch.NewBatch()
+		if err := scratch.PrepareCatalog(b, c); err != nil {
+			t.Fatal(err)
+		}
+		b.Close()
+		scratch.PublishCatalog(c)
+	}
+	ddlNow(&storage.CatalogChange{Op: "create_db", DB: &storage.DatabaseDef{Name: "db"}})
+	kvDef := storage.TableDef{ID: 100, DB: "db", Name: "kv", Columns: kv, PK: []int{0}}
+	ddlNow(&storage.CatalogChange{Op: "create_table", Table: &kvDef})
+	ddlNow(&storage.CatalogChange{Op: "create_table", Table: &storage.TableDef{ID: 101, DB: "db", Name: "lg", Columns: kv}})
+	table := func(name string) *storage.Table {
+		tab, ok := scratch.Table("db", name)
+		if !ok {
+			t.Fatalf("no table %s", name)
+		}
+		return tab
+	}
+	img := func(tab *storage.Table, k, v int64) []byte {
+		b, err := tab.Encode(nil, []row.Value{k, v})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
+	rows := map[int64]int64{} // kv's rows
+	var logged [][2]int64     // lg's rows
+	extra := 0                // tables made and dropped
+	for i := 0; i < 1500; i++ {
+		switch op := r.IntN(100); {
+		case op == 0 && i > 500 && len(kvDef.Indexes) == 0:
+			def := kvDef
+			def.Indexes = []storage.IndexDef{{ID: 1, Name: "v", Columns: []int{1}}}
+			ddlNow(&storage.CatalogChange{Op: "add_index", TableID: def.ID, Table: &def, Index: &def.Indexes[0]})
+			kvDef = def
+		case op == 1:
+			// A table made, written at once, then dropped.
+			extra++
+			def := storage.TableDef{ID: uint64(200 + extra), DB: "db", Name: fmt.Sprintf("x%d", extra), Columns: kv, PK: []int{0}}
+			ddlNow(&storage.CatalogChange{Op: "create_table", Table: &def})
+			x := table(def.Name)
+			add(func(ev *binlog.TrxEvents) { ev.AddRow(binlog.WriteRowsEventV2, x.Ref(), nil, img(x, 1, 1)) })
+			if r.IntN(2) == 0 {
+				ddlNow(&storage.CatalogChange{Op: "truncate", TableID: def.ID, Table: &def})
+			}
+			ddlNow(&storage.CatalogChange{Op: "drop_table", TableID: def.ID})
+		case op < 20:
+			// Keyless rows, identical ones among them.
+			tab := table("lg")
+			if len(logged) > 0 && r.IntN(3) == 0 {
+				j := r.IntN(len(logged))
+				old := logged[j]
+				logged = append(logged[:j], logged[j+1:]...)
+				add(func(ev *binlog.TrxEvents) {
+					ev.AddRow(binlog.DeleteRowsEventV2, tab.Ref(), img(tab, old[0], old[1]), nil)
+				})
+			} else {
+				row := [2]int64{int64(r.IntN(5)), int64(r.IntN(3))}
+				logged = append(logged, row)
+				add(func(ev *binlog.TrxEvents) {
+					ev.AddRow(binlog.WriteRowsEventV2, tab.Ref(), nil, img(tab, row[0], row[1]))
+				})
+			}
+		default:
+			tab := table("kv")
+			add(func(ev *binlog.TrxEvents) {
+				for range 1 + r.IntN(4) {
+					k := int64(r.IntN(300))
+					v, ok := rows[k]
+					switch {
+					case !ok:
+						rows[k] = int64(r.IntN(1000))
+						ev.AddRow(binlog.WriteRowsEventV2, tab.Ref(), nil, img(tab, k, rows[k]))
+					case r.IntN(3) == 0:
+						delete(rows, k)
+						ev.AddRow(binlog.DeleteRowsEventV2, tab.Ref(), img(tab, k, v), nil)
+					default:
+						rows[k] = int64(r.IntN(1000))
+						ev.AddRow(binlog.UpdateRowsEventV2, tab.Ref(), img(tab, k, v), img(tab, k, rows[k]))
+					}
+				}
+			})
+		}
+	}
+	if err := l.Append(es); err != nil {
+		t.Fatal(err)
+	}
+	open := func(name string) *storage.Engine {
+		s, err := storage.Open(storage.Options{FS: vfs.NewMem(), Dir: "/" + name})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { s.Close() })
+		return s
+	}
+	// The model: one transaction at a time, as recovery replays.
+	model := open("model")
+	for _, e := range es {
+		_, events, _ := raftlog.DecodeTrx(e.Data)
+		trx, err := binlog.ParseTransaction(events)
+		if err != nil {
+			t.Fatal(err)
+		}
+		end, _ := l.Position(e.Index)
+		if err := model.Replay(trx, end); err != nil {
+			t.Fatalf("model, entry %d: %v", e.Index, err)
+		}
+	}
+	want := contents(t, model)
+	for _, threads := range []int{1, 2, 8} {
+		store := open(fmt.Sprintf("t%d", threads))
+		a, _, err := NewApplier(clusterSID, store, l)
+		if err != nil {
+			t.Fatal(err)
+		}
+		a.SetThreads(threads)
+		// Entries come in chunks of any size, as committed entries do.
+		for lo := 0; lo < len(es); {
+			hi := min(len(es), lo+1+r.IntN(300))
+			if err := a.Apply(es[lo:hi]); err != nil {
+				t.Fatalf("%d threads: %v", threads, err)
+			}
+			lo = hi
+		}
+		a.Close()
+		if got := contents(t, store); got != want {
+			t.Fatalf("%d threads: the store differs from the model's (%d and %d bytes of contents)", threads, len(got), len(want))
+		}
+		if a.Snapshot() != gno {
+			t.Fatalf("%d threads: applied GTID %d, want %d", threads, a.Snapshot(), gno)
+		}
+		st := a.Stats()
+		if st.Transactions != gno || (threads > 1 && st.Ahead == 0) {
+			t.Fatalf("%d threads: %+v", threads, st)
+		}
+		t.Logf("%d threads: %+v", threads, st)
+	}
+}
+
+// contents is every key and value of a store.
+func contents(t *testing.T, s *storage.Engine) string {
+	t.Helper()
+	it, err := s.Latest().NewIter(nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer it.Close()
+	var b strings.Builder
+	for it.First(); it.Valid(); it.Next() {
+		fmt.Fprintf(&b, "%x=%x\n", it.Key(), it.Value())
+	}
+	return b.String()
+}
+

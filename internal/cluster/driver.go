@@ -74,9 +74,18 @@ type Driver struct {
 	certifier *Certifier // on the leader, owned by Run
 	committed *Certifier // of the entries applied (Run's)
 
-	applied uint64 // the last entry applied (Run's)
+	applied uint64 // the last entry applied, as Run last heard (Run's)
+	handed  uint64 // the last entry handed to the apply loop (Run's)
 	ticks   int    // ticks since Run started (Run's)
 	nextTrx atomic.Uint64
+
+	// The apply loop (applyloop.go).
+	queue        *applyQueue
+	appliedIndex atomic.Uint64 // the last entry the store holds
+	handedIndex  atomic.Uint64 // d.handed, for other goroutines
+	appliedWake  chan struct{} // cap 1: appliedIndex moved
+	applyErr     chan error    // cap 1: apply failed
+	applyDone    chan struct{} // closed when the loop has returned
 
 	// Service and AppliedGNO, if set before Run, give what the node
 	// announces of its server and its applied GTID number (members.go).
@@ -96,9 +105,18 @@ type Driver struct {
 	voters, learners             []uint64          // raft's configuration, under pmu
 	change                       *joining          // a change this leader waits for (join.go; Run's)
 
-	mu          sync.Mutex
-	waiting     map[uint64]*waiter // by TrxID
-	appliedTerm uint64             // term of the last entry applied (Run's)
+	mu       sync.Mutex
+	waiting  map[uint64]*waiter // by TrxID, until committed or refused
+	commited []committedOwn     // committed, until applied, in index order
+	// handedTerm is the term of the last entry handed (Run's).
+	handedTerm uint64
+}
+
+// committedOwn is a Commit whose entry has committed, waiting for this
+// node to apply it.
+type committedOwn struct {
+	index, gno uint64
+	w          *waiter
 }
 
 // waiter is a Commit waiting for its outcome; term is the term the node
@@ -120,10 +138,11 @@ type State struct {
 }
 
 // NewDriver prepares a driver for cluster UUID sid; Run starts it. apply
-// receives the committed entries in order, on the driver's goroutine (an
-// Applier's Apply); an error from it stops the node.
+// receives the committed entries in order, on the apply loop's goroutine
+// (applyloop.go; an Applier's Apply); an error from it stops the node.
 func NewDriver(n *Node, t *Transport, sid binlog.UUID, tick time.Duration, apply func([]raftpb.Entry) error) *Driver {
-	d := &Driver{node: n, transport: t, sid: sid, tick: tick, apply: apply, certs: make(chan Request, 1024), reads: make(chan *syncWait, 1024), syncs: map[uint64]*syncWait{}, done: make(chan struct{}), waiting: map[uint64]*waiter{}, peers: map[uint64]Member{}}
+	d := &Driver{node: n, transport: t, sid: sid, tick: tick, apply: apply, certs: make(chan Request, 1024), reads: make(chan *syncWait, 1024), syncs: map[uint64]*syncWait{}, done: make(chan struct{}), waiting: map[uint64]*waiter{}, peers: map[uint64]Member{},
+		queue: newApplyQueue(), appliedWake: make(chan struct{}, 1), applyErr: make(chan error, 1), applyDone: make(chan struct{})}
 	d.state.Store(&State{ID: n.ID()})
 	d.roster = n.Roster()
 	// Transaction ids must not repeat across restarts: entries of an
@@ -166,8 +185,15 @@ func (d *Driver) Run(ctx context.Context) error {
 		d.synced.Store(false)
 	}()
 	if err := d.startCertifier(); err != nil {
+		close(d.applyDone)
 		return err
 	}
+	actx, stopApply := context.WithCancel(ctx)
+	go d.applyLoop(actx)
+	defer func() {
+		stopApply()
+		<-d.applyDone
+	}()
 	if d.AppliedGNO != nil {
 		d.startGNO = d.AppliedGNO()
 	}
@@ -194,6 +220,10 @@ func (d *Driver) Run(ctx context.Context) error {
 			d.certify(r)
 		case w := <-d.reads:
 			d.readIndex(w)
+		case <-d.appliedWake:
+			d.applied = d.appliedIndex.Load()
+		case err := <-d.applyErr:
+			return err
 		}
 		// Take what else is waiting, then process once.
 	more:
@@ -210,7 +240,7 @@ func (d *Driver) Run(ctx context.Context) error {
 			}
 		}
 		for d.node.HasReady() {
-			out, err := d.node.Process()
+			out, err := d.node.Process(d.transport.Send)
 			if err != nil {
 				return err
 			}
@@ -223,13 +253,12 @@ func (d *Driver) Run(ctx context.Context) error {
 				}
 			}
 			if len(out.Committed) > 0 {
-				if err := d.apply(out.Committed); err != nil {
-					return err
-				}
-				d.applied = out.Committed[len(out.Committed)-1].Index
 				if err := d.complete(out.Committed); err != nil {
 					return err
 				}
+				d.queue.push(out.Committed)
+				d.handed = out.Committed[len(out.Committed)-1].Index
+				d.handedIndex.Store(d.handed)
 			}
 			for _, rs := range out.ReadStates {
 				if len(rs.RequestCtx) == 8 {
@@ -284,7 +313,9 @@ func (d *Driver) Config() (voters, learners []uint64) {
 // old; a restart costs only transactions in flight across it).
 func (d *Driver) startCertifier() error {
 	applied := d.node.rn.BasicStatus().Applied
-	d.applied = applied
+	d.applied, d.handed = applied, applied
+	d.appliedIndex.Store(applied)
+	d.handedIndex.Store(applied)
 	first, _ := d.node.log.FirstIndex()
 	for i := applied; i >= first && i > 0; i-- {
 		es, err := d.node.log.Entries(i, i+1, 1<<30)
@@ -321,12 +352,13 @@ func gnoOf(entry []byte) (uint64, error) {
 	return g.GNO, err
 }
 
-// rebuild makes the certifier of a new leader: a copy of the applied
-// state that has also seen the entries after it in the log.
+// rebuild makes the certifier of a new leader: a copy of the state of
+// the committed entries (those handed to the apply loop) that has also
+// seen the entries after them in the log.
 func (d *Driver) rebuild() (*Certifier, error) {
 	c := d.committed.Clone()
 	last, _ := d.node.log.LastIndex()
-	for lo := d.applied + 1; lo <= last; {
+	for lo := d.handed + 1; lo <= last; {
 		es, err := d.node.log.Entries(lo, last+1, 16<<20)
 		if err != nil {
 			return nil, err
@@ -424,10 +456,11 @@ func (d *Driver) refuse(m Meta, verdict byte) {
 	d.transport.SendPacket(Packet{Kind: kindVerdict, From: d.node.ID(), To: m.Origin, Payload: append(p, verdict)})
 }
 
-// complete takes committed (and applied) entries into the certification
-// state of what the node applied, finishes the Commits of this node's
-// transactions among them, then those sent in a term before the last
-// entry's: they never will.
+// complete takes committed entries, as they are handed to the apply
+// loop, into the certification state of committed entries, notes which
+// of this node's transactions they commit (their Commits return once
+// applied here: finishApplied), then finishes those sent in a term before
+// the last entry's: they never will commit.
 func (d *Driver) complete(es []raftpb.Entry) error {
 	for _, e := range es {
 		if e.Type != raftpb.EntryNormal || len(e.Data) == 0 {
@@ -441,11 +474,16 @@ func (d *Driver) complete(es []raftpb.Entry) error {
 			return fmt.Errorf("cluster: certification state at entry %d: %w", e.Index, err)
 		}
 		if m.Origin == d.node.ID() {
-			d.finish(m.TrxID, outcome{gno: g.GNO})
+			d.mu.Lock()
+			if w := d.waiting[m.TrxID]; w != nil {
+				delete(d.waiting, m.TrxID)
+				d.commited = append(d.commited, committedOwn{index: e.Index, gno: g.GNO, w: w})
+			}
+			d.mu.Unlock()
 		}
 	}
-	if t := es[len(es)-1].Term; t > d.appliedTerm {
-		d.appliedTerm = t
+	if t := es[len(es)-1].Term; t > d.handedTerm {
+		d.handedTerm = t
 		d.mu.Lock()
 		for id, w := range d.waiting {
 			if w.term < t {
@@ -456,6 +494,19 @@ func (d *Driver) complete(es []raftpb.Entry) error {
 		d.mu.Unlock()
 	}
 	return nil
+}
+
+// finishApplied returns the Commits of this node's transactions up to
+// entry index, now applied (on the apply loop's goroutine).
+func (d *Driver) finishApplied(index uint64) {
+	d.mu.Lock()
+	n := 0
+	for n < len(d.commited) && d.commited[n].index <= index {
+		d.commited[n].w.ch <- outcome{gno: d.commited[n].gno}
+		n++
+	}
+	d.commited = d.commited[n:]
+	d.mu.Unlock()
 }
 
 func (d *Driver) finish(id uint64, o outcome) {
@@ -474,9 +525,16 @@ func (d *Driver) forget(id uint64) {
 	d.mu.Unlock()
 }
 
+// failWaiting ends every Commit still waiting when the driver stops:
+// those whose entry committed succeed (the cluster has them; this node
+// applies them when it starts again), the others get err.
 func (d *Driver) failWaiting(err error) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
+	for _, c := range d.commited {
+		c.w.ch <- outcome{gno: c.gno}
+	}
+	d.commited = nil
 	for id, w := range d.waiting {
 		w.ch <- outcome{err: err}
 		delete(d.waiting, id)
@@ -517,21 +575,27 @@ func (d *Driver) Commit(ctx context.Context, snapshot uint64, keys []certify.Key
 			return 0, ErrNoLeader
 		}
 	}
+	var o outcome
 	select {
-	case o := <-ch:
-		switch {
-		case o.err == nil:
-			d.localCommits.Add(1)
-		case errors.Is(o.err, ErrConflict):
-			d.localConflicts.Add(1)
-		}
-		return o.gno, o.err
+	case o = <-ch:
 	case <-d.done:
-		return 0, ErrOutcomeUnknown
+		// The driver answers every waiting Commit before it is done.
+		select {
+		case o = <-ch:
+		default:
+			return 0, ErrOutcomeUnknown
+		}
 	case <-ctx.Done():
 		d.forget(id)
 		return 0, ErrOutcomeUnknown
 	}
+	switch {
+	case o.err == nil:
+		d.localCommits.Add(1)
+	case errors.Is(o.err, ErrConflict):
+		d.localConflicts.Add(1)
+	}
+	return o.gno, o.err
 }
 
 // syncWait is a causal read waiting for its index to be applied.
@@ -646,5 +710,10 @@ func (d *Driver) watchSync(ctx context.Context) {
 // with what the cluster had committed when it found it (watchSync).
 func (d *Driver) Synced() bool { return d.synced.Load() && d.State().Lead != 0 }
 
-// State is the node's raft state after the driver's last turn.
-func (d *Driver) State() State { return *d.state.Load() }
+// State is the node's raft state after the driver's last turn, with
+// Applied the last entry its store holds now.
+func (d *Driver) State() State {
+	s := *d.state.Load()
+	s.Applied = d.appliedIndex.Load()
+	return s
+}

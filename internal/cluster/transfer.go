@@ -49,8 +49,10 @@ type stateSource struct {
 	close  func()
 }
 
-// answerState takes the state a joiner asked for (on Run's goroutine,
-// between turns: the store holds exactly the entries up to d.applied).
+// answerState takes the state a joiner asked for (on Run's goroutine):
+// the header is of the last entry handed to the apply loop, and the
+// store's snapshot is taken by that loop once it has applied exactly the
+// entries up to it (applyQueue.between).
 func (d *Driver) answerState(pk Packet) {
 	refuse := func(why string) {
 		pk.State <- stateSource{header: StateHeader{Refused: why}, close: func() {}}
@@ -69,7 +71,7 @@ func (d *Driver) answerState(pk Packet) {
 		refuse("this member cannot give its state")
 		return
 	}
-	term, err := d.node.log.Term(d.applied)
+	term, err := d.node.log.Term(d.handed)
 	if err != nil {
 		refuse(err.Error())
 		return
@@ -80,12 +82,11 @@ func (d *Driver) answerState(pk Packet) {
 		refuse(err.Error())
 		return
 	}
-	snap := d.NewStoreSnapshot()
-	pk.State <- stateSource{
-		header: StateHeader{Index: d.applied, Term: term, ConfState: csb, Roster: roster},
-		export: snap.Export,
-		close:  func() { snap.Close() },
-	}
+	header := StateHeader{Index: d.handed, Term: term, ConfState: csb, Roster: roster}
+	d.queue.between(func() {
+		snap := d.NewStoreSnapshot()
+		pk.State <- stateSource{header: header, export: snap.Export, close: func() { snap.Close() }}
+	})
 }
 
 // serveState writes the state the driver gave for a request: its header
@@ -104,6 +105,15 @@ func (t *Transport) serveState(c net.Conn, req []byte) error {
 	case src = <-ch:
 	case <-timer.C:
 		src = stateSource{header: StateHeader{Refused: "no answer in time"}, close: func() {}}
+		// The answer may still come (the apply loop takes the store's
+		// snapshot once it has caught up): release it then.
+		go func() {
+			select {
+			case late := <-ch:
+				late.close()
+			case <-t.quit:
+			}
+		}()
 	case <-t.quit:
 		return nil
 	}
