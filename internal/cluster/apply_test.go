@@ -8,6 +8,8 @@ import (
 	"math/rand/v2"
 	"net"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -33,6 +35,9 @@ type dataNode struct {
 	cancel  context.CancelFunc
 	done    chan error
 	running bool
+	// slow, when set, is slept before each apply (a member that applies
+	// slowly).
+	slow atomic.Int64
 }
 
 func (n *dataNode) start(t *testing.T, peers []uint64) {
@@ -67,7 +72,12 @@ func (n *dataNode) start(t *testing.T, peers []uint64) {
 	}
 	n.bl, n.store, n.applier = bl, store, a
 	n.tr = NewTransport(n.id, "test", n.addrs[n.id], n.ln, n.addrs)
-	n.d = NewDriver(node, n.tr, clusterSID, 10*time.Millisecond, a.Apply)
+	n.d = NewDriver(node, n.tr, clusterSID, 10*time.Millisecond, func(es []raftpb.Entry) error {
+		if d := n.slow.Load(); d > 0 {
+			time.Sleep(time.Duration(d) * time.Duration(countTrxs(es)))
+		}
+		return a.Apply(es)
+	})
 	ctx, cancel := context.WithCancel(context.Background())
 	n.cancel, n.done, n.running = cancel, make(chan error, 1), true
 	n.tr.Start()
@@ -510,3 +520,88 @@ func contents(t *testing.T, s *storage.Engine) string {
 	return b.String()
 }
 
+// A member that applies slowly: the others pace their commits while its
+// queue is over the limit, then it desyncs itself and they go on at full
+// speed; it catches up and syncs again. No commit fails, and every store
+// ends the same.
+func TestFlowControlSlowMember(t *testing.T) {
+	nodes := startDataNodes(t, 3)
+	cfg := FlowConfig{Limit: 16, Factor: 1, DesyncAfter: 400 * time.Millisecond}
+	for _, n := range nodes {
+		n.d.SetFlowConfig(cfg)
+	}
+	waitFor(t, "a leader", func() bool { return nodes[0].d.State().Lead != 0 })
+	schema := []certify.Key{{Hash: 1}}
+	commitRetry(t, nodes[0], schema, ddl(&storage.CatalogChange{Op: "create_db", DB: &storage.DatabaseDef{Name: "db"}}, "CREATE DATABASE db"))
+	def := &storage.TableDef{ID: 100, DB: "db", Name: "kv", Columns: kv, PK: []int{0}}
+	commitRetry(t, nodes[0], schema, ddl(&storage.CatalogChange{Op: "create_table", Table: def}, "CREATE TABLE kv (k BIGINT PRIMARY KEY, v BIGINT)"))
+	waitFor(t, "the table everywhere", func() bool {
+		for _, n := range nodes {
+			if _, ok := n.store.Table("db", "kv"); !ok {
+				return false
+			}
+		}
+		return true
+	})
+	tab, _ := nodes[0].store.Table("db", "kv")
+	slow := nodes[2]
+	slow.slow.Store(int64(5 * time.Millisecond)) // 200 transactions a second at most
+	// Writers on node 1 until the slow member has desynced itself and
+	// node 1 has stopped pacing.
+	var next atomic.Int64
+	stop := make(chan struct{})
+	errs := make(chan error, 8)
+	var wg sync.WaitGroup
+	for range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				k := next.Add(1)
+				ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+				_, err := nodes[0].d.Commit(ctx, nodes[0].applier.Snapshot(), []certify.Key{{Hash: uint64(k) + 1000}, {Hash: 1, Shared: true}}, put(t, tab, k, k))
+				cancel()
+				if err != nil {
+					errs <- fmt.Errorf("commit %d: %w", k, err)
+					return
+				}
+			}
+		}()
+	}
+	defer func() {
+		select {
+		case <-stop:
+		default:
+			close(stop)
+		}
+		wg.Wait()
+	}()
+	waitFor(t, "node 1 to pace its commits", func() bool { return nodes[0].d.FlowStats().Recv > 0 })
+	if st := slow.d.FlowStats(); st.Sent == 0 || !st.Requested {
+		t.Fatalf("the slow member did not ask the others to slow down: %+v", st)
+	}
+	waitFor(t, "the slow member to desync itself", func() bool { return slow.d.Desynced() })
+	waitFor(t, "node 1 to stop pacing", func() bool { return !nodes[0].d.FlowStats().Active })
+	close(stop)
+	wg.Wait()
+	select {
+	case err := <-errs:
+		t.Fatal(err)
+	default:
+	}
+	slow.slow.Store(0)
+	waitFor(t, "the slow member to catch up and sync again", func() bool { return !slow.d.Desynced() && slow.d.RecvQueue() == 0 })
+	waitFor(t, "every store to hold every row", func() bool {
+		n := len(rowsOf(t, nodes[0].store))
+		return len(rowsOf(t, nodes[1].store)) == n && len(rowsOf(t, slow.store)) == n
+	})
+	if a, b := fmt.Sprint(rowsOf(t, nodes[0].store)), fmt.Sprint(rowsOf(t, slow.store)); a != b {
+		t.Fatal("the slow member's store differs")
+	}
+	t.Logf("node 1: %+v; slow member: %+v", nodes[0].d.FlowStats(), slow.d.FlowStats())
+}

@@ -186,6 +186,7 @@ func (d *Driver) applyLoop(ctx context.Context) {
 			d.applyFailed(err)
 			return
 		}
+		d.pacer.appliedTrxs.Add(countTrxs(es))
 		d.appliedIndex.Store(es[len(es)-1].Index)
 		d.finishApplied(es[len(es)-1].Index)
 		select {

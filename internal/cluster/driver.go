@@ -87,6 +87,8 @@ type Driver struct {
 	applyErr     chan error    // cap 1: apply failed
 	applyDone    chan struct{} // closed when the loop has returned
 
+	pacer *pacer // flow control (pacing.go)
+
 	// Service and AppliedGNO, if set before Run, give what the node
 	// announces of its server and its applied GTID number (members.go).
 	Service    func() map[string]string
@@ -142,8 +144,10 @@ type State struct {
 // (applyloop.go; an Applier's Apply); an error from it stops the node.
 func NewDriver(n *Node, t *Transport, sid binlog.UUID, tick time.Duration, apply func([]raftpb.Entry) error) *Driver {
 	d := &Driver{node: n, transport: t, sid: sid, tick: tick, apply: apply, certs: make(chan Request, 1024), reads: make(chan *syncWait, 1024), syncs: map[uint64]*syncWait{}, done: make(chan struct{}), waiting: map[uint64]*waiter{}, peers: map[uint64]Member{},
-		queue: newApplyQueue(), appliedWake: make(chan struct{}, 1), applyErr: make(chan error, 1), applyDone: make(chan struct{})}
+		queue: newApplyQueue(), appliedWake: make(chan struct{}, 1), applyErr: make(chan error, 1), applyDone: make(chan struct{}),
+		pacer: newPacer(DefaultFlowConfig)}
 	d.state.Store(&State{ID: n.ID()})
+	d.SetFlowConfig(DefaultFlowConfig)
 	d.roster = n.Roster()
 	// Transaction ids must not repeat across restarts: entries of an
 	// earlier run are applied again after one, and must not complete a
@@ -206,8 +210,9 @@ func (d *Driver) Run(ctx context.Context) error {
 		select {
 		case <-ctx.Done():
 			return nil
-		case <-ticker.C:
+		case now := <-ticker.C:
 			d.node.Tick()
+			d.flowTick(now)
 			if d.ticks++; d.ticks%announceTicks == 0 {
 				d.announce()
 				d.askAgain()
@@ -257,6 +262,7 @@ func (d *Driver) Run(ctx context.Context) error {
 					return err
 				}
 				d.queue.push(out.Committed)
+				d.pacer.handedTrxs += countTrxs(out.Committed)
 				d.handed = out.Committed[len(out.Committed)-1].Index
 				d.handedIndex.Store(d.handed)
 			}
@@ -406,6 +412,8 @@ func (d *Driver) receive(pk Packet) {
 		d.finish(binary.BigEndian.Uint64(pk.Payload), outcome{err: err})
 	case kindAnnounce:
 		d.heard(pk.From, pk.Payload)
+	case kindFlow:
+		d.flowHeard(pk.From, pk.Payload)
 	case kindJoin:
 		d.answerJoin(pk)
 	case kindState:
@@ -548,8 +556,13 @@ func (d *Driver) failWaiting(err error) {
 // applied it, ErrConflict if certification refused it, ErrNoLeader if
 // there is no leader to certify it, ErrNotCommitted if the leader changed
 // before it committed, or ErrOutcomeUnknown if ctx ended, or the node
-// stopped, after it was sent.
+// stopped, after it was sent. While flow control paces this node it
+// first waits for its turn (ctx's error if ctx ends first: nothing was
+// sent).
 func (d *Driver) Commit(ctx context.Context, snapshot uint64, keys []certify.Key, events []byte) (uint64, error) {
+	if err := d.admit(ctx); err != nil {
+		return 0, err
+	}
 	id := d.nextTrx.Add(1)
 	st := d.State()
 	ch := make(chan outcome, 1)

@@ -38,6 +38,9 @@ type Announcement struct {
 	// component); Synced: and it has caught up since (Driver.Synced).
 	Primary bool `json:"primary"`
 	Synced  bool `json:"synced"`
+	// Desynced: its apply queue stayed over flow control's limit, and
+	// it left flow control until it catches up (flowcontrol.go).
+	Desynced bool `json:"desynced,omitempty"`
 	// Term, Commit and Applied are its raft term and commit and applied
 	// indexes; AppliedGNO is the GTID number of the last transaction it
 	// applied.
@@ -71,7 +74,7 @@ func (d *Driver) announcement() Announcement {
 	st := d.State()
 	a := Announcement{Primary: st.Lead != 0, Synced: d.Synced(), Term: st.Term, Commit: st.Commit, Applied: st.Applied,
 		Committed: d.localCommits.Load(), Conflicts: d.localConflicts.Load(),
-		StartGNO: d.startGNO, CertKeys: d.certKeys.Load()}
+		StartGNO: d.startGNO, CertKeys: d.certKeys.Load(), Desynced: d.Desynced()}
 	if d.Service != nil {
 		a.Service = d.Service()
 	}

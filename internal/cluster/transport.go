@@ -90,6 +90,7 @@ const (
 	kindAnnounce byte = 4 // how a node stands (members.go)
 	kindJoin     byte = 5 // a join request and its answer (join.go)
 	kindState    byte = 6 // a state transfer's request and header (transfer.go)
+	kindFlow     byte = 7 // a flow-control report (pacing.go)
 )
 
 // Packet is what travels between nodes: a raft message, or a payload of
@@ -346,9 +347,12 @@ func (t *Transport) receive(c net.Conn) error {
 			if pk.Msg.From != from || pk.Msg.To != t.id {
 				return fmt.Errorf("cluster: node %d sent a message from %d to %d", from, pk.Msg.From, pk.Msg.To)
 			}
-		case kindCertify, kindVerdict, kindAnnounce: // not kindJoin: only from id 0
+		case kindCertify, kindVerdict, kindAnnounce, kindFlow: // not kindJoin: only from id 0
 			if kind == kindAnnounce && n > maxAnnouncement {
 				return fmt.Errorf("cluster: a %d-byte announcement from node %d", n, from)
+			}
+			if kind == kindFlow && n > maxFlowReport {
+				return fmt.Errorf("cluster: a %d-byte flow-control report from node %d", n, from)
 			}
 			pk.Payload = make([]byte, n)
 			if _, err := io.ReadFull(r, pk.Payload); err != nil {
