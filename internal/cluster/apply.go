@@ -52,9 +52,9 @@ type Applier struct {
 	gno   atomic.Uint64 // GTID number of the last transaction applied
 
 	threads atomic.Int32 // preparing goroutines wanted (1: prepare in turn)
-	work    chan *applyJob
+	work    chan []*applyJob
 	mu      sync.Mutex
-	running int // preparers started
+	running int // helpers started
 	quit    chan struct{}
 
 	// Statistics: transactions applied, the sum of their dependency
@@ -64,13 +64,14 @@ type Applier struct {
 
 // applyJob is one transaction entry on its way through the applier.
 type applyJob struct {
-	e    *raftpb.Entry
-	snap uint64 // the transaction's snapshot (Meta.Snapshot)
-	trx  *binlog.Transaction
-	end  binlog.Position
-	p    *storage.Prepared
-	err  error
-	done chan struct{}
+	e       *raftpb.Entry
+	snap    uint64 // the transaction's snapshot (Meta.Snapshot)
+	trx     *binlog.Transaction
+	end     binlog.Position
+	p       *storage.Prepared
+	err     error
+	claimed atomic.Bool   // a goroutine took it to prepare
+	done    chan struct{} // closed once prepared (by a helper)
 }
 
 // maxRun bounds the transactions made visible by one store commit.
@@ -83,7 +84,7 @@ const MaxApplierThreads = 512
 // and the index of the last entry the store holds (raft's Applied). It
 // prepares in one thread until SetThreads says otherwise.
 func NewApplier(sid binlog.UUID, store *storage.Engine, log *raftlog.Log) (*Applier, uint64, error) {
-	a := &Applier{sid: sid, store: store, log: log, work: make(chan *applyJob, 1024), quit: make(chan struct{})}
+	a := &Applier{sid: sid, store: store, log: log, work: make(chan []*applyJob, MaxApplierThreads), quit: make(chan struct{})}
 	a.threads.Store(1)
 	high, err := store.GTIDHighWater()
 	if err != nil {
@@ -132,18 +133,24 @@ func (a *Applier) Close() {
 	}
 }
 
-// preparers makes sure n preparing goroutines run (they never stop
-// before Close: an idle one costs a parked goroutine).
-func (a *Applier) preparers(n int) {
+// helpers makes sure n helping goroutines run (they never stop before
+// Close: an idle one costs a parked goroutine). A helper given a batch
+// prepares, in order, every job of it that no one has claimed yet.
+func (a *Applier) helpers(n int) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	for ; a.running < n; a.running++ {
 		go func() {
 			for {
 				select {
-				case j := <-a.work:
-					a.prepare(j, true)
-					close(j.done)
+				case jobs := <-a.work:
+					for _, j := range jobs {
+						if j.claimed.CompareAndSwap(false, true) {
+							a.prepare(j, true)
+							a.ahead.Add(1)
+							close(j.done)
+						}
+					}
 				case <-a.quit:
 					return
 				}
@@ -193,21 +200,22 @@ func (a *Applier) Apply(es []raftpb.Entry) error {
 	if len(jobs) == 0 {
 		return nil
 	}
-	parallel := a.Threads() > 1 && len(jobs) > 1
+	// The applier's own goroutine prepares too: it claims each job in
+	// its turn unless a helper has, so it never waits for a helper that
+	// has not started yet (on a busy machine, helpers may get no CPU).
+	helpers := min(a.Threads()-1, len(jobs)-1)
+	parallel := helpers > 0
 	if parallel {
-		a.preparers(a.Threads())
+		a.helpers(helpers)
 		for _, j := range jobs {
 			j.done = make(chan struct{})
 		}
-		go func() {
-			for _, j := range jobs {
-				select {
-				case a.work <- j:
-				case <-a.quit:
-					return
-				}
+		for range helpers {
+			select {
+			case a.work <- jobs:
+			default: // every helper has a batch already
 			}
-		}()
+		}
 	}
 	var run []*applyJob
 	defer func() {
@@ -218,14 +226,17 @@ func (a *Applier) Apply(es []raftpb.Entry) error {
 		}
 	}()
 	for i, j := range jobs {
-		if parallel {
+		switch {
+		case !parallel:
+			a.prepare(j, true)
+		case j.claimed.CompareAndSwap(false, true):
+			a.prepare(j, true)
+		default:
 			select {
 			case <-j.done:
 			case <-a.quit:
 				return ErrStopped
 			}
-		} else {
-			a.prepare(j, true)
 		}
 		if j.err != nil {
 			return j.err
@@ -241,8 +252,6 @@ func (a *Applier) Apply(es []raftpb.Entry) error {
 			if a.prepare(j, false); j.err != nil {
 				return j.err
 			}
-		} else if parallel {
-			a.ahead.Add(1)
 		}
 		if j.p.ChangesCatalog() {
 			if err := a.commit(run); err != nil {
@@ -256,10 +265,11 @@ func (a *Applier) Apply(es []raftpb.Entry) error {
 		}
 		run = append(run, j)
 		// Nothing is held back waiting: a run is made visible when the
-		// next transaction is not prepared yet, and at maxRun.
+		// next transaction is being prepared by a helper and is not ready
+		// yet, and at maxRun.
 		next := i + 1
 		if next < len(jobs) && len(run) < maxRun {
-			if !parallel {
+			if !parallel || !jobs[next].claimed.Load() {
 				continue
 			}
 			select {
@@ -311,8 +321,8 @@ func (a *Applier) Snapshot() uint64 { return a.gno.Load() }
 
 // ApplyStats are the applier's counters since it started.
 type ApplyStats struct {
-	// Transactions applied, and how many of them were prepared ahead of
-	// their turn (in parallel).
+	// Transactions applied, and how many of them a helper goroutine
+	// prepared (in parallel with the applier's own).
 	Transactions, Ahead uint64
 	// DepsDistance is the mean distance from a transaction's
 	// sequence_number back to the newer of its last_committed and its
