@@ -31,6 +31,7 @@ package cluster
 import (
 	"context"
 	"sync"
+	"time"
 
 	"go.etcd.io/raft/v3/raftpb"
 )
@@ -182,10 +183,12 @@ func (d *Driver) applyLoop(ctx context.Context) {
 			}
 			es = got
 		}
+		began := time.Now()
 		if err := d.apply(es); err != nil {
 			d.applyFailed(err)
 			return
 		}
+		d.pacer.applyBusy.Add(int64(time.Since(began)))
 		d.pacer.appliedTrxs.Add(countTrxs(es))
 		d.appliedIndex.Store(es[len(es)-1].Index)
 		d.finishApplied(es[len(es)-1].Index)

@@ -15,13 +15,15 @@ package cluster
 // Here nothing stops. The policy below is a pure function of what it is
 // told, with time passed in:
 //
-//   - Every member measures its apply queue and its apply rate
-//     (transactions a second, a moving mean) and reports them to the
-//     others every tick while its queue is not empty (Local, Observe).
+//   - Every member measures its apply queue and its apply capacity
+//     (transactions applied per second spent applying, a moving mean:
+//     what it could apply, not what it was given) and reports them to
+//     the others every tick while its queue is not empty (Local,
+//     Observe).
 //   - An origin throttles only while a member it counts has a queue over
 //     Limit, and only as far as needed: its sessions' commits are paced
 //     (spaced evenly, not stopped) at its share of the slowest counted
-//     member's apply rate, the share being the origin's part of the
+//     member's apply capacity, the share being the origin's part of the
 //     cluster's recent commits; the rate is lowered further the more the
 //     queue exceeds Limit, so the queue drains, and pacing ends when it
 //     is back at Limit * Factor (gcs.fc_factor).
@@ -42,11 +44,13 @@ package cluster
 //   - Members not heard from for Stale, and members not synced
 //     (joining, or outside the primary component), are not counted.
 //
-// The figures reported as Galera names them: paused is the time this
-// node spent pacing (wsrep_flow_control_paused_ns, and as a fraction of
-// the time since the counters were reset); sent counts the times this
-// node's own queue went over Limit (it asked the others to slow down),
-// recv the times this node began pacing.
+// The figures reported as Galera names them: paused is the time during
+// which pacing held at least one of this node's commits back (Held:
+// wsrep_flow_control_paused_ns, and as a fraction of the time since the
+// counters were reset), so pacing that never made a commit wait costs
+// nothing there; sent counts the times this node's own queue went over
+// Limit (it asked the others to slow down), recv the times this node
+// began pacing.
 //
 // Flow control reads what members say of themselves: a lost, late or
 // forged report costs pacing that is too long or too short, never a
@@ -90,7 +94,7 @@ const (
 // FlowReport is what a member says of its apply queue.
 type FlowReport struct {
 	Queue    uint64  // entries committed and not applied
-	Rate     float64 // transactions applied a second (moving mean)
+	Rate     float64 // apply capacity: transactions a second of applying (moving mean; +Inf: not measured yet)
 	Desynced bool
 	Synced   bool // in the primary component and caught up (Driver.Synced)
 }
@@ -105,12 +109,14 @@ type FlowControl struct {
 	debt      time.Duration // time asking, less a third of the time not
 	lastLocal time.Time     // the last Local call
 
-	pacing      bool
-	pacingSince time.Time
-	rate        float64 // commits a second while pacing
+	pacing bool
+	rate   float64 // commits a second while pacing
 
-	// Counters since the last Reset.
-	pausedNS   time.Duration
+	// Counters since the last Reset: the time commits were held (the
+	// union of the intervals Held was given; heldUntil is the end of the
+	// last).
+	held       time.Duration
+	heldUntil  time.Time
 	sent, recv uint64
 	resetAt    time.Time
 }
@@ -148,7 +154,7 @@ func (f *FlowControl) SetConfig(cfg FlowConfig) { f.cfg = cfg.valid() }
 func (f *FlowControl) resume() float64 { return float64(f.cfg.Limit) * f.cfg.Factor }
 
 // Local takes this node's own measurements at now: its apply queue and
-// rate, and whether it is synced. It returns the report to send the
+// capacity, and whether it is synced. It returns the report to send the
 // others, and whether to send it (every step while the queue is not
 // empty or the desync state changed, so that the last report a peer
 // holds is never a stale high queue).
@@ -221,7 +227,7 @@ func (f *FlowControl) Pace(now time.Time, share float64) float64 {
 		}
 	}
 	switch {
-	case worst > f.cfg.Limit:
+	case worst > f.cfg.Limit && !math.IsInf(slowest, 1):
 		// The further over the limit, the slower: at twice the limit the
 		// cluster admits half what the slowest member applies.
 		over := float64(worst-f.cfg.Limit) / float64(f.cfg.Limit)
@@ -230,7 +236,6 @@ func (f *FlowControl) Pace(now time.Time, share float64) float64 {
 		rate := max(target*share, minPacedRate)
 		if !f.pacing {
 			f.pacing = true
-			f.pacingSince = now
 			f.recv++
 		}
 		f.rate = rate
@@ -239,17 +244,30 @@ func (f *FlowControl) Pace(now time.Time, share float64) float64 {
 		// Between the resume point and the limit: keep the last rate.
 		return f.rate
 	}
-	if f.pacing {
-		f.pausedNS += now.Sub(f.pacingSince)
-		f.pacing = false
-	}
+	f.pacing = false
 	return math.Inf(1)
+}
+
+// Held records that pacing held a commit back from from until until.
+func (f *FlowControl) Held(from, until time.Time) {
+	if !until.After(from) {
+		return
+	}
+	switch {
+	case from.After(f.heldUntil):
+		f.held += until.Sub(from)
+	case until.After(f.heldUntil):
+		f.held += until.Sub(f.heldUntil)
+	}
+	if until.After(f.heldUntil) {
+		f.heldUntil = until
+	}
 }
 
 // FlowStats are flow control's counters, as Galera names them.
 type FlowStats struct {
-	// Paused is the time spent pacing since the counters were reset, and
-	// PausedFraction that time over the time since then
+	// Paused is the time commits were held back since the counters were
+	// reset, and PausedFraction that time over the time since then
 	// (wsrep_flow_control_paused).
 	Paused         time.Duration
 	PausedFraction float64
@@ -262,9 +280,11 @@ type FlowStats struct {
 
 // Stats returns the counters at now.
 func (f *FlowControl) Stats(now time.Time) FlowStats {
-	s := FlowStats{Paused: f.pausedNS, Sent: f.sent, Recv: f.recv, Active: f.pacing, Requested: f.asking, Desynced: f.self.Desynced}
+	s := FlowStats{Paused: f.held, Sent: f.sent, Recv: f.recv, Active: f.pacing, Requested: f.asking, Desynced: f.self.Desynced}
+	if f.heldUntil.After(now) {
+		s.Paused -= f.heldUntil.Sub(now) // not over yet
+	}
 	if f.pacing {
-		s.Paused += now.Sub(f.pacingSince)
 		s.Rate = f.rate
 	}
 	if d := now.Sub(f.resetAt); d > 0 {
@@ -275,10 +295,43 @@ func (f *FlowControl) Stats(now time.Time) FlowStats {
 
 // Reset starts the counters again at now (FLUSH STATUS).
 func (f *FlowControl) Reset(now time.Time) {
-	f.pausedNS, f.sent, f.recv, f.resetAt = 0, 0, 0, now
-	if f.pacing {
-		f.pacingSince = now
+	f.held, f.sent, f.recv, f.resetAt = 0, 0, 0, now
+	if f.heldUntil.After(now) {
+		f.held = f.heldUntil.Sub(now)
 	}
+}
+
+// capacity is a moving mean of what a member applies per second of
+// applying, fed running counts of transactions applied and of time spent
+// applying; each sample weighs by its time spent applying, so a member
+// that was idle keeps its estimate.
+type capacity struct {
+	trxs  uint64
+	busy  time.Duration
+	rate  float64
+	begun bool
+}
+
+// note takes the counts and returns the capacity (+Inf until something
+// was applied).
+func (c *capacity) note(trxs uint64, busy time.Duration) float64 {
+	if !c.begun {
+		c.begun, c.trxs, c.busy, c.rate = true, trxs, busy, math.Inf(1)
+		return c.rate
+	}
+	dt, db := trxs-c.trxs, busy-c.busy
+	if db <= 0 || dt == 0 {
+		return c.rate
+	}
+	inst := float64(dt) / db.Seconds()
+	if math.IsInf(c.rate, 1) {
+		c.rate = inst
+	} else {
+		alpha := min(float64(db)/float64(meterWindow/10), 1)
+		c.rate += alpha * (inst - c.rate)
+	}
+	c.trxs, c.busy = trxs, busy
+	return c.rate
 }
 
 // meter is a moving mean of a rate, fed a running count at chosen

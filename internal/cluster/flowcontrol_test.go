@@ -18,13 +18,16 @@ import (
 //	local at=<d> queue=<n> rate=<r> [unsynced]    this node's measurements
 //	observe at=<d> node=<id> queue=<n> rate=<r> [desynced] [unsynced]
 //	pace at=<d> share=<f>                          the pacing rate
+//	held at=<d> for=<d>                            a commit held back
 //	stats at=<d>
 //	reset at=<d>
 //	meter at=<d> count=<n>                         a rate's moving mean
+//	capacity trxs=<n> busy=<d>                     apply capacity's moving mean
 func TestFlowControl(t *testing.T) {
 	start := time.Unix(1000, 0)
 	var f *FlowControl
 	var m meter
+	var c capacity
 	datadriven.RunTest(t, "testdata/flowcontrol", func(t *testing.T, d *datadriven.TestData) string {
 		args := map[string]string{}
 		for _, a := range d.CmdArgs {
@@ -65,11 +68,16 @@ func TestFlowControl(t *testing.T) {
 		case "stats":
 			s := f.Stats(at())
 			return fmt.Sprintf("paused=%v fraction=%.3f sent=%d recv=%d active=%v requested=%v desynced=%v", s.Paused, s.PausedFraction, s.Sent, s.Recv, s.Active, s.Requested, s.Desynced)
+		case "held":
+			f.Held(at(), at().Add(dur("for")))
+			return "ok"
 		case "reset":
 			f.Reset(at())
 			return "ok"
 		case "meter":
 			return fmt.Sprintf("%.1f/s", m.note(at(), uint64(num("count"))))
+		case "capacity":
+			return fmt.Sprintf("%.1f/s", c.note(uint64(num("trxs")), dur("busy")))
 		}
 		d.Fatalf(t, "unknown command %s", d.Cmd)
 		return ""

@@ -24,16 +24,18 @@ import (
 type pacer struct {
 	mu sync.Mutex // fc, the meters and the limiter's settings
 	fc *FlowControl
-	// appliedM, ownM and handedM are the rates of transactions applied
-	// here, committed by this node's sessions, and committed in the
-	// cluster (Run's).
-	appliedM, ownM, handedM meter
+	// capacity is what this node applies per second of applying; ownM
+	// and handedM are the rates of transactions committed by this node's
+	// sessions and in the cluster (Run's).
+	capacity      capacity
+	ownM, handedM meter
 
 	pacing   atomic.Bool // the limiter is in force
 	desynced atomic.Bool // this node desynced itself
 	limiter  *rate.Limiter
 
 	appliedTrxs atomic.Uint64 // transaction entries applied (the apply loop's)
+	applyBusy   atomic.Int64  // nanoseconds spent applying them (the apply loop's)
 	handedTrxs  uint64        // transaction entries handed (Run's)
 
 	// The apply queue sampled every tick: the sum and the number of
@@ -64,7 +66,7 @@ func (d *Driver) flowTick(now time.Time) {
 	p.mu.Lock()
 	p.queueSum += queue
 	p.queueSamples++
-	applied := p.appliedM.note(now, p.appliedTrxs.Load())
+	applied := p.capacity.note(p.appliedTrxs.Load(), time.Duration(p.applyBusy.Load()))
 	own := p.ownM.note(now, d.localCommits.Load())
 	total := p.handedM.note(now, p.handedTrxs)
 	r, send := p.fc.Local(now, queue, applied, d.Synced())
@@ -113,11 +115,15 @@ func (d *Driver) admit(ctx context.Context) error {
 	if !p.pacing.Load() {
 		return nil
 	}
-	r := p.limiter.Reserve()
-	delay := r.Delay()
+	now := time.Now()
+	r := p.limiter.ReserveN(now, 1)
+	delay := r.DelayFrom(now)
 	if delay <= 0 {
 		return nil
 	}
+	p.mu.Lock()
+	p.fc.Held(now, now.Add(delay))
+	p.mu.Unlock()
 	t := time.NewTimer(delay)
 	defer t.Stop()
 	select {
