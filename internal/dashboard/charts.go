@@ -60,6 +60,11 @@ var charts = []chart{
 	{id: "cluster_queue", title: "Cluster: apply lag by member", unit: "log entries the leader committed, not yet applied", lines: []line{
 		{legend: "member {v}", metric: "lockstep_cluster_member_apply_lag_entries", each: "member", how: gauge},
 	}, showIf: []string{"lockstep_cluster_term"}},
+	{id: "cluster_flow", title: "Cluster: flow control on this member", unit: "fraction of the time commits were held back / entries", lines: []line{
+		{legend: "commits held back (fraction of time)", metric: "lockstep_cluster_flow_control_paused_seconds_total", how: rate},
+		{legend: "apply queue here", metric: "lockstep_cluster_apply_queue", how: gauge},
+		{legend: "desynced", metric: "lockstep_cluster_desynced", how: gauge},
+	}, showIf: []string{"lockstep_cluster_term"}},
 	{id: "cluster_members", title: "Cluster: members up and leader", unit: "members / node id", lines: []line{
 		{legend: "members up", metric: "lockstep_cluster_members_up", how: gauge},
 		{legend: "leader", metric: "lockstep_cluster_leader", how: gauge},

@@ -281,11 +281,14 @@ type ClusterNode interface {
 	Members() []cluster.Member
 	Reachable(cluster.Member) bool
 	LeaderCommit() uint64
+	FlowStats() cluster.FlowStats
+	RecvQueue() uint64
+	Desynced() bool
 }
 
-// RegisterCluster adds a cluster member's metrics: its raft state, and
-// each member's state, apply queue and commit counters as that member
-// last announced them.
+// RegisterCluster adds a cluster member's metrics: its raft state, its
+// apply queue and flow control, and each member's state, apply queue and
+// commit counters as that member last announced them.
 func RegisterCluster(r *prometheus.Registry, n ClusterNode) {
 	r.MustRegister(clusterCollector{n})
 }
@@ -304,11 +307,16 @@ var (
 	memberGNODesc       = prometheus.NewDesc("lockstep_cluster_member_applied_gno", "GTID number of the last transaction the member applied.", memberLabels, nil)
 	memberCommitsDesc   = prometheus.NewDesc("lockstep_cluster_member_commits_total", "Transactions of the member's own sessions committed since it started.", memberLabels, nil)
 	memberConflictsDesc = prometheus.NewDesc("lockstep_cluster_member_cert_failures_total", "Transactions of the member's own sessions refused by certification (1213) since it started.", memberLabels, nil)
+	applyQueueDesc      = prometheus.NewDesc("lockstep_cluster_apply_queue", "Entries committed and not yet applied here (wsrep_local_recv_queue).", nil, nil)
+	fcPausedDesc        = prometheus.NewDesc("lockstep_cluster_flow_control_paused_seconds_total", "Time during which flow control held at least one of this member's commits back (wsrep_flow_control_paused_ns).", nil, nil)
+	fcActiveDesc        = prometheus.NewDesc("lockstep_cluster_flow_control_active", "1 while this member paces its commits because a member's apply queue is over gcs.fc_limit.", nil, nil)
+	desyncedDesc        = prometheus.NewDesc("lockstep_cluster_desynced", "1 while this member has desynced itself (it could not keep up; the others no longer wait for it).", nil, nil)
 )
 
 func (c clusterCollector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{clusterLeaderDesc, clusterTermDesc, clusterCommitDesc, clusterAppliedDesc, clusterUpDesc,
-		memberUpDesc, memberQueueDesc, memberGNODesc, memberCommitsDesc, memberConflictsDesc} {
+		memberUpDesc, memberQueueDesc, memberGNODesc, memberCommitsDesc, memberConflictsDesc,
+		applyQueueDesc, fcPausedDesc, fcActiveDesc, desyncedDesc} {
 		ch <- d
 	}
 }
@@ -322,6 +330,11 @@ func (c clusterCollector) Collect(ch chan<- prometheus.Metric) {
 	g(clusterTermDesc, st.Term)
 	g(clusterCommitDesc, st.Commit)
 	g(clusterAppliedDesc, st.Applied)
+	g(applyQueueDesc, c.n.RecvQueue())
+	fs := c.n.FlowStats()
+	ch <- prometheus.MustNewConstMetric(fcPausedDesc, prometheus.CounterValue, fs.Paused.Seconds())
+	g(fcActiveDesc, boolGauge(fs.Active))
+	g(desyncedDesc, boolGauge(c.n.Desynced()))
 	up := uint64(0)
 	lead := c.n.LeaderCommit()
 	for _, m := range c.n.Members() {
@@ -341,4 +354,11 @@ func (c clusterCollector) Collect(ch chan<- prometheus.Metric) {
 		ch <- prometheus.MustNewConstMetric(memberConflictsDesc, prometheus.CounterValue, float64(m.Conflicts), labels...)
 	}
 	g(clusterUpDesc, up)
+}
+
+func boolGauge(b bool) uint64 {
+	if b {
+		return 1
+	}
+	return 0
 }

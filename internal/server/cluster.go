@@ -83,6 +83,25 @@ type ClusterConfig struct {
 	SSLMode                string
 	SSLCert, SSLKey, SSLCA string
 	SSLOff                 bool // socket.ssl=no
+	// ApplierThreads is wsrep_slave_threads (wsrep_applier_threads).
+	ApplierThreads int64
+	// FCLimit and FCFactor are gcs.fc_limit and gcs.fc_factor
+	// (wsrep_provider_options); DesyncAfterMillis is how long a member
+	// stays over the limit before it desyncs itself, and DesyncedReads
+	// what a desynced member does with statements on tables (WAIT or
+	// REFUSE).
+	FCLimit           int64
+	FCFactor          float64
+	DesyncAfterMillis int64
+	DesyncedReads     string
+}
+
+// defaultApplierThreads is wsrep_slave_threads' default.
+const defaultApplierThreads = 1
+
+// flowConfig is the member's flow-control settings.
+func (c ClusterConfig) flowConfig() cluster.FlowConfig {
+	return cluster.FlowConfig{Limit: uint64(c.FCLimit), Factor: c.FCFactor, DesyncAfter: time.Duration(c.DesyncAfterMillis) * time.Millisecond}
 }
 
 // members parses Address: the members' addresses by node id (1-based
@@ -236,7 +255,9 @@ func openMember(ctx context.Context, cfg Config, serverUUID binlog.UUID, log *sl
 		published()
 		return nil
 	}
+	applier.SetThreads(int(cfg.Cluster.ApplierThreads))
 	m.Driver = cluster.NewDriver(node, m.transport, sid, tick, apply)
+	m.SetFlowConfig(cfg.Cluster.flowConfig())
 	service := memberService(cfg, serverUUID, nodeAddr)
 	m.Service = func() map[string]string { return service }
 	m.AppliedGNO = applier.Snapshot
@@ -377,6 +398,7 @@ func (m *member) stop() {
 	m.cancel()
 	<-m.done
 	m.transport.Close()
+	m.Applier.Close()
 }
 
 // primary reports whether the member is in the primary component: it
@@ -418,10 +440,13 @@ func (m *member) status(vars map[string]func() any) {
 	}
 	vars["wsrep_connected"] = func() any { return onOff(primary()) }
 	vars["wsrep_ready"] = func() any { return onOff(m.ready()) }
-	// Synced; Joined while it catches up after joining the primary
+	// Synced; Donor/Desynced while it has desynced itself (flow
+	// control); Joined while it catches up after joining the primary
 	// component; Initialized outside it.
 	vars["wsrep_local_state_comment"] = func() any {
 		switch {
+		case m.ready() && m.Desynced():
+			return "Donor/Desynced"
 		case m.ready():
 			return "Synced"
 		case primary():
@@ -438,10 +463,12 @@ func (m *member) status(vars map[string]func() any) {
 		}
 		return uint64(0)
 	}
-	// Galera's numeric state: 4 Synced, 3 Joined, 0 outside the primary
-	// component.
+	// Galera's numeric state: 4 Synced, 2 Donor/Desynced, 3 Joined, 0
+	// outside the primary component.
 	vars["wsrep_local_state"] = func() any {
 		switch {
+		case m.ready() && m.Desynced():
+			return uint64(2)
 		case m.ready():
 			return uint64(4)
 		case primary():
@@ -450,18 +477,30 @@ func (m *member) status(vars map[string]func() any) {
 		return uint64(0)
 	}
 	// Entries committed and not yet applied here: Galera's receive queue.
-	vars["wsrep_local_recv_queue"] = func() any { s := st(); return s.Commit - min(s.Applied, s.Commit) }
+	vars["wsrep_local_recv_queue"] = func() any { return m.RecvQueue() }
+	vars["wsrep_local_recv_queue_avg"] = func() any { return fmt.Sprintf("%.6f", m.RecvQueueAvg()) }
 	vars["wsrep_incoming_addresses"] = func() any { return strings.Join(m.clientAddresses(), ",") }
 	vars["wsrep_last_committed"] = func() any { return m.Snapshot() }
 	local := m.Self
 	vars["wsrep_local_commits"] = func() any { return local().Committed }
 	vars["wsrep_replicated"] = func() any { return local().Committed }
 	vars["wsrep_local_cert_failures"] = func() any { return local().Conflicts }
-	// There is no flow control: a member that falls behind delays no
-	// other member's commits, so the cluster is never paused.
-	vars["wsrep_flow_control_paused"] = func() any { return "0.000000" }
-	vars["wsrep_flow_control_sent"] = func() any { return uint64(0) }
-	vars["wsrep_flow_control_recv"] = func() any { return uint64(0) }
+	// Flow control (cluster/flowcontrol.go): this member paces its own
+	// sessions' commits while a member's apply queue is over the limit;
+	// nothing stops the cluster. paused is the fraction of the time since
+	// start it spent pacing, sent the times its own queue went over the
+	// limit, recv the times it began pacing.
+	fs := m.FlowStats
+	vars["wsrep_flow_control_paused"] = func() any { return fmt.Sprintf("%.6f", fs().PausedFraction) }
+	vars["wsrep_flow_control_paused_ns"] = func() any { return uint64(fs().Paused.Nanoseconds()) }
+	vars["wsrep_flow_control_sent"] = func() any { return fs().Sent }
+	vars["wsrep_flow_control_recv"] = func() any { return fs().Recv }
+	vars["wsrep_flow_control_active"] = func() any { return fmt.Sprint(fs().Active) }
+	vars["wsrep_flow_control_requested"] = func() any { return fmt.Sprint(fs().Requested) }
+	vars["wsrep_desync_count"] = func() any { return boolNum(m.Desynced()) }
+	vars["wsrep_cert_deps_distance"] = func() any { return fmt.Sprintf("%.6f", m.Stats().DepsDistance) }
+	vars["wsrep_applier_thread_count"] = func() any { return uint64(m.Threads()) }
+	vars["Lockstep_cluster_pace_rate"] = func() any { return fmt.Sprintf("%.1f", fs().Rate) }
 	vars["Lockstep_cluster_commit_index"] = func() any { return st().Commit }
 	vars["Lockstep_cluster_applied_index"] = func() any { return st().Applied }
 	vars["Lockstep_cluster_leader"] = func() any { return st().Lead }
@@ -561,8 +600,8 @@ func syncKind(query string) int64 {
 // of a kind the session's mask names, wait until this node has applied
 // every transaction the cluster committed before the statement arrived,
 // so that it sees every write acknowledged before it on any member; DDL
-// always waits (syncDDL). A wait longer than 30 s (no quorum) gets 1205,
-// as in Galera.
+// always waits (syncDDL), and on a desynced member every kind does. A
+// wait longer than 30 s (no quorum) gets 1205, as in Galera.
 func (s *Server) causalWait(ctx context.Context, c *mysql.Conn, query string) error {
 	if s.member == nil {
 		return nil
@@ -576,6 +615,11 @@ func (s *Server) causalWait(ctx context.Context, c *mysql.Conn, query string) er
 		mask = w.syncMask.Load() // kept current by refreshTimeouts
 	} else {
 		mask = s.sessionSyncMask(c)
+	}
+	if s.member.Desynced() {
+		// Behind the cluster by more than flow control's limit: every
+		// statement waits to catch up (detached.go).
+		mask = syncRead | syncUpdate | syncInsert | syncShow
 	}
 	if (mask|syncDDL)&kind == 0 {
 		return nil
@@ -658,9 +702,48 @@ func (s *Server) clusterVariables() []sql.SystemVariable {
 		str("wsrep_node_address", s.cfg.Cluster.NodeAddress),
 		str("wsrep_cluster_name", s.cfg.Cluster.Name),
 		str("wsrep_node_name", s.cfg.Cluster.nodeName()),
-		&sql.MysqlSystemVariable{Name: "wsrep_slave_threads", Scope: global, Dynamic: false,
-			Type: types.NewSystemIntType("wsrep_slave_threads", 1, 1, false), Default: int64(1)},
 	}
+}
+
+// clusterSettings are the member's dynamic settings: wsrep_slave_threads
+// (and wsrep_applier_threads) and the flow-control options, which a
+// Galera node also takes at run time. On a single server they show the
+// start-up values and setting them is refused.
+func (s *Server) clusterSettings() []sql.SystemVariable {
+	global := sql.GetMysqlScope(sql.SystemVariableScope_Global)
+	var vars []sql.SystemVariable
+	add := variableAdder(&vars)
+	onMember := func(name string, f func(v any) error) func(*sql.Context, sql.SystemVariableScope, sql.SystemVarValue) error {
+		return func(_ *sql.Context, _ sql.SystemVariableScope, v sql.SystemVarValue) error {
+			if s.member == nil {
+				return mysql.NewSQLError(mysql.ERWrongValueForVar, "42000", "Variable '%s' can't be set on a server that is not a cluster member", name)
+			}
+			return f(v.Val)
+		}
+	}
+	add(&sql.MysqlSystemVariable{
+		Name: "wsrep_slave_threads", Scope: global, Dynamic: true,
+		Type:    types.NewSystemIntType("wsrep_slave_threads", 1, cluster.MaxApplierThreads, false),
+		Default: s.cfg.Cluster.ApplierThreads,
+		NotifyChanged: onMember("wsrep_slave_threads", func(v any) error {
+			s.member.SetThreads(int(toInt64(v)))
+			return nil
+		}),
+	}, "wsrep_applier_threads")
+	add(&sql.MysqlSystemVariable{
+		Name: "wsrep_provider_options", Scope: global, Dynamic: true,
+		Type: types.NewSystemStringType("wsrep_provider_options"), Default: s.cfg.Cluster.providerOptions(),
+		NotifyChanged: onMember("wsrep_provider_options", func(v any) error {
+			cur := s.member.FlowConfig()
+			c := ClusterConfig{FCLimit: int64(cur.Limit), FCFactor: cur.Factor, DesyncAfterMillis: cur.DesyncAfter.Milliseconds()}
+			if err := c.applyFlowOptions(fmt.Sprint(v)); err != nil {
+				return mysql.NewSQLError(mysql.ERWrongValueForVar, "42000", "%s", err.Error())
+			}
+			s.member.SetFlowConfig(c.flowConfig())
+			return nil
+		}),
+	})
+	return vars
 }
 
 // nodeName is wsrep_node_name: the option, or the host name as Galera's.

@@ -56,19 +56,23 @@ wsrep_cluster_name=prod
 wsrep_cluster_address=gcomm://127.0.0.1:4567,127.0.0.1:4568,127.0.0.1:4569
 wsrep_node_address=127.0.0.1:4568
 wsrep_node_name=db2
-wsrep_applier_threads=1
+wsrep_applier_threads=16
+wsrep_provider_options="gcs.fc_limit=64; gcs.fc_factor=0.8"
 `))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !c.Clustered() || c.Cluster.Name != "prod" || c.Cluster.NodeName != "db2" {
+	if !c.Clustered() || c.Cluster.Name != "prod" || c.Cluster.NodeName != "db2" || c.Cluster.ApplierThreads != 16 {
 		t.Fatalf("%+v", c.Cluster)
+	}
+	if fc := c.Cluster.flowConfig(); fc.Limit != 64 || fc.Factor != 0.8 {
+		t.Fatalf("flow control %+v", fc)
 	}
 	c = Defaults()
 	if err := c.applyFileBytes("g.cnf", []byte("[galera]\nwsrep_provider=none\nwsrep_cluster_address=gcomm://127.0.0.1:1\n")); err != nil || c.Clustered() {
 		t.Fatalf("wsrep_provider=none: clustered %v, %v", c.Clustered(), err)
 	}
-	for _, line := range []string{"wsrep_slave_threads=16", "wsrep_sst_method=rsync", "wsrep_provider_options=gcs.fc_limit=64"} {
+	for _, line := range []string{"wsrep_slave_threads=0", "wsrep_sst_method=rsync", "wsrep_provider_options=gcs.fc_limit=0", "wsrep_provider_options=gcs.fc_master_slave=YES"} {
 		c := Defaults()
 		err := c.applyFileBytes("g.cnf", []byte("[galera]\n"+line+"\n"))
 		name := strings.SplitN(line, "=", 2)[0]

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"net"
-	"strings"
 
 	"github.com/lockstepdb/lockstep/internal/tlscert"
 )
@@ -29,43 +28,6 @@ import (
 // checked (as Galera does not): one certificate per member serves both
 // directions. The hello that follows the handshake (cluster name, node
 // id) is then trusted as the certificate holder's.
-
-// applyProviderOptions reads Galera's wsrep_provider_options ("k=v; ...").
-// The socket.ssl options are taken; every other one is refused by name,
-// since Lockstep would otherwise ignore it.
-func (c *ClusterConfig) applyProviderOptions(v string) error {
-	for _, kv := range strings.Split(v, ";") {
-		kv = strings.TrimSpace(kv)
-		if kv == "" {
-			continue
-		}
-		k, val, ok := strings.Cut(kv, "=")
-		k, val = strings.ToLower(strings.TrimSpace(k)), strings.TrimSpace(val)
-		if !ok {
-			return fmt.Errorf("--wsrep-provider-options: %q is not key=value", kv)
-		}
-		switch k {
-		case "socket.ssl_cert":
-			c.SSLCert = val
-		case "socket.ssl_key":
-			c.SSLKey = val
-		case "socket.ssl_ca":
-			c.SSLCA = val
-		case "socket.ssl":
-			switch strings.ToLower(val) {
-			case "yes", "on", "true", "1":
-				c.SSLOff = false
-			case "no", "off", "false", "0":
-				c.SSLOff = true
-			default:
-				return fmt.Errorf("--wsrep-provider-options: socket.ssl=%q: yes or no", val)
-			}
-		default:
-			return fmt.Errorf("--wsrep-provider-options: %s has no meaning in Lockstep (it takes socket.ssl, socket.ssl_cert, socket.ssl_key and socket.ssl_ca); remove it", k)
-		}
-	}
-	return nil
-}
 
 // secured reports whether members talk over TLS.
 func (c ClusterConfig) secured() bool {

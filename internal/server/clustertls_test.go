@@ -23,7 +23,7 @@ func TestClusterTLSOptions(t *testing.T) {
 	if err := c.applyProviderOptions("socket.ssl=no"); err != nil || c.secured() {
 		t.Fatalf("socket.ssl=no: secured %v, %v", c.secured(), err)
 	}
-	for opt, want := range map[string]string{"gcs.fc_limit=64": "gcs.fc_limit has no meaning", "socket.ssl_cert": "not key=value", "socket.ssl=maybe": "yes or no"} {
+	for opt, want := range map[string]string{"gcs.fc_limit=0": "gcs.fc_limit=\"0\"", "gcs.fc_factor=2": "a fraction", "evs.send_window=4": "evs.send_window has no meaning", "socket.ssl_cert": "not key=value", "socket.ssl=maybe": "yes or no"} {
 		if err := (&ClusterConfig{}).applyProviderOptions(opt); err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("%s: %v, want %q", opt, err, want)
 		}

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/lockstepdb/lockstep/internal/cluster"
 	"github.com/lockstepdb/lockstep/internal/commit"
 	"github.com/spf13/pflag"
 	"gopkg.in/ini.v1"
@@ -161,7 +162,9 @@ func Defaults() Config {
 		ReplicaParallelType:    "LOGICAL_CLOCK",
 		ReplicaSkipErrors:      "OFF",
 		WsrepOn:                true,
-		Cluster:                ClusterConfig{Name: "my_wsrep_cluster", TickMillis: 100},
+		Cluster: ClusterConfig{Name: "my_wsrep_cluster", TickMillis: 100, ApplierThreads: defaultApplierThreads,
+			FCLimit: int64(cluster.DefaultFlowConfig.Limit), FCFactor: cluster.DefaultFlowConfig.Factor,
+			DesyncAfterMillis: cluster.DefaultFlowConfig.DesyncAfter.Milliseconds(), DesyncedReads: "WAIT"},
 	}
 }
 
@@ -466,13 +469,19 @@ var options = []option{
 			}
 			return nil
 		}},
-	{name: "wsrep-slave-threads", help: "applier threads of a member (wsrep_applier_threads); a member applies in one thread: values other than 1 are refused",
-		def: func(c *Config) string { return "1" },
+	intOpt("wsrep-slave-threads", "threads that prepare committed transactions for a member's store (wsrep_applier_threads); they become visible in log order whatever the number",
+		func(c *Config) *int64 { return &c.Cluster.ApplierThreads }, 1, cluster.MaxApplierThreads),
+	intOpt("lockstep-fc-desync-after", "milliseconds a member's apply queue may stay over gcs.fc_limit before it desyncs itself and stops slowing the others (0: never)",
+		func(c *Config) *int64 { return &c.Cluster.DesyncAfterMillis }, 0, 3600000),
+	{name: "lockstep-desynced-reads", help: "what a desynced member does with a statement that reads or writes tables: WAIT (until it has applied what the cluster had committed, as wsrep_sync_wait does) or REFUSE (1047)",
+		def: func(c *Config) string { return c.Cluster.DesyncedReads },
 		apply: func(c *Config, v string) error {
-			if strings.TrimSpace(v) != "1" {
-				return fmt.Errorf("invalid value %q for --wsrep-slave-threads: a Lockstep member applies the log in one thread (parallel apply is not built yet); set it to 1", v)
+			switch m := strings.ToUpper(strings.TrimSpace(v)); m {
+			case "WAIT", "REFUSE":
+				c.Cluster.DesyncedReads = m
+				return nil
 			}
-			return nil
+			return fmt.Errorf("invalid value %q for --lockstep-desynced-reads: WAIT or REFUSE", v)
 		}},
 	boolOpt("wsrep-new-cluster", "as galera_new_cluster passes it: a member with an empty log starts a new cluster from --wsrep-cluster-address without asking the others first (not needed: a listed member that finds no other running starts one)",
 		func(c *Config) *bool { return &c.Cluster.NewCluster }),
@@ -597,7 +606,7 @@ func (c *Config) applyFile(path string) error {
 // applyFileBytes applies a my.cnf-style file's contents (path names it in
 // errors).
 func (c *Config) applyFileBytes(path string, data []byte) error {
-	f, err := ini.LoadSources(ini.LoadOptions{AllowBooleanKeys: true, SkipUnrecognizableLines: false, IgnoreInlineComment: false}, data)
+	f, err := ini.LoadSources(ini.LoadOptions{AllowBooleanKeys: true, SkipUnrecognizableLines: false, IgnoreInlineComment: false, UnescapeValueDoubleQuotes: true}, data)
 	if err != nil {
 		return fmt.Errorf("reading --defaults-file %s: %w", path, err)
 	}

@@ -23,6 +23,13 @@ import (
 //
 // The member follows the majority again by itself when the partition
 // heals; statements are judged as they arrive, so none waits.
+//
+// A member that desynced itself (its apply queue stayed over flow
+// control's limit: cluster/flowcontrol.go) is in the primary component
+// but behind it. With --lockstep-desynced-reads=REFUSE it refuses the
+// same statements, until it has caught up; with WAIT (the default) it
+// runs them after a causal wait (causalWait), as wsrep_sync_wait=15
+// would.
 
 // errNotPrimary is Galera's answer on a node outside the primary component.
 func errNotPrimary() error {
@@ -33,7 +40,7 @@ func errNotPrimary() error {
 // the primary component does not run, and nil for any other (and on a
 // single server, or a member in the primary component).
 func (s *Server) refuseDetached(c *mysql.Conn, query string) error {
-	if s.member == nil || s.member.ready() {
+	if s.member == nil || s.member.ready() && !(s.member.Desynced() && s.cfg.Cluster.DesyncedReads == "REFUSE") {
 		return nil
 	}
 	dirty := false

@@ -597,6 +597,7 @@ func (s *Server) registerVariables() error {
 	)
 	vars = append(vars, s.tlsVariables()...)
 	vars = append(vars, s.clusterVariables()...)
+	vars = append(vars, s.clusterSettings()...)
 	vars = append(vars, s.limitVariables()...)
 	// Every role granted to an account is active in its sessions (SET ROLE
 	// and SET DEFAULT ROLE are not supported): MySQL with this variable ON.
