@@ -6,18 +6,20 @@
 #
 #   bench/cluster.sh       # THREADS=16 SECS=30 SB_TABLES=4 SB_SIZE=50000
 #
-# Galera runs twice per client placement: durable (binlog on,
-# sync_binlog=1, innodb_flush_log_at_trx_commit=1: what Lockstep always
-# is, a commit on disk on a majority) and relaxed (flush 2, binlog not
-# synced: Galera's usual setting, which can lose commits in a
-# coordinated crash), each with wsrep_slave_threads=1 and 16. A Lockstep
-# member applies the log in one thread. Runs alternate between the two
-# clusters so that the box's noise falls on both; compare ratios.
+# Galera runs durable (binlog on, sync_binlog=1,
+# innodb_flush_log_at_trx_commit=1: what Lockstep always is, a commit on
+# disk on a majority) with wsrep_slave_threads=1 and 16, and relaxed
+# (flush 2, binlog not synced: Galera's usual setting, which can lose
+# commits in a coordinated crash) with 16; Lockstep with
+# wsrep_slave_threads=1 and 16 (set at run time on every member). Runs
+# alternate between the two clusters so that the box's noise falls on
+# both; compare ratios.
 #
-# Reported per run: TPS, p95 latency (ms), errors per second (1213
-# conflicts that sysbench retries), and for Galera the fraction of the
-# run the cluster spent paused by flow control
-# (wsrep_flow_control_paused_ns) and certification failures.
+# Reported per run: TPS, p95 latency (ms), errors (1213 conflicts that
+# sysbench retries), the fraction of the run flow control held commits
+# back (the largest of the members' wsrep_flow_control_paused_ns
+# deltas; for Galera, the cluster was paused) and certification
+# failures.
 #
 # Galera's joiners get the first node's data by state transfer with
 # mariabackup (Debian's mariadb-backup and socat; .ci/run does not need
@@ -51,6 +53,10 @@ ports() { # SYSTEM one|spread
   local p; if [ "$1" = lockstep ]; then p=($LPORT $((LPORT + 1)) $((LPORT + 2))); else p=("${GPORT[@]}"); fi
   if [ "$2" = one ]; then echo "${p[0]}"; else (IFS=,; echo "${p[*]}"); fi
 }
+lockstep_set() { # APPLIERS
+  local n; for n in 1 2 3; do lcq $n "SET GLOBAL wsrep_slave_threads=$1"; done
+}
+lsnapc() { lcq "$1" "SHOW GLOBAL STATUS" | awk -F'\t' -v OFS='\t' '{ print toupper($1), $2 }' > "$2"; }
 galera_set() { # durable|relaxed APPLIERS
   local flush=1 sync=1; [ "$1" = relaxed ] && flush=2 sync=0
   for n in g1 g2 g3; do
@@ -60,29 +66,29 @@ galera_set() { # durable|relaxed APPLIERS
 }
 run() { # TAG SYSTEM PLACEMENT
   local tag=$1 sys=$2 place=$3 t0 t1 n
-  if [ "$sys" = galera ]; then for n in g1 g2 g3; do q $n "FLUSH STATUS"; snap $n "$RAW/$tag.$n.before"; done; fi
+  if [ "$sys" = galera ]; then for n in g1 g2 g3; do q $n "FLUSH STATUS"; snap $n "$RAW/$tag.$n.before"; done
+  else for n in 1 2 3; do lsnapc $n "$RAW/$tag.l$n.before"; done; fi
   t0=$(date +%s.%N)
   sb_run "$(ports "$sys" "$place")" oltp_write_only "$THREADS" "$SECS" "$RAW/$tag.sysbench.txt"
   t1=$(date +%s.%N)
   read -r tps _ p95 _ err < <(sb_parse "$RAW/$tag.sysbench.txt")
-  local extra=""
-  if [ "$sys" = galera ]; then
-    local paused=0 certf=0
-    for n in g1 g2 g3; do
-      snap $n "$RAW/$tag.$n.after"
-      paused=$(awk -v a="$paused" -v b="$(sdelta "$RAW/$tag.$n.before" "$RAW/$tag.$n.after" WSREP_FLOW_CONTROL_PAUSED_NS)" 'BEGIN { print (b > a) ? b : a }')
-      certf=$((certf + $(sdelta "$RAW/$tag.$n.before" "$RAW/$tag.$n.after" WSREP_LOCAL_CERT_FAILURES)))
-    done
-    extra=$(awk -v p="$paused" -v a="$t0" -v b="$t1" -v c="$certf" 'BEGIN { printf "fc_paused=%.3f cert_failures=%d", p / 1e9 / (b - a), c }')
-  fi
+  local paused=0 certf=0 nodes="g1 g2 g3" m
+  [ "$sys" = lockstep ] && nodes="l1 l2 l3"
+  for m in $nodes; do
+    if [ "$sys" = galera ]; then snap $m "$RAW/$tag.$m.after"; else lsnapc "${m#l}" "$RAW/$tag.$m.after"; fi
+    paused=$(awk -v a="$paused" -v b="$(sdelta "$RAW/$tag.$m.before" "$RAW/$tag.$m.after" WSREP_FLOW_CONTROL_PAUSED_NS)" 'BEGIN { print (b > a) ? b : a }')
+    certf=$((certf + $(sdelta "$RAW/$tag.$m.before" "$RAW/$tag.$m.after" WSREP_LOCAL_CERT_FAILURES)))
+  done
+  local extra
+  extra=$(awk -v p="$paused" -v a="$t0" -v b="$t1" -v c="$certf" 'BEGIN { printf "fc_paused=%.3f cert_failures=%d", p / 1e9 / (b - a), c }')
   printf '%-28s tps=%-9s p95_ms=%-7s errors=%-6s %s\n' "$tag" "$tps" "$p95" "$err" "$extra" | tee -a "$OUT"
   echo "$tag $tps" >> "$RAW/tps"
 }
 for place in one spread; do
-  run "lockstep_$place" lockstep $place
+  lockstep_set 1; run "lockstep_st1_$place" lockstep $place
   galera_set durable 1; run "galera_durable_st1_$place" galera $place
+  lockstep_set 16; run "lockstep_st16_$place" lockstep $place
   galera_set durable 16; run "galera_durable_st16_$place" galera $place
-  run "lockstep_${place}_again" lockstep $place
   galera_set relaxed 16; run "galera_relaxed_st16_$place" galera $place
 done
 echo | tee -a "$OUT"
@@ -90,9 +96,9 @@ awk '{ t[$1] = $2 }
   END {
     for (p = 1; p <= 2; p++) {
       place = p == 1 ? "one" : "spread"
-      l = (t["lockstep_" place] + t["lockstep_" place "_again"]) / 2
-      printf "clients on %-6s Lockstep %.0f TPS (mean of 2): /Galera durable st1 %.2f, st16 %.2f, /Galera relaxed st16 %.2f\n", place, l,
-        l / t["galera_durable_st1_" place], l / t["galera_durable_st16_" place], l / t["galera_relaxed_st16_" place]
+      printf "clients on %-6s Lockstep/Galera durable: st1 %.2f, st16 %.2f; Lockstep st16/Galera relaxed st16 %.2f\n", place,
+        t["lockstep_st1_" place] / t["galera_durable_st1_" place], t["lockstep_st16_" place] / t["galera_durable_st16_" place],
+        t["lockstep_st16_" place] / t["galera_relaxed_st16_" place]
     }
   }' "$RAW/tps" | tee -a "$OUT"
 echo "raw outputs: $RAW"
