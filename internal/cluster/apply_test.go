@@ -35,6 +35,7 @@ type dataNode struct {
 	cancel  context.CancelFunc
 	done    chan error
 	running bool
+	witness bool // its driver is a witness's (Driver.Witness)
 	// slow, when set, is slept before each apply (a member that applies
 	// slowly).
 	slow atomic.Int64
@@ -78,6 +79,7 @@ func (n *dataNode) start(t *testing.T, peers []uint64) {
 		}
 		return a.Apply(es)
 	})
+	n.d.Witness = n.witness
 	ctx, cancel := context.WithCancel(context.Background())
 	n.cancel, n.done, n.running = cancel, make(chan error, 1), true
 	n.tr.Start()
@@ -100,7 +102,7 @@ func (n *dataNode) stop() error {
 
 // startDataNodes starts n nodes with stores on crashable in-memory file
 // systems and loopback listeners, stopped when the test ends.
-func startDataNodes(t *testing.T, n int) []*dataNode {
+func startDataNodes(t *testing.T, n int, opts ...func(*dataNode)) []*dataNode {
 	t.Helper()
 	addrs := map[uint64]string{}
 	var nodes []*dataNode
@@ -111,7 +113,11 @@ func startDataNodes(t *testing.T, n int) []*dataNode {
 			t.Fatal(err)
 		}
 		addrs[id] = ln.Addr().String()
-		nodes = append(nodes, &dataNode{id: id, fs: vfs.NewCrashableMem(), ln: ln, addrs: addrs})
+		d := &dataNode{id: id, fs: vfs.NewCrashableMem(), ln: ln, addrs: addrs}
+		for _, o := range opts {
+			o(d)
+		}
+		nodes = append(nodes, d)
 		peers = append(peers, id)
 	}
 	for _, d := range nodes {
@@ -545,7 +551,7 @@ func TestFlowControlSlowMember(t *testing.T) {
 	})
 	tab, _ := nodes[0].store.Table("db", "kv")
 	slow := nodes[2]
-	slow.slow.Store(int64(5 * time.Millisecond)) // 200 transactions a second at most
+	slow.slow.Store(int64(20 * time.Millisecond)) // 50 transactions a second at most
 	// Writers on node 1 until the slow member has desynced itself and
 	// node 1 has stopped pacing.
 	var next atomic.Int64
@@ -604,4 +610,26 @@ func TestFlowControlSlowMember(t *testing.T) {
 		t.Fatal("the slow member's store differs")
 	}
 	t.Logf("node 1: %+v; slow member: %+v", nodes[0].d.FlowStats(), slow.d.FlowStats())
+}
+
+// A witness elected leader hands leadership to a data member: with nodes
+// 2 and 3 witnesses, node 1 stopped leaves them to elect one of
+// themselves; once node 1 is back and caught up, it leads again.
+func TestWitnessHandsOffLeadership(t *testing.T) {
+	nodes := startDataNodes(t, 3, func(n *dataNode) { n.witness = n.id != 1 })
+	lead := func() uint64 {
+		for _, n := range nodes {
+			if n.running && n.d.State().Leader {
+				return n.id
+			}
+		}
+		return 0
+	}
+	waitFor(t, "node 1 to lead", func() bool { return lead() == 1 })
+	if err := nodes[0].stop(); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "a witness to lead", func() bool { return lead() == 2 || lead() == 3 })
+	nodes[0].start(t, nil)
+	waitFor(t, "node 1 to lead again", func() bool { return lead() == 1 })
 }

@@ -96,6 +96,12 @@ type Driver struct {
 	// NewStoreSnapshot, if set before Run, takes a consistent view of the
 	// node's store, for a joiner's state transfer (transfer.go).
 	NewStoreSnapshot func() *storage.Snapshot
+	// Witness, set before Run, says the node keeps the log and votes but
+	// holds no data (Galera's garbd): elected leader, it hands leadership
+	// to the voter furthest along, since joiners ask the leader for a
+	// copy of its data.
+	Witness   bool
+	handOffAt int // ticks before which it does not try again (Run's)
 	// This node's own transactions: committed, refused by certification.
 	localCommits, localConflicts atomic.Uint64
 	certKeys                     atomic.Uint64 // keys the committed certifier holds
@@ -281,6 +287,10 @@ func (d *Driver) Run(ctx context.Context) error {
 		d.releaseReads()
 		st := d.node.rn.BasicStatus()
 		leader := st.RaftState == raft.StateLeader
+		if leader && d.Witness && d.ticks >= d.handOffAt {
+			d.handOff()
+			d.handOffAt = d.ticks + announceTicks
+		}
 		if leader && d.certifier == nil {
 			c, err := d.rebuild()
 			if err != nil {
@@ -292,6 +302,22 @@ func (d *Driver) Run(ctx context.Context) error {
 		}
 		d.state.Store(&State{ID: d.node.ID(), Lead: st.Lead, Term: st.Term, Commit: st.Commit, Applied: st.Applied, Leader: leader})
 		d.certKeys.Store(uint64(d.committed.Keys()))
+	}
+}
+
+// handOff asks raft to transfer leadership to the voter whose log matches
+// the most of this one's (raft catches it up first); on a witness that
+// was elected.
+func (d *Driver) handOff() {
+	st := d.node.Status()
+	var to, match uint64
+	for id := range st.Config.Voters.IDs() {
+		if pr, ok := st.Progress[id]; ok && id != d.node.ID() && (to == 0 || pr.Match > match) {
+			to, match = id, pr.Match
+		}
+	}
+	if to != 0 {
+		d.node.rn.TransferLeader(to)
 	}
 }
 
@@ -347,6 +373,9 @@ func (d *Driver) startCertifier() error {
 	d.committed = NewCertifier(d.sid, 0)
 	return nil
 }
+
+// EntryGNO is the GTID number of a transaction entry's data.
+func EntryGNO(entry []byte) (uint64, error) { return gnoOf(entry) }
 
 // gnoOf is the GTID number of a transaction entry.
 func gnoOf(entry []byte) (uint64, error) {

@@ -38,6 +38,9 @@ type StateHeader struct {
 	ConfState []byte
 	// Roster is the members as of Index.
 	Roster Roster
+	// GNO is the cluster's GTID number of the last transaction at or
+	// before Index (a witness, which imports no store, starts from it).
+	GNO uint64 `json:",omitempty"`
 	// Refused says why no state follows.
 	Refused string `json:",omitempty"`
 }
@@ -85,6 +88,9 @@ func (d *Driver) answerState(pk Packet) {
 	header := StateHeader{Index: d.handed, Term: term, ConfState: csb, Roster: roster}
 	d.queue.between(func() {
 		snap := d.NewStoreSnapshot()
+		if d.AppliedGNO != nil {
+			header.GNO = d.AppliedGNO()
+		}
 		pk.State <- stateSource{header: header, export: snap.Export, close: func() { snap.Close() }}
 	})
 }

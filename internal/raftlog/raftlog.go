@@ -594,6 +594,28 @@ func (l *Log) NoteApplied(i uint64) error {
 	return nil
 }
 
+// GNOAt is the GTID number of the last transaction entry at or before
+// entry i, as far as the log can tell: from a transaction entry at or
+// before i, or else from the first one after it (one less: numbers grow
+// by one per transaction entry). With no transaction entry in the log it
+// reports false.
+func (l *Log) GNOAt(i uint64) (uint64, bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	last := l.lastIndex()
+	for k := min(i, last); k >= l.first && k > 0; k-- {
+		if g := l.locs[k-l.first].gno; g != 0 {
+			return g, true
+		}
+	}
+	for k := max(i+1, l.first); k <= last; k++ {
+		if g := l.locs[k-l.first].gno; g != 0 {
+			return g - 1, true
+		}
+	}
+	return 0, false
+}
+
 // Position is where entry i ends in the binlog (the position a dump may
 // send up to once i is committed).
 func (l *Log) Position(i uint64) (binlog.Position, bool) {

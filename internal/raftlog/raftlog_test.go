@@ -466,6 +466,13 @@ func TestCompact(t *testing.T) {
 	if _, err := n.l.Term(2); !errors.Is(err, raft.ErrCompacted) {
 		t.Fatalf("Term(2): %v, want ErrCompacted", err)
 	}
+	// The GTID number at an entry: its own or the last before it, or,
+	// compacted away, one less than the first after it.
+	for i, want := range map[uint64]uint64{6: 1005, 5: 1005, 3: 1003, 1: 1003} {
+		if g, ok := n.l.GNOAt(i); !ok || g != want {
+			t.Fatalf("GNOAt(%d) = %d, %v; want %d", i, g, ok, want)
+		}
+	}
 	if _, err := n.l.Entries(3, 5, 1<<30); !errors.Is(err, raft.ErrCompacted) {
 		t.Fatalf("Entries(3, 5): %v, want ErrCompacted", err)
 	}
