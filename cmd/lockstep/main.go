@@ -48,7 +48,7 @@ func main() {
 		},
 	}
 	server.RegisterFlags(serve.Flags())
-	root.AddCommand(serve, benchCommand(), workloadCommand())
+	root.AddCommand(serve, witnessCommand(), benchCommand(), workloadCommand())
 	if err := root.Execute(); err != nil {
 		if !errors.Is(err, errChecksFailed) {
 			fmt.Fprintln(os.Stderr, "lockstep:", err)

@@ -209,7 +209,12 @@ func openMember(ctx context.Context, cfg Config, serverUUID binlog.UUID, log *sl
 	if err := rlog.NoteApplied(applied); err != nil {
 		return fail(err)
 	}
-	where, bootstrap, err := place(ctx, cfg, rlog, store, addrs, self, clientTLS, log)
+	high, err := store.GTIDHighWater()
+	if err != nil {
+		return fail(err)
+	}
+	hasData := len(high) > 0 || store.Applied().File != 0
+	where, bootstrap, err := place(ctx, cfg, rlog, hasData, addrs, self, clientTLS, log)
 	if err != nil {
 		return fail(err)
 	}
@@ -286,7 +291,7 @@ func openMember(ctx context.Context, cfg Config, serverUUID binlog.UUID, log *sl
 //
 // A place whose LogStart is past 1 (the members compacted their logs)
 // needs a copy of a member's state first (transferState).
-func place(ctx context.Context, cfg Config, rlog *raftlog.Log, store *storage.Engine, addrs map[uint64]string, listed uint64, clientTLS *tls.Config, log *slog.Logger) (cluster.Place, bool, error) {
+func place(ctx context.Context, cfg Config, rlog *raftlog.Log, hasData bool, addrs map[uint64]string, listed uint64, clientTLS *tls.Config, log *slog.Logger) (cluster.Place, bool, error) {
 	if r, ok, err := cluster.RosterOf(rlog); err != nil || ok {
 		return cluster.Place{Roster: r}, false, err
 	}
@@ -299,14 +304,9 @@ func place(ctx context.Context, cfg Config, rlog *raftlog.Log, store *storage.En
 		return listRoster, rlog.Empty(), nil
 	}
 	// A member added to a running cluster is sent its whole log and
-	// applies it: a store that already holds data would end up with more
-	// than the cluster's. Refused before asking, so that no member is
-	// added for it.
-	high, err := store.GTIDHighWater()
-	if err != nil {
-		return cluster.Place{}, false, err
-	}
-	hasData := len(high) > 0 || store.Applied().File != 0
+	// applies it: a store that already holds data (hasData) would end up
+	// with more than the cluster's. Refused before asking, so that no
+	// member is added for it.
 	errHasData := fmt.Errorf("this member joins a running cluster, and its data directory %s already holds transactions; a new member starts with an empty one", cfg.DataDir)
 	if hasData && listed == 0 {
 		return cluster.Place{}, false, errHasData
@@ -380,6 +380,7 @@ const (
 	serviceHost = "host"
 	servicePort = "port"
 	serviceName = "node_name"
+	serviceRole = "role" // "witness" for a witness (witness.go)
 )
 
 // memberService is what this member announces of its server: its UUID,

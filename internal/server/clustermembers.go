@@ -106,8 +106,12 @@ func (s *Server) registerGroupTables() {
 			if p, err := strconv.Atoi(x.Service[servicePort]); err == nil {
 				port = int32(p)
 			}
+			role := "PRIMARY" // every data member takes writes
+			if x.Service[serviceRole] == "witness" {
+				role = "WITNESS" // votes and keeps the log; no data, no clients
+			}
 			rows = append(rows, sql.Row{groupChannel, x.Service[serviceUUID], host, port,
-				m.memberState(x), "PRIMARY", version, "raft"})
+				m.memberState(x), role, version, "raft"})
 		}
 		return rows, nil
 	})

@@ -1,0 +1,177 @@
+package integration
+
+import (
+	"database/sql"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// witnessProc is a `lockstep witness` process.
+type witnessProc struct {
+	t      *testing.T
+	dir    string
+	addr   string
+	args   []string
+	cmd    *exec.Cmd
+	exited chan struct{}
+	log    string
+}
+
+// startWitness starts a witness listening at addr, and waits until its
+// cluster port answers. The test's end stops it.
+func startWitness(t *testing.T, dir, addr string, args ...string) *witnessProc {
+	t.Helper()
+	w := &witnessProc{t: t, dir: dir, addr: addr, args: args}
+	w.start()
+	t.Cleanup(w.stop)
+	return w
+}
+
+func (w *witnessProc) start() {
+	w.t.Helper()
+	w.log = filepath.Join(w.dir, fmt.Sprintf("witness-%d.log", time.Now().UnixNano()))
+	f, err := os.Create(w.log)
+	if err != nil {
+		w.t.Fatal(err)
+	}
+	w.cmd = exec.Command(binary, append([]string{"witness", "--datadir", filepath.Join(w.dir, "data"), "--wsrep-node-address", w.addr}, w.args...)...)
+	w.cmd.Stdout, w.cmd.Stderr = f, f
+	if err := w.cmd.Start(); err != nil {
+		w.t.Fatal(err)
+	}
+	w.exited = make(chan struct{})
+	go func(c *exec.Cmd, exited chan struct{}) { c.Wait(); f.Close(); close(exited) }(w.cmd, w.exited)
+	waitFor(w.t, "the witness's cluster port", 20*time.Second, func() bool {
+		c, err := net.DialTimeout("tcp", w.addr, 200*time.Millisecond)
+		if err == nil {
+			c.Close()
+		}
+		return err == nil
+	})
+}
+
+func (w *witnessProc) stop() {
+	if w.cmd == nil {
+		return
+	}
+	w.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-w.exited:
+	case <-time.After(30 * time.Second):
+		w.cmd.Process.Kill()
+		<-w.exited
+	}
+	w.cmd = nil
+}
+
+func (w *witnessProc) kill() {
+	w.cmd.Process.Kill()
+	<-w.exited
+	w.cmd = nil
+}
+
+// TestClusterWitness: two data members and a witness (Galera's garbd).
+// Losing any one of the three, the other two go on committing: a data
+// member killed under writes, then the witness; each comes back and
+// catches up. The witness shows as WITNESS in the members' views, hands
+// leadership to a data member when elected, and refuses options that do
+// not concern it. The data members end with the same rows and GTIDs.
+func TestClusterWitness(t *testing.T) {
+	addrs := make([]string, 3)
+	for i := range addrs {
+		addrs[i] = fmt.Sprintf("127.0.0.1:%d", fixedPort(t))
+	}
+	common := []string{"--wsrep-cluster-address", "gcomm://" + strings.Join(addrs, ","), "--wsrep-cluster-name", "test", "--lockstep-cluster-tick", "20"}
+	out, err := exec.Command(binary, append([]string{"witness", "--port", "3399", "--wsrep-node-address", addrs[2]}, common...)...).CombinedOutput()
+	if err == nil || !strings.Contains(string(out), "--port has no meaning for a witness") {
+		t.Fatalf("a witness given --port: %v, %s", err, out)
+	}
+	var members []*server
+	for i := range 2 {
+		members = append(members, startServer(t, t.TempDir(), append([]string{"--server-id", fmt.Sprint(i + 1), "--wsrep-node-address", addrs[i]}, common...)...))
+	}
+	w := startWitness(t, t.TempDir(), addrs[2], append([]string{"--server-id", "3"}, common...)...)
+	for _, s := range members {
+		waitReady(t, s.db(""))
+	}
+	dbs := []*sql.DB{causal(t, members[0]), causal(t, members[1])}
+	execRetry(t, dbs[0], "CREATE DATABASE d")
+	execRetry(t, dbs[0], "CREATE TABLE d.t (id INT PRIMARY KEY, v INT)")
+	next := 0
+	insert := func(db *sql.DB, n int) {
+		for range n {
+			next++
+			execRetry(t, db, "INSERT INTO d.t VALUES (?, ?)", next, next*next)
+		}
+	}
+	insert(dbs[0], 10)
+	insert(dbs[1], 10)
+	waitFor(t, "the witness in the members' view", 10*time.Second, func() bool {
+		var n int
+		err := dbs[0].QueryRow("SELECT COUNT(*) FROM performance_schema.replication_group_members WHERE MEMBER_ROLE = 'WITNESS' AND MEMBER_STATE = 'ONLINE'").Scan(&n)
+		return err == nil && n == 1
+	})
+	if n := statusValue(t, dbs[1], "wsrep_cluster_size"); n != 3 {
+		t.Fatalf("wsrep_cluster_size %d, want 3 (two members and the witness)", n)
+	}
+	leaderIsData := func() bool {
+		l := statusValue(t, dbs[0], "Lockstep_cluster_leader")
+		return l == 1 || l == 2
+	}
+
+	// A data member lost: the other and the witness are a majority.
+	members[1].kill()
+	insert(dbs[0], 20)
+	waitFor(t, "a data member to lead", 10*time.Second, leaderIsData)
+	members[1].start()
+	waitReady(t, members[1].db(""))
+	insert(dbs[1], 10)
+
+	// The witness lost: the two data members go on; back, it catches up
+	// and counts again.
+	w.kill()
+	insert(dbs[0], 10)
+	insert(dbs[1], 10)
+	w.start()
+	waitFor(t, "the witness back in the members' view", 20*time.Second, func() bool {
+		var n int
+		err := dbs[1].QueryRow("SELECT COUNT(*) FROM performance_schema.replication_group_members WHERE MEMBER_ROLE = 'WITNESS' AND MEMBER_STATE = 'ONLINE'").Scan(&n)
+		return err == nil && n == 1
+	})
+	// Now the other data member lost: member 2 and the witness carry on.
+	members[0].kill()
+	insert(dbs[1], 20)
+	waitFor(t, "a data member to lead", 10*time.Second, func() bool {
+		l := statusValue(t, dbs[1], "Lockstep_cluster_leader")
+		return l == 2
+	})
+	members[0].start()
+	waitReady(t, members[0].db(""))
+
+	var sums [2]string
+	var gtids [2]string
+	for i, db := range dbs {
+		waitFor(t, "every row on the member", 20*time.Second, func() bool {
+			return countRows(t, db, "SELECT COUNT(*) FROM d.t") == next
+		})
+		if err := db.QueryRow("SELECT CAST(SUM(v) AS CHAR) FROM d.t").Scan(&sums[i]); err != nil {
+			t.Fatal(err)
+		}
+		if err := db.QueryRow("SELECT @@gtid_executed").Scan(&gtids[i]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if sums[0] != sums[1] || gtids[0] != gtids[1] {
+		t.Fatalf("the data members differ: sums %v, gtid_executed %v", sums, gtids)
+	}
+	if _, err := os.Stat(filepath.Join(w.dir, "data", "store")); err == nil {
+		t.Fatal("the witness made a store")
+	}
+}
