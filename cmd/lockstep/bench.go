@@ -17,8 +17,8 @@ import (
 
 func benchCommand() *cobra.Command {
 	var (
-		out, threads, workers, delays, counts string
-		o                                     bench.Options
+		out, threads, workers, appliers, delays, counts string
+		o                                               bench.Options
 	)
 	cmd := &cobra.Command{
 		Use:   "bench EXPERIMENT",
@@ -37,7 +37,7 @@ Experiments:
 			for _, l := range []struct {
 				flag, val string
 				into      *[]int
-			}{{"threads", threads, &o.Threads}, {"workers", workers, &o.Workers}, {"delays", delays, &o.Delays}, {"counts", counts, &o.Counts}} {
+			}{{"threads", threads, &o.Threads}, {"workers", workers, &o.Workers}, {"appliers", appliers, &o.Appliers}, {"delays", delays, &o.Delays}, {"counts", counts, &o.Counts}} {
 				if *l.into, err = bench.IntList(l.val); err != nil {
 					return fmt.Errorf("invalid value for --%s: %w", l.flag, err)
 				}
@@ -66,6 +66,7 @@ Experiments:
 	f.StringVar(&o.Driver, "driver", "auto", "load driver: auto (sysbench when installed), sysbench or builtin")
 	f.StringVar(&o.Peer, "peer", "auto", "MariaDB beside Lockstep: auto (when installed), none, or mariadb (required)")
 	f.StringVar(&workers, "workers", "0,4", "replica-lag: replica_parallel_workers values")
+	f.StringVar(&appliers, "appliers", "1,16", "cluster: wsrep_slave_threads values, for Lockstep and Galera")
 	f.StringVar(&delays, "delays", "0,100,500,1000,3000", "sync-delay: binlog_group_commit_sync_delay values (microseconds)")
 	f.StringVar(&counts, "counts", "0,4,8,16", "sync-delay: binlog_group_commit_sync_no_delay_count values")
 	f.StringVar(&o.DataDir, "data-dir", "", "where the servers' directories go (default --out/servers)")

@@ -45,6 +45,7 @@ type Options struct {
 	Driver    string // auto, sysbench, builtin
 	Peer      string // auto (MariaDB when installed), none, mariadb (required)
 	Workers   []int  // replica-lag: replica_parallel_workers values
+	Appliers  []int  // cluster: wsrep_slave_threads values
 	Delays    []int  // sync-delay: binlog_group_commit_sync_delay values (us)
 	Counts    []int  // sync-delay: binlog_group_commit_sync_no_delay_count values
 	Progress  io.Writer
@@ -75,6 +76,9 @@ type Row struct {
 	ReplicaRate    float64 // replica commits per second during the load
 	BehindAtEnd    float64 // transactions the replica had not applied when the load stopped
 	CatchUpSeconds float64 // from the end of the load until the replica had everything
+	// A cluster's: the largest node's fraction of the run during which
+	// flow control held commits back (-1: not a cluster).
+	FCPaused float64
 }
 
 type experiment struct {
@@ -410,7 +414,27 @@ func (r *runner) plan(runs int) {
 // measure runs the load at threads on primary (with replica, if any,
 // replicating from it) and records a row.
 func (r *runner) measure(ctx context.Context, primary, replica server, config string, x float64, threads int) (Row, error) {
-	row := Row{Server: primary.Label(), Config: config, X: x, Threads: threads, FsyncsPerTrx: -1}
+	row := Row{Server: primary.Label(), Config: config, X: x, Threads: threads, FsyncsPerTrx: -1, FCPaused: -1}
+	g, _ := primary.(*group)
+	paused := func() ([]float64, error) { // each node's wsrep_flow_control_paused_ns
+		var out []float64
+		for _, m := range g.members {
+			db, err := m.DB("")
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, statusNumber(ctx, db, "wsrep_flow_control_paused_ns"))
+			db.Close()
+		}
+		return out, nil
+	}
+	var paused0 []float64
+	if g != nil {
+		var err error
+		if paused0, err = paused(); err != nil {
+			return row, err
+		}
+	}
 	pdb, err := primary.DB("")
 	if err != nil {
 		return row, err
@@ -433,7 +457,7 @@ func (r *runner) measure(ctx context.Context, primary, replica server, config st
 			return row, err
 		}
 	}
-	cpu0 := cpuSeconds(primary.PID())
+	cpu0 := cpuOf(primary)
 	if r.bar != nil {
 		r.bar.Describe(fmt.Sprintf("%s %s, %d threads", primary.Label(), config, threads))
 	}
@@ -447,7 +471,19 @@ func (r *runner) measure(ctx context.Context, primary, replica server, config st
 	if err != nil {
 		return row, err
 	}
-	cpu1 := cpuSeconds(primary.PID())
+	cpu1 := cpuOf(primary)
+	if g != nil {
+		paused1, err := paused()
+		if err != nil {
+			return row, err
+		}
+		row.FCPaused = 0
+		for i := range paused1 {
+			if paused0[i] >= 0 && paused1[i] >= 0 && l.Elapsed > 0 {
+				row.FCPaused = max(row.FCPaused, (paused1[i]-paused0[i])/float64(l.Elapsed.Nanoseconds()))
+			}
+		}
+	}
 	after, err := globalStatus(ctx, pdb)
 	if err != nil {
 		return row, err

@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"regexp"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/lockstepdb/lockstep/internal/loadgen"
@@ -95,7 +96,16 @@ type sysbenchDriver struct{}
 func (sysbenchDriver) Name() string { return "sysbench" }
 
 func sysbenchArgs(s server, o Options) []string {
-	return []string{"--db-driver=mysql", "--mysql-host=127.0.0.1", "--mysql-port=" + strconv.Itoa(s.Port()),
+	port := strconv.Itoa(s.Port())
+	if g, ok := s.(interface{ Ports() []int }); ok {
+		// sysbench connects its threads to the ports in turn.
+		var ps []string
+		for _, p := range g.Ports() {
+			ps = append(ps, strconv.Itoa(p))
+		}
+		port = strings.Join(ps, ",")
+	}
+	return []string{"--db-driver=mysql", "--mysql-host=127.0.0.1", "--mysql-port=" + port,
 		"--mysql-user=root", "--mysql-db=sbtest", "--tables=" + strconv.Itoa(o.Tables),
 		"--table-size=" + strconv.Itoa(o.TableSize), "--rand-type=uniform", "--db-ps-mode=disable"}
 }

@@ -37,7 +37,10 @@ func init() { plot.DefaultFont.Variant = "Sans" }
 
 // settingOf is a series name without its server.
 func settingOf(name string) string {
-	return strings.TrimPrefix(strings.TrimPrefix(name, "lockstep "), "mariadb ")
+	for _, server := range []string{"lockstep ", "mariadb ", "galera "} {
+		name = strings.TrimPrefix(name, server)
+	}
+	return name
 }
 
 var palette = []color.Color{
@@ -77,7 +80,8 @@ func (c chartSpec) draw(rows []Row, dir string) error {
 	p.Add(plotter.NewGrid())
 	p.Legend.Top = true
 	xs := map[float64]bool{}
-	// A setting keeps its colour across servers; MariaDB's lines are dashed.
+	// A setting keeps its colour across servers; MariaDB's (and Galera's)
+	// lines are dashed.
 	colours := map[string]color.Color{}
 	for _, name := range order {
 		k := settingOf(name)
@@ -100,7 +104,7 @@ func (c chartSpec) draw(rows []Row, dir string) error {
 		}
 		l.Color, s.Color = colours[settingOf(name)], colours[settingOf(name)]
 		l.Width = vg.Points(1.5)
-		if strings.HasPrefix(name, "mariadb") {
+		if strings.HasPrefix(name, "mariadb") || strings.HasPrefix(name, "galera") {
 			l.Dashes = []vg.Length{vg.Points(6), vg.Points(3)}
 			s.Shape = draw.BoxGlyph{}
 		} else {
@@ -137,17 +141,24 @@ func (c chartSpec) draw(rows []Row, dir string) error {
 }
 
 var columns = []string{"server", "config", "x", "threads", "tps", "qps", "p95_ms", "errors", "cpu_us_per_trx",
-	"avg_group", "fsyncs_per_trx", "replica_rate", "behind_at_end", "catch_up_s"}
+	"avg_group", "fsyncs_per_trx", "replica_rate", "behind_at_end", "catch_up_s", "fc_paused"}
 
 func (r Row) cells() []string {
 	f := func(v float64, prec int) string { return strconv.FormatFloat(v, 'f', prec, 64) }
-	fsync := ""
+	fsync, group := "", ""
+	if r.AvgGroup > 0 {
+		group = f(r.AvgGroup, 2)
+	}
 	if r.FsyncsPerTrx >= 0 {
 		fsync = f(r.FsyncsPerTrx, 2)
 	}
+	paused := ""
+	if r.FCPaused >= 0 {
+		paused = f(r.FCPaused, 3)
+	}
 	return []string{r.Server, r.Config, f(r.X, -1), strconv.Itoa(r.Threads), f(r.TPS, 1), f(r.QPS, 1), f(r.P95ms, 2),
-		strconv.FormatUint(r.Errors, 10), f(r.CPUPerTrxUs, 1), f(r.AvgGroup, 2), fsync,
-		f(r.ReplicaRate, 1), f(r.BehindAtEnd, 0), f(r.CatchUpSeconds, 2)}
+		strconv.FormatUint(r.Errors, 10), f(r.CPUPerTrxUs, 1), group, fsync,
+		f(r.ReplicaRate, 1), f(r.BehindAtEnd, 0), f(r.CatchUpSeconds, 2), paused}
 }
 
 // report writes results.csv, results.md and the charts.
@@ -221,12 +232,17 @@ func (r *runner) report(started time.Time, runErr error) error {
 	b.WriteString(`
 tps, qps, p95_ms, errors: from the load driver. cpu_us_per_trx: the primary's
 utime+stime over the run per transaction. avg_group: Binlog_commits /
-Binlog_group_commits. fsyncs_per_trx: Lockstep_binlog_fsyncs per commit;
+Binlog_group_commits (empty where not counted: a Lockstep cluster member
+commits through the raft log, not the pipeline). fsyncs_per_trx: Lockstep_binlog_fsyncs per commit;
 for MariaDB, Innodb_data_fsyncs plus one binlog fsync per group under
 sync_binlog=1. replica_rate: the replica's Binlog_commits per second during
 the run. behind_at_end: primary commits minus replica commits over the run.
 catch_up_s: from the end of the run until a marker row written on the
-primary was visible on the replica.
+primary was visible on the replica. For a cluster, cpu_us_per_trx is all
+its nodes' CPU, x the applier threads (wsrep_slave_threads), and
+fc_paused the largest node's fraction of the run during which flow
+control held commits back (wsrep_flow_control_paused_ns; for Galera,
+replication was paused).
 `)
 	return os.WriteFile(filepath.Join(dir, "results.md"), []byte(b.String()), 0o644)
 }

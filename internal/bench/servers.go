@@ -179,6 +179,12 @@ func mariadbInstalled() bool {
 // with settings comparable to Lockstep's (ROW binlog, GTIDs, a buffer pool
 // that holds the data) plus extra my.cnf lines.
 func startMariaDB(dir string, serverID, port int, extra ...string) (*mariadbServer, error) {
+	return startMariaDBWith(dir, serverID, port, nil, extra...)
+}
+
+// startMariaDBWith is startMariaDB with extra mariadbd arguments (a
+// Galera cluster's first node: --wsrep-new-cluster).
+func startMariaDBWith(dir string, serverID, port int, args []string, extra ...string) (*mariadbServer, error) {
 	if !mariadbInstalled() {
 		return nil, errors.New("mariadbd is not installed (apt-get install mariadb-server)")
 	}
@@ -218,7 +224,7 @@ character-set-server=utf8mb4
 	if err := os.WriteFile(cnfPath, []byte(cnf), 0o644); err != nil {
 		return nil, err
 	}
-	p, err := startProcess("mariadbd", []string{"--defaults-file=" + cnfPath}, filepath.Join(dir, "stdout.log"))
+	p, err := startProcess("mariadbd", append([]string{"--defaults-file=" + cnfPath}, args...), filepath.Join(dir, "stdout.log"))
 	if err != nil {
 		return nil, err
 	}
@@ -270,6 +276,19 @@ func globalStatus(ctx context.Context, db *sql.DB) (map[string]float64, error) {
 		}
 	}
 	return out, rows.Err()
+}
+
+// cpuOf is the user+system CPU time of s's processes (every node of a
+// cluster).
+func cpuOf(s server) float64 {
+	if g, ok := s.(interface{ PIDs() []int }); ok {
+		var t float64
+		for _, pid := range g.PIDs() {
+			t += cpuSeconds(pid)
+		}
+		return t
+	}
+	return cpuSeconds(s.PID())
 }
 
 // cpuSeconds is a process's user+system CPU time from /proc (0 if unknown).
