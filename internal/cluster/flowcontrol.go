@@ -200,9 +200,6 @@ func (f *FlowControl) Observe(now time.Time, id uint64, r FlowReport) {
 	f.peers[id] = heardReport{FlowReport: r, at: now}
 }
 
-// Forget drops what member id said (it left the cluster).
-func (f *FlowControl) Forget(id uint64) { delete(f.peers, id) }
-
 // Pace decides, at now, how fast this node admits its sessions' commits:
 // share is its part of the cluster's recent commits (0..1). It returns
 // the commits a second to pace at, or +Inf when there is no pacing.
