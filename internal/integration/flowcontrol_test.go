@@ -151,23 +151,24 @@ func TestClusterFlowControl(t *testing.T) {
 		return statusValue(t, dbs[0], "wsrep_flow_control_recv") > 0
 	})
 	slow := nodes[2].db("")
-	waitFor(t, "the slow member to desync itself", 60*time.Second, func() bool {
-		return statusString(t, slow, "wsrep_local_state_comment") == "Donor/Desynced"
+	// Desynced, the member refuses reads (REFUSE) and says so in its
+	// status and metrics. It catches up in bursts and may sync again
+	// between two looks, so a round counts only if every look in it finds
+	// it desynced.
+	waitFor(t, "the slow member to desync itself, refuse a read and report it", 60*time.Second, func() bool {
+		if statusString(t, slow, "wsrep_local_state_comment") != "Donor/Desynced" || statusString(t, slow, "wsrep_local_state") != "2" {
+			return false
+		}
+		if _, err := slow.Exec("SELECT COUNT(*) FROM d.t"); errNumber(err) != 1047 {
+			return false
+		}
+		return value(scrape(t, nodes[2]), "lockstep_cluster_desynced", "") == 1
 	})
-	if v := statusString(t, slow, "wsrep_local_state"); v != "2" {
-		t.Fatalf("wsrep_local_state %s on a desynced member, want 2", v)
-	}
-	if _, err := slow.Exec("SELECT COUNT(*) FROM d.t"); errNumber(err) != 1047 {
-		t.Fatalf("a read on a desynced member with --lockstep-desynced-reads=REFUSE: %v, want 1047", err)
-	}
 	waitFor(t, "the writers' member to stop pacing", 30*time.Second, func() bool {
 		return statusString(t, dbs[0], "wsrep_flow_control_active") == "false"
 	})
 	if statusValue(t, slow, "wsrep_flow_control_sent") == 0 {
 		t.Fatal("the slow member never asked the others to slow down")
-	}
-	if d := value(scrape(t, nodes[2]), "lockstep_cluster_desynced", ""); d != 1 {
-		t.Fatalf("lockstep_cluster_desynced %v on the desynced member", d)
 	}
 	if p := value(scrape(t, nodes[0]), "lockstep_cluster_flow_control_paused_seconds_total", ""); p <= 0 {
 		t.Fatalf("lockstep_cluster_flow_control_paused_seconds_total %v on the member that paced", p)
