@@ -82,6 +82,11 @@ type Report struct {
 	// why.
 	SkippedFaults []string `json:"skipped_faults,omitempty"`
 	Checks        []Check  `json:"checks"`
+	// LongestStall is the longest time during the run in which no
+	// transaction committed on any endpoint (how long writes stopped,
+	// under faults), and StallEndedAt when it ended, from the start.
+	LongestStall time.Duration `json:"longest_stall_ns"`
+	StallEndedAt time.Duration `json:"stall_ended_at_ns"`
 	// Valid is false when any check failed.
 	Valid bool `json:"valid"`
 }
@@ -105,6 +110,9 @@ func (r *Report) String() string {
 	fmt.Fprintf(&b, "  transactions: %d ok, %d fail, %d info (outcome unknown)\n", r.OK, r.Fail, r.Info)
 	if len(r.Faults) > 0 {
 		fmt.Fprintf(&b, "  faults: %d (%s)\n", len(r.Faults), summarizeFaults(r.Faults))
+	}
+	if r.LongestStall > 0 {
+		fmt.Fprintf(&b, "  longest time without a commit: %v, ending %.1fs into the run\n", r.LongestStall.Round(time.Millisecond), r.StallEndedAt.Seconds())
 	}
 	for _, s := range r.SkippedFaults {
 		fmt.Fprintf(&b, "  SKIPPED fault: %s\n", s)
@@ -181,6 +189,12 @@ type run struct {
 	ok, fail, info atomic.Int64
 	faultsMu       sync.Mutex
 	faults         []string
+
+	// lastOK is when a transaction last committed (Unix ns); stall and
+	// stallEnd the longest time without one and when it ended.
+	lastOK          atomic.Int64
+	stallMu         sync.Mutex
+	stall, stallEnd time.Duration
 }
 
 func (r *run) noteFault(f string) {
@@ -264,6 +278,18 @@ func (r *run) counted(o outcome) {
 	switch o {
 	case outcomeOK:
 		r.ok.Add(1)
+		now := time.Now()
+		prev := r.lastOK.Swap(now.UnixNano())
+		if prev == 0 {
+			prev = r.start.UnixNano()
+		}
+		if gap := time.Duration(now.UnixNano() - prev); gap > 0 {
+			r.stallMu.Lock()
+			if gap > r.stall {
+				r.stall, r.stallEnd = gap, now.Sub(r.start)
+			}
+			r.stallMu.Unlock()
+		}
 	case outcomeFail:
 		r.fail.Add(1)
 	default:
@@ -403,6 +429,12 @@ func Run(ctx context.Context, name string, cfg Config) (*Report, error) {
 		return nil, err
 	}
 	elapsed := time.Since(r.start)
+	if last := r.lastOK.Load(); last != 0 {
+		// Writes that stopped and never came back before the end.
+		if gap := time.Since(time.Unix(0, last)); gap > r.stall {
+			r.stall, r.stallEnd = gap, elapsed
+		}
+	}
 
 	// Every server back (a fault schedule ends by restarting what it
 	// stopped) before the final reads.
@@ -413,8 +445,12 @@ func Run(ctx context.Context, name string, cfg Config) (*Report, error) {
 	if err != nil {
 		return nil, fmt.Errorf("checking %s: %w", name, err)
 	}
+	r.stallMu.Lock()
+	stall, stallEnd := r.stall, r.stallEnd
+	r.stallMu.Unlock()
 	rep := &Report{Workload: name, Endpoints: cfg.Endpoints, Isolation: cfg.Isolation, Elapsed: elapsed,
-		OK: r.ok.Load(), Fail: r.fail.Load(), Info: r.info.Load(), Faults: r.faults, Checks: checks, Valid: true}
+		OK: r.ok.Load(), Fail: r.fail.Load(), Info: r.info.Load(), Faults: r.faults, Checks: checks, Valid: true,
+		LongestStall: stall, StallEndedAt: stallEnd}
 	if cfg.Faults != nil {
 		rep.SkippedFaults = cfg.Faults.Skipped
 	}
