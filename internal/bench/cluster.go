@@ -1,20 +1,20 @@
 package bench
 
 // The cluster experiment: three Lockstep members against three MariaDB
-// Galera nodes, with the seeds' settings. Seed 003 compared Galera's
+// Galera nodes, with the settings published Galera benchmarks compare:
 // wsrep_slave_threads 1 and 16 (TPS, latency, the time flow control
-// paused the cluster); seed 002 compared innodb_flush_log_at_trx_commit
-// 1 and 2 with the binlog on. Each system runs with the clients on one
+// paused the cluster), and innodb_flush_log_at_trx_commit 1 and 2 with
+// the binlog on. Each system runs with the clients on one
 // node, then spread over the three (sysbench connects round robin to
 // every port; the built-in generator has one address, so it runs the
 // first placement only).
 //
 // A Lockstep member is always durable: a commit is synced on a majority
 // before it is acknowledged. Galera runs durable (sync_binlog=1, flush 1)
-// and relaxed (flush 2, binlog not synced: what seed 002 recommends, which
-// a coordinated crash can lose commits with). Applier threads are set at
-// run time on every node (wsrep_slave_threads), so the data is loaded
-// once per system.
+// and relaxed (flush 2, binlog not synced: what Galera users are advised
+// to run, and which a coordinated crash can lose commits with). Applier
+// threads are set at run time on every node (wsrep_slave_threads), so the
+// data is loaded once per system.
 //
 // Per run, beside the driver's figures: the CPU of all three nodes per
 // transaction, and the largest node's fraction of the run during which

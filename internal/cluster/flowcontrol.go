@@ -10,7 +10,8 @@ package cluster
 // queue by stopping the whole cluster: a node whose queue passes
 // gcs.fc_limit sends a pause, every node stops replicating until it
 // sends a resume (at fc_limit * fc_factor), and one slow node can keep
-// the cluster paused most of the time (seed 003 measured 64%).
+// the cluster paused most of the time (a published benchmark measured
+// 64% with one applier thread; bench/cluster.sh measures 46-81% here).
 //
 // Here nothing stops. The policy below is a pure function of what it is
 // told, with time passed in:
