@@ -74,8 +74,14 @@ func (n *dataNode) start(t *testing.T, peers []uint64) {
 	n.bl, n.store, n.applier = bl, store, a
 	n.tr = NewTransport(n.id, "test", n.addrs[n.id], n.ln, n.addrs)
 	n.d = NewDriver(node, n.tr, clusterSID, 10*time.Millisecond, func(es []raftpb.Entry) error {
-		if d := n.slow.Load(); d > 0 {
-			time.Sleep(time.Duration(d) * time.Duration(countTrxs(es)))
+		// A sleep per transaction, each looking at the setting, so that
+		// a long batch speeds up as soon as the member is made fast.
+		for range countTrxs(es) {
+			d := n.slow.Load()
+			if d == 0 {
+				break
+			}
+			time.Sleep(time.Duration(d))
 		}
 		return a.Apply(es)
 	})
@@ -550,6 +556,16 @@ func TestFlowControlSlowMember(t *testing.T) {
 		return true
 	})
 	tab, _ := nodes[0].store.Table("db", "kv")
+	// Flow control counts synced members only (a member catching up
+	// after it joined is not waited for).
+	waitFor(t, "every node synced", func() bool {
+		for _, n := range nodes {
+			if !n.d.Synced() {
+				return false
+			}
+		}
+		return true
+	})
 	slow := nodes[2]
 	slow.slow.Store(int64(20 * time.Millisecond)) // 50 transactions a second at most
 	// Writers on node 1 until the slow member has desynced itself and

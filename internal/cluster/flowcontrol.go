@@ -26,8 +26,8 @@ package cluster
 //     (spaced evenly, not stopped) at its share of the slowest counted
 //     member's apply capacity, the share being the origin's part of the
 //     cluster's recent commits; the rate is lowered further the more the
-//     queue exceeds Limit, so the queue drains, and pacing ends when it
-//     is back at Limit * Factor (gcs.fc_factor).
+//     queue exceeds Limit (down to a quarter), so the queue drains, and
+//     pacing ends when it is back at Limit * Factor (gcs.fc_factor).
 //   - A member asks the others to slow down when its queue goes over
 //     Limit, until it has caught up (back at half the resume point:
 //     pacing alone only holds its queue near the limit). The time it
@@ -35,9 +35,11 @@ package cluster
 //     rate while it does not ask, so a member that keeps the cluster
 //     paced more than a quarter of the time runs it up, and one that
 //     needs pacing only now and then does not. A member whose debt
-//     reaches DesyncAfter desyncs itself: it says so in its reports and
-//     the others stop counting it, so one slow member costs the others
-//     about DesyncAfter of pacing at a time. It still receives, syncs
+//     reaches DesyncAfter, or whose queue is 64 limits long (back from a
+//     long pause, say: pacing cannot drain that soon), desyncs itself:
+//     it says so in its reports and the others stop counting it, so one
+//     slow member costs the others about DesyncAfter of pacing at a
+//     time. It still receives, syncs
 //     and votes on every entry, and catches up at its own speed; it
 //     syncs again, its debt cleared, once it has caught up. What its
 //     clients' reads do meanwhile is the server's setting (they wait for
@@ -90,6 +92,13 @@ const (
 	// minPacedRate is the slowest pacing, in commits a second: a member
 	// that reports applying nothing does not stop the others.
 	minPacedRate = 10
+	// maxOver caps how far over the limit (in limits) slows the pace: at
+	// most to a quarter of what the slowest member can apply.
+	maxOver = 3
+	// farBehind: a member whose queue is this many limits long (back
+	// from a long pause, say) desyncs at once instead of running up a
+	// debt while the others crawl.
+	farBehind = 64
 )
 
 // FlowReport is what a member says of its apply queue.
@@ -181,7 +190,7 @@ func (f *FlowControl) Local(now time.Time, queue uint64, rate float64, synced bo
 		// pacing.
 		f.asking = false
 	}
-	if f.asking && !r.Desynced && f.cfg.DesyncAfter > 0 && f.debt >= f.cfg.DesyncAfter {
+	if f.asking && !r.Desynced && f.cfg.DesyncAfter > 0 && (f.debt >= f.cfg.DesyncAfter || queue > farBehind*f.cfg.Limit) {
 		r.Desynced = true
 	}
 	if r.Desynced && !f.asking {
@@ -227,8 +236,10 @@ func (f *FlowControl) Pace(now time.Time, share float64) float64 {
 	switch {
 	case worst > f.cfg.Limit && !math.IsInf(slowest, 1):
 		// The further over the limit, the slower: at twice the limit the
-		// cluster admits half what the slowest member applies.
-		over := float64(worst-f.cfg.Limit) / float64(f.cfg.Limit)
+		// cluster admits half what the slowest member can apply, and
+		// never less than a quarter (a queue far over the limit is a
+		// member that desyncs, not one to wait for).
+		over := min(float64(worst-f.cfg.Limit)/float64(f.cfg.Limit), maxOver)
 		target := slowest / (1 + over)
 		share = min(max(share, 0.05), 1)
 		rate := max(target*share, minPacedRate)
