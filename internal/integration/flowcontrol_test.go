@@ -9,16 +9,6 @@ import (
 	"time"
 )
 
-// statusString is a SHOW STATUS value as text.
-func statusString(t *testing.T, db *sql.DB, name string) string {
-	t.Helper()
-	var n, v string
-	if err := db.QueryRow("SHOW STATUS LIKE '"+name+"'").Scan(&n, &v); err != nil {
-		t.Fatalf("SHOW STATUS LIKE %s: %v", name, err)
-	}
-	return v
-}
-
 // throttle makes s slow: it runs 2 ms of every 50 (SIGSTOP, SIGCONT),
 // until the returned function (also run at cleanup) ends it. Its raft
 // heartbeats still arrive well within an election timeout.
@@ -156,7 +146,7 @@ func TestClusterFlowControl(t *testing.T) {
 	// between two looks, so a round counts only if every look in it finds
 	// it desynced.
 	waitFor(t, "the slow member to desync itself, refuse a read and report it", 60*time.Second, func() bool {
-		if statusString(t, slow, "wsrep_local_state_comment") != "Donor/Desynced" || statusString(t, slow, "wsrep_local_state") != "2" {
+		if statusOf(t, slow, "wsrep_local_state_comment") != "Donor/Desynced" || statusOf(t, slow, "wsrep_local_state") != "2" {
 			return false
 		}
 		if _, err := slow.Exec("SELECT COUNT(*) FROM d.t"); errNumber(err) != 1047 {
@@ -165,7 +155,7 @@ func TestClusterFlowControl(t *testing.T) {
 		return value(scrape(t, nodes[2]), "lockstep_cluster_desynced", "") == 1
 	})
 	waitFor(t, "the writers' member to stop pacing", 30*time.Second, func() bool {
-		return statusString(t, dbs[0], "wsrep_flow_control_active") == "false"
+		return statusOf(t, dbs[0], "wsrep_flow_control_active") == "false"
 	})
 	if statusValue(t, slow, "wsrep_flow_control_sent") == 0 {
 		t.Fatal("the slow member never asked the others to slow down")
@@ -173,14 +163,14 @@ func TestClusterFlowControl(t *testing.T) {
 	if p := value(scrape(t, nodes[0]), "lockstep_cluster_flow_control_paused_seconds_total", ""); p <= 0 {
 		t.Fatalf("lockstep_cluster_flow_control_paused_seconds_total %v on the member that paced", p)
 	}
-	paused, err := time.ParseDuration(statusString(t, dbs[0], "wsrep_flow_control_paused_ns") + "ns")
+	paused, err := time.ParseDuration(statusOf(t, dbs[0], "wsrep_flow_control_paused_ns") + "ns")
 	if err != nil || paused <= 0 {
 		t.Fatalf("wsrep_flow_control_paused_ns %v, %v", paused, err)
 	}
 	end()
 	ws.halt()
 	waitFor(t, "the slow member to catch up and sync again", 60*time.Second, func() bool {
-		return statusString(t, slow, "wsrep_local_state_comment") == "Synced"
+		return statusOf(t, slow, "wsrep_local_state_comment") == "Synced"
 	})
 	acked := ws.snapshot()
 	for i, db := range dbs {
@@ -201,5 +191,5 @@ func TestClusterFlowControl(t *testing.T) {
 		}
 	}
 	t.Logf("%d inserts; the writers' member paced for %v in all, %s of the time; deps distance %s",
-		len(acked), paused, statusString(t, dbs[0], "wsrep_flow_control_paused"), statusString(t, dbs[1], "wsrep_cert_deps_distance"))
+		len(acked), paused, statusOf(t, dbs[0], "wsrep_flow_control_paused"), statusOf(t, dbs[1], "wsrep_cert_deps_distance"))
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/dolthub/go-mysql-server/sql/binlogreplication"
 	"github.com/dolthub/vitess/go/mysql"
 	"github.com/dolthub/vitess/go/sqltypes"
+	"github.com/lockstepdb/lockstep/internal/binlog"
 )
 
 // primary answers the binlog SHOW statements from the binlog's file list,
@@ -259,15 +260,19 @@ func (s *Server) purge(keep int) error {
 // purgeBefore purges the files whose successor was started before t (that
 // is, files whose last write is older than t).
 func (s *Server) purgeBefore(t time.Time) error {
-	files := s.blog.Files()
-	keep := files[len(files)-1].Num
+	return s.purge(firstKept(s.blog.Files(), t))
+}
+
+// firstKept is the number of the first binlog file a purge of the files
+// older than t keeps: the last one started before t still holds events
+// from after t, and the current file is always kept.
+func firstKept(files []binlog.FileInfo, t time.Time) int {
 	for i := 0; i+1 < len(files); i++ {
 		if !files[i+1].Created.Before(t) {
-			keep = files[i].Num
-			break
+			return files[i].Num
 		}
 	}
-	return s.purge(keep)
+	return files[len(files)-1].Num
 }
 
 // expireLogs purges, every minute until stop closes, the files older than

@@ -260,15 +260,7 @@ func seedWitness(cfg Config, bopts binlog.Options, ropts raftlog.Options, sid bi
 // expire removes the binlog files started before t, as far as their
 // entries are committed (the witness has nothing else to wait for).
 func (w *witness) expire(t time.Time) error {
-	files := w.blog.Files()
-	keep := files[len(files)-1].Num
-	for i := 0; i+1 < len(files); i++ {
-		if !files[i+1].Created.Before(t) {
-			keep = files[i].Num
-			break
-		}
-	}
-	_, err := w.rlog.Compact(keep, w.driver.Applied())
+	_, err := w.rlog.Compact(firstKept(w.blog.Files(), t), w.driver.Applied())
 	return err
 }
 
