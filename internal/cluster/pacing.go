@@ -66,10 +66,10 @@ func (d *Driver) flowTick(now time.Time) {
 	p.mu.Lock()
 	p.queueSum += queue
 	p.queueSamples++
-	applied := p.capacity.note(p.appliedTrxs.Load(), time.Duration(p.applyBusy.Load()))
+	canApply := p.capacity.note(p.appliedTrxs.Load(), time.Duration(p.applyBusy.Load()))
 	own := p.ownM.note(now, d.localCommits.Load())
 	total := p.handedM.note(now, p.handedTrxs)
-	r, send := p.fc.Local(now, queue, applied, d.Synced())
+	r, send := p.fc.Local(now, queue, canApply, d.Synced())
 	p.desynced.Store(r.Desynced)
 	share := 1.0
 	if total > 0 {
