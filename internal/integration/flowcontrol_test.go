@@ -66,7 +66,7 @@ func TestClusterFlowControl(t *testing.T) {
 			"--wsrep-node-address", addrs[i], "--wsrep-cluster-name", "test",
 			"--lockstep-cluster-tick", "20", "--lockstep-fc-desync-after", "1500",
 			"--wsrep-slave-threads", fmt.Sprint(1 + 3*i)}
-		if i == 2 {
+		if i > 0 { // the one slowed below is one of these
 			args = append(args, "--lockstep-desynced-reads", "REFUSE")
 		}
 		nodes = append(nodes, startServer(t, t.TempDir(), args...))
@@ -125,6 +125,13 @@ func TestClusterFlowControl(t *testing.T) {
 		_, err := db.Exec(q.String())
 		return id, err
 	}, func(err error) bool {
+		// A conflict is what clients retry: on a starved machine even a
+		// leader that is not slowed can miss heartbeats, and what its
+		// change left uncommitted gets 1213 (certain: not committed).
+		// Nothing else may fail.
+		if errNumber(err) == 1213 {
+			return true
+		}
 		t.Errorf("an insert on the member that paces: %v", err)
 		return false
 	})
@@ -136,11 +143,17 @@ func TestClusterFlowControl(t *testing.T) {
 		}
 	}()
 	waitFor(t, "some commits", 10*time.Second, func() bool { return ws.count() > 20 })
-	end := nodes[2].throttle(t)
+	// Slow a member that neither takes the writes nor leads: a leader
+	// slowed would be replaced, which is not what this test is about.
+	slowed := nodes[2]
+	if statusValue(t, dbs[0], "Lockstep_cluster_leader") == 3 {
+		slowed = nodes[1]
+	}
+	end := slowed.throttle(t)
 	waitFor(t, "the writers' member to pace its commits", 30*time.Second, func() bool {
 		return statusValue(t, dbs[0], "wsrep_flow_control_recv") > 0
 	})
-	slow := nodes[2].db("")
+	slow := slowed.db("")
 	// Desynced, the member refuses reads (REFUSE) and says so in its
 	// status and metrics. It catches up in bursts and may sync again
 	// between two looks, so a round counts only if every look in it finds
@@ -152,7 +165,7 @@ func TestClusterFlowControl(t *testing.T) {
 		if _, err := slow.Exec("SELECT COUNT(*) FROM d.t"); errNumber(err) != 1047 {
 			return false
 		}
-		return value(scrape(t, nodes[2]), "lockstep_cluster_desynced", "") == 1
+		return value(scrape(t, slowed), "lockstep_cluster_desynced", "") == 1
 	})
 	waitFor(t, "the writers' member to stop pacing", 30*time.Second, func() bool {
 		return statusOf(t, dbs[0], "wsrep_flow_control_active") == "false"
