@@ -31,6 +31,8 @@ import (
 	"time"
 
 	"github.com/schollz/progressbar/v3"
+
+	"github.com/lockstepdb/lockstep/internal/loopback"
 )
 
 // Options are the command's flags.
@@ -240,7 +242,7 @@ func (r *runner) serverDir(kind string) string {
 // has free.
 func (r *runner) port() (int, error) {
 	if r.o.BasePort == 0 {
-		return freePort()
+		return loopback.Port()
 	}
 	if r.nextPort == 0 {
 		r.nextPort = r.o.BasePort

@@ -10,7 +10,6 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
-	"math/rand/v2"
 	"net"
 	"os"
 	"os/exec"
@@ -23,6 +22,8 @@ import (
 	"time"
 
 	mysqldrv "github.com/go-sql-driver/mysql"
+
+	"github.com/lockstepdb/lockstep/internal/loopback"
 )
 
 var binary string
@@ -66,25 +67,17 @@ func freePort(t *testing.T) int {
 	return l.Addr().(*net.TCPAddr).Port
 }
 
-// fixedPort returns a port below the system's ephemeral range (32768 and
-// up on Linux) that is free now, for a port a test names in a server's
-// arguments (a cluster address, a second port) and cannot pick again if
-// it is taken before the server binds it. freePort's ports come from the
-// ephemeral range, which outgoing connections and other servers' freePort
-// draw from too: a cluster address reserved that way was taken by another
-// server before its member started ("address already in use").
+// fixedPort returns a free port below the system's ephemeral range, for
+// a port a test names in a server's arguments (a cluster address, a
+// second port) and cannot pick again if it is taken before the server
+// binds it (see package loopback for why not freePort's).
 func fixedPort(t *testing.T) int {
 	t.Helper()
-	for range 100 {
-		p := 20000 + rand.IntN(12000)
-		l, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", p))
-		if err == nil {
-			l.Close()
-			return p
-		}
+	p, err := loopback.Port()
+	if err != nil {
+		t.Fatal(err)
 	}
-	t.Fatal("no free port below the ephemeral range")
-	return 0
+	return p
 }
 
 // server is a running lockstep process.

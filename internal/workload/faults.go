@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -17,6 +16,7 @@ import (
 	"time"
 
 	"github.com/go-sql-driver/mysql"
+	"github.com/lockstepdb/lockstep/internal/loopback"
 	"github.com/lockstepdb/lockstep/internal/netns"
 	"github.com/lockstepdb/lockstep/internal/tlscert"
 )
@@ -207,7 +207,7 @@ type Server struct {
 // StartServer starts binary serve with its data under dir and the given
 // extra options.
 func StartServer(name, binary, dir string, extra ...string) (*Server, error) {
-	port, err := freePort()
+	port, err := loopback.Port()
 	if err != nil {
 		return nil, err
 	}
@@ -226,7 +226,7 @@ func StartServer(name, binary, dir string, extra ...string) (*Server, error) {
 func StartCluster(n int, binary, dir string, extra ...string) ([]*Server, error) {
 	var ports, cports []int
 	for range 2 * n {
-		p, err := freePort()
+		p, err := loopback.Port()
 		if err != nil {
 			return nil, err
 		}
@@ -483,13 +483,4 @@ func (s *Server) Resume() error {
 	}
 	s.paused = false
 	return s.cmd.Process.Signal(syscall.SIGCONT)
-}
-
-func freePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, err
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
 }
