@@ -366,6 +366,92 @@ func TestClusterJoin(t *testing.T) {
 	commitOn(t, left, 20, func(i int) uint64 { return uint64(3000 + i) })
 }
 
+// A joiner that replaces the leader: it is added as a learner, then one
+// change promotes it and removes the leader through a joint
+// configuration, which the leader leaves by itself. The old leader's
+// driver then stops (ErrRemoved), the three left elect a leader and go
+// on, and no node ever saw a configuration of more than three voters
+// once it had left the joint one. A node that is not a voter cannot be
+// replaced, and a joiner that asks to is refused for good.
+func TestClusterReplaceLeader(t *testing.T) {
+	nodes := startCluster(t, 3)
+	waitFor(t, "a leader", func() bool { return leaderOf(nodes) != nil })
+	commitOn(t, nodes, 50, func(i int) uint64 { return uint64(i) })
+	old := leaderOf(nodes)
+	var seeds []string
+	for _, r := range nodes {
+		seeds = append(seeds, r.tr.addr)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	if _, err := Discover(ctx, DiscoverConfig{Cluster: "test", Addr: ln.Addr().String(), Seeds: seeds, Replaces: "127.0.0.1:1"}); err == nil {
+		t.Fatal("a joiner replacing an address that is no member was added")
+	}
+	place, err := Discover(ctx, DiscoverConfig{Cluster: "test", Addr: ln.Addr().String(), Seeds: seeds, Replaces: old.tr.addr})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := old.id; place.Roster.Replacing[place.Roster.Self] != want {
+		t.Fatalf("the joiner's roster: %+v, want it replacing %d", place.Roster, want)
+	}
+	joiner := startNode(t, ln, place.Roster, false)
+	select {
+	case err := <-old.done:
+		old.done <- err // for stop
+		if !errors.Is(err, ErrRemoved) {
+			t.Fatalf("the replaced leader stopped with %v, want ErrRemoved", err)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("the replaced leader was not removed in 20 s")
+	}
+	var rest []*running
+	for _, r := range append(nodes, joiner) {
+		if r != old {
+			rest = append(rest, r)
+		}
+	}
+	waitFor(t, "three voters everywhere, the joiner among them", func() bool {
+		for _, r := range rest {
+			v, l := r.d.Config()
+			if len(v) != 3 || len(l) != 0 || !slices.Contains(v, joiner.id) || slices.Contains(v, old.id) {
+				return false
+			}
+		}
+		return true
+	})
+	commitOn(t, rest, 30, func(i int) uint64 { return uint64(1000 + i) })
+	waitFor(t, "the three to apply 80 transactions", func() bool {
+		for _, r := range rest {
+			if len(r.gnos()) < 80 {
+				return false
+			}
+		}
+		return true
+	})
+	for _, r := range rest {
+		if !equal(r.gnos()[:80], rest[0].gnos()[:80]) {
+			t.Fatalf("node %d applied another sequence", r.id)
+		}
+	}
+	// The removed leader is no voter: nothing replaces it.
+	ln2, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln2.Close()
+	var live []string
+	for _, r := range rest {
+		live = append(live, r.tr.addr)
+	}
+	if _, err := Discover(ctx, DiscoverConfig{Cluster: "test", Addr: ln2.Addr().String(), Seeds: live, Replaces: old.tr.addr}); err == nil {
+		t.Fatal("a joiner replacing a removed member was added")
+	}
+}
+
 // A member that held entries and comes back at the same address with an
 // empty log (its data lost) does not get its id back: that id may have
 // voted in a term its new log knows nothing of. The leader retires it and

@@ -102,9 +102,16 @@ func (e *env) cut(from, to uint64) bool { return e.group[from] != e.group[to] }
 
 // stabilize processes every node and delivers every message until nothing
 // is left to do, and returns what happened, one line per step.
-func (e *env) stabilize() string {
+func (e *env) stabilize() string { return e.run(0) }
+
+// run is stabilize in at most rounds rounds (0: until settled); a round
+// has every node process its Ready and then delivers what they sent.
+func (e *env) run(rounds int) string {
 	var b strings.Builder
 	for round := 0; round < 1000; round++ {
+		if rounds > 0 && round == rounds {
+			return b.String()
+		}
 		busy := false
 		for _, id := range e.ids {
 			m := e.members[id]
@@ -260,6 +267,9 @@ func TestInteraction(t *testing.T) {
 				}
 				return "ok"
 			case "stabilize":
+				if d.HasArg("rounds") {
+					return e.run(int(num("rounds"))) + e.status()
+				}
 				return e.stabilize() + e.status()
 			case "partition":
 				e.group = map[uint64]int{}
@@ -301,9 +311,19 @@ func TestInteraction(t *testing.T) {
 				return "ok"
 			case "add-learner", "promote", "remove":
 				typ := map[string]raftpb.ConfChangeType{"add-learner": raftpb.ConfChangeAddLearnerNode, "promote": raftpb.ConfChangeAddNode, "remove": raftpb.ConfChangeRemoveNode}[d.Cmd]
+				mc := memberContext{Addr: fmt.Sprintf("node%d:1", num("id"))}
+				if d.HasArg("replaces") {
+					mc.Replaces = num("replaces")
+				}
 				cc := raftpb.ConfChangeV2{
 					Changes: []raftpb.ConfChangeSingle{{Type: typ, NodeID: num("id")}},
-					Context: memberContext{Addr: fmt.Sprintf("node%d:1", num("id"))}.encode(),
+					Context: mc.encode(),
+				}
+				if d.Cmd == "promote" {
+					// As the leader's driver promotes: with the voter the
+					// learner replaces, if any, removed in the same change.
+					m := node()
+					cc = promotion(m.node.Roster(), m.node.Status().Config.Voters.IDs(), num("id"))
 				}
 				if err := node().node.ProposeConfChange(cc); err != nil {
 					return err.Error()
@@ -319,7 +339,18 @@ func TestInteraction(t *testing.T) {
 					}
 					v, l := m.node.Config()
 					r := m.node.Roster()
-					fmt.Fprintf(&b, "n%d: voters=%v learners=%v roster=%v removed=%v\n", id, v, l, slices.Sorted(maps.Keys(r.Addrs)), r.Removed)
+					fmt.Fprintf(&b, "n%d: voters=%v learners=%v roster=%v removed=%v", id, v, l, slices.Sorted(maps.Keys(r.Addrs)), r.Removed)
+					if m.node.Joint() {
+						cfg := m.node.Status().Config
+						fmt.Fprintf(&b, " joint=%v&%v", slices.Sorted(maps.Keys(cfg.Voters[0])), slices.Sorted(maps.Keys(cfg.Voters[1])))
+					}
+					if len(r.Replacing) > 0 {
+						fmt.Fprintf(&b, " replacing=%v", r.Replacing)
+					}
+					if len(r.Leaving) > 0 {
+						fmt.Fprintf(&b, " leaving=%v", r.Leaving)
+					}
+					b.WriteString("\n")
 				}
 				return b.String()
 			case "status":

@@ -28,12 +28,23 @@ package cluster
 // it is added.
 //
 // Removing a member (Remove) is the same exchange with the leader: a
-// request naming the member, answered once its removal is applied. A
-// member is replaced by adding the new one and then removing the old:
-// each is one change of one member, which raft keeps safe without joint
-// consensus, and the new member never counts in the quorum before it has
-// the log. One change at a time: a leader refuses a second one while a
-// change it proposed is not applied (the requester asks again).
+// request naming the member, answered once its removal is applied.
+//
+// Replacing a member: a new node's join request may name a voter it
+// replaces (JoinRequest.Replaces). It is added as a learner like any
+// other, the roster noting whom it replaces, and is promoted by one
+// change that also removes that voter: raft's joint consensus (the
+// thesis, 4.3). The leader applies the joint configuration, in which an
+// entry commits only with a majority of the old voters and a majority
+// of the new, then proposes by itself the entry that leaves it. The
+// cluster never has more voters than before, so the quorum never grows
+// while a member is replaced (adding first and removing after gives four
+// voters whose quorum is three), and the replaced member keeps voting
+// until the configuration without it is in force.
+//
+// One change at a time: a leader refuses a second one while a change it
+// proposed is not applied, or the configuration is joint (the requester
+// asks again).
 //
 // The exchange is not authenticated beyond the cluster port's own
 // protection (mutual TLS off loopback): whoever may reach the port may
@@ -73,6 +84,9 @@ const (
 type JoinRequest struct {
 	Addr   string `json:"addr"` // the joiner's cluster address
 	Remove bool   `json:"remove,omitempty"`
+	// Replaces is the cluster address of the voter a joiner takes the
+	// place of.
+	Replaces string `json:"replaces,omitempty"`
 }
 
 // JoinAnswer is a member's answer to a join request.
@@ -203,6 +217,9 @@ type DiscoverConfig struct {
 	Addr    string   // this node's cluster address
 	Seeds   []string // the members to ask (Addr among them is skipped)
 	TLS     *tls.Config
+	// Replaces is the cluster address of the voter this node takes the
+	// place of ("": it is added).
+	Replaces string
 	// MayStart: this node may start a new cluster with the seeds (it is
 	// one of them).
 	MayStart bool
@@ -216,10 +233,11 @@ type DiscoverConfig struct {
 // MayStart and no seed answers (none runs yet), Start. It asks until ctx
 // ends.
 func Discover(ctx context.Context, dc DiscoverConfig) (Place, error) {
-	req := JoinRequest{Addr: dc.Addr}
+	req := JoinRequest{Addr: dc.Addr, Replaces: dc.Replaces}
 	lastSaid := time.Now()
 	for round := 0; ; round++ {
 		started, reason := false, "no member answered"
+		var refused error
 		ask := func(addr string) *Place {
 			a, err := AskToJoin(addr, dc.Cluster, dc.TLS, req)
 			if err == nil && a.Roster == nil && a.Leader != "" && a.Leader != addr {
@@ -232,6 +250,8 @@ func Discover(ctx context.Context, dc DiscoverConfig) (Place, error) {
 				reason = fmt.Sprintf("%s: %v", addr, err)
 			case a.Roster != nil:
 				return &Place{Roster: *a.Roster, LogStart: a.LogStart, From: addr}
+			case a.Refused != "":
+				refused = fmt.Errorf("cluster: %s refused to add this member: %s", addr, a.Refused)
 			default:
 				started = true
 				if a.Wait != "" {
@@ -246,6 +266,9 @@ func Discover(ctx context.Context, dc DiscoverConfig) (Place, error) {
 			}
 			if p := ask(addr); p != nil {
 				return *p, nil
+			}
+			if refused != nil {
+				return Place{}, refused
 			}
 		}
 		if dc.MayStart && !started {
@@ -282,7 +305,14 @@ func (d *Driver) answerJoin(pk Packet) {
 	roster := d.node.Roster()
 	id, member := roster.IDOf(req.Addr)
 	logStart, _ := d.node.log.FirstIndex()
+	if member && !req.Remove && req.Replaces != "" && req.Replaces != req.Addr {
+		reply(pk.Reply, JoinAnswer{Refused: fmt.Sprintf("%s is a member of the cluster already; only a new member replaces another", req.Addr)})
+		return
+	}
 	if member && !req.Remove {
+		// A member that comes back at its own address empty is retired
+		// and added again (answerMember): replacing itself asks nothing
+		// more.
 		d.answerMember(pk, roster, id, logStart)
 		return
 	}
@@ -303,20 +333,49 @@ func (d *Driver) answerJoin(pk Packet) {
 		reply(pk.Reply, JoinAnswer{Wait: "another membership change is in progress"})
 		return
 	}
+	if d.node.Joint() {
+		reply(pk.Reply, JoinAnswer{Wait: "a member is being replaced"})
+		return
+	}
 	if req.Remove {
 		d.proposeRemoval(pk, id)
 		return
 	}
+	mc := memberContext{Addr: req.Addr}
+	if req.Replaces != "" {
+		old, why := d.replaceable(roster, req.Replaces)
+		if why != "" {
+			reply(pk.Reply, JoinAnswer{Refused: why})
+			return
+		}
+		mc.Replaces = old
+	}
 	id = roster.NextID()
 	cc := raftpb.ConfChangeV2{
 		Changes: []raftpb.ConfChangeSingle{{Type: raftpb.ConfChangeAddLearnerNode, NodeID: id}},
-		Context: memberContext{Addr: req.Addr}.encode(),
+		Context: mc.encode(),
 	}
 	if err := d.node.ProposeConfChange(cc); err != nil {
 		reply(pk.Reply, JoinAnswer{Wait: err.Error()})
 		return
 	}
 	d.change = &joining{addr: req.Addr, id: id, since: time.Now(), replies: []chan []byte{pk.Reply}}
+}
+
+// replaceable returns the id of the voter at addr, which a new member
+// asks to replace, or why it cannot be replaced.
+func (d *Driver) replaceable(roster Roster, addr string) (uint64, string) {
+	old, ok := roster.IDOf(addr)
+	voters, _ := d.node.Config()
+	if !ok || !slices.Contains(voters, old) {
+		return 0, fmt.Sprintf("%s, which the new member is to replace, is not a voting member of the cluster", addr)
+	}
+	for learner, voter := range roster.Replacing {
+		if voter == old {
+			return 0, fmt.Sprintf("%s is already being replaced by the member at %s", addr, roster.Addrs[learner])
+		}
+	}
+	return old, ""
 }
 
 // answerMember answers a join request from the address of member id: a
@@ -361,6 +420,10 @@ func (d *Driver) answerMember(pk Packet, roster Roster, id, logStart uint64) {
 
 // proposeRemoval proposes the removal of member id (on the leader).
 func (d *Driver) proposeRemoval(pk Packet, id uint64) {
+	if d.node.Joint() {
+		reply(pk.Reply, JoinAnswer{Wait: "a member is being replaced"})
+		return
+	}
 	voters, _ := d.node.Config()
 	if len(voters) == 1 && voters[0] == id {
 		reply(pk.Reply, JoinAnswer{Refused: "the last voting member cannot be removed"})
@@ -414,25 +477,41 @@ func (d *Driver) Remove(ctx context.Context, addr string) error {
 }
 
 // promote proposes the first learner close enough to the commit index as
-// a voter (on the leader, on Run's goroutine).
+// a voter (on the leader, on Run's goroutine); a learner that replaces a
+// voter is promoted by a joint change that also removes that voter.
 func (d *Driver) promote() {
-	if d.certifier == nil || d.change != nil {
+	if d.certifier == nil || d.change != nil || d.node.Joint() {
 		return
 	}
 	st := d.node.Status()
 	roster := d.node.Roster()
 	for id := range st.Config.Learners {
 		if pr, ok := st.Progress[id]; ok && pr.Match+promoteLag >= st.Commit {
-			cc := raftpb.ConfChangeV2{
-				Changes: []raftpb.ConfChangeSingle{{Type: raftpb.ConfChangeAddNode, NodeID: id}},
-				Context: memberContext{Addr: roster.Addrs[id]}.encode(),
-			}
+			cc := promotion(roster, st.Config.Voters.IDs(), id)
 			if d.node.ProposeConfChange(cc) == nil {
 				d.change = &joining{addr: roster.Addrs[id], id: id, since: time.Now()}
 			}
 			return
 		}
 	}
+}
+
+// promotion is the change that makes learner id a voter, removing in
+// the same change the voter it replaces if that one still votes (it may
+// have been removed by hand meanwhile: the learner is then simply
+// promoted). Two changes in one ConfChangeV2 go through a joint
+// configuration, which raft leaves by itself (ConfChangeTransitionAuto).
+func promotion(roster Roster, voters map[uint64]struct{}, id uint64) raftpb.ConfChangeV2 {
+	cc := raftpb.ConfChangeV2{
+		Changes: []raftpb.ConfChangeSingle{{Type: raftpb.ConfChangeAddNode, NodeID: id}},
+		Context: memberContext{Addr: roster.Addrs[id]}.encode(),
+	}
+	if old, ok := roster.Replacing[id]; ok {
+		if _, votes := voters[old]; votes {
+			cc.Changes = append(cc.Changes, raftpb.ConfChangeSingle{Type: raftpb.ConfChangeRemoveNode, NodeID: old})
+		}
+	}
+	return cc
 }
 
 // changed follows a configuration change applied: the transport's peers

@@ -160,10 +160,18 @@ func RosterOf(log *raftlog.Log) (Roster, bool, error) {
 // Roster is the members as of the last configuration change applied.
 func (n *Node) Roster() Roster { return n.roster.Clone() }
 
-// Config is raft's configuration now: its voters and its learners.
+// Config is raft's configuration now: its voters (of both halves of a
+// joint configuration) and its learners.
 func (n *Node) Config() (voters, learners []uint64) {
 	cfg := n.rn.Status().Config
 	return slices.Sorted(maps.Keys(cfg.Voters.IDs())), slices.Sorted(maps.Keys(cfg.Learners))
+}
+
+// Joint reports whether raft's configuration is a joint one: a change of
+// several members at once was applied, and the change that leaves it
+// (which the leader proposes by itself) not yet.
+func (n *Node) Joint() bool {
+	return len(n.rn.Status().Config.Voters[1]) > 0
 }
 
 // ProposeConfChange proposes a configuration change, on the leader. Raft
@@ -360,6 +368,7 @@ func (n *Node) applyConfChange(e raftpb.Entry) (bool, error) {
 	cs := n.rn.ApplyConfChange(cc)
 	v2 := cc.AsV2()
 	mc := decodeMemberContext(v2.Context)
+	var removed []uint64
 	for _, c := range v2.Changes {
 		switch c.Type {
 		case raftpb.ConfChangeAddNode, raftpb.ConfChangeAddLearnerNode:
@@ -368,13 +377,19 @@ func (n *Node) applyConfChange(e raftpb.Entry) (bool, error) {
 			if mc.Addr != "" {
 				n.roster.Addrs[c.NodeID] = mc.Addr
 			}
-		case raftpb.ConfChangeRemoveNode:
-			delete(n.roster.Addrs, c.NodeID)
-			if !slices.Contains(n.roster.Removed, c.NodeID) {
-				n.roster.Removed = append(n.roster.Removed, c.NodeID)
+			if c.Type == raftpb.ConfChangeAddLearnerNode && mc.Replaces != 0 {
+				if n.roster.Replacing == nil {
+					n.roster.Replacing = map[uint64]uint64{}
+				}
+				n.roster.Replacing[c.NodeID] = mc.Replaces
 			}
+		case raftpb.ConfChangeRemoveNode:
+			removed = append(removed, c.NodeID)
 		}
 	}
+	// A member removed goes out of the roster now or, an outgoing voter
+	// of a joint configuration, once the joint configuration is left.
+	n.roster.retire(*cs, removed)
 	return true, n.log.SetConfState(*cs, n.roster.encode())
 }
 

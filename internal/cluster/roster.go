@@ -21,6 +21,8 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+
+	"go.etcd.io/raft/v3/raftpb"
 )
 
 // Roster is the cluster's members as one node knows them.
@@ -35,11 +37,61 @@ type Roster struct {
 	// announces itself to every other): a member seen once has run, and
 	// so may have voted (join.go, answerMember).
 	Seen []uint64 `json:"seen,omitempty"`
+	// Replacing maps a learner that joined to take a voter's place to
+	// that voter: promoting the learner removes the voter in the same
+	// change (join.go, promote).
+	Replacing map[uint64]uint64 `json:"replacing,omitempty"`
+	// Leaving are the ids a joint change removes, outgoing voters until
+	// the joint configuration is left (retire).
+	Leaving []uint64 `json:"leaving,omitempty"`
 }
 
 // Clone returns a copy that shares nothing with r.
 func (r Roster) Clone() Roster {
-	return Roster{Self: r.Self, Addrs: maps.Clone(r.Addrs), Removed: slices.Clone(r.Removed), Seen: slices.Clone(r.Seen)}
+	return Roster{Self: r.Self, Addrs: maps.Clone(r.Addrs), Removed: slices.Clone(r.Removed), Seen: slices.Clone(r.Seen),
+		Replacing: maps.Clone(r.Replacing), Leaving: slices.Clone(r.Leaving)}
+}
+
+// retire follows raft's configuration cs after a change that removed
+// the ids removed (none for the change that leaves a joint
+// configuration): an id that cs no longer holds in any of its sets goes
+// out of the roster, for good. An id a joint change removes is Leaving
+// until the change's second step leaves the joint configuration: until
+// then it is an outgoing voter, whose vote still counts and whom the
+// leader must still reach.
+func (r *Roster) retire(cs raftpb.ConfState, removed []uint64) {
+	in := map[uint64]bool{}
+	for _, set := range [][]uint64{cs.Voters, cs.VotersOutgoing, cs.Learners, cs.LearnersNext} {
+		for _, id := range set {
+			in[id] = true
+		}
+	}
+	for _, id := range removed {
+		if !slices.Contains(r.Leaving, id) {
+			r.Leaving = append(r.Leaving, id)
+		}
+	}
+	r.Leaving = slices.DeleteFunc(r.Leaving, func(id uint64) bool {
+		if in[id] {
+			return false
+		}
+		delete(r.Addrs, id)
+		if !slices.Contains(r.Removed, id) {
+			r.Removed = append(r.Removed, id)
+		}
+		return true
+	})
+	if len(r.Leaving) == 0 {
+		r.Leaving = nil
+	}
+	for learner, voter := range r.Replacing {
+		if !slices.Contains(cs.Learners, learner) || !in[voter] {
+			delete(r.Replacing, learner)
+		}
+	}
+	if len(r.Replacing) == 0 {
+		r.Replacing = nil
+	}
 }
 
 // IDOf returns the id of the member at addr.
@@ -85,9 +137,11 @@ func decodeRoster(b []byte) (Roster, error) {
 }
 
 // memberContext is a configuration change's context: the address of the
-// member it adds, promotes or removes.
+// member it adds, promotes or removes, and, for a learner added to take
+// a voter's place, that voter's id.
 type memberContext struct {
-	Addr string `json:"addr"`
+	Addr     string `json:"addr"`
+	Replaces uint64 `json:"replaces,omitempty"`
 }
 
 func (m memberContext) encode() []byte {
