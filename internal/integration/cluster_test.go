@@ -700,6 +700,93 @@ func TestClusterJoin(t *testing.T) {
 	}
 }
 
+// TestClusterReplaceMember: a member that died is replaced by a new one
+// started with --lockstep-replace-member, under writes. Once caught up,
+// the new member becomes a voter and the dead one stops being one in the
+// same change (joint consensus), so the cluster is three voters again,
+// not four: killing one more of the first members leaves the two others
+// a quorum (with the dead member still a voter, one of four up would
+// stop it). A new member cannot replace one that is not a voter.
+func TestClusterReplaceMember(t *testing.T) {
+	nodes := startCluster(t, 3)
+	var seeds []string
+	for _, s := range nodes {
+		seeds = append(seeds, s.argOf("--wsrep-node-address"))
+	}
+	dbs := []*sql.DB{causal(t, nodes[0]), causal(t, nodes[1])}
+	execRetry(t, dbs[0], "CREATE DATABASE d")
+	execRetry(t, dbs[0], "CREATE TABLE d.t (id INT PRIMARY KEY, v INT NOT NULL)")
+	ws := startWriters(dbs, func(db *sql.DB, w, k int) (int, error) {
+		id := w*1_000_000 + k
+		_, err := db.Exec("INSERT INTO d.t VALUES (?, ?)", id, w)
+		return id, err
+	}, func(err error) bool { return errNumber(err) == 1213 || errNumber(err) == 1047 })
+	defer ws.halt()
+	waitFor(t, "writes before the loss", 30*time.Second, func() bool { return ws.count() >= 1000 })
+	nodes[2].kill()
+	dead := nodes[2].argOf("--wsrep-node-address")
+
+	joinArgs := func(id int, replaces string) []string {
+		return []string{"--server-id", fmt.Sprint(id),
+			"--wsrep-cluster-address", "gcomm://" + strings.Join(seeds, ","),
+			"--wsrep-node-address", fmt.Sprintf("127.0.0.1:%d", fixedPort(t)),
+			"--wsrep-cluster-name", "test",
+			"--lockstep-cluster-tick", "20",
+			"--lockstep-replace-member", replaces}
+	}
+	joiner := startServer(t, t.TempDir(), joinArgs(4, dead)...)
+	waitReady(t, joiner.db(""))
+	waitFor(t, "three members ONLINE, the dead one gone", 30*time.Second, func() bool {
+		m := groupMembers(t, nodes[0].db(""))
+		online := 0
+		for _, st := range m {
+			if st == "ONLINE" {
+				online++
+			}
+		}
+		return len(m) == 3 && online == 3
+	})
+	var name, size string
+	if err := nodes[1].db("").QueryRow("SHOW STATUS LIKE 'wsrep_cluster_size'").Scan(&name, &size); err != nil || size != "3" {
+		t.Fatalf("wsrep_cluster_size after the replacement: %q %v, want 3", size, err)
+	}
+
+	// Voters 2 and 4 are a quorum of {1, 2, 4}.
+	nodes[0].kill()
+	before := ws.count()
+	waitFor(t, "writes with member 1 down too", 30*time.Second, func() bool { return ws.count() >= before+200 })
+	ws.halt()
+	for i, s := range []*server{nodes[1], joiner} {
+		have := idSet(t, causal(t, s), "SELECT id FROM d.t")
+		for id := range ws.snapshot() {
+			if !have[id] {
+				t.Fatalf("member %d lacks acknowledged insert %d", i, id)
+			}
+		}
+	}
+	var g1, g2 string
+	if err := causal(t, nodes[1]).QueryRow("SELECT @@gtid_executed").Scan(&g1); err != nil {
+		t.Fatal(err)
+	}
+	if err := causal(t, joiner).QueryRow("SELECT @@gtid_executed").Scan(&g2); err != nil {
+		t.Fatal(err)
+	}
+	if g1 != g2 {
+		t.Fatalf("gtid_executed differs: %q and %q", g1, g2)
+	}
+
+	// The dead member is no voter any more: nothing may replace it.
+	other := &server{t: t, dir: t.TempDir(), args: joinArgs(5, dead)}
+	other.port, other.httpPort = freePort(t), freePort(t)
+	if other.tryStart() {
+		other.stop()
+		t.Fatal("a member replacing a removed member joined the cluster")
+	}
+	if log, _ := os.ReadFile(other.logPath); !strings.Contains(string(log), "is not a voting member") {
+		t.Fatalf("replacing a removed member: %s", log)
+	}
+}
+
 // lastBinlog is the name of the last binlog file db's server lists.
 func lastBinlog(t *testing.T, db *sql.DB) string {
 	t.Helper()

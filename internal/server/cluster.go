@@ -78,6 +78,10 @@ type ClusterConfig struct {
 	// NewCluster is --wsrep-new-cluster: a member with an empty log starts
 	// a new cluster with Address without asking its members first.
 	NewCluster bool
+	// Replaces is --lockstep-replace-member: the cluster address of the
+	// voting member a member joining with an empty log takes the place
+	// of, in one change (joint consensus) once it has caught up.
+	Replaces string
 	// SSLMode is --wsrep-ssl-mode ("" is PROVIDER); SSLCert, SSLKey and
 	// SSLCA are the socket.ssl_* provider options (clustertls.go).
 	SSLMode                string
@@ -292,8 +296,15 @@ func openMember(ctx context.Context, cfg Config, serverUUID binlog.UUID, log *sl
 // A place whose LogStart is past 1 (the members compacted their logs)
 // needs a copy of a member's state first (transferState).
 func place(ctx context.Context, cfg Config, rlog *raftlog.Log, hasData bool, addrs map[uint64]string, listed uint64, clientTLS *tls.Config, log *slog.Logger) (cluster.Place, bool, error) {
+	replaces := strings.TrimSpace(cfg.Cluster.Replaces)
 	if r, ok, err := cluster.RosterOf(rlog); err != nil || ok {
+		if err == nil && replaces != "" {
+			log.Info("this member is in the cluster already: --lockstep-replace-member only counts when a member joins with an empty data directory", "replace_member", replaces)
+		}
 		return cluster.Place{Roster: r}, false, err
+	}
+	if replaces != "" && cfg.Cluster.NewCluster {
+		return cluster.Place{}, false, errors.New("--lockstep-replace-member joins a running cluster: it cannot go with --wsrep-new-cluster")
 	}
 	listRoster := cluster.Place{Roster: cluster.Roster{Self: listed, Addrs: addrs}}
 	notListed := fmt.Errorf("--wsrep-node-address %q is not one of the members in --wsrep-cluster-address", cfg.Cluster.NodeAddress)
@@ -318,7 +329,10 @@ func place(ctx context.Context, cfg Config, rlog *raftlog.Log, hasData bool, add
 	log.Info("asking the members how the cluster stands", "members", strings.Join(seeds, ","))
 	p, err := cluster.Discover(ctx, cluster.DiscoverConfig{
 		Cluster: cfg.Cluster.Name, Addr: strings.TrimSpace(cfg.Cluster.NodeAddress), Seeds: seeds, TLS: clientTLS,
-		MayStart: listed != 0,
+		Replaces: replaces,
+		// A member that replaces another joins a running cluster; it
+		// never starts one.
+		MayStart: listed != 0 && replaces == "",
 		Waiting: func(reason string) {
 			log.Info("waiting to join the cluster", "reason", reason)
 		},

@@ -483,6 +483,8 @@ var options = []option{
 			}
 			return fmt.Errorf("invalid value %q for --lockstep-desynced-reads: WAIT or REFUSE", v)
 		}},
+	strOpt("lockstep-replace-member", "a member joining with an empty data directory takes the place of the voting member at this cluster address: once caught up, it becomes a voter and that member stops being one in the same change (raft's joint consensus), so the number of voters never grows",
+		func(c *Config) *string { return &c.Cluster.Replaces }),
 	boolOpt("wsrep-new-cluster", "as galera_new_cluster passes it: a member with an empty log starts a new cluster from --wsrep-cluster-address without asking the others first (not needed: a listed member that finds no other running starts one)",
 		func(c *Config) *bool { return &c.Cluster.NewCluster }),
 	{name: "wsrep-ssl-mode", help: "TLS between members: PROVIDER (the socket.ssl_* of --wsrep-provider-options; none given, no TLS), SERVER (--ssl-cert, --ssl-key and --ssl-ca, peers verified against the CA) or SERVER_X509 (also each peer's host name); members off loopback need TLS",

@@ -58,7 +58,7 @@ var WitnessOptions = []string{
 	"wsrep-cluster-address", "wsrep-node-address", "wsrep-cluster-name", "wsrep-node-name",
 	"wsrep-on", "wsrep-provider", "wsrep-new-cluster", "wsrep-ssl-mode", "wsrep-provider-options",
 	"ssl-cert", "ssl-key", "ssl-ca", "lockstep-cluster-tick",
-	"max-binlog-size", "binlog-expire-logs-seconds",
+	"max-binlog-size", "binlog-expire-logs-seconds", "lockstep-replace-member",
 }
 
 // RunWitness runs a witness until ctx ends or its node stops.
