@@ -267,7 +267,7 @@ func (n *Node) Process(early func([]raftpb.Message)) (Output, error) {
 	}
 	rd := n.rn.Ready()
 	if !raft.IsEmptySnap(rd.Snapshot) {
-		return out, fmt.Errorf("%w: the other members purged the entries after %d it still needs; stop it, empty its data directory and start it again: it joins with a copy of a member's data", ErrBehind, rd.Snapshot.Metadata.Index)
+		return out, fmt.Errorf("%w: the other members purged the entries up to %d, and it still needs some of them", ErrBehind, rd.Snapshot.Metadata.Index)
 	}
 	msgs := rd.Messages
 	// Messages may leave before the entries are durable only when the

@@ -82,13 +82,15 @@ func (w *witnessProc) kill() {
 // member killed under writes, then the witness; each comes back and
 // catches up. The witness shows as WITNESS in the members' views, hands
 // leadership to a data member when elected, and refuses options that do
-// not concern it. The data members end with the same rows and GTIDs.
+// not concern it. Back after the data members purged their logs, it sets
+// its own aside and joins again. The data members end with the same rows and GTIDs.
 func TestClusterWitness(t *testing.T) {
 	addrs := make([]string, 3)
 	for i := range addrs {
 		addrs[i] = fmt.Sprintf("127.0.0.1:%d", fixedPort(t))
 	}
-	common := []string{"--wsrep-cluster-address", "gcomm://" + strings.Join(addrs, ","), "--wsrep-cluster-name", "test", "--lockstep-cluster-tick", "20"}
+	common := []string{"--wsrep-cluster-address", "gcomm://" + strings.Join(addrs, ","), "--wsrep-cluster-name", "test", "--lockstep-cluster-tick", "20",
+		"--max-binlog-size", "16384"}
 	out, err := exec.Command(binary, append([]string{"witness", "--port", "3399", "--wsrep-node-address", addrs[2]}, common...)...).CombinedOutput()
 	if err == nil || !strings.Contains(string(out), "--port has no meaning for a witness") {
 		t.Fatalf("a witness given --port: %v, %s", err, out)
@@ -140,11 +142,29 @@ func TestClusterWitness(t *testing.T) {
 	insert(dbs[0], 10)
 	insert(dbs[1], 10)
 	w.start()
-	waitFor(t, "the witness back in the members' view", 20*time.Second, func() bool {
+	witnessOnline := func() bool {
 		var n int
 		err := dbs[1].QueryRow("SELECT COUNT(*) FROM performance_schema.replication_group_members WHERE MEMBER_ROLE = 'WITNESS' AND MEMBER_STATE = 'ONLINE'").Scan(&n)
 		return err == nil && n == 1
+	}
+	waitFor(t, "the witness back in the members' view", 20*time.Second, witnessOnline)
+
+	// Lost again while the data members purge their logs: back, it is
+	// behind the purged log, sets its own aside and joins again.
+	w.kill()
+	insert(dbs[0], 200)
+	insert(dbs[1], 200)
+	for _, db := range dbs {
+		mustExec(t, db, "PURGE BINARY LOGS TO '"+lastBinlog(t, db)+"'")
+	}
+	w.start()
+	waitFor(t, "the witness to join again", 30*time.Second, func() bool {
+		log, _ := os.ReadFile(w.log)
+		return strings.Contains(string(log), "behind the cluster's purged log") && witnessOnline()
 	})
+	if _, err := os.Stat(filepath.Join(w.dir, "data", "stale-data", "raft.state")); err != nil {
+		t.Fatalf("the witness's log was not set aside: %v", err)
+	}
 	// Now the other data member lost: member 2 and the witness carry on.
 	members[0].kill()
 	insert(dbs[1], 20)

@@ -170,6 +170,10 @@ type member struct {
 	done      chan struct{}
 	mu        sync.Mutex
 	err       error // why the driver stopped
+	// behind is closed when the node stopped behind the cluster's purged
+	// log and the data directory is marked for a copy (resync.go): the
+	// server restarts.
+	behind chan struct{}
 }
 
 // openMember opens a member's store and binlog (its raft log) and starts
@@ -181,6 +185,10 @@ func openMember(ctx context.Context, cfg Config, serverUUID binlog.UUID, log *sl
 		return nil, nil, nil, err
 	}
 	serverTLS, clientTLS, err := clusterTLS(cfg)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	resync, err := setAsideStale(cfg.DataDir, opts.Dir, log)
 	if err != nil {
 		return nil, nil, nil, err
 	}
@@ -218,7 +226,14 @@ func openMember(ctx context.Context, cfg Config, serverUUID binlog.UUID, log *sl
 		return fail(err)
 	}
 	hasData := len(high) > 0 || store.Applied().File != 0
-	where, bootstrap, err := place(ctx, cfg, rlog, hasData, addrs, self, clientTLS, log)
+	if _, placed, _ := cluster.RosterOf(rlog); placed && resync != "" {
+		// Joined again: the log records this member's place.
+		if err := clearResync(cfg.DataDir); err != nil {
+			return fail(err)
+		}
+		resync = ""
+	}
+	where, bootstrap, err := place(ctx, cfg, rlog, hasData, addrs, self, resync != "", clientTLS, log)
 	if err != nil {
 		return fail(err)
 	}
@@ -243,7 +258,7 @@ func openMember(ctx context.Context, cfg Config, serverUUID binlog.UUID, log *sl
 	if err != nil {
 		return fail(fmt.Errorf("cluster address %s (--wsrep-node-address): %w", nodeAddr, err))
 	}
-	m := &member{Applier: applier, rlog: rlog, id: self, sid: sid, done: make(chan struct{})}
+	m := &member{Applier: applier, rlog: rlog, id: self, sid: sid, done: make(chan struct{}), behind: make(chan struct{})}
 	m.transport = cluster.NewTransport(self, cfg.Cluster.Name, nodeAddr, ln, node.Roster().Addrs)
 	m.transport.UseTLS(serverTLS, clientTLS)
 	tick := time.Duration(cfg.Cluster.TickMillis) * time.Millisecond
@@ -280,7 +295,16 @@ func openMember(ctx context.Context, cfg Config, serverUUID binlog.UUID, log *sl
 			m.mu.Lock()
 			m.err = err
 			m.mu.Unlock()
-			log.Error("the cluster node stopped; this member takes no more commits", "err", err)
+			if !errors.Is(err, cluster.ErrBehind) {
+				log.Error("the cluster node stopped; this member takes no more commits", "err", err)
+				return
+			}
+			if merr := markResync(cfg.DataDir, resyncStale); merr != nil {
+				log.Error("the cluster node stopped behind the cluster's purged log, and its data directory could not be marked for a copy; this member takes no more commits", "err", err, "mark_error", merr)
+				return
+			}
+			log.Warn("the cluster node stopped behind the cluster's purged log: the server restarts and takes a copy of a member's data", "err", err)
+			close(m.behind)
 		}
 	}()
 	return m, store, blog, nil
@@ -295,7 +319,10 @@ func openMember(ctx context.Context, cfg Config, serverUUID binlog.UUID, log *sl
 //
 // A place whose LogStart is past 1 (the members compacted their logs)
 // needs a copy of a member's state first (transferState).
-func place(ctx context.Context, cfg Config, rlog *raftlog.Log, hasData bool, addrs map[uint64]string, listed uint64, clientTLS *tls.Config, log *slog.Logger) (cluster.Place, bool, error) {
+//
+// A member whose stale data was set aside (rejoining) never starts a new
+// cluster: it waits for the members to answer.
+func place(ctx context.Context, cfg Config, rlog *raftlog.Log, hasData bool, addrs map[uint64]string, listed uint64, rejoining bool, clientTLS *tls.Config, log *slog.Logger) (cluster.Place, bool, error) {
 	replaces := strings.TrimSpace(cfg.Cluster.Replaces)
 	if r, ok, err := cluster.RosterOf(rlog); err != nil || ok {
 		if err == nil && replaces != "" {
@@ -308,6 +335,9 @@ func place(ctx context.Context, cfg Config, rlog *raftlog.Log, hasData bool, add
 	}
 	listRoster := cluster.Place{Roster: cluster.Roster{Self: listed, Addrs: addrs}}
 	notListed := fmt.Errorf("--wsrep-node-address %q is not one of the members in --wsrep-cluster-address", cfg.Cluster.NodeAddress)
+	if rejoining && rlog.Empty() && cfg.Cluster.NewCluster {
+		return cluster.Place{}, false, fmt.Errorf("this member's stale data was set aside and it joins the running cluster again; --wsrep-new-cluster would start an empty cluster beside it: start without it (or remove %s to start a new cluster)", filepath.Join(cfg.DataDir, resyncFile))
+	}
 	if !rlog.Empty() || cfg.Cluster.NewCluster {
 		if listed == 0 {
 			return cluster.Place{}, false, notListed
@@ -332,7 +362,7 @@ func place(ctx context.Context, cfg Config, rlog *raftlog.Log, hasData bool, add
 		Replaces: replaces,
 		// A member that replaces another joins a running cluster; it
 		// never starts one.
-		MayStart: listed != 0 && replaces == "",
+		MayStart: listed != 0 && replaces == "" && !rejoining,
 		Waiting: func(reason string) {
 			log.Info("waiting to join the cluster", "reason", reason)
 		},

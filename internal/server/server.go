@@ -710,16 +710,37 @@ func Run(ctx context.Context, cfg Config, log *slog.Logger) error {
 	if cfg.GoMaxProcs > 0 && os.Getenv("GOMAXPROCS") == "" {
 		runtime.GOMAXPROCS(int(cfg.GoMaxProcs))
 	}
-	s, err := StartContext(ctx, cfg, log)
-	if err != nil {
-		return err
+	for {
+		s, err := StartContext(ctx, cfg, log)
+		if err != nil {
+			return err
+		}
+		attrs := []any{"address", s.Addr(), "metrics", s.httpAddr, "datadir", cfg.DataDir, "server_uuid", s.uuid.String()}
+		if open := s.passwordless(); len(open) > 0 {
+			attrs = append(attrs, "note", strings.Join(open, ", ")+" may log in without a password; keep --bind-address on loopback, or give them passwords (ALTER USER ... IDENTIFIED BY)")
+		}
+		log.Info("lockstep is ready for connections", attrs...)
+		select {
+		case <-ctx.Done():
+			log.Info("shutting down")
+			return s.Close()
+		case <-s.behind():
+			// A cluster member behind the cluster's purged log: its data
+			// directory is marked, and the next start sets its data
+			// aside and joins with a copy (resync.go).
+			log.Info("restarting to take a copy of a member's data")
+			if err := s.Close(); err != nil {
+				return err
+			}
+		}
 	}
-	attrs := []any{"address", s.Addr(), "metrics", s.httpAddr, "datadir", cfg.DataDir, "server_uuid", s.uuid.String()}
-	if open := s.passwordless(); len(open) > 0 {
-		attrs = append(attrs, "note", strings.Join(open, ", ")+" may log in without a password; keep --bind-address on loopback, or give them passwords (ALTER USER ... IDENTIFIED BY)")
+}
+
+// behind is closed when the server, a cluster member, must restart to
+// take a copy of a member's data (resync.go); nil for a single server.
+func (s *Server) behind() <-chan struct{} {
+	if s.member == nil {
+		return nil
 	}
-	log.Info("lockstep is ready for connections", attrs...)
-	<-ctx.Done()
-	log.Info("shutting down")
-	return s.Close()
+	return s.member.behind
 }

@@ -77,9 +77,26 @@ func RunWitness(ctx context.Context, cfg Config, log *slog.Logger) error {
 	if _, err := os.Stat(filepath.Join(cfg.DataDir, "store")); err == nil {
 		return fmt.Errorf("--datadir %s holds a data member's store: a witness keeps only the log; give it a directory of its own", cfg.DataDir)
 	}
+	for {
+		behind, err := runWitness(ctx, cfg, log)
+		if err != nil || !behind {
+			return err
+		}
+		// Behind the cluster's purged log: the log is set aside and the
+		// witness joins again (resync.go), as a member does.
+		if err := markResync(cfg.DataDir, resyncStale); err != nil {
+			return fmt.Errorf("the witness is behind the cluster's purged log, and its data directory could not be marked for a new start: %w", err)
+		}
+		log.Warn("the witness is behind the cluster's purged log: it sets its log aside and joins again")
+	}
+}
+
+// runWitness runs a witness until ctx ends or its node stops; behind
+// reports that it stopped behind the cluster's purged log.
+func runWitness(ctx context.Context, cfg Config, log *slog.Logger) (behind bool, err error) {
 	w, err := openWitness(ctx, cfg, log)
 	if err != nil {
-		return err
+		return false, err
 	}
 	defer w.close()
 	log.Info("cluster witness: it votes and keeps the log, and holds no data", "node", w.node, "cluster", cfg.Cluster.Name, "address", cfg.Cluster.NodeAddress)
@@ -88,9 +105,12 @@ func RunWitness(ctx context.Context, cfg Config, log *slog.Logger) error {
 	for {
 		select {
 		case <-ctx.Done():
-			return nil
+			return false, nil
 		case <-w.done:
-			return w.err
+			if errors.Is(w.err, cluster.ErrBehind) {
+				return true, nil
+			}
+			return false, w.err
 		case <-expire.C:
 			if cfg.BinlogExpireSeconds > 0 {
 				if err := w.expire(time.Now().Add(-time.Duration(cfg.BinlogExpireSeconds) * time.Second)); err != nil {
@@ -125,6 +145,10 @@ func openWitness(ctx context.Context, cfg Config, log *slog.Logger) (*witness, e
 	if err != nil {
 		return nil, err
 	}
+	resync, err := setAsideStale(cfg.DataDir, filepath.Join(cfg.DataDir, "store"), log)
+	if err != nil {
+		return nil, err
+	}
 	bopts := binlog.Options{FS: vfs.Default, Dir: cfg.DataDir, BaseName: "binlog", ServerID: cfg.ServerID}
 	blog, _, err := binlog.Open(bopts, binlog.GTIDSet{}, binlog.Position{})
 	if err != nil {
@@ -136,7 +160,14 @@ func openWitness(ctx context.Context, cfg Config, log *slog.Logger) (*witness, e
 		blog.Close()
 		return nil, err
 	}
-	where, bootstrap, err := place(ctx, cfg, rlog, false, addrs, self, clientTLS, log)
+	if _, placed, _ := cluster.RosterOf(rlog); placed && resync != "" {
+		if err := clearResync(cfg.DataDir); err != nil {
+			blog.Close()
+			return nil, err
+		}
+		resync = ""
+	}
+	where, bootstrap, err := place(ctx, cfg, rlog, false, addrs, self, resync != "", clientTLS, log)
 	if err != nil {
 		blog.Close()
 		return nil, err
