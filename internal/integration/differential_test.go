@@ -100,7 +100,7 @@ func diffStatement(r *rand.Rand) string {
 		a := r.IntN(50)
 		return fmt.Sprintf("SELECT id, name, score FROM diff.p WHERE score BETWEEN %d AND %d ORDER BY id", a, a+15)
 	case 12:
-		return "SELECT p, SUM(qty), COUNT(*), MAX(total) FROM diff.c GROUP BY p ORDER BY p"
+		return "SELECT p, SUM(qty), AVG(qty), COUNT(*), MAX(total) FROM diff.c GROUP BY p ORDER BY p"
 	default:
 		return "SELECT a, b FROM diff.k"
 	}

@@ -98,6 +98,7 @@ func newEngine(store *storage.Engine, pipe *commit.Pipeline, locks *lock.Manager
 	p := parser{safeParser{sql.DefaultMySQLParser}}
 	a := analyzer.NewBuilder(provider{e}).
 		AddOverrides(sql.EngineOverrides{Builder: sql.BuilderOverrides{Parser: p}}).
+		AddPostAnalyzeRule(exactAggregateTypesRule, exactAggregateTypes).
 		Build()
 	a.ExecBuilder.PriorityBuilder = boundedTopN{base: a.ExecBuilder}
 	e.GMS = sqle.New(a, &sqle.Config{IncludeRootAccount: true})

@@ -1131,12 +1131,11 @@ func (x *fastExec) sortRows(rows []sql.Row) ([]sql.Row, error) {
 	return rows, sortErr
 }
 
-// runAggregate computes SUM and COUNT items over the matched rows as GMS's
-// aggregation buffers do: SUM adds each non-NULL value as a float64 in row
-// order and is NULL for no values; COUNT(col) counts non-NULL values.
+// runAggregate computes SUM and COUNT items over the matched rows: SUM of
+// an integer column exactly, as a DECIMAL (sumavg.go), NULL for no
+// values; COUNT(col) counts non-NULL values.
 func (x *fastExec) runAggregate(tx *txn.Txn) (*sqltypes.Result, error) {
-	sums := make([]float64, len(x.aggCols))
-	seen := make([]bool, len(x.aggCols))
+	sums := make([]exactSumOf, len(x.aggCols))
 	counts := make([]int64, len(x.aggCols))
 	err := x.rows(tx, x.p.lock, func(r sql.Row) (bool, error) {
 		for i, c := range x.aggCols {
@@ -1145,12 +1144,9 @@ func (x *fastExec) runAggregate(tx *txn.Txn) (*sqltypes.Result, error) {
 			}
 			counts[i]++
 			if x.p.items[i].agg == 's' {
-				f, _, err := types.Float64.Convert(x.ctx, r[c])
-				if err != nil {
+				if err := sums[i].add(x.ctx, r[c]); err != nil {
 					return false, err
 				}
-				sums[i] += f.(float64)
-				seen[i] = true
 			}
 		}
 		return true, nil
@@ -1164,10 +1160,11 @@ func (x *fastExec) runAggregate(tx *txn.Txn) (*sqltypes.Result, error) {
 		cols[i] = &sql.Column{Name: it.name, Type: types.Int64}
 		v := any(counts[i])
 		if it.agg == 's' {
-			cols[i].Type = types.Float64
-			v = sums[i]
-			if !seen[i] {
-				v = nil
+			cols[i].Type, _ = exactResultType(x.ctx, x.t.sch.Schema[x.aggCols[i]].Type, false)
+			cols[i].Nullable = true // NULL over no values
+			v = nil
+			if counts[i] > 0 {
+				v = sums[i].value()
 			}
 		}
 		if v == nil {

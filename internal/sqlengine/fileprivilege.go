@@ -47,6 +47,9 @@ func (p provider) Function(_ *sql.Context, name string) (sql.Function, bool) {
 	if f, ok := regexpFunction(name); ok {
 		return f, true // regexp.go
 	}
+	if f, ok := exactAggregateFunction(name); ok {
+		return f, true // sumavg.go
+	}
 	if name == "validate_password_strength" {
 		return validatePasswordStrengthFunction(), true // passwordpolicy.go
 	}
