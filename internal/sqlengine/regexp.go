@@ -444,41 +444,52 @@ func rewriteRegexpOperators(st ast.SQLNode, query string) {
 	if st == nil || !containsFold(query, "regexp") && !containsFold(query, "rlike") {
 		return
 	}
-	rewriteRegexpIn(reflect.ValueOf(st), map[uintptr]bool{})
+	rewriteExprs(st, func(e ast.Expr) ast.Expr {
+		if c, ok := e.(*ast.ComparisonExpr); ok {
+			return regexpOperatorCall(c)
+		}
+		return nil
+	})
 }
 
-var (
-	exprType      = reflect.TypeFor[ast.Expr]()
-	regexpLikeCol = ast.NewColIdent("regexp_like")
-)
+var exprType = reflect.TypeFor[ast.Expr]()
 
-func rewriteRegexpIn(v reflect.Value, seen map[uintptr]bool) {
+var regexpLikeCol = ast.NewColIdent("regexp_like")
+
+// rewriteExprs replaces, bottom up, every expression of st that fn
+// returns a replacement for (nil: none). It walks the AST's fields by
+// reflection, so it reaches expressions in every kind of statement.
+func rewriteExprs(st ast.SQLNode, fn func(ast.Expr) ast.Expr) {
+	rewriteExprsIn(reflect.ValueOf(st), map[uintptr]bool{}, fn)
+}
+
+func rewriteExprsIn(v reflect.Value, seen map[uintptr]bool, fn func(ast.Expr) ast.Expr) {
 	switch v.Kind() {
 	case reflect.Pointer:
 		if v.IsNil() || seen[v.Pointer()] {
 			return
 		}
 		seen[v.Pointer()] = true
-		rewriteRegexpIn(v.Elem(), seen)
+		rewriteExprsIn(v.Elem(), seen, fn)
 	case reflect.Interface:
 		if v.IsNil() {
 			return
 		}
-		rewriteRegexpIn(v.Elem(), seen)
-		if c, ok := v.Interface().(*ast.ComparisonExpr); ok && v.CanSet() && v.Type() == exprType {
-			if e := regexpOperatorCall(c); e != nil {
-				v.Set(reflect.ValueOf(e))
+		rewriteExprsIn(v.Elem(), seen, fn)
+		if e, ok := v.Interface().(ast.Expr); ok && v.CanSet() && v.Type() == exprType {
+			if r := fn(e); r != nil {
+				v.Set(reflect.ValueOf(r))
 			}
 		}
 	case reflect.Struct:
 		for i := 0; i < v.NumField(); i++ {
 			if f := v.Field(i); f.CanSet() {
-				rewriteRegexpIn(f, seen)
+				rewriteExprsIn(f, seen, fn)
 			}
 		}
 	case reflect.Slice:
 		for i := 0; i < v.Len(); i++ {
-			rewriteRegexpIn(v.Index(i), seen)
+			rewriteExprsIn(v.Index(i), seen, fn)
 		}
 	}
 }

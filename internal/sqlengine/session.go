@@ -714,6 +714,7 @@ func note(ctx context.Context, st ast.Statement, text string, queryLen int) erro
 		return err
 	}
 	rewriteRegexpOperators(st, text)
+	rewriteDecimalCasts(st, text)
 	joinComponentVariables(st)
 	if err := balanceSetOps(st, text); err != nil {
 		return err
@@ -821,6 +822,7 @@ func (p parser) ParseSimple(query string) (ast.Statement, error) {
 	st, err := p.Parser.ParseSimple(query)
 	if err == nil {
 		rewriteRegexpOperators(st, query)
+		rewriteDecimalCasts(st, query)
 		err = balanceSetOps(st, query)
 	}
 	return st, err
@@ -890,6 +892,7 @@ func (p parser) ParseOneWithOptions(ctx context.Context, query string, o ast.Par
 		return nil, r.consumed, err
 	}
 	rewriteRegexpOperators(r.st, query)
+	rewriteDecimalCasts(r.st, query)
 	joinComponentVariables(r.st)
 	if err := balanceSetOps(r.st, query); err != nil {
 		return nil, r.consumed, err

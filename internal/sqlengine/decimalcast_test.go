@@ -1,0 +1,66 @@
+package sqlengine
+
+import (
+	"fmt"
+	"testing"
+)
+
+// TestDecimalCasts: casts to DECIMAL without a scale above 0 are
+// DECIMAL(M,0), rounded half away from zero, clipped with 1264 and
+// zero with 1292 for what is no number (expected values: MariaDB
+// 10.11's); a cast with a scale keeps go-mysql-server's.
+func TestDecimalCasts(t *testing.T) {
+	h := newHarness(t)
+	defer h.close()
+	c := h.conn()
+	for _, tc := range []struct{ expr, typ, val, warning string }{
+		{"CAST(1.5 AS DECIMAL)", "decimal(10,0)", "2", ""},
+		{"CAST(-2.5 AS DECIMAL)", "decimal(10,0)", "-3", ""},
+		{"CAST(1.55 AS DECIMAL(5))", "decimal(5,0)", "2", ""},
+		{"CAST(1.55 AS DECIMAL(5,0))", "decimal(5,0)", "2", ""},
+		{"CONVERT(2.5, DECIMAL)", "decimal(10,0)", "3", ""},
+		{"CAST(NULL AS DECIMAL)", "decimal(10,0)", "<nil>", ""},
+		{"CAST('abc' AS DECIMAL)", "decimal(10,0)", "0", "1292"},
+		{"CAST('7.5x' AS DECIMAL)", "decimal(10,0)", "8", "1292"},
+		{"CAST(12345678901 AS DECIMAL)", "decimal(10,0)", "9999999999", "1264"},
+		{"CAST(-12345678901 AS DECIMAL)", "decimal(10,0)", "-9999999999", "1264"},
+		{"CAST(1.55 AS DECIMAL(5,1))", "decimal(5,1)", "1.6", ""},
+	} {
+		q := "SELECT " + tc.expr
+		sch, _, _, err := h.e.GMS.Query(c.ctx.WithQuery(q), q)
+		if err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+		if got := sch[0].Type.String(); got != tc.typ {
+			t.Errorf("%s: type %s, want %s", tc.expr, got, tc.typ)
+		}
+		if sch[0].Name != tc.expr {
+			t.Errorf("%s: column named %q", tc.expr, sch[0].Name)
+		}
+		if got := c.rows(q); got != tc.val {
+			t.Errorf("%s = %s, want %s", tc.expr, got, tc.val)
+		}
+		ws := c.ctx.Warnings()
+		switch {
+		case tc.warning == "" && len(ws) > 0:
+			t.Errorf("%s: warnings %v", tc.expr, ws)
+		case tc.warning != "" && (len(ws) != 1 || fmt.Sprint(ws[0].Code) != tc.warning):
+			t.Errorf("%s: warnings %v, want %s", tc.expr, ws, tc.warning)
+		}
+		c.ctx.ClearWarnings()
+	}
+	// In tables, in SUM, and in a view.
+	c.exec("CREATE DATABASE d")
+	c.exec("CREATE TABLE d.t (id INT PRIMARY KEY, v DECIMAL(6,2))")
+	c.exec("INSERT INTO d.t VALUES (1, 1.50), (2, 2.50), (3, -0.50)")
+	c.exec("CREATE VIEW d.w AS SELECT id, CAST(v AS DECIMAL) r FROM d.t")
+	for q, want := range map[string]string{
+		"SELECT SUM(CAST(v AS DECIMAL)) FROM d.t":         "4",
+		"SELECT id FROM d.t WHERE CAST(v AS DECIMAL) = 3": "2",
+		"SELECT r FROM d.w ORDER BY id":                   "2;3;-1",
+	} {
+		if got := c.rows(q); got != want {
+			t.Errorf("%s = %s, want %s", q, got, want)
+		}
+	}
+}
