@@ -22,7 +22,7 @@ package sqlengine
 // planner types an aggregate's output column DOUBLE whatever the
 // function says, so the analyzer rule exactAggregateTypes gives the
 // columns that read an exact aggregate its DECIMAL type. Windowed SUM and
-// AVG (OVER ...) are still go-mysql-server's: DOUBLE.
+// AVG (OVER ...) are exact too (exactWindow).
 
 import (
 	"github.com/dolthub/go-mysql-server/sql"
@@ -126,13 +126,9 @@ func exactAggregateFunction(name string) (sql.Function, bool) {
 func exactType(ctx *sql.Context, e sql.Expression) (sql.Type, bool) {
 	switch a := e.(type) {
 	case exactSum:
-		if a.Window() == nil {
-			return exactResultType(ctx, a.Child.Type(ctx), false)
-		}
+		return exactResultType(ctx, a.Child.Type(ctx), false)
 	case exactAvg:
-		if a.Window() == nil {
-			return exactResultType(ctx, a.Child.Type(ctx), true)
-		}
+		return exactResultType(ctx, a.Child.Type(ctx), true)
 	}
 	return nil, false
 }
@@ -152,6 +148,13 @@ func (a exactSum) NewBuffer(ctx *sql.Context) (sql.AggregationBuffer, error) {
 		return newExactBuffer(ctx, a.Child, t.(sql.DecimalType), false)
 	}
 	return a.Sum.NewBuffer(ctx)
+}
+
+func (a exactSum) NewWindowFunction(ctx *sql.Context) (sql.WindowFunction, error) {
+	if t, ok := exactType(ctx, a); ok {
+		return newExactWindow(ctx, a.Child, t.(sql.DecimalType), false, a.Window())
+	}
+	return a.Sum.NewWindowFunction(ctx)
 }
 
 func (a exactSum) WithChildren(ctx *sql.Context, children ...sql.Expression) (sql.Expression, error) {
@@ -182,6 +185,13 @@ func (a exactAvg) NewBuffer(ctx *sql.Context) (sql.AggregationBuffer, error) {
 		return newExactBuffer(ctx, a.Child, t.(sql.DecimalType), true)
 	}
 	return a.Avg.NewBuffer(ctx)
+}
+
+func (a exactAvg) NewWindowFunction(ctx *sql.Context) (sql.WindowFunction, error) {
+	if t, ok := exactType(ctx, a); ok {
+		return newExactWindow(ctx, a.Child, t.(sql.DecimalType), true, a.Window())
+	}
+	return a.Avg.NewWindowFunction(ctx)
 }
 
 func (a exactAvg) WithChildren(ctx *sql.Context, children ...sql.Expression) (sql.Expression, error) {
@@ -275,6 +285,88 @@ func (b *exactBuffer) Eval(*sql.Context) (any, error) {
 
 // Dispose releases the argument's state.
 func (b *exactBuffer) Dispose(ctx *sql.Context) { expression.Dispose(ctx, b.expr) }
+
+// exactWindow is SUM or AVG OVER a window, of exact values: prefix sums
+// and counts of non-NULL values over the partition, from which any
+// frame's sum is a difference (as go-mysql-server's float version does).
+type exactWindow struct {
+	expr   sql.Expression
+	framer sql.WindowFramer
+	typ    sql.DecimalType
+	avg    bool
+	// sums[i] and counts[i] cover the partition's rows up to i.
+	sums   []decimal.Decimal
+	counts []int64
+	start  int // the partition's first row in the buffer
+}
+
+func newExactWindow(ctx *sql.Context, child sql.Expression, t sql.DecimalType, avg bool, w *sql.WindowDefinition) (*exactWindow, error) {
+	e, err := transform.Clone(ctx, child)
+	if err != nil {
+		return nil, err
+	}
+	x := &exactWindow{expr: e, typ: t, avg: avg}
+	if w != nil && w.Frame != nil {
+		if x.framer, err = w.Frame.NewFramer(w); err != nil {
+			return nil, err
+		}
+	}
+	return x, nil
+}
+
+// DefaultFramer is go-mysql-server's for SUM and AVG: the partition's
+// rows up to the current one, unless the window names a frame.
+func (x *exactWindow) DefaultFramer() sql.WindowFramer {
+	if x.framer != nil {
+		return x.framer
+	}
+	return aggregation.NewUnboundedPrecedingToCurrentRowFramer()
+}
+
+func (x *exactWindow) Dispose(ctx *sql.Context) { expression.Dispose(ctx, x.expr) }
+
+func (x *exactWindow) StartPartition(ctx *sql.Context, interval sql.WindowInterval, buf sql.WindowBuffer) error {
+	x.Dispose(ctx)
+	x.start = interval.Start
+	n := interval.End - interval.Start
+	x.sums, x.counts = make([]decimal.Decimal, n), make([]int64, n)
+	var sum exactSumOf
+	var count int64
+	for i := range n {
+		v, err := x.expr.Eval(ctx, buf[interval.Start+i])
+		if err != nil {
+			return err
+		}
+		if v != nil {
+			if err := sum.add(ctx, v); err != nil {
+				return err
+			}
+			count++
+		}
+		x.sums[i], x.counts[i] = sum.value(), count
+	}
+	return nil
+}
+
+// Compute is the frame's sum or average, NULL when it holds no value.
+func (x *exactWindow) Compute(_ *sql.Context, interval sql.WindowInterval, _ sql.WindowBuffer) (any, error) {
+	if interval.End <= interval.Start {
+		return nil, nil
+	}
+	last, first := interval.End-x.start-1, interval.Start-x.start-1
+	sum, count := x.sums[last], x.counts[last]
+	if first >= 0 {
+		sum, count = sum.Sub(x.sums[first]), count-x.counts[first]
+	}
+	if count == 0 {
+		return nil, nil
+	}
+	scale := int32(x.typ.Scale())
+	if x.avg {
+		return sum.DivRound(decimal.NewFromInt(count), scale), nil
+	}
+	return sum.Round(scale), nil
+}
 
 // exactAggregateTypes gives every column that reads an exact SUM or AVG
 // the aggregate's DECIMAL type: the planner types such columns DOUBLE.

@@ -1,7 +1,6 @@
 package sqlengine
 
 import (
-	"fmt"
 	"testing"
 )
 
@@ -92,8 +91,24 @@ func TestExactSumAvg(t *testing.T) {
 			t.Errorf("%s = %s, want %s", q, got, want)
 		}
 	}
-	// A window's SUM stays go-mysql-server's (DOUBLE).
-	if got := c.rows("SELECT SUM(v) OVER () FROM d.r WHERE id = 1"); got != fmt.Sprint(1.0) {
-		t.Errorf("windowed SUM: %s", got)
+	// Over windows too, with NULL for a frame without values (expected:
+	// MariaDB 10.11's).
+	c.exec("CREATE TABLE d.w (id INT PRIMARY KEY, g INT, v BIGINT, p DECIMAL(6,2))")
+	c.exec("INSERT INTO d.w VALUES (1,1,9007199254740993,1.10),(2,1,9007199254740993,NULL),(3,2,NULL,2.25),(4,2,5,NULL),(5,2,NULL,NULL)")
+	q := `SELECT id, SUM(v) OVER (PARTITION BY g ORDER BY id) s,
+		AVG(p) OVER (ORDER BY id ROWS BETWEEN 1 PRECEDING AND CURRENT ROW) a,
+		SUM(p) OVER (PARTITION BY g ORDER BY id ROWS BETWEEN CURRENT ROW AND CURRENT ROW) c FROM d.w ORDER BY id`
+	sch, _, _, err := h.e.GMS.Query(c.ctx.WithQuery(q), q)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, want := range []string{"int", "decimal(41,0)", "decimal(10,6)", "decimal(28,2)"} {
+		if got := sch[i].Type.String(); got != want {
+			t.Errorf("window column %d: type %s, want %s", i, got, want)
+		}
+	}
+	want := "1,9007199254740993,1.1,1.1;2,18014398509481986,1.1,<nil>;3,<nil>,2.25,2.25;4,5,2.25,<nil>;5,5,<nil>,<nil>"
+	if got := c.rows(q); got != want {
+		t.Errorf("windows:\n got %s\nwant %s", got, want)
 	}
 }
