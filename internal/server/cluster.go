@@ -645,8 +645,9 @@ func syncKind(query string) int64 {
 // of a kind the session's mask names, wait until this node has applied
 // every transaction the cluster committed before the statement arrived,
 // so that it sees every write acknowledged before it on any member; DDL
-// always waits (syncDDL), and on a desynced member every kind does. A
-// wait longer than 30 s (no quorum) gets 1205, as in Galera.
+// always waits (syncDDL), and on a desynced member (with WAIT) every
+// statement on tables does. A wait longer than 30 s (no quorum) gets
+// 1205, as in Galera.
 func (s *Server) causalWait(ctx context.Context, c *mysql.Conn, query string) error {
 	if s.member == nil {
 		return nil
@@ -661,10 +662,14 @@ func (s *Server) causalWait(ctx context.Context, c *mysql.Conn, query string) er
 	} else {
 		mask = s.sessionSyncMask(c)
 	}
-	if s.member.Desynced() {
-		// Behind the cluster by more than flow control's limit: every
-		// statement waits to catch up (detached.go).
-		mask = syncRead | syncUpdate | syncInsert | syncShow
+	if s.member.Desynced() && s.cfg.Cluster.DesyncedReads != "REFUSE" && !s.answersDetached(c, query) {
+		// Behind the cluster by more than flow control's limit: a
+		// statement on tables waits to catch up (detached.go). What a
+		// member answers even outside the primary component (SHOW,
+		// SET, reads of information_schema and performance_schema)
+		// does not, so that monitoring sees the member as it is; with
+		// REFUSE the others never get here.
+		mask |= syncRead | syncUpdate | syncInsert
 	}
 	if (mask|syncDDL)&kind == 0 {
 		return nil

@@ -57,6 +57,17 @@ func (s *Server) refuseDetached(c *mysql.Conn, query string) error {
 	return errNotPrimary()
 }
 
+// answersDetached reports whether c's statement query is one a member
+// outside the primary component still runs (runsDetached, in c's current
+// database, without wsrep_dirty_reads).
+func (s *Server) answersDetached(c *mysql.Conn, query string) bool {
+	db := ""
+	if ctx, ok := s.sql.SessionContext(c.ConnectionID); ok {
+		db = ctx.GetCurrentDatabase()
+	}
+	return runsDetached(bareStatement(query), db, false)
+}
+
 // runsDetached reports whether query runs on a member outside the primary
 // component; db is the session's current database.
 func runsDetached(query, db string, dirtyReads bool) bool {
