@@ -54,7 +54,16 @@ func (s *server) throttle(t *testing.T) (end func()) {
 // refuses table statements with 1047) and the others stop pacing for it;
 // back to full speed, it catches up, syncs again and holds every row.
 // Applier threads and flow-control settings change at run time.
-func TestClusterFlowControl(t *testing.T) {
+func TestClusterFlowControl(t *testing.T) { testFlowControl(t, "REFUSE") }
+
+// TestClusterFlowControlWait is the same with --lockstep-desynced-reads=
+// WAIT (the default): desynced, the member still answers SHOW at once (it
+// waited to catch up first, and a member far behind answered its own
+// status after 30 s, or with 1205), and a statement on a table waits
+// instead of being refused.
+func TestClusterFlowControlWait(t *testing.T) { testFlowControl(t, "WAIT") }
+
+func testFlowControl(t *testing.T, desyncedReads string) {
 	addrs := make([]string, 3)
 	for i := range addrs {
 		addrs[i] = fmt.Sprintf("127.0.0.1:%d", fixedPort(t))
@@ -67,7 +76,7 @@ func TestClusterFlowControl(t *testing.T) {
 			"--lockstep-cluster-tick", "20", "--lockstep-fc-desync-after", "1500",
 			"--wsrep-slave-threads", fmt.Sprint(1 + 3*i)}
 		if i > 0 { // the one slowed below is one of these
-			args = append(args, "--lockstep-desynced-reads", "REFUSE")
+			args = append(args, "--lockstep-desynced-reads", desyncedReads)
 		}
 		nodes = append(nodes, startServer(t, t.TempDir(), args...))
 	}
@@ -159,11 +168,23 @@ func TestClusterFlowControl(t *testing.T) {
 	// between two looks, so a round counts only if every look in it finds
 	// it desynced.
 	waitFor(t, "the slow member to desync itself, refuse a read and report it", 60*time.Second, func() bool {
+		began := time.Now()
 		if statusOf(t, slow, "wsrep_local_state_comment") != "Donor/Desynced" || statusOf(t, slow, "wsrep_local_state") != "2" {
 			return false
 		}
-		if _, err := slow.Exec("SELECT COUNT(*) FROM d.t"); errNumber(err) != 1047 {
-			return false
+		if took := time.Since(began); took > 5*time.Second {
+			t.Fatalf("SHOW STATUS on the desynced member took %v: it waited to catch up", took)
+		}
+		_, err := slow.Exec("SELECT COUNT(*) FROM d.t")
+		switch desyncedReads {
+		case "REFUSE":
+			if errNumber(err) != 1047 {
+				return false
+			}
+		default: // WAIT: a causal read, which may time out (1205) this far behind
+			if errNumber(err) == 1047 {
+				t.Fatalf("the desynced member refused a read with WAIT: %v", err)
+			}
 		}
 		return value(scrape(t, slowed), "lockstep_cluster_desynced", "") == 1
 	})
