@@ -39,9 +39,11 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"net"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -398,24 +400,70 @@ func transferState(cfg Config, opts storage.Options, bopts binlog.Options, self 
 			os.Remove(m)
 		}
 	}
-	log.Info("the cluster's log starts past its first entry: copying a member's state", "donor", from)
-	var index uint64
-	err := cluster.FetchState(from, cfg.Cluster.Name, strings.TrimSpace(cfg.Cluster.NodeAddress), clientTLS, func(h cluster.StateHeader, cs raftpb.ConfState, r io.Reader) error {
-		if err := storage.Import(opts, r); err != nil {
-			return err
+	fetch := func(donor string) (uint64, error) {
+		var index uint64
+		err := cluster.FetchState(donor, cfg.Cluster.Name, strings.TrimSpace(cfg.Cluster.NodeAddress), clientTLS, func(h cluster.StateHeader, cs raftpb.ConfState, r io.Reader) error {
+			if err := storage.Import(opts, r); err != nil {
+				return err
+			}
+			roster := h.Roster.Clone()
+			roster.Self = self.Self
+			index = h.Index
+			return raftlog.Seed(raftlog.Options{FS: vfs.Default, Dir: cfg.DataDir, ServerID: cfg.ServerID}, h.Index, h.Term, cs, cluster.EncodeRoster(roster))
+		})
+		if err != nil {
+			os.RemoveAll(opts.Dir)
+			os.Remove(filepath.Join(cfg.DataDir, "raft.state"))
 		}
-		roster := h.Roster.Clone()
-		roster.Self = self.Self
-		index = h.Index
-		return raftlog.Seed(raftlog.Options{FS: vfs.Default, Dir: cfg.DataDir, ServerID: cfg.ServerID}, h.Index, h.Term, cs, cluster.EncodeRoster(roster))
-	})
-	if err != nil {
-		os.RemoveAll(opts.Dir)
-		os.Remove(filepath.Join(cfg.DataDir, "raft.state"))
-		return fmt.Errorf("copying the state of member %s: %w", from, err)
+		return index, err
 	}
-	log.Info("copied a member's state", "donor", from, "entry", index, "seconds", time.Since(began).Seconds())
+	donor, index, err := copyFromDonors(donorsOf(self, from), fetch, stateCopyPatience, log)
+	if err != nil {
+		return err
+	}
+	log.Info("copied a member's state", "donor", donor, "entry", index, "seconds", time.Since(began).Seconds())
 	return nil
+}
+
+// stateCopyPatience is how long a joiner keeps asking members for a copy
+// of their state before its start fails.
+const stateCopyPatience = time.Minute
+
+// donorsOf is where a joiner asks for a copy of the state: first the
+// member that answered its join (from), then every other member of the
+// roster, in id order. The one that answered may refuse (a witness that
+// was leading keeps no data) or fail midway.
+func donorsOf(r cluster.Roster, from string) []string {
+	out := []string{from}
+	for _, id := range slices.Sorted(maps.Keys(r.Addrs)) {
+		if a := r.Addrs[id]; id != r.Self && a != from {
+			out = append(out, a)
+		}
+	}
+	return out
+}
+
+// copyFromDonors asks the donors in turn for a copy (fetch, which leaves
+// nothing behind when it fails) until one gives it, going round again
+// after a pause until patience runs out; it returns the donor that gave
+// the copy and the entry the copy holds.
+func copyFromDonors(donors []string, fetch func(donor string) (uint64, error), patience time.Duration, log *slog.Logger) (string, uint64, error) {
+	deadline := time.Now().Add(patience)
+	for {
+		var err error
+		for _, d := range donors {
+			log.Info("the cluster's log starts past its first entry: copying a member's state", "donor", d)
+			var index uint64
+			if index, err = fetch(d); err == nil {
+				return d, index, nil
+			}
+			log.Warn("no copy of the state from this member; asking another", "donor", d, "err", err)
+		}
+		if time.Now().After(deadline) {
+			return "", 0, fmt.Errorf("copying a member's state: no member gave one in %v; the last said: %w", patience, err)
+		}
+		time.Sleep(time.Second)
+	}
 }
 
 // What a member announces of its server (cluster.Announcement.Service).
