@@ -242,23 +242,10 @@ func (b *exactBuffer) Update(ctx *sql.Context, row sql.Row) error {
 	return nil
 }
 
-// exactValue is an exact numeric value as a decimal.
+// exactValue is an exact numeric value that is not a signed or small
+// integer (those exactSumOf.add takes itself) as a decimal.
 func exactValue(ctx *sql.Context, v any) (decimal.Decimal, error) {
 	switch n := v.(type) {
-	case int8:
-		return decimal.NewFromInt(int64(n)), nil
-	case int16:
-		return decimal.NewFromInt(int64(n)), nil
-	case int32:
-		return decimal.NewFromInt(int64(n)), nil
-	case int64:
-		return decimal.NewFromInt(n), nil
-	case uint8:
-		return decimal.NewFromInt(int64(n)), nil
-	case uint16:
-		return decimal.NewFromInt(int64(n)), nil
-	case uint32:
-		return decimal.NewFromInt(int64(n)), nil
 	case uint64:
 		return decimal.NewFromUint64(n), nil
 	case decimal.Decimal:
@@ -404,41 +391,48 @@ type exactSumOf struct {
 }
 
 func (s *exactSumOf) add(ctx *sql.Context, v any) error {
-	var n int64
-	small := true
-	switch x := v.(type) {
-	case int64:
-		n = x
-	case int32:
-		n = int64(x)
-	case int16:
-		n = int64(x)
-	case int8:
-		n = int64(x)
-	case uint32:
-		n = int64(x)
-	case uint16:
-		n = int64(x)
-	case uint8:
-		n = int64(x)
-	default:
-		small = false
-	}
-	if small && !s.wide {
-		if sum := s.small + n; (n >= 0) == (sum >= s.small) {
-			s.small = sum
-			return nil
+	var d decimal.Decimal
+	if n, ok := smallInt(v); ok {
+		if !s.wide {
+			if sum := s.small + n; (n >= 0) == (sum >= s.small) {
+				s.small = sum
+				return nil
+			}
 		}
-	}
-	d, err := exactValue(ctx, v)
-	if err != nil {
-		return err
+		d = decimal.NewFromInt(n)
+	} else {
+		var err error
+		if d, err = exactValue(ctx, v); err != nil {
+			return err
+		}
 	}
 	if !s.wide {
 		s.big, s.wide = decimal.NewFromInt(s.small), true
 	}
 	s.big = s.big.Add(d)
 	return nil
+}
+
+// smallInt is v as an int64, if it is an integer every value of whose
+// type fits in one.
+func smallInt(v any) (int64, bool) {
+	switch x := v.(type) {
+	case int64:
+		return x, true
+	case int32:
+		return int64(x), true
+	case int16:
+		return int64(x), true
+	case int8:
+		return int64(x), true
+	case uint32:
+		return int64(x), true
+	case uint16:
+		return int64(x), true
+	case uint8:
+		return int64(x), true
+	}
+	return 0, false
 }
 
 // value is the sum.

@@ -58,7 +58,15 @@ func TestExactSumAvg(t *testing.T) {
 	// AVG rounds half away from zero at its scale.
 	c.exec("CREATE TABLE d.r (id INT PRIMARY KEY, v INT)")
 	c.exec("INSERT INTO d.r VALUES (1, 1), (2, 0), (3, 0), (4, 1), (5, 0), (6, 0)")
-	for q, want := range map[string]string{
+	expect := func(results map[string]string) {
+		t.Helper()
+		for q, want := range results {
+			if got := c.rows(q); got != want {
+				t.Errorf("%s = %s, want %s", q, got, want)
+			}
+		}
+	}
+	expect(map[string]string{
 		"SELECT AVG(v) FROM d.r":                      "0.3333",
 		"SELECT AVG(-v) FROM d.r":                     "-0.3333",
 		"SELECT AVG(v) FROM d.r WHERE id IN (1,2,3)":  "0.3333",
@@ -73,24 +81,16 @@ func TestExactSumAvg(t *testing.T) {
 		"SELECT v, AVG(id) a FROM d.r GROUP BY v ORDER BY a DESC":       "0,4;1,2.5",
 		"SELECT (SELECT SUM(id) FROM d.r) + 1":                          "22",
 		"SELECT COUNT(*) FROM d.r WHERE id < (SELECT AVG(id) FROM d.r)": "3",
-	} {
-		if got := c.rows(q); got != want {
-			t.Errorf("%s = %s, want %s", q, got, want)
-		}
-	}
+	})
 	// Past int64: the running sum goes on as a decimal.
 	c.exec("CREATE TABLE d.o (id INT PRIMARY KEY, v BIGINT)")
 	c.exec("INSERT INTO d.o VALUES (1, 9223372036854775807), (2, 9223372036854775807), (3, -5), (4, -9223372036854775808)")
-	for q, want := range map[string]string{
+	expect(map[string]string{
 		"SELECT SUM(v) FROM d.o WHERE id < 3":  "18446744073709551614",
 		"SELECT SUM(v) FROM d.o":               "9223372036854775801",
 		"SELECT AVG(v) FROM d.o WHERE id < 3":  "9223372036854775807",
 		"SELECT SUM(v) FROM d.o WHERE id >= 3": "-9223372036854775813",
-	} {
-		if got := c.rows(q); got != want {
-			t.Errorf("%s = %s, want %s", q, got, want)
-		}
-	}
+	})
 	// Over windows too, with NULL for a frame without values (expected:
 	// MariaDB 10.11's).
 	c.exec("CREATE TABLE d.w (id INT PRIMARY KEY, g INT, v BIGINT, p DECIMAL(6,2))")
