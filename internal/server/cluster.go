@@ -244,7 +244,7 @@ func openMember(ctx context.Context, cfg Config, serverUUID binlog.UUID, log *sl
 		// member opens on it as on any data directory it left.
 		blog.Close()
 		store.Close()
-		if err := transferState(cfg, opts, bopts, where.Roster, where.From, clientTLS, log); err != nil {
+		if err := transferState(cfg, opts, where.Roster, where.From, clientTLS, log); err != nil {
 			return nil, nil, nil, err
 		}
 		return openMember(ctx, cfg, serverUUID, log, opts)
@@ -387,19 +387,12 @@ func place(ctx context.Context, cfg Config, rlog *raftlog.Log, hasData bool, add
 // (cluster.FetchState) and its raft log start after the entry that copy
 // holds (raftlog.Seed), in a data directory whose store, binlog and raft
 // log are new and closed: their files are replaced.
-func transferState(cfg Config, opts storage.Options, bopts binlog.Options, self cluster.Roster, from string, clientTLS *tls.Config, log *slog.Logger) error {
+func transferState(cfg Config, opts storage.Options, self cluster.Roster, from string, clientTLS *tls.Config, log *slog.Logger) error {
 	began := time.Now()
 	if err := os.RemoveAll(opts.Dir); err != nil {
 		return err
 	}
-	for _, name := range []string{"binlog.index", "binlog.synced"} {
-		os.Remove(filepath.Join(cfg.DataDir, name))
-	}
-	if matches, _ := filepath.Glob(filepath.Join(cfg.DataDir, bopts.BaseName+".[0-9]*")); len(matches) > 0 {
-		for _, m := range matches {
-			os.Remove(m)
-		}
-	}
+	removeLog(cfg.DataDir)
 	fetch := func(donor string) (uint64, error) {
 		var index uint64
 		err := cluster.FetchState(donor, cfg.Cluster.Name, strings.TrimSpace(cfg.Cluster.NodeAddress), clientTLS, func(h cluster.StateHeader, cs raftpb.ConfState, r io.Reader) error {

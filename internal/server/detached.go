@@ -47,11 +47,7 @@ func (s *Server) refuseDetached(c *mysql.Conn, query string) error {
 	if v, ok := s.sql.SessionVariable(c.ConnectionID, "wsrep_dirty_reads"); ok {
 		dirty = toInt64(v) != 0
 	}
-	db := ""
-	if ctx, ok := s.sql.SessionContext(c.ConnectionID); ok {
-		db = ctx.GetCurrentDatabase()
-	}
-	if runsDetached(bareStatement(query), db, dirty) {
+	if runsDetached(bareStatement(query), s.currentDB(c), dirty) {
 		return nil
 	}
 	return errNotPrimary()
@@ -61,11 +57,15 @@ func (s *Server) refuseDetached(c *mysql.Conn, query string) error {
 // outside the primary component still runs (runsDetached, in c's current
 // database, without wsrep_dirty_reads).
 func (s *Server) answersDetached(c *mysql.Conn, query string) bool {
-	db := ""
+	return runsDetached(bareStatement(query), s.currentDB(c), false)
+}
+
+// currentDB is c's session's current database ("" for none).
+func (s *Server) currentDB(c *mysql.Conn) string {
 	if ctx, ok := s.sql.SessionContext(c.ConnectionID); ok {
-		db = ctx.GetCurrentDatabase()
+		return ctx.GetCurrentDatabase()
 	}
-	return runsDetached(bareStatement(query), db, false)
+	return ""
 }
 
 // runsDetached reports whether query runs on a member outside the primary

@@ -92,13 +92,25 @@ func clearResync(dir string) error {
 // holds of the cluster: the store, its binlog (the raft log) and raft's
 // state.
 func memberFiles(dir, storeDir string) []string {
-	names := []string{filepath.Base(storeDir), "binlog.index", "binlog.synced", "raft.state"}
-	if matches, _ := filepath.Glob(filepath.Join(dir, "binlog.[0-9]*")); len(matches) > 0 {
-		for _, m := range matches {
-			names = append(names, filepath.Base(m))
-		}
+	return append(logFiles(dir), filepath.Base(storeDir), "raft.state")
+}
+
+// logFiles are the names, in a member's data directory, of its binlog
+// (the raft log): its files, their index and the synced mark.
+func logFiles(dir string) []string {
+	names := []string{"binlog.index", "binlog.synced"}
+	matches, _ := filepath.Glob(filepath.Join(dir, "binlog.[0-9]*"))
+	for _, m := range matches {
+		names = append(names, filepath.Base(m))
 	}
 	return names
+}
+
+// removeLog removes a member's binlog (logFiles) from dir.
+func removeLog(dir string) {
+	for _, name := range logFiles(dir) {
+		os.Remove(filepath.Join(dir, name))
+	}
 }
 
 // setAsideStale moves a stale member's data under staleDir, if the mark

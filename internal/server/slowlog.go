@@ -109,10 +109,7 @@ func (s *Server) slowEnd(c *mysql.Conn, t *slowTimer, query string) {
 		return
 	}
 	lw, rr := s.sql.StatementCounters(c.ConnectionID)
-	db := ""
-	if ctx, ok := s.sql.SessionContext(c.ConnectionID); ok {
-		db = ctx.GetCurrentDatabase()
-	}
+	db := s.currentDB(c)
 	host := ""
 	if a, ok := c.RemoteAddr().(*net.TCPAddr); ok {
 		host = a.IP.String()

@@ -253,14 +253,8 @@ func openWitness(ctx context.Context, cfg Config, log *slog.Logger) (*witness, e
 // member's state holds (the data itself is read and dropped), with the
 // cluster's GTIDs up to it as its first binlog file's Previous_gtids.
 func seedWitness(cfg Config, bopts binlog.Options, ropts raftlog.Options, sid binlog.UUID, self cluster.Roster, from string, clientTLS *tls.Config, log *slog.Logger) error {
-	for _, name := range []string{"binlog.index", "binlog.synced", "raft.state"} {
-		os.Remove(filepath.Join(cfg.DataDir, name))
-	}
-	if matches, _ := filepath.Glob(filepath.Join(cfg.DataDir, bopts.BaseName+".[0-9]*")); len(matches) > 0 {
-		for _, m := range matches {
-			os.Remove(m)
-		}
-	}
+	removeLog(cfg.DataDir)
+	os.Remove(filepath.Join(cfg.DataDir, "raft.state"))
 	log.Info("the cluster's log starts past its first entry: taking a member's state header (its data is not kept)", "donor", from)
 	err := cluster.FetchState(from, cfg.Cluster.Name, strings.TrimSpace(cfg.Cluster.NodeAddress), clientTLS, func(h cluster.StateHeader, cs raftpb.ConfState, r io.Reader) error {
 		if _, err := io.Copy(io.Discard, r); err != nil {
