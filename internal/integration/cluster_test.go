@@ -451,6 +451,42 @@ func groupMembers(t *testing.T, db *sql.DB) map[string]string {
 	return out
 }
 
+// allOnline reports whether db's member lists n members, every one ONLINE.
+func allOnline(t *testing.T, db *sql.DB, n int) bool {
+	t.Helper()
+	m := groupMembers(t, db)
+	for _, st := range m {
+		if st != "ONLINE" {
+			return false
+		}
+	}
+	return len(m) == n
+}
+
+// clusterAddrs are the members' cluster addresses.
+func clusterAddrs(nodes []*server) []string {
+	var out []string
+	for _, s := range nodes {
+		out = append(out, s.argOf("--wsrep-node-address"))
+	}
+	return out
+}
+
+// startInsertWriters creates d.t (id, v) through dbs[0] and starts a
+// writer per pool: writer w inserts ids w*1,000,000 + k, and goes on
+// after a conflict (1213) or a refusal of a member that is not ready
+// (1047).
+func startInsertWriters(t *testing.T, dbs []*sql.DB) *writers {
+	t.Helper()
+	execRetry(t, dbs[0], "CREATE DATABASE d")
+	execRetry(t, dbs[0], "CREATE TABLE d.t (id INT PRIMARY KEY, v INT NOT NULL)")
+	return startWriters(dbs, func(db *sql.DB, w, k int) (int, error) {
+		id := w*1_000_000 + k
+		_, err := db.Exec("INSERT INTO d.t VALUES (?, ?)", id, w)
+		return id, err
+	}, func(err error) bool { return errNumber(err) == 1213 || errNumber(err) == 1047 })
+}
+
 // TestClusterMinorityRefuses: members see each other in
 // performance_schema.replication_group_members; a member cut off from the
 // majority sees the others UNREACHABLE, refuses reads and writes of
@@ -574,18 +610,9 @@ func (s *server) argOf(flag string) string {
 // of its own.
 func TestClusterJoin(t *testing.T) {
 	nodes := startCluster(t, 3)
-	var seeds []string
-	for _, s := range nodes {
-		seeds = append(seeds, s.argOf("--wsrep-node-address"))
-	}
+	seeds := clusterAddrs(nodes)
 	dbs := []*sql.DB{causal(t, nodes[0]), causal(t, nodes[1]), causal(t, nodes[2])}
-	execRetry(t, dbs[0], "CREATE DATABASE d")
-	execRetry(t, dbs[0], "CREATE TABLE d.t (id INT PRIMARY KEY, v INT NOT NULL)")
-	ws := startWriters(dbs, func(db *sql.DB, w, k int) (int, error) {
-		id := w*1_000_000 + k
-		_, err := db.Exec("INSERT INTO d.t VALUES (?, ?)", id, w)
-		return id, err
-	}, func(err error) bool { return errNumber(err) == 1213 || errNumber(err) == 1047 })
+	ws := startInsertWriters(t, dbs)
 	waitFor(t, "writes before the join", 30*time.Second, func() bool { return ws.count() >= 3000 })
 
 	addr := fmt.Sprintf("127.0.0.1:%d", fixedPort(t))
@@ -600,16 +627,7 @@ func TestClusterJoin(t *testing.T) {
 	joiner := startServer(t, t.TempDir(), joinArgs(addr)...)
 	waitReady(t, joiner.db(""))
 	t.Logf("the new member was ready %v after it started, %d inserts acknowledged by then", time.Since(began).Round(time.Millisecond), ws.count())
-	waitFor(t, "four members ONLINE", 30*time.Second, func() bool {
-		m := groupMembers(t, nodes[0].db(""))
-		online := 0
-		for _, st := range m {
-			if st == "ONLINE" {
-				online++
-			}
-		}
-		return len(m) == 4 && online == 4
-	})
+	waitFor(t, "four members ONLINE", 30*time.Second, func() bool { return allOnline(t, nodes[0].db(""), 4) })
 	jdb := causal(t, joiner)
 	ws2 := startWriters([]*sql.DB{jdb}, func(db *sql.DB, w, k int) (int, error) {
 		id := 9_000_000 + k
@@ -709,18 +727,9 @@ func TestClusterJoin(t *testing.T) {
 // stop it). A new member cannot replace one that is not a voter.
 func TestClusterReplaceMember(t *testing.T) {
 	nodes := startCluster(t, 3)
-	var seeds []string
-	for _, s := range nodes {
-		seeds = append(seeds, s.argOf("--wsrep-node-address"))
-	}
+	seeds := clusterAddrs(nodes)
 	dbs := []*sql.DB{causal(t, nodes[0]), causal(t, nodes[1])}
-	execRetry(t, dbs[0], "CREATE DATABASE d")
-	execRetry(t, dbs[0], "CREATE TABLE d.t (id INT PRIMARY KEY, v INT NOT NULL)")
-	ws := startWriters(dbs, func(db *sql.DB, w, k int) (int, error) {
-		id := w*1_000_000 + k
-		_, err := db.Exec("INSERT INTO d.t VALUES (?, ?)", id, w)
-		return id, err
-	}, func(err error) bool { return errNumber(err) == 1213 || errNumber(err) == 1047 })
+	ws := startInsertWriters(t, dbs)
 	waitFor(t, "writes before the loss", 30*time.Second, func() bool { return ws.count() >= 1000 })
 	nodes[2].kill()
 	dead := nodes[2].argOf("--wsrep-node-address")
@@ -736,16 +745,7 @@ func TestClusterReplaceMember(t *testing.T) {
 	joiner := startServer(t, t.TempDir(), joinArgs(4, dead)...)
 	waitReady(t, joiner.db(""))
 	first := nodes[0].db("")
-	waitFor(t, "three members ONLINE, the dead one gone", 30*time.Second, func() bool {
-		m := groupMembers(t, first)
-		online := 0
-		for _, st := range m {
-			if st == "ONLINE" {
-				online++
-			}
-		}
-		return len(m) == 3 && online == 3
-	})
+	waitFor(t, "three members ONLINE, the dead one gone", 30*time.Second, func() bool { return allOnline(t, first, 3) })
 	var name, size string
 	if err := nodes[1].db("").QueryRow("SHOW STATUS LIKE 'wsrep_cluster_size'").Scan(&name, &size); err != nil || size != "3" {
 		t.Fatalf("wsrep_cluster_size after the replacement: %q %v, want 3", size, err)
