@@ -20,6 +20,7 @@ import (
 	"github.com/dolthub/go-mysql-server/sql"
 	"github.com/dolthub/go-mysql-server/sql/expression"
 	"github.com/dolthub/go-mysql-server/sql/types"
+	"github.com/dolthub/vitess/go/mysql"
 	ast "github.com/dolthub/vitess/go/vt/sqlparser"
 	"github.com/shopspring/decimal"
 )
@@ -28,9 +29,6 @@ const (
 	decimalCastName = "lockstep_cast_decimal"
 	// defaultDecimalDigits is DECIMAL's precision when none is given.
 	defaultDecimalDigits = 10
-
-	erWarnDataOutOfRange  = 1264
-	erTruncatedWrongValue = 1292
 )
 
 var decimalCastCol = ast.NewColIdent(decimalCastName)
@@ -144,10 +142,10 @@ func (c *decimalCast) Eval(ctx *sql.Context, row sql.Row) (any, error) {
 	dv, _, err := types.InternalDecimalType.Convert(ctx, v)
 	if err != nil {
 		if !sql.ErrTruncatedIncorrect.Is(err) {
-			ctx.Warn(erTruncatedWrongValue, "Truncated incorrect DECIMAL value: '%v'", v)
+			ctx.Warn(mysql.ERTruncatedWrongValue, "Truncated incorrect DECIMAL value: '%v'", v)
 			return decimal.Zero, nil
 		}
-		ctx.Warn(erTruncatedWrongValue, "%s", err.Error())
+		ctx.Warn(mysql.ERTruncatedWrongValue, "%s", err.Error())
 	}
 	d, ok := dv.(decimal.Decimal)
 	if !ok {
@@ -156,11 +154,12 @@ func (c *decimalCast) Eval(ctx *sql.Context, row sql.Row) (any, error) {
 	d = d.Round(0)
 	limit := decimal.New(1, int32(m))
 	if d.Abs().Cmp(limit) >= 0 {
-		ctx.Warn(erWarnDataOutOfRange, "Out of range value for column '%s' at row 1", c.String())
-		d = limit.Sub(decimal.NewFromInt(1))
-		if dv.(decimal.Decimal).Sign() < 0 {
-			d = d.Neg()
+		ctx.Warn(mysql.ERWarnDataOutOfRange, "Out of range value for column '%s' at row 1", c.String())
+		largest := limit.Sub(decimal.NewFromInt(1))
+		if d.Sign() < 0 {
+			largest = largest.Neg()
 		}
+		d = largest
 	}
 	return d, nil
 }
