@@ -24,6 +24,7 @@ const (
 	DBAccessDenied         = 1044 // ER_DBACCESS_DENIED_ERROR
 	TableAccessDenied      = 1142 // ER_TABLEACCESS_DENIED_ERROR
 	ReadOnlyTransaction    = 1792 // ER_CANT_EXECUTE_IN_READ_ONLY_TRANSACTION
+	TooBigPrecision        = 1426 // ER_TOO_BIG_PRECISION
 	readOnlyTransactionMsg = "Cannot execute statement in a READ ONLY transaction."
 )
 

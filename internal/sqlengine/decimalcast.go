@@ -22,6 +22,7 @@ import (
 	"github.com/dolthub/go-mysql-server/sql/types"
 	"github.com/dolthub/vitess/go/mysql"
 	ast "github.com/dolthub/vitess/go/vt/sqlparser"
+	"github.com/lockstepdb/lockstep/internal/mysqlerr"
 	"github.com/shopspring/decimal"
 )
 
@@ -94,11 +95,14 @@ func (c *decimalCast) digits(ctx *sql.Context) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	n := int(m.(int64))
-	if n < 1 || n > maxDecimalPrecision {
-		return 0, sql.ErrInvalidArgument.New(decimalCastName)
+	switch n := int(m.(int64)); {
+	case n == 0: // DECIMAL(0) is DECIMAL's default, as in MySQL
+		return defaultDecimalDigits, nil
+	case n < 0 || n > maxDecimalPrecision:
+		return 0, mysql.NewSQLError(mysqlerr.TooBigPrecision, "42000", "Too-big precision %d specified for '%s'. Maximum is %d.", n, c.LeftChild, maxDecimalPrecision)
+	default:
+		return n, nil
 	}
-	return n, nil
 }
 
 func (c *decimalCast) Type(ctx *sql.Context) sql.Type {

@@ -1,8 +1,12 @@
 package sqlengine
 
 import (
+	"errors"
 	"fmt"
 	"testing"
+
+	"github.com/dolthub/vitess/go/mysql"
+	"github.com/lockstepdb/lockstep/internal/mysqlerr"
 )
 
 // TestDecimalCasts: casts to DECIMAL without a scale above 0 are
@@ -25,6 +29,7 @@ func TestDecimalCasts(t *testing.T) {
 		{"CAST(12345678901 AS DECIMAL)", "decimal(10,0)", "9999999999", "1264"},
 		{"CAST(-12345678901 AS DECIMAL)", "decimal(10,0)", "-9999999999", "1264"},
 		{"CAST(1.55 AS DECIMAL(5,1))", "decimal(5,1)", "1.6", ""},
+		{"CAST(1.5 AS DECIMAL(0))", "decimal(10,0)", "2", ""},
 	} {
 		q := "SELECT " + tc.expr
 		sch, _, _, err := h.e.GMS.Query(c.ctx.WithQuery(q), q)
@@ -48,6 +53,12 @@ func TestDecimalCasts(t *testing.T) {
 			t.Errorf("%s: warnings %v, want %s", tc.expr, ws, tc.warning)
 		}
 		c.ctx.ClearWarnings()
+	}
+	// A precision past 65 is MySQL's 1426.
+	_, err := c.query("SELECT CAST(1.5 AS DECIMAL(70))")
+	var se *mysql.SQLError
+	if !errors.As(mysqlerr.Restore(err), &se) || se.Num != mysqlerr.TooBigPrecision {
+		t.Errorf("CAST(1.5 AS DECIMAL(70)): %v, want 1426", err)
 	}
 	// In tables, in SUM, and in a view.
 	c.exec("CREATE DATABASE d")
