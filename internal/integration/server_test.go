@@ -162,14 +162,20 @@ func (s *server) stop() {
 	if s.cmd == nil || s.cmd.Process == nil {
 		return
 	}
-	s.cmd.Process.Signal(syscall.SIGTERM)
-	select {
-	case <-s.exited:
-	case <-time.After(30 * time.Second):
-		s.cmd.Process.Kill()
-		<-s.exited
-	}
+	terminate(s.cmd, s.exited)
 	s.cmd = nil
+}
+
+// terminate stops a process gracefully (SIGTERM), or with SIGKILL if it
+// has not exited 30 s later; exited is closed once it has been waited for.
+func terminate(cmd *exec.Cmd, exited <-chan struct{}) {
+	cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-exited:
+	case <-time.After(30 * time.Second):
+		cmd.Process.Kill()
+		<-exited
+	}
 }
 
 // kill stops the server with SIGKILL, as a crash would.

@@ -8,7 +8,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 )
@@ -61,13 +60,7 @@ func (w *witnessProc) stop() {
 	if w.cmd == nil {
 		return
 	}
-	w.cmd.Process.Signal(syscall.SIGTERM)
-	select {
-	case <-w.exited:
-	case <-time.After(30 * time.Second):
-		w.cmd.Process.Kill()
-		<-w.exited
-	}
+	terminate(w.cmd, w.exited)
 	w.cmd = nil
 }
 
