@@ -9,6 +9,9 @@
 #   lpid                         pid of the server
 #   lsnap FILE                   SHOW GLOBAL STATUS as NAME<TAB>VALUE (upper case)
 #
+# With FSYNC_DELAY_US set, the server runs under strace (slow_prefix in
+# bench/mariadb-lib.sh) and lockstep.pid names the server, not strace.
+#
 # A three-member cluster on 127.0.0.1:$LPORT, +1, +2 (cluster ports
 # $LCPORT, +1, +2; LCPORT defaults to LPORT+1000), data in $LDIR/n1..n3:
 #   lcstart [extra serve flags]  build, start three members with empty
@@ -27,9 +30,11 @@ lstop() {
 lstart() {
   lstop; rm -rf "$LDIR/data"; mkdir -p "$LDIR"
   (cd "$ROOT" && go build -o "$LDIR/lockstep" ./cmd/lockstep)
-  setsid "$LDIR/lockstep" serve --port "$LPORT" --datadir "$LDIR/data" --lockstep-cache-size 512M --http-port 0 "$@" \
+  local slow; slow=$(slow_prefix) || return 1
+  # shellcheck disable=SC2086
+  setsid $slow "$LDIR/lockstep" serve --port "$LPORT" --datadir "$LDIR/data" --lockstep-cache-size 512M --http-port 0 "$@" \
     > "$LDIR/server.log" 2>&1 < /dev/null &
-  echo $! > "$LDIR/lockstep.pid"
+  traced_pid $! > "$LDIR/lockstep.pid"
   for _ in $(seq 1 200); do lq "SELECT 1" >/dev/null 2>&1 && break; sleep 0.1; done
   lq "CREATE USER IF NOT EXISTS sbtest@'127.0.0.1' IDENTIFIED BY 'sbtest'; GRANT ALL ON *.* TO sbtest@'127.0.0.1';
       CREATE USER IF NOT EXISTS repl@'127.0.0.1' IDENTIFIED BY 'repl'; GRANT REPLICATION SLAVE ON *.* TO repl@'127.0.0.1';

@@ -84,6 +84,17 @@
 #                                   (flock $BENCH_LOCK, default /tmp/bench.lock)
 #   log MSG                         MSG on stderr with the time
 #
+# A slow disk: with FSYNC_DELAY_US=N (N > 0) every server these helpers and
+# bench/lockstep-lib.sh start runs under strace, which makes each fsync and
+# fdatasync return N microseconds late (strace's syscall fault injection:
+# --seccomp-bpf stops the process only at those two calls, so the others
+# run at full speed). Both servers get the same delay on every sync call
+# they make; the cost of each stop itself is in docs/BENCHMARKS.md.
+#   slow_prefix                     the command words to put before a server
+#                                   (none when FSYNC_DELAY_US is 0 or unset)
+#   traced_pid PID                  the server's pid given the pid of what
+#                                   was started (strace's child, or PID)
+#
 # Needs mariadbd, mariadb-install-db and the mariadb client (Debian's
 # mariadb-server and mariadb-client packages), sysbench, flock.
 
@@ -94,6 +105,21 @@ SB_SIZE=${SB_SIZE:-100000}
 SB_RAND=${SB_RAND:-uniform}
 SB_PS=${SB_PS:-disable}
 BENCH_LOCK=${BENCH_LOCK:-/tmp/bench.lock}
+
+slow_prefix() {
+  local d=${FSYNC_DELAY_US:-0}
+  [ "$d" -gt 0 ] || return 0
+  command -v strace > /dev/null || { log "FSYNC_DELAY_US needs strace"; return 1; }
+  echo strace -f -qq --seccomp-bpf -e trace=fsync,fdatasync \
+    -e "inject=fsync,fdatasync:delay_exit=$d" -o /dev/null
+}
+traced_pid() {
+  local c
+  if [ "${FSYNC_DELAY_US:-0}" -gt 0 ]; then
+    for _ in $(seq 1 100); do c=$(pgrep -P "$1" | head -1); [ -n "$c" ] && { echo "$c"; return 0; }; sleep 0.05; done
+  fi
+  echo "$1"
+}
 
 log() { printf '[%s] %s\n' "$(date +%T)" "$*" >&2; }
 locked() { flock "$BENCH_LOCK" "$@"; }
@@ -128,7 +154,9 @@ _mdb_install() {
 # 180 s) until it answers on $DIR/mysqld.sock.
 _mdb_up() {
   local d=$1; shift
-  setsid mariadbd "$@" >> "$d/stdout.log" 2>&1 < /dev/null &
+  local slow; slow=$(slow_prefix) || return 1
+  # shellcheck disable=SC2086
+  setsid $slow mariadbd "$@" >> "$d/stdout.log" 2>&1 < /dev/null &
   local launched=$!
   for _ in $(seq 1 1800); do
     mariadb-admin --no-defaults -uroot -S "$d/mysqld.sock" ping > /dev/null 2>&1 && return 0
