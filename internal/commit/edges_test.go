@@ -17,7 +17,8 @@ type memLog struct {
 	pos     binlog.Position
 	appends int
 	syncs   int
-	failAt  int // Append number that fails (0: none)
+	failAt  int           // Append number that fails (0: none)
+	slow    time.Duration // every Sync takes this long (a slow disk)
 }
 
 func (l *memLog) Current() binlog.Position { l.mu.Lock(); defer l.mu.Unlock(); return l.pos }
@@ -31,7 +32,13 @@ func (l *memLog) Append(b []byte) error {
 	l.pos.Pos += int64(len(b))
 	return nil
 }
-func (l *memLog) Sync() error { l.mu.Lock(); l.syncs++; l.mu.Unlock(); return nil }
+func (l *memLog) Sync() error {
+	time.Sleep(l.slow)
+	l.mu.Lock()
+	l.syncs++
+	l.mu.Unlock()
+	return nil
+}
 func (l *memLog) Rotate(time.Time, binlog.GTIDSet) error {
 	return errors.New("memLog does not rotate")
 }
@@ -169,5 +176,59 @@ func TestSyncPolicyReachesTheLog(t *testing.T) {
 		if _, syncs := log.counts(); syncs != c.want {
 			t.Errorf("sync_binlog=%d: %d syncs after 5 commits, want %d", c.syncBinlog, syncs, c.want)
 		}
+	}
+}
+
+// commitAs commits an empty transaction as session id.
+func commitAs(t *testing.T, p *Pipeline, id uint64) {
+	t.Helper()
+	trx := emptyTrx()
+	trx.Session = id
+	if err := p.Commit(trx); err != nil {
+		t.Error(err)
+	}
+}
+
+// Gathering on a slow disk: once four sessions have committed, a group
+// that one of them opens waits for the other three, and the four share
+// one write and one sync. The margins are wide (the patience is half of a
+// 400 ms sync, the sessions arrive 20 ms apart), so a slow machine does
+// not split the group.
+func TestGatheringWaitsForRecentSessions(t *testing.T) {
+	cfg := newConfig(1, false, 1<<30)
+	cfg.Gather.Store(true)
+	p, log, _ := newEdges(t, cfg)
+	log.slow = 400 * time.Millisecond
+	var wg sync.WaitGroup
+	for id := range uint64(4) {
+		wg.Go(func() { commitAs(t, p, id+1) })
+	}
+	wg.Wait()
+	appends, syncs := log.counts()
+	for id := range uint64(4) {
+		wg.Go(func() { commitAs(t, p, id+1) })
+		time.Sleep(20 * time.Millisecond)
+	}
+	wg.Wait()
+	a, s := log.counts()
+	if a-appends != 1 || s-syncs != 1 {
+		t.Fatalf("four recent sessions committed in %d writes and %d syncs, want one of each", a-appends, s-syncs)
+	}
+	if n := p.Stats.GatherWaits.Load(); n == 0 {
+		t.Fatal("no group waited")
+	}
+}
+
+// A lone session never waits for anyone, however slow the disk.
+func TestGatheringNeverHoldsALoneSession(t *testing.T) {
+	cfg := newConfig(1, false, 1<<30)
+	cfg.Gather.Store(true)
+	p, log, _ := newEdges(t, cfg)
+	log.slow = 20 * time.Millisecond
+	for range 5 {
+		commitAs(t, p, 7)
+	}
+	if n := p.Stats.GatherWaits.Load(); n != 0 {
+		t.Fatalf("a lone session's groups waited %d times", n)
 	}
 }

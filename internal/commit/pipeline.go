@@ -23,6 +23,9 @@
 //     (binlog_group_commit_sync_delay) expires, when no_delay_count
 //     transactions are queued, or when a transaction waits for a row lock
 //     held by one in the queue; then fsync per the durability policy.
+//     Without a sync delay, a group that will be synced gathers: it waits,
+//     at most half a recent fsync time, for the sessions that committed
+//     recently (policy.go says why: cohorts on a slow disk).
 //     The flusher then publishes the new end of the binlog: dump threads
 //     may send the group to replicas.
 //  5. apply (committer goroutine): the group's batches are applied to
@@ -131,10 +134,13 @@ type Config struct {
 	FlushLogAtTrxCommit atomic.Int64
 	SyncDelay           atomic.Int64 // microseconds
 	NoDelayCount        atomic.Int64
-	ParallelFlush       atomic.Bool
-	MaxBinlogSize       atomic.Int64
-	Tracking            atomic.Int32 // a Tracking value
-	HistorySize         atomic.Int64
+	// Gather lets a group without a sync delay wait for the sessions that
+	// committed recently (policy.go).
+	Gather        atomic.Bool
+	ParallelFlush atomic.Bool
+	MaxBinlogSize atomic.Int64
+	Tracking      atomic.Int32 // a Tracking value
+	HistorySize   atomic.Int64
 	// Observer, if set before New, is told of every group and fsync (for
 	// histograms); it must be cheap and must not block.
 	Observer Observer
@@ -169,10 +175,17 @@ type Stats struct {
 	TriggerCount    atomic.Uint64 // Binlog_group_commit_trigger_count
 	TriggerTimeout  atomic.Uint64 // Binlog_group_commit_trigger_timeout
 	TriggerLockWait atomic.Uint64 // Binlog_group_commit_trigger_lock_wait
-	BytesWritten    atomic.Uint64 // Binlog_bytes_written
-	Fsyncs          atomic.Uint64
-	FsyncNanos      atomic.Uint64
-	RotateCount     atomic.Uint64
+	// Gathering (policy.go): groups that waited, and for how long.
+	GatherWaits atomic.Uint64
+	GatherNanos atomic.Uint64
+	// InCommitAtSync sums, over the fsyncs of groups, the transactions in
+	// the pipeline (reserved and not yet released) when the fsync began:
+	// divided by the fsyncs, how many could have shared one.
+	InCommitAtSync atomic.Uint64
+	BytesWritten   atomic.Uint64 // Binlog_bytes_written
+	Fsyncs         atomic.Uint64
+	FsyncNanos     atomic.Uint64
+	RotateCount    atomic.Uint64
 }
 
 // ErrStopped is returned once the pipeline has failed or closed.
@@ -235,6 +248,8 @@ type Pipeline struct {
 	queue    []*Trx
 	kick     chan struct{}
 	lockWait atomic.Bool
+	inCommit atomic.Int64 // transactions reserved and not yet released
+	epoch    time.Time    // origin of the flusher's gathering clock
 
 	groups    chan handoff
 	committed atomic.Int64 // highest sequence_number visible in storage
@@ -260,6 +275,7 @@ func New(cfg *Config, log Log, store Store, gtids binlog.GTIDSet) *Pipeline {
 		kick:    make(chan struct{}, 1),
 		groups:  make(chan handoff, 64),
 		quit:    make(chan struct{}),
+		epoch:   time.Now(),
 	}
 	p.nextGNO = gtids.MaxGNO(cfg.ServerUUID) + 1
 	// sequence_number restarts in every binlog file, as in MySQL, and Open
@@ -322,9 +338,9 @@ func (p *Pipeline) EndSession(id uint64) {
 
 // NotifyLockWait tells the flusher that a transaction is waiting for a row
 // lock held by a committing transaction: the current group closes at once
-// instead of waiting out the sync delay.
+// instead of waiting out the sync delay or gathering.
 func (p *Pipeline) NotifyLockWait() {
-	if p.cfg.SyncDelay.Load() > 0 {
+	if p.cfg.SyncDelay.Load() > 0 || p.cfg.Gather.Load() {
 		p.lockWait.Store(true)
 		p.kickFlusher()
 	}
@@ -467,6 +483,7 @@ func (p *Pipeline) reserve(t *Trx) error {
 	t.End = p.pos
 	p.gtids.Add(t.GTID.SID, t.GTID.GNO)
 	t.selfEncode = p.cfg.ParallelFlush.Load()
+	p.inCommit.Add(1)
 	p.qmu.Lock()
 	p.queue = append(p.queue, t)
 	p.qmu.Unlock()
@@ -532,12 +549,13 @@ func (p *Pipeline) flusher() {
 	tick := time.NewTicker(time.Second)
 	defer tick.Stop()
 	var policy syncPolicy
+	var seen committers
 	for {
 		select {
 		case <-p.kick:
 		case <-tick.C:
 			if policy.tick(p.cfg.FlushLogAtTrxCommit.Load()) {
-				if err := p.sync(); err != nil {
+				if _, err := p.sync(); err != nil {
 					p.fail(err, nil)
 					return
 				}
@@ -546,14 +564,25 @@ func (p *Pipeline) flusher() {
 			continue
 		case <-p.quit:
 			if policy.dirty {
-				_ = p.sync()
+				_, _ = p.sync()
 			}
 			return
 		}
-		trigger := p.waitForGroup()
+		var plan gather
+		if p.cfg.Gather.Load() {
+			plan = seen.plan(time.Since(p.epoch), policy.willSync(p.cfg.SyncBinlog.Load(), p.cfg.FlushLogAtTrxCommit.Load()))
+		}
+		trigger := p.waitForGroup(plan)
 		group := p.takeEncodedPrefix()
+		// A lock wait noticed so far concerns a transaction now in group
+		// (or released): it must not close the next group.
+		p.lockWait.Store(false)
 		if len(group) == 0 {
 			continue
+		}
+		now := time.Since(p.epoch)
+		for _, t := range group {
+			seen.grouped(t.Session, now)
 		}
 		switch trigger {
 		case triggerCount:
@@ -580,10 +609,13 @@ func (p *Pipeline) flusher() {
 			}
 		}
 		if policy.written(force, p.cfg.SyncBinlog.Load(), p.cfg.FlushLogAtTrxCommit.Load()) {
-			if err := p.sync(); err != nil {
+			p.Stats.InCommitAtSync.Add(uint64(p.inCommit.Load()))
+			d, err := p.sync()
+			if err != nil {
 				p.fail(err, group)
 				return
 			}
+			seen.synced(d)
 			policy.synced()
 		}
 		g := handoff{trxs: group, count: trxs, synced: !policy.dirty, ack: p.ackWaitPoint(trxs)}
@@ -624,31 +656,40 @@ type handoff struct {
 	ack    ackPoint
 }
 
-// waitForGroup applies the sync delay (closeGroup has the rules) and
-// returns why the group closed.
-func (p *Pipeline) waitForGroup() trigger {
+// waitForGroup applies the sync delay or gathers as g says (closeGroup
+// has the rules) and returns why the group closed.
+func (p *Pipeline) waitForGroup(g gather) trigger {
 	delay := time.Duration(p.cfg.SyncDelay.Load()) * time.Microsecond
-	if delay <= 0 {
+	if delay <= 0 && (g.patience <= 0 || g.expected <= 1) {
 		// closeGroup's first rule, answered before reading the clock or
 		// taking the queue's lock: the usual case costs nothing per group.
 		return triggerNone
 	}
 	count := int(p.cfg.NoDelayCount.Load())
 	start := time.Now()
+	last, first, prev := start, -1, 0
 	var timer *time.Timer
 	defer func() {
 		if timer != nil {
 			timer.Stop()
 		}
 	}()
-	for {
+	for waited := false; ; waited = true {
 		p.qmu.Lock()
 		n := len(p.queue)
 		p.qmu.Unlock()
-		t, wait := closeGroup(delay, count, n, p.lockWait.Load(), time.Since(start))
+		now := time.Now()
+		if first < 0 {
+			first, prev = n, n
+		} else if n > prev {
+			last, prev = now, n
+		}
+		st := groupState{queued: n, lockWait: p.lockWait.Load(), elapsed: now.Sub(start), arrived: n - first, lull: now.Sub(last)}
+		t, wait := closeGroup(delay, count, st, g)
 		if t != triggerOpen {
-			if t == triggerLockWait {
-				p.lockWait.Store(false)
+			if waited && delay <= 0 {
+				p.Stats.GatherWaits.Add(1)
+				p.Stats.GatherNanos.Add(uint64(now.Sub(start)))
 			}
 			return t
 		}
@@ -732,7 +773,8 @@ func (p *Pipeline) write(group []*Trx) error {
 	return flush()
 }
 
-func (p *Pipeline) sync() error {
+// sync syncs the binlog and returns how long it took.
+func (p *Pipeline) sync() (time.Duration, error) {
 	start := time.Now()
 	err := p.log.Sync()
 	d := time.Since(start)
@@ -741,7 +783,7 @@ func (p *Pipeline) sync() error {
 	if p.cfg.Observer != nil {
 		p.cfg.Observer.Fsynced(d)
 	}
-	return err
+	return d, err
 }
 
 // ErrNoSpace wraps a binlog write that failed for lack of disk space and
@@ -818,6 +860,9 @@ func (p *Pipeline) fail(err error, group []*Trx) {
 
 // finish releases t's committer with err.
 func (p *Pipeline) finish(t *Trx, err error) {
+	if !t.rotateOnly {
+		p.inCommit.Add(-1)
+	}
 	t.err = err
 	async := t.async
 	close(t.done)

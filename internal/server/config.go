@@ -25,6 +25,7 @@ type Config struct {
 	FlushLogAtTrxCommit    int64
 	SyncDelayMicros        int64
 	NoDelayCount           int64
+	GatherGroups           bool
 	MaxBinlogSize          int64
 	BinlogExpireSeconds    int64
 	DependencyTracking     commit.Tracking
@@ -143,6 +144,7 @@ func Defaults() Config {
 		ServerID:               1,
 		SyncBinlog:             1,
 		FlushLogAtTrxCommit:    1,
+		GatherGroups:           true,
 		MaxBinlogSize:          1 << 30,
 		BinlogExpireSeconds:    30 * 24 * 3600,
 		DependencyTracking:     commit.WriteSet,
@@ -325,6 +327,8 @@ var options = []option{
 		func(c *Config) *int64 { return &c.SyncDelayMicros }, 0, 1_000_000),
 	intOpt("binlog-group-commit-sync-no-delay-count", "stop waiting once this many transactions are queued (0 = no limit)",
 		func(c *Config) *int64 { return &c.NoDelayCount }, 0, 100_000),
+	boolOpt("lockstep-binlog-group-commit-gather", "without a sync delay, let a group that will be synced wait (at most half a recent fsync time) for the sessions that committed recently",
+		func(c *Config) *bool { return &c.GatherGroups }),
 	intOpt("max-binlog-size", "rotate the binlog after this many bytes",
 		func(c *Config) *int64 { return &c.MaxBinlogSize }, 4096, 1<<30),
 	intOpt("binlog-expire-logs-seconds", "purge binlog files older than this (0 = never)",
@@ -648,6 +652,7 @@ func (c *Config) PipelineConfig() *commit.Config {
 	pc.FlushLogAtTrxCommit.Store(c.FlushLogAtTrxCommit)
 	pc.SyncDelay.Store(c.SyncDelayMicros)
 	pc.NoDelayCount.Store(c.NoDelayCount)
+	pc.Gather.Store(c.GatherGroups)
 	pc.ParallelFlush.Store(c.ParallelFlush)
 	pc.MaxBinlogSize.Store(c.MaxBinlogSize)
 	pc.Tracking.Store(int32(c.DependencyTracking))

@@ -571,6 +571,14 @@ func (s *Server) registerVariables() error {
 		intVar("binlog_transaction_dependency_history_size", 1, 1_000_000, pc.HistorySize.Load(), dynamic(pc.HistorySize.Store)),
 		intVar("binlog_expire_logs_seconds", 0, 1<<32, s.binlogExpireSeconds(), nil),
 		&sql.MysqlSystemVariable{
+			Name: "lockstep_binlog_group_commit_gather", Scope: global, Dynamic: true,
+			Type: types.NewSystemBoolType("lockstep_binlog_group_commit_gather"), Default: onOff(pc.Gather.Load()),
+			NotifyChanged: func(_ *sql.Context, _ sql.SystemVariableScope, v sql.SystemVarValue) error {
+				pc.Gather.Store(toInt64(v.Val) != 0)
+				return nil
+			},
+		},
+		&sql.MysqlSystemVariable{
 			Name: "binlog_parallel_flush", Scope: global, Dynamic: s.member == nil,
 			Type: types.NewSystemBoolType("binlog_parallel_flush"), Default: onOff(pc.ParallelFlush.Load()),
 			NotifyChanged: func(_ *sql.Context, _ sql.SystemVariableScope, v sql.SystemVarValue) error {

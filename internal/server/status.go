@@ -55,15 +55,18 @@ func installStatus(p *commit.Pipeline, l *lock.Manager, start time.Time, extra .
 	if p != nil { // a cluster member has no commit pipeline
 		st := &p.Stats
 		for k, f := range map[string]func() uint64{
-			"Binlog_commits":                        st.Commits.Load,
-			"Binlog_group_commits":                  st.Groups.Load,
-			"Binlog_group_commit_trigger_count":     st.TriggerCount.Load,
-			"Binlog_group_commit_trigger_timeout":   st.TriggerTimeout.Load,
-			"Binlog_group_commit_trigger_lock_wait": st.TriggerLockWait.Load,
-			"Binlog_bytes_written":                  st.BytesWritten.Load,
-			"Lockstep_binlog_fsyncs":                st.Fsyncs.Load,
-			"Lockstep_binlog_fsync_microseconds":    func() uint64 { return st.FsyncNanos.Load() / 1000 },
-			"Lockstep_binlog_rotations":             st.RotateCount.Load,
+			"Binlog_commits":                                   st.Commits.Load,
+			"Binlog_group_commits":                             st.Groups.Load,
+			"Binlog_group_commit_trigger_count":                st.TriggerCount.Load,
+			"Binlog_group_commit_trigger_timeout":              st.TriggerTimeout.Load,
+			"Binlog_group_commit_trigger_lock_wait":            st.TriggerLockWait.Load,
+			"Binlog_bytes_written":                             st.BytesWritten.Load,
+			"Lockstep_binlog_fsyncs":                           st.Fsyncs.Load,
+			"Lockstep_binlog_fsync_microseconds":               func() uint64 { return st.FsyncNanos.Load() / 1000 },
+			"Lockstep_binlog_fsync_trx_in_commit":              st.InCommitAtSync.Load,
+			"Lockstep_binlog_group_commit_gathers":             st.GatherWaits.Load,
+			"Lockstep_binlog_group_commit_gather_microseconds": func() uint64 { return st.GatherNanos.Load() / 1000 },
+			"Lockstep_binlog_rotations":                        st.RotateCount.Load,
 		} {
 			counters[k] = f
 		}
