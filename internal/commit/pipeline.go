@@ -248,8 +248,11 @@ type Pipeline struct {
 	queue    []*Trx
 	kick     chan struct{}
 	lockWait atomic.Bool
-	inCommit atomic.Int64 // transactions reserved and not yet released
-	epoch    time.Time    // origin of the flusher's gathering clock
+	// arrived and arrivedBefore are when the newest queued transaction
+	// and the one before it were queued (since epoch; under qmu).
+	arrived, arrivedBefore time.Duration
+	inCommit               atomic.Int64 // transactions reserved and not yet released
+	epoch                  time.Time    // origin of the flusher's gathering clock
 
 	groups    chan handoff
 	committed atomic.Int64 // highest sequence_number visible in storage
@@ -486,6 +489,7 @@ func (p *Pipeline) reserve(t *Trx) error {
 	p.inCommit.Add(1)
 	p.qmu.Lock()
 	p.queue = append(p.queue, t)
+	p.arrivedBefore, p.arrived = p.arrived, now.Sub(p.epoch)
 	p.qmu.Unlock()
 	p.mu.Unlock()
 
@@ -667,6 +671,11 @@ func (p *Pipeline) waitForGroup(g gather) trigger {
 	}
 	count := int(p.cfg.NoDelayCount.Load())
 	start := time.Now()
+	if delay <= 0 {
+		p.qmu.Lock()
+		g.quiet = max(p.arrived-p.arrivedBefore, start.Sub(p.epoch)-p.arrived)
+		p.qmu.Unlock()
+	}
 	last, first, prev := start, -1, 0
 	var timer *time.Timer
 	defer func() {

@@ -101,6 +101,19 @@ func closeGroup(delay time.Duration, count int, st groupState, g gather) (t trig
 //   - a transaction waits for a row lock held by a queued one, as under a
 //     sync delay.
 //
+// Gathering only helps while the sessions wait for the disk, not for the
+// CPU. With many sessions on a busy CPU, the cohort that executes while
+// the other syncs keeps both the CPU and the disk busy; merging them
+// would leave the disk idle while one cohort executes (64 sessions, 1.8
+// ms fsync: 15,600 TPS as two cohorts, 13,500 merged). What tells the
+// two apart is whether arrivals had stopped before the group began: a
+// group gathers only if no transaction had arrived for half an fsync
+// time (the patience) before it, or before the newest one. Merging pays
+// when all the sessions execute in less than one fsync time; a cohort
+// that executed in less than half of one says so of two. Arrivals that
+// run on up to the moment the flusher is free mean the CPU, not the
+// disk, is what sessions wait for.
+//
 // A fast fsync makes gathering all but vanish, and a single session (or
 // one replica applier) never waits.
 
@@ -108,12 +121,16 @@ func closeGroup(delay time.Duration, count int, st groupState, g gather) (t trig
 type gather struct {
 	expected int           // sessions that committed recently
 	patience time.Duration // how long the group may wait for them; 0: not at all
+	// quiet is how long the sessions had stopped arriving before the
+	// group began to gather: the longer of the gap before the newest
+	// arrival and the time since it.
+	quiet time.Duration
 }
 
 // close answers closeGroup without a sync delay.
 func (g gather) close(st groupState) (trigger, time.Duration) {
 	switch {
-	case g.patience <= 0 || g.expected <= 1:
+	case g.patience <= 0 || g.expected <= 1 || g.quiet < g.patience:
 		return triggerNone, 0
 	case st.queued >= g.expected:
 		return triggerGathered, 0

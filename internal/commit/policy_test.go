@@ -15,9 +15,10 @@ import (
 // give them.
 //
 //	group delay=<us> count=<n> queued=<n> elapsed=<us> [lock_wait]
-//	      [expected=<n> patience=<us>] [arrived=<n> lull=<us>]
+//	      [expected=<n> patience=<us> [quiet=<us>]] [arrived=<n> lull=<us>]
 //	    -> the trigger that closes the group, or "open wait=<us>"
 //	    (expected and patience: what gathering planned, none by default;
+//	    quiet: how long arrivals had stopped, the patience by default;
 //	    arrived: transactions queued while gathering, lull: since the
 //	    last of them; none by default)
 //	committed at=<us> sessions=<id>[,<id>...]
@@ -72,7 +73,10 @@ func TestPolicy(t *testing.T) {
 		case "group":
 			var g gather
 			if _, ok := args["expected"]; ok {
-				g = gather{expected: int(num("expected")), patience: us("patience")}
+				g = gather{expected: int(num("expected")), patience: us("patience"), quiet: us("patience")}
+				if _, ok := args["quiet"]; ok {
+					g.quiet = us("quiet")
+				}
 			}
 			st := groupState{queued: int(num("queued")), lockWait: flag("lock_wait"), elapsed: us("elapsed"), lull: us("elapsed")}
 			if _, ok := args["arrived"]; ok {
