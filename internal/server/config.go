@@ -109,6 +109,27 @@ type Config struct {
 	WsrepOn bool
 }
 
+// groupCommitOnMember refuses the commit-group settings of a single
+// server on a cluster member, whose log is raft's and has no commit
+// groups: set to anything but their defaults, they would be ignored.
+func (c *Config) groupCommitOnMember() error {
+	d := Defaults()
+	for _, o := range []struct {
+		name string
+		set  bool
+	}{
+		{"binlog-group-commit-sync-delay", c.SyncDelayMicros != d.SyncDelayMicros},
+		{"binlog-group-commit-sync-no-delay-count", c.NoDelayCount != d.NoDelayCount},
+		{"lockstep-binlog-group-commit-gather", c.GatherGroups != d.GatherGroups},
+		{"binlog-parallel-flush", c.ParallelFlush != d.ParallelFlush},
+	} {
+		if o.set {
+			return fmt.Errorf("--%s: a cluster member has no commit groups (its log is the cluster's); remove the option", o.name)
+		}
+	}
+	return nil
+}
+
 // Clustered reports whether the server starts as a cluster member.
 func (c *Config) Clustered() bool { return c.WsrepOn && c.Cluster.Address != "" }
 

@@ -130,3 +130,31 @@ func TestHTTPListenPort(t *testing.T) {
 		t.Fatalf("http-port=auto: %d, %v", c.HTTPPort, err)
 	}
 }
+
+// A cluster member has no commit groups: their settings are refused
+// rather than ignored, and their defaults pass.
+func TestGroupCommitOptionsOnMember(t *testing.T) {
+	member := []string{"--wsrep-cluster-address", "gcomm://127.0.0.1:4567"}
+	c, err := parse(t, member...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.groupCommitOnMember(); err != nil {
+		t.Fatalf("defaults refused: %v", err)
+	}
+	for _, opt := range []string{
+		"--binlog-group-commit-sync-delay=100",
+		"--binlog-group-commit-sync-no-delay-count=8",
+		"--lockstep-binlog-group-commit-gather=OFF",
+		"--binlog-parallel-flush=ON",
+	} {
+		c, err := parse(t, append(member, opt)...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		name := strings.TrimPrefix(strings.SplitN(opt, "=", 2)[0], "--")
+		if err := c.groupCommitOnMember(); err == nil || !strings.Contains(err.Error(), name) {
+			t.Errorf("%s on a member: %v", opt, err)
+		}
+	}
+}

@@ -150,6 +150,9 @@ func StartContext(ctx context.Context, cfg Config, log *slog.Logger) (_ *Server,
 		if cfg.SourceHost != "" {
 			return nil, fmt.Errorf("--source-host: a cluster member does not replicate from a source")
 		}
+		if err := cfg.groupCommitOnMember(); err != nil {
+			return nil, err
+		}
 		m, store, blog, err = openMember(ctx, cfg, id, log.With("component", "cluster"), storage.Options{
 			FS: vfs.Default, Dir: filepath.Join(cfg.DataDir, "store"), Collator: sqlengine.Collator{}, CacheSize: cfg.CacheSizeBytes,
 			Logger: storeLogger{log.With("component", "store")},
@@ -571,7 +574,7 @@ func (s *Server) registerVariables() error {
 		intVar("binlog_transaction_dependency_history_size", 1, 1_000_000, pc.HistorySize.Load(), dynamic(pc.HistorySize.Store)),
 		intVar("binlog_expire_logs_seconds", 0, 1<<32, s.binlogExpireSeconds(), nil),
 		&sql.MysqlSystemVariable{
-			Name: "lockstep_binlog_group_commit_gather", Scope: global, Dynamic: true,
+			Name: "lockstep_binlog_group_commit_gather", Scope: global, Dynamic: s.member == nil,
 			Type: types.NewSystemBoolType("lockstep_binlog_group_commit_gather"), Default: onOff(pc.Gather.Load()),
 			NotifyChanged: func(_ *sql.Context, _ sql.SystemVariableScope, v sql.SystemVarValue) error {
 				pc.Gather.Store(toInt64(v.Val) != 0)
