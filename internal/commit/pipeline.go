@@ -573,8 +573,11 @@ func (p *Pipeline) flusher() {
 			return
 		}
 		var plan gather
-		if p.cfg.Gather.Load() {
+		gathering := p.cfg.Gather.Load()
+		if gathering {
 			plan = seen.plan(time.Since(p.epoch), policy.willSync(p.cfg.SyncBinlog.Load(), p.cfg.FlushLogAtTrxCommit.Load()))
+		} else {
+			seen.forget()
 		}
 		trigger := p.waitForGroup(plan)
 		group := p.takeEncodedPrefix()
@@ -584,9 +587,11 @@ func (p *Pipeline) flusher() {
 		if len(group) == 0 {
 			continue
 		}
-		now := time.Since(p.epoch)
-		for _, t := range group {
-			seen.grouped(t.Session, now)
+		if gathering {
+			now := time.Since(p.epoch)
+			for _, t := range group {
+				seen.grouped(t.Session, now)
+			}
 		}
 		switch trigger {
 		case triggerCount:

@@ -172,6 +172,13 @@ func (c *committers) grouped(session uint64, now time.Duration) {
 	c.last[session] = now
 }
 
+// forget forgets every session.
+func (c *committers) forget() {
+	if len(c.last) > 0 {
+		clear(c.last)
+	}
+}
+
 // synced records an fsync that took d: a moving average over about the
 // last eight.
 func (c *committers) synced(d time.Duration) {
@@ -184,9 +191,11 @@ func (c *committers) synced(d time.Duration) {
 
 // plan says how a group that starts gathering at now gathers. sync says
 // whether the group will be synced; a group that will not be has nothing
-// to gather for. Sessions not seen within the window are forgotten.
+// to gather for, and every session is forgotten. Otherwise sessions not
+// seen within the window are.
 func (c *committers) plan(now time.Duration, sync bool) gather {
 	if !sync || c.fsync <= 0 {
+		c.forget()
 		return gather{}
 	}
 	window := gatherWindow * c.fsync
