@@ -25,6 +25,8 @@ package sqlengine
 // AVG (OVER ...) are exact too (exactWindow).
 
 import (
+	"strings"
+
 	"github.com/dolthub/go-mysql-server/sql"
 	"github.com/dolthub/go-mysql-server/sql/analyzer"
 	"github.com/dolthub/go-mysql-server/sql/expression"
@@ -357,7 +359,63 @@ func (x *exactWindow) Compute(_ *sql.Context, interval sql.WindowInterval, _ sql
 
 // exactAggregateTypes gives every column that reads an exact SUM or AVG
 // the aggregate's DECIMAL type: the planner types such columns DOUBLE.
+// CREATE TABLE ... SELECT gets the same types for the table's columns
+// (exactCopierTypes).
 func exactAggregateTypes(ctx *sql.Context, _ *analyzer.Analyzer, n sql.Node, _ *plan.Scope, _ analyzer.RuleSelector, _ *sql.QueryFlags) (sql.Node, transform.TreeIdentity, error) {
+	n, same, err := retypeExactColumns(ctx, n)
+	if err != nil {
+		return nil, transform.SameTree, err
+	}
+	n, copied, err := transform.Node(ctx, n, func(ctx *sql.Context, n sql.Node) (sql.Node, transform.TreeIdentity, error) {
+		if tc, ok := n.(*plan.TableCopier); ok {
+			return exactCopierTypes(ctx, tc)
+		}
+		return n, transform.SameTree, nil
+	})
+	return n, same && copied, err
+}
+
+// exactCopierTypes types the columns of the table CREATE TABLE ... SELECT
+// creates as its SELECT's exact aggregates are typed. go-mysql-server
+// took the table's schema from the SELECT before the aggregates were
+// retyped (and its TableCopier hides the SELECT from the analyzer's
+// walk), so those columns say DOUBLE where MySQL creates DECIMAL. A
+// column the statement declares DOUBLE itself, under the name of such
+// an aggregate, is retyped too: the declaration is no longer told apart.
+func exactCopierTypes(ctx *sql.Context, tc *plan.TableCopier) (sql.Node, transform.TreeIdentity, error) {
+	ct, ok := tc.Destination.(*plan.CreateTable)
+	if !ok {
+		return tc, transform.SameTree, nil
+	}
+	src, same, err := retypeExactColumns(ctx, tc.Source)
+	if err != nil {
+		return nil, transform.SameTree, err
+	}
+	// The SELECT's DECIMAL columns: go-mysql-server makes a DECIMAL
+	// column DOUBLE only for an exact aggregate typed late.
+	byName := map[string]sql.Type{}
+	for _, col := range src.Schema(ctx) {
+		if _, isDec := col.Type.(sql.DecimalType); isDec {
+			byName[strings.ToLower(col.Name)] = col.Type
+		}
+	}
+	// The columns are the statement's own (resolveCreateSelect made them
+	// for this table), so they are retyped in place.
+	for _, col := range ct.PkSchema().Schema {
+		if t, ok := byName[strings.ToLower(col.Name)]; ok && types.IsFloat(col.Type) {
+			col.Type = t
+		}
+	}
+	if same {
+		return tc, transform.SameTree, nil
+	}
+	copier := *tc
+	copier.Source = src
+	return &copier, transform.NewTree, nil
+}
+
+// retypeExactColumns is exactAggregateTypes' work on n and its children.
+func retypeExactColumns(ctx *sql.Context, n sql.Node) (sql.Node, transform.TreeIdentity, error) {
 	exact := map[sql.ColumnId]sql.Type{}
 	transform.InspectExpressions(ctx, n, func(ctx *sql.Context, e sql.Expression) bool {
 		if t, ok := exactType(ctx, e); ok {

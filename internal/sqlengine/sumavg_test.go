@@ -1,6 +1,7 @@
 package sqlengine
 
 import (
+	"strings"
 	"testing"
 )
 
@@ -55,6 +56,25 @@ func TestExactSumAvg(t *testing.T) {
 			t.Errorf("%s = %s, want %s", tc.expr, got, tc.val)
 		}
 	}
+	// CREATE TABLE ... SELECT creates the aggregates' columns with their
+	// types (MariaDB: decimal(32,0), decimal(14,4), decimal(42,2)), and
+	// keeps the values exact.
+	c.exec("CREATE TABLE d.ctas AS SELECT SUM(i) s, AVG(i) a, SUM(p) sp, SUM(dbl) sd, COUNT(*) n FROM d.t")
+	for col, want := range map[string]string{"s": "decimal(32,0)", "a": "decimal(14,4)", "sp": "decimal(42,2)", "sd": "double", "n": "bigint"} {
+		q := "SELECT DATA_TYPE, COLUMN_TYPE FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = 'd' AND TABLE_NAME = 'ctas' AND COLUMN_NAME = '" + col + "'"
+		got := c.rows(q)
+		if !strings.HasSuffix(got, want) {
+			t.Errorf("CREATE TABLE ... SELECT column %s: %s, want %s", col, got, want)
+		}
+	}
+	if got, want := c.rows("SELECT s, a, sp FROM d.ctas"), "3,1.5,3.3"; got != want {
+		t.Errorf("CREATE TABLE ... SELECT rows: %s, want %s", got, want)
+	}
+	c.exec("CREATE TABLE d.ctas2 AS SELECT id, SUM(b) sb FROM d.t GROUP BY id")
+	if got := c.rows("SELECT COLUMN_TYPE FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = 'd' AND TABLE_NAME = 'ctas2' AND COLUMN_NAME = 'sb'"); got != "decimal(41,0)" {
+		t.Errorf("CREATE TABLE ... SELECT ... GROUP BY: sb is %s, want decimal(41,0)", got)
+	}
+
 	// AVG rounds half away from zero at its scale.
 	c.exec("CREATE TABLE d.r (id INT PRIMARY KEY, v INT)")
 	c.exec("INSERT INTO d.r VALUES (1, 1), (2, 0), (3, 0), (4, 1), (5, 0), (6, 0)")
