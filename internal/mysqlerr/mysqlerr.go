@@ -24,7 +24,9 @@ const (
 	DBAccessDenied         = 1044 // ER_DBACCESS_DENIED_ERROR
 	TableAccessDenied      = 1142 // ER_TABLEACCESS_DENIED_ERROR
 	ReadOnlyTransaction    = 1792 // ER_CANT_EXECUTE_IN_READ_ONLY_TRANSACTION
+	TooBigScale            = 1425 // ER_TOO_BIG_SCALE
 	TooBigPrecision        = 1426 // ER_TOO_BIG_PRECISION
+	MBiggerThanD           = 1427 // ER_M_BIGGER_THAN_D
 	readOnlyTransactionMsg = "Cannot execute statement in a READ ONLY transaction."
 )
 

@@ -1,17 +1,20 @@
 package sqlengine
 
-// Casts to DECIMAL with no scale, as MySQL makes them.
+// Casts to DECIMAL, as MySQL makes them.
 //
 // CAST(x AS DECIMAL) is DECIMAL(10,0) in MySQL, DECIMAL(M) is
-// DECIMAL(M,0), and the value is rounded half away from zero to an
-// integer: CAST(1.5 AS DECIMAL) is 2. go-mysql-server makes any cast
-// whose scale is 0 or missing a DECIMAL(65,30) and keeps the fraction
-// (1.5), a silently different result. The parser rewrites such casts
-// (CAST and CONVERT) into calls of lockstep_cast_decimal(x, M), which
-// provider.Function gives decimalCast for; the result column keeps the
-// statement's own text as its name. A value past M digits becomes the
-// largest of M digits with warning 1264, and a string that is no number
-// 0 with warning 1292, as in MySQL.
+// DECIMAL(M,0), and DECIMAL(M,D) rounds x half away from zero to D
+// places: CAST(1.5 AS DECIMAL) is 2. A value past what M digits hold
+// becomes the largest that fits, with warning 1264 (CAST(123.236 AS
+// DECIMAL(4,2)) is 99.99); a string that is no number is 0 with warning
+// 1292. M past 65 is error 1426, D past 30 is 1425, D past M is 1427.
+// go-mysql-server makes a cast whose scale is 0 or missing a
+// DECIMAL(65,30) that keeps the fraction, turns a value too large for
+// DECIMAL(M,D) into 0 without a warning, and takes any M and D. The
+// parser rewrites every cast to DECIMAL (CAST and CONVERT) into a call
+// of lockstep_cast_decimal(x, M, D), which provider.Function gives
+// decimalCast for; the result column keeps the statement's own text as
+// its name.
 
 import (
 	"fmt"
@@ -34,9 +37,9 @@ const (
 
 var decimalCastCol = ast.NewColIdent(decimalCastName)
 
-// rewriteDecimalCasts turns every cast of st to a DECIMAL without a
-// scale above 0 into a call of lockstep_cast_decimal. query is st's text:
-// a statement that cannot hold such a cast is not walked.
+// rewriteDecimalCasts turns every cast of st to a DECIMAL into a call of
+// lockstep_cast_decimal. query is st's text: a statement that cannot
+// hold such a cast is not walked.
 func rewriteDecimalCasts(st ast.SQLNode, query string) {
 	if st == nil || !containsFold(query, "dec") && !containsFold(query, "numeric") && !containsFold(query, "fixed") {
 		return
@@ -51,16 +54,17 @@ func rewriteDecimalCasts(st ast.SQLNode, query string) {
 		default:
 			return nil
 		}
-		if c.Type.Scale != nil && c.Type.Scale.String() != "0" {
-			return nil
-		}
-		digits := fmt.Sprint(defaultDecimalDigits)
+		digits, scale := fmt.Sprint(defaultDecimalDigits), "0"
 		if c.Type.Length != nil {
 			digits = c.Type.Length.String()
+		}
+		if c.Type.Scale != nil {
+			scale = c.Type.Scale.String()
 		}
 		return &ast.FuncExpr{Name: decimalCastCol, Exprs: ast.SelectExprs{
 			&ast.AliasedExpr{Expr: c.Expr},
 			&ast.AliasedExpr{Expr: ast.NewIntVal([]byte(digits))},
+			&ast.AliasedExpr{Expr: ast.NewIntVal([]byte(scale))},
 		}}
 	})
 }
@@ -70,76 +74,91 @@ func decimalCastFunction(name string) (sql.Function, bool) {
 	if name != decimalCastName {
 		return nil, false
 	}
-	return sql.Function2{Name: decimalCastName, Fn: func(_ *sql.Context, x, digits sql.Expression) sql.Expression {
-		return &decimalCast{BinaryExpressionStub: expression.BinaryExpressionStub{LeftChild: x, RightChild: digits}}
-	}}, true
+	return sql.FunctionN{Name: decimalCastName, Fn: newDecimalCast}, true
 }
 
-// decimalCast is x cast to DECIMAL(M,0); M is a literal.
+// newDecimalCast makes lockstep_cast_decimal(x, M, D), M and D literals,
+// refusing what MySQL's parser refuses.
+func newDecimalCast(ctx *sql.Context, args ...sql.Expression) (sql.Expression, error) {
+	if len(args) != 3 {
+		return nil, sql.ErrInvalidArgumentNumber.New(decimalCastName, 3, len(args))
+	}
+	var md [2]int
+	for i, a := range args[1:] {
+		v, err := a.Eval(ctx, nil)
+		if err != nil {
+			return nil, err
+		}
+		n, _, err := types.Int64.Convert(ctx, v)
+		if err != nil {
+			return nil, err
+		}
+		md[i] = int(n.(int64))
+	}
+	m, d := md[0], md[1]
+	switch {
+	case m < 0 || m > maxDecimalPrecision:
+		return nil, mysql.NewSQLError(mysqlerr.TooBigPrecision, "42000", "Too-big precision %d specified for '%s'. Maximum is %d.", m, args[0], maxDecimalPrecision)
+	case d < 0 || d > maxDecimalScale:
+		return nil, mysql.NewSQLError(mysqlerr.TooBigScale, "42000", "Too big scale %d specified for '%s'. Maximum is %d.", d, args[0], maxDecimalScale)
+	case m == 0 && d == 0: // DECIMAL(0) is DECIMAL's default, as in MySQL
+		m = defaultDecimalDigits
+	case m < d:
+		return nil, mysql.NewSQLError(mysqlerr.MBiggerThanD, "42000", "For float(M,D), double(M,D) or decimal(M,D), M must be >= D (column '%s').", args[0])
+	}
+	return &decimalCast{x: fullPrecision(args[0]), m: m, d: d}, nil
+}
+
+// fullPrecision makes go-mysql-server's arithmetic in e keep its
+// intermediate precision instead of rounding its result to the
+// division's scale: MySQL casts the unrounded value (CAST(1/3 AS
+// DECIMAL(65,30)) has nine 3s, not four). go-mysql-server does this for
+// the expressions below its own CAST, when it builds one; building one
+// is the only exported way, so one is built and dropped.
+func fullPrecision(e sql.Expression) sql.Expression {
+	_ = expression.NewConvert(e, expression.ConvertToDecimal)
+	return e
+}
+
+// decimalCast is x cast to DECIMAL(m,d).
 type decimalCast struct {
-	expression.BinaryExpressionStub
+	x    sql.Expression
+	m, d int
 }
 
 var _ sql.FunctionExpression = (*decimalCast)(nil)
 
-func (c *decimalCast) FunctionName() string { return decimalCastName }
-func (c *decimalCast) Description() string  { return "casts to DECIMAL(M,0)" }
-
-// digits is M, within MySQL's bounds (1 to 65).
-func (c *decimalCast) digits(ctx *sql.Context) (int, error) {
-	v, err := c.RightChild.Eval(ctx, nil)
-	if err != nil {
-		return 0, err
-	}
-	m, _, err := types.Int64.Convert(ctx, v)
-	if err != nil {
-		return 0, err
-	}
-	switch n := int(m.(int64)); {
-	case n == 0: // DECIMAL(0) is DECIMAL's default, as in MySQL
-		return defaultDecimalDigits, nil
-	case n < 0 || n > maxDecimalPrecision:
-		return 0, mysql.NewSQLError(mysqlerr.TooBigPrecision, "42000", "Too-big precision %d specified for '%s'. Maximum is %d.", n, c.LeftChild, maxDecimalPrecision)
-	default:
-		return n, nil
-	}
-}
+func (c *decimalCast) FunctionName() string             { return decimalCastName }
+func (c *decimalCast) Description() string              { return "casts to DECIMAL(M,D)" }
+func (c *decimalCast) Resolved() bool                   { return c.x.Resolved() }
+func (c *decimalCast) Children() []sql.Expression       { return []sql.Expression{c.x} }
+func (c *decimalCast) IsNullable(ctx *sql.Context) bool { return c.x.IsNullable(ctx) }
 
 func (c *decimalCast) Type(ctx *sql.Context) sql.Type {
-	m, err := c.digits(ctx)
-	if err != nil {
-		m = defaultDecimalDigits
-	}
-	t, err := types.CreateDecimalType(uint8(m), 0)
+	t, err := types.CreateDecimalType(uint8(c.m), uint8(c.d))
 	if err != nil {
 		return types.InternalDecimalType
 	}
 	return t
 }
 
-func (c *decimalCast) IsNullable(ctx *sql.Context) bool { return c.LeftChild.IsNullable(ctx) }
-
 func (c *decimalCast) String() string {
-	return fmt.Sprintf("cast(%s as decimal(%s))", c.LeftChild, c.RightChild)
+	return fmt.Sprintf("cast(%s as decimal(%d,%d))", c.x, c.m, c.d)
 }
 
 func (c *decimalCast) WithChildren(ctx *sql.Context, children ...sql.Expression) (sql.Expression, error) {
-	if len(children) != 2 {
-		return nil, sql.ErrInvalidChildrenNumber.New(c, len(children), 2)
+	if len(children) != 1 {
+		return nil, sql.ErrInvalidChildrenNumber.New(c, len(children), 1)
 	}
-	return &decimalCast{BinaryExpressionStub: expression.BinaryExpressionStub{LeftChild: children[0], RightChild: children[1]}}, nil
+	return &decimalCast{x: fullPrecision(children[0]), m: c.m, d: c.d}, nil
 }
 
 func (c *decimalCast) Eval(ctx *sql.Context, row sql.Row) (any, error) {
-	m, err := c.digits(ctx)
-	if err != nil {
-		return nil, err
-	}
-	v, err := c.LeftChild.Eval(ctx, row)
+	v, err := c.x.Eval(ctx, row)
 	if err != nil || v == nil {
 		return nil, err
 	}
-	v, err = types.ConvertHexBlobToDecimalForNumericContext(v, c.LeftChild.Type(ctx))
+	v, err = types.ConvertHexBlobToDecimalForNumericContext(v, c.x.Type(ctx))
 	if err != nil {
 		return nil, err
 	}
@@ -155,11 +174,12 @@ func (c *decimalCast) Eval(ctx *sql.Context, row sql.Row) (any, error) {
 	if !ok {
 		return decimal.Zero, nil
 	}
-	d = d.Round(0)
-	limit := decimal.New(1, int32(m))
-	if d.Abs().Cmp(limit) >= 0 {
+	scale := int32(c.d)
+	d = d.Round(scale)
+	// The largest value of m digits, d of them after the point.
+	largest := decimal.New(1, int32(c.m)-scale).Sub(decimal.New(1, -scale))
+	if d.Abs().Cmp(largest) > 0 {
 		ctx.Warn(mysql.ERWarnDataOutOfRange, "Out of range value for column '%s' at row 1", c.String())
-		largest := limit.Sub(decimal.NewFromInt(1))
 		if d.Sign() < 0 {
 			largest = largest.Neg()
 		}

@@ -9,10 +9,11 @@ import (
 	"github.com/lockstepdb/lockstep/internal/mysqlerr"
 )
 
-// TestDecimalCasts: casts to DECIMAL without a scale above 0 are
-// DECIMAL(M,0), rounded half away from zero, clipped with 1264 and
+// TestDecimalCasts: casts to DECIMAL are DECIMAL(M,D) (M 10 and D 0
+// when not given), rounded half away from zero, clipped with 1264 and
 // zero with 1292 for what is no number (expected values: MariaDB
-// 10.11's); a cast with a scale keeps go-mysql-server's.
+// 10.11's); a precision or a scale past their bounds are MySQL 8's
+// errors (MariaDB allows a scale up to 38, MySQL 30).
 func TestDecimalCasts(t *testing.T) {
 	h := newHarness(t)
 	defer h.close()
@@ -29,6 +30,17 @@ func TestDecimalCasts(t *testing.T) {
 		{"CAST(12345678901 AS DECIMAL)", "decimal(10,0)", "9999999999", "1264"},
 		{"CAST(-12345678901 AS DECIMAL)", "decimal(10,0)", "-9999999999", "1264"},
 		{"CAST(1.55 AS DECIMAL(5,1))", "decimal(5,1)", "1.6", ""},
+		{"CAST(-1.25 AS DECIMAL(5,1))", "decimal(5,1)", "-1.3", ""},
+		{"CAST(1.236 AS DECIMAL(4,2))", "decimal(4,2)", "1.24", ""},
+		{"CAST(123.236 AS DECIMAL(4,2))", "decimal(4,2)", "99.99", "1264"},
+		{"CAST(-123.236 AS DECIMAL(4,2))", "decimal(4,2)", "-99.99", "1264"},
+		{"CAST(99.996 AS DECIMAL(4,2))", "decimal(4,2)", "99.99", "1264"},
+		{"CAST(0.5 AS DECIMAL(3,3))", "decimal(3,3)", "0.5", ""},
+		{"CAST(1 AS DECIMAL(3,3))", "decimal(3,3)", "0.999", "1264"},
+		{"CONVERT('x', DECIMAL(5,2))", "decimal(5,2)", "0", "1292"},
+		{"CAST(1 AS DECIMAL(65,30))", "decimal(65,30)", "1", ""},
+		{"CAST(1/3 AS DECIMAL(65,30))", "decimal(65,30)", "0.333333333", ""},
+		{"CAST(1/3 AS DECIMAL(10,2))", "decimal(10,2)", "0.33", ""},
 		{"CAST(1.5 AS DECIMAL(0))", "decimal(10,0)", "2", ""},
 	} {
 		q := "SELECT " + tc.expr
@@ -54,11 +66,20 @@ func TestDecimalCasts(t *testing.T) {
 		}
 		c.ctx.ClearWarnings()
 	}
-	// A precision past 65 is MySQL's 1426.
-	_, err := c.query("SELECT CAST(1.5 AS DECIMAL(70))")
-	var se *mysql.SQLError
-	if !errors.As(mysqlerr.Restore(err), &se) || se.Num != mysqlerr.TooBigPrecision {
-		t.Errorf("CAST(1.5 AS DECIMAL(70)): %v, want 1426", err)
+	// A precision past 65 is MySQL's 1426, a scale past 30 1425, and a
+	// scale past the precision 1427.
+	for expr, want := range map[string]int{
+		"CAST(1.5 AS DECIMAL(70))":    mysqlerr.TooBigPrecision,
+		"CAST(1.5 AS DECIMAL(66,2))":  mysqlerr.TooBigPrecision,
+		"CAST(1.5 AS DECIMAL(40,31))": mysqlerr.TooBigScale,
+		"CAST(1.5 AS DECIMAL(5,6))":   mysqlerr.MBiggerThanD,
+		"CONVERT(1.5, DECIMAL(0,2))":  mysqlerr.MBiggerThanD,
+	} {
+		_, err := c.query("SELECT " + expr)
+		var se *mysql.SQLError
+		if !errors.As(mysqlerr.Restore(err), &se) || se.Num != want {
+			t.Errorf("%s: %v, want %d", expr, err, want)
+		}
 	}
 	// In tables, in SUM, and in a view.
 	c.exec("CREATE DATABASE d")
