@@ -342,7 +342,7 @@ func alterText(old *storage.TableDef, sch sql.Schema, oldCol, newCol *sql.Column
 	if c.OnUpdate != nil {
 		onUpdate = c.OnUpdate.String()
 	}
-	text := strings.TrimSpace(sql.DefaultMySQLSchemaFormatter.GenerateCreateTableColumnDefinition(c, def, onUpdate, coll))
+	text := strings.TrimSpace(formatter.GenerateCreateTableColumnDefinition(c, def, onUpdate, coll))
 	place := " FIRST"
 	if pos > 0 {
 		place = " AFTER " + quoteIdent(sch[pos-1].Name)

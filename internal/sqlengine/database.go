@@ -210,7 +210,7 @@ func (d *Database) DropTable(ctx *sql.Context, name string) error {
 // createTableText is the CREATE TABLE statement logged for a new table (its
 // secondary indexes follow as ALTER TABLE statements).
 func createTableText(ctx *sql.Context, def *storage.TableDef, sch sql.PrimaryKeySchema, coll sql.CollationID, comment string) (string, error) {
-	f := sql.DefaultMySQLSchemaFormatter
+	f := formatter
 	var cols []string
 	for _, c := range sch.Schema {
 		def := ""

@@ -97,7 +97,7 @@ func newEngine(store *storage.Engine, pipe *commit.Pipeline, locks *lock.Manager
 	e.autoinc.cluster = pipe == nil
 	p := parser{safeParser{sql.DefaultMySQLParser}}
 	a := analyzer.NewBuilder(provider{e}).
-		AddOverrides(sql.EngineOverrides{Builder: sql.BuilderOverrides{Parser: p}}).
+		AddOverrides(sql.EngineOverrides{Builder: sql.BuilderOverrides{Parser: p}, SchemaFormatter: formatter}).
 		AddPostAnalyzeRule(exactAggregateTypesRule, exactAggregateTypes).
 		Build()
 	a.ExecBuilder.PriorityBuilder = boundedTopN{base: a.ExecBuilder}

@@ -1,0 +1,60 @@
+package sqlengine
+
+// SHOW CREATE TABLE's comments, written as MySQL writes them.
+//
+// go-mysql-server's formatter escapes a double quote in a table or
+// column comment as \" (MySQL leaves it alone) and does not escape an
+// index comment at all, so a comment holding a quote came back
+// different from MySQL's, and an index comment holding one made a
+// statement that does not parse (a dump that cannot be restored).
+// schemaFormatter is go-mysql-server's formatter with the comments
+// escaped as MySQL's SHOW CREATE TABLE does (sql_show.cc,
+// append_unescaped): a backslash doubled, a quote doubled, NUL, newline,
+// carriage return and Ctrl-Z as \0, \n, \r and \Z. The same formatter
+// writes the CREATE TABLE text the binlog carries.
+
+import (
+	"strings"
+
+	"github.com/dolthub/go-mysql-server/sql"
+)
+
+type schemaFormatter struct{ *sql.MySqlSchemaFormatter }
+
+var _ sql.SchemaFormatter = schemaFormatter{}
+
+// formatter is the formatter Lockstep's engines use.
+var formatter sql.SchemaFormatter = schemaFormatter{&sql.MySqlSchemaFormatter{}}
+
+var commentEscaper = strings.NewReplacer(`\`, `\\`, `'`, `''`, "\x00", `\0`, "\n", `\n`, "\r", `\r`, "\x1a", `\Z`)
+
+// quoteComment is comment as a quoted SQL string, as MySQL writes it.
+func quoteComment(comment string) string {
+	return "'" + commentEscaper.Replace(comment) + "'"
+}
+
+func (f schemaFormatter) GenerateCreateTableStatement(tblName string, colStmts []string, temp, autoInc, tblCharsetName, tblCollName, comment string) string {
+	stmt := f.MySqlSchemaFormatter.GenerateCreateTableStatement(tblName, colStmts, temp, autoInc, tblCharsetName, tblCollName, "")
+	if comment != "" {
+		stmt += " COMMENT=" + quoteComment(comment)
+	}
+	return stmt
+}
+
+func (f schemaFormatter) GenerateCreateTableColumnDefinition(col *sql.Column, colDefault, onUpdate string, tableCollation sql.CollationID) string {
+	plain := *col
+	plain.Comment = ""
+	stmt := f.MySqlSchemaFormatter.GenerateCreateTableColumnDefinition(&plain, colDefault, onUpdate, tableCollation)
+	if col.Comment != "" {
+		stmt += " COMMENT " + quoteComment(col.Comment)
+	}
+	return stmt
+}
+
+func (f schemaFormatter) GenerateCreateTableIndexDefinition(isUnique, isSpatial, isFullText, isVector bool, indexID string, indexCols []string, comment string) (string, bool) {
+	stmt, ok := f.MySqlSchemaFormatter.GenerateCreateTableIndexDefinition(isUnique, isSpatial, isFullText, isVector, indexID, indexCols, "")
+	if comment != "" {
+		stmt += " COMMENT " + quoteComment(comment)
+	}
+	return stmt, ok
+}
