@@ -53,6 +53,9 @@ func (p provider) Function(_ *sql.Context, name string) (sql.Function, bool) {
 	if f, ok := decimalCastFunction(name); ok {
 		return f, true // decimalcast.go
 	}
+	if f, ok := timeCastFunction(name); ok {
+		return f, true // timecast.go
+	}
 	if name == "validate_password_strength" {
 		return validatePasswordStrengthFunction(), true // passwordpolicy.go
 	}
