@@ -116,6 +116,12 @@ var reworded = []struct {
 	{regexp.MustCompile(`^The value specified for generated column "(.*)" in table "(.*)" is not allowed\.$`), 3105, "HY000", "The value specified for generated column '$1' in table '$2' is not allowed."}, // ER_NON_DEFAULT_VALUE_FOR_GENERATED_COLUMN
 	// A function that does not exist.
 	{regexp.MustCompile(`^function: '(.*)' not found$`), 1305, "42000", "FUNCTION $1 does not exist"}, // ER_SP_DOES_NOT_EXIST
+	// A number out of its column's range (strict mode). go-mysql-server
+	// names neither column nor row; MySQL's text would.
+	{regexp.MustCompile(`^(\S+) out of range for ([a-z]+(?:\(\d+(?:,\d+)?\))?(?: unsigned)?)$`), 1264, "22003", "Out of range value for column: $1 does not fit in $2"},             // ER_WARN_DATA_OUT_OF_RANGE
+	{regexp.MustCompile(`^ambiguous column name "(.*)", it's present in all these tables: .*$`), 1052, "23000", "Column '$1' is ambiguous"}, // ER_NON_UNIQ_ERROR
+	{regexp.MustCompile("^duplicate column name: `(.*)`$"), 1060, "42S21", "Duplicate column name '$1'"},                                    // ER_DUP_FIELDNAME
+	{regexp.MustCompile(`^Column "(.*)" already exists$`), 1060, "42S21", "Duplicate column name '$1'"},                                     // ER_DUP_FIELDNAME
 	// DROP CHECK or DROP CONSTRAINT of a name the table has not.
 	{regexp.MustCompile(`^Constraint "(.*)" does not exist$`), 3940, "HY000", "Constraint '$1' does not exist."}, // ER_CONSTRAINT_NOT_FOUND
 }
@@ -164,6 +170,10 @@ var gmsErrors = []struct {
 	// go-mysql-server stops a recursive CTE after a fixed 10,001
 	// iterations (cte_max_recursion_depth shows that, read-only).
 	{"WITH RECURSIVE iteration limit exceeded", "", "", 3636, "HY000", "Recursive query aborted after 10001 iterations. @@cte_max_recursion_depth is 10000 here and cannot be changed"},
+	// A value an ENUM or SET column has no member for (strict mode).
+	{"Data truncated for column '", "", "", mysql.ERWarnDataTruncated, "01000", ""}, // WARN_DATA_TRUNCATED
+	{"Incorrect datetime value: '", "'", "", mysql.ERTruncatedWrongValue, "22007", ""},
+	{"incompatible type for default value", "", "", 1067, "42000", ""}, // ER_INVALID_DEFAULT
 	{"Variable '", "'", "' can't be set to the value of '", mysql.ERWrongValueForVar, "42000", ""},
 	{"Variable '", " is a read only variable", "", mysql.ERIncorrectGlobalLocalVar, "HY000", ""},
 	{"Variable '", " is a GLOBAL variable and should be set with SET GLOBAL", "", mysql.ERGlobalVariable, "HY000", ""},
@@ -186,6 +196,8 @@ var sqlStates = map[int]string{
 	ReadOnlyTransaction:        "25006",
 	mysql.ERRowIsReferenced2:   "23000", // a parent row with children
 	mysql.ErNoReferencedRow2:   "23000", // a child row without a parent
+	1242:                       "21000", // ER_SUBQUERY_NO_1_ROW
+	1072:                       "42000", // ER_KEY_COLUMN_DOES_NOT_EXITS
 }
 
 // prefixes are what go-mysql-server puts before MySQL's message.
@@ -197,4 +209,5 @@ var prefixes = map[int][]string{
 // differently.
 var texts = map[int]string{
 	ReadOnlyTransaction: readOnlyTransactionMsg,
+	1242:                "Subquery returns more than 1 row",
 }

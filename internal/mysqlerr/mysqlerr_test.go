@@ -36,6 +36,16 @@ func TestRestoreError(t *testing.T) {
 		{errFromText("database does not support temporary tables"), "doesn't yet support 'temporary tables' (errno 1235) (sqlstate 42000)"},
 		{errFromText("TIME length not yet supported"), "doesn't yet support 'TIME with fractional seconds (TIME(n))' (errno 1235) (sqlstate 42000)"},
 		{mysql.NewSQLError(mysql.ERLockWaitTimeout, "HY000", "Lock wait timeout exceeded"), "(errno 1205) (sqlstate HY000)"},
+		{errFromText("300 out of range for tinyint"), "Out of range value for column: 300 does not fit in tinyint (errno 1264) (sqlstate 22003)"},
+		{errFromText("-1 out of range for int unsigned"), "(errno 1264) (sqlstate 22003)"},
+		{errFromText("subquery field index out of range for expression x: only 1 columns available"), "(errno 1105) (sqlstate HY000)"},
+		{errFromText(`ambiguous column name "id", it's present in all these tables: [p a]`), "Column 'id' is ambiguous (errno 1052) (sqlstate 23000)"},
+		{errFromText("duplicate column name: `x`"), "Duplicate column name 'x' (errno 1060) (sqlstate 42S21)"},
+		{errFromText(`Column "n" already exists`), "Duplicate column name 'n' (errno 1060) (sqlstate 42S21)"},
+		{errFromText("Data truncated for column 'e' at row 1"), "Data truncated for column 'e' at row 1 (errno 1265) (sqlstate 01000)"},
+		{errFromText("Incorrect datetime value: '2020-13-45'"), "(errno 1292) (sqlstate 22007)"},
+		{errFromText("incompatible type for default value: Truncated incorrect int value: abc"), "(errno 1067) (sqlstate 42000)"},
+		{mysql.NewSQLError(1242, "HY000", "the subquery returned more than 1 row"), "Subquery returns more than 1 row (errno 1242) (sqlstate 21000)"},
 	} {
 		if got := Restore(c.in).Error(); !strings.HasSuffix(got, c.want) {
 			t.Errorf("%v restored as %q, want ...%q", c.in, got, c.want)
