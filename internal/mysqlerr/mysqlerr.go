@@ -118,10 +118,10 @@ var reworded = []struct {
 	{regexp.MustCompile(`^function: '(.*)' not found$`), 1305, "42000", "FUNCTION $1 does not exist"}, // ER_SP_DOES_NOT_EXIST
 	// A number out of its column's range (strict mode). go-mysql-server
 	// names neither column nor row; MySQL's text would.
-	{regexp.MustCompile(`^(\S+) out of range for ([a-z]+(?:\(\d+(?:,\d+)?\))?(?: unsigned)?)$`), 1264, "22003", "Out of range value for column: $1 does not fit in $2"},             // ER_WARN_DATA_OUT_OF_RANGE
-	{regexp.MustCompile(`^ambiguous column name "(.*)", it's present in all these tables: .*$`), 1052, "23000", "Column '$1' is ambiguous"}, // ER_NON_UNIQ_ERROR
-	{regexp.MustCompile("^duplicate column name: `(.*)`$"), 1060, "42S21", "Duplicate column name '$1'"},                                    // ER_DUP_FIELDNAME
-	{regexp.MustCompile(`^Column "(.*)" already exists$`), 1060, "42S21", "Duplicate column name '$1'"},                                     // ER_DUP_FIELDNAME
+	{regexp.MustCompile(`^(\S+) out of range for ([a-z]+(?:\(\d+(?:,\d+)?\))?(?: unsigned)?)$`), 1264, "22003", "Out of range value for column: $1 does not fit in $2"}, // ER_WARN_DATA_OUT_OF_RANGE
+	{regexp.MustCompile(`^ambiguous column name "(.*)", it's present in all these tables: .*$`), 1052, "23000", "Column '$1' is ambiguous"},                             // ER_NON_UNIQ_ERROR
+	{regexp.MustCompile("^duplicate column name: `(.*)`$"), 1060, "42S21", "Duplicate column name '$1'"},                                                                // ER_DUP_FIELDNAME
+	{regexp.MustCompile(`^Column "(.*)" already exists$`), 1060, "42S21", "Duplicate column name '$1'"},                                                                 // ER_DUP_FIELDNAME
 	// DROP CHECK or DROP CONSTRAINT of a name the table has not.
 	{regexp.MustCompile(`^Constraint "(.*)" does not exist$`), 3940, "HY000", "Constraint '$1' does not exist."}, // ER_CONSTRAINT_NOT_FOUND
 }
