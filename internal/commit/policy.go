@@ -27,11 +27,12 @@ package commit
 import "time"
 
 // trigger says why a group closed: the Binlog_group_commit_trigger_*
-// counters count them.
+// counters count those of the sync delay, Lockstep_binlog_group_commit_
+// gathers the groups that gathered.
 type trigger int
 
 const (
-	triggerNone     trigger = iota // no sync delay: every flush is a group
+	triggerNone     trigger = iota // no sync delay, nothing to gather: every flush is a group
 	triggerCount                   // binlog_group_commit_sync_no_delay_count reached
 	triggerTimeout                 // binlog_group_commit_sync_delay expired
 	triggerLockWait                // a transaction waits for a lock the group holds
