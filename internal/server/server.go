@@ -566,6 +566,18 @@ func (s *Server) registerVariables() error {
 			},
 		}
 	}
+	// pipelineBool is an ON/OFF setting of the pipeline, read-only on a
+	// cluster member.
+	pipelineBool := func(name string, b *atomic.Bool) sql.SystemVariable {
+		return &sql.MysqlSystemVariable{
+			Name: name, Scope: global, Dynamic: s.member == nil,
+			Type: types.NewSystemBoolType(name), Default: onOff(b.Load()),
+			NotifyChanged: func(_ *sql.Context, _ sql.SystemVariableScope, v sql.SystemVarValue) error {
+				b.Store(toInt64(v.Val) != 0)
+				return nil
+			},
+		}
+	}
 	vars := append(append(s.semiSyncVariables(), s.replicaVariables()...),
 		intVar("sync_binlog", 0, 1<<32-1, pc.SyncBinlog.Load(), dynamic(pc.SyncBinlog.Store)),
 		intVar("innodb_flush_log_at_trx_commit", 0, 2, pc.FlushLogAtTrxCommit.Load(), dynamic(pc.FlushLogAtTrxCommit.Store)),
@@ -573,22 +585,8 @@ func (s *Server) registerVariables() error {
 		intVar("binlog_group_commit_sync_no_delay_count", 0, 100_000, pc.NoDelayCount.Load(), dynamic(pc.NoDelayCount.Store)),
 		intVar("binlog_transaction_dependency_history_size", 1, 1_000_000, pc.HistorySize.Load(), dynamic(pc.HistorySize.Store)),
 		intVar("binlog_expire_logs_seconds", 0, 1<<32, s.binlogExpireSeconds(), nil),
-		&sql.MysqlSystemVariable{
-			Name: "lockstep_binlog_group_commit_gather", Scope: global, Dynamic: s.member == nil,
-			Type: types.NewSystemBoolType("lockstep_binlog_group_commit_gather"), Default: onOff(pc.Gather.Load()),
-			NotifyChanged: func(_ *sql.Context, _ sql.SystemVariableScope, v sql.SystemVarValue) error {
-				pc.Gather.Store(toInt64(v.Val) != 0)
-				return nil
-			},
-		},
-		&sql.MysqlSystemVariable{
-			Name: "binlog_parallel_flush", Scope: global, Dynamic: s.member == nil,
-			Type: types.NewSystemBoolType("binlog_parallel_flush"), Default: onOff(pc.ParallelFlush.Load()),
-			NotifyChanged: func(_ *sql.Context, _ sql.SystemVariableScope, v sql.SystemVarValue) error {
-				pc.ParallelFlush.Store(toInt64(v.Val) != 0)
-				return nil
-			},
-		},
+		pipelineBool("lockstep_binlog_group_commit_gather", &pc.Gather),
+		pipelineBool("binlog_parallel_flush", &pc.ParallelFlush),
 		&sql.MysqlSystemVariable{
 			Name: "binlog_transaction_dependency_tracking", Scope: global, Dynamic: s.member == nil,
 			Type:    types.NewSystemEnumType("binlog_transaction_dependency_tracking", "COMMIT_ORDER", "WRITESET", "WRITESET_SESSION"),

@@ -83,17 +83,9 @@ func newDecimalCast(ctx *sql.Context, args ...sql.Expression) (sql.Expression, e
 	if len(args) != 3 {
 		return nil, sql.ErrInvalidArgumentNumber.New(decimalCastName, 3, len(args))
 	}
-	var md [2]int
-	for i, a := range args[1:] {
-		v, err := a.Eval(ctx, nil)
-		if err != nil {
-			return nil, err
-		}
-		n, _, err := types.Int64.Convert(ctx, v)
-		if err != nil {
-			return nil, err
-		}
-		md[i] = int(n.(int64))
+	md, err := literalInts(ctx, args[1:])
+	if err != nil {
+		return nil, err
 	}
 	m, d := md[0], md[1]
 	switch {
@@ -107,6 +99,24 @@ func newDecimalCast(ctx *sql.Context, args ...sql.Expression) (sql.Expression, e
 		return nil, mysql.NewSQLError(mysqlerr.MBiggerThanD, "42000", "For float(M,D), double(M,D) or decimal(M,D), M must be >= D (column '%s').", args[0])
 	}
 	return &decimalCast{x: fullPrecision(args[0]), m: m, d: d}, nil
+}
+
+// literalInts evaluates the integer literals a cast's rewrite passes
+// (its precision and scale).
+func literalInts(ctx *sql.Context, args []sql.Expression) ([]int, error) {
+	out := make([]int, len(args))
+	for i, a := range args {
+		v, err := a.Eval(ctx, nil)
+		if err != nil {
+			return nil, err
+		}
+		n, _, err := types.Int64.Convert(ctx, v)
+		if err != nil {
+			return nil, err
+		}
+		out[i] = int(n.(int64))
+	}
+	return out, nil
 }
 
 // fullPrecision makes go-mysql-server's arithmetic in e keep its

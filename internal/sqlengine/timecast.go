@@ -76,15 +76,11 @@ func newTimeCast(ctx *sql.Context, args ...sql.Expression) (sql.Expression, erro
 	if len(args) != 2 {
 		return nil, sql.ErrInvalidArgumentNumber.New(timeCastName, 2, len(args))
 	}
-	v, err := args[1].Eval(ctx, nil)
+	n, err := literalInts(ctx, args[1:])
 	if err != nil {
 		return nil, err
 	}
-	n, _, err := types.Int64.Convert(ctx, v)
-	if err != nil {
-		return nil, err
-	}
-	switch p := n.(int64); {
+	switch p := n[0]; {
 	case p == 0:
 		return newTimeCastOf(args[0]), nil
 	case p < 0 || p > maxTimePrecision:
