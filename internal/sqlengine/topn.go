@@ -29,8 +29,12 @@ type boundedTopN struct{ base *rowexec.BaseBuilder }
 var _ sql.NodeExecBuilder = boundedTopN{}
 
 // Build implements sql.NodeExecBuilder: nil for every node it leaves to
-// GMS. It also builds the first pass of hash joins (hashlookup.go).
+// GMS. It also builds the first pass of hash joins (hashlookup.go), and
+// has every node read temporal values as MySQL does (temporaltext.go).
 func (b boundedTopN) Build(ctx *sql.Context, n sql.Node, r sql.Row) (sql.RowIter, error) {
+	if nn, ok := temporalTextNode(ctx, n); ok {
+		return b.base.Build(ctx, nn, r)
+	}
 	switch n := n.(type) {
 	case *plan.HashLookup:
 		return buildHashLookup(ctx, b.base, n, r)

@@ -1,0 +1,183 @@
+package sqlengine
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/dolthub/go-mysql-server/sql"
+	"github.com/dolthub/go-mysql-server/sql/expression"
+	"github.com/dolthub/go-mysql-server/sql/transform"
+	"github.com/dolthub/go-mysql-server/sql/types"
+	"github.com/dolthub/vitess/go/sqltypes"
+	"github.com/shopspring/decimal"
+)
+
+// DATE, DATETIME and TIMESTAMP values read as strings or numbers, as
+// MySQL reads them.
+//
+// go-mysql-server holds every temporal value as a time.Time and forgets
+// its type when a function converts it: a DATE became '2020-01-02
+// 00:00:00' in CONCAT, CAST(... AS CHAR), LENGTH, LIKE and the other
+// string functions, 20200102000000 in arithmetic, and the zero date
+// '-0001-11-30 00:00:00' in both (the client saw them right only when the
+// column was sent as it is, typed). MySQL reads a DATE as 'YYYY-MM-DD' or
+// YYYYMMDD, a DATETIME or TIMESTAMP as 'YYYY-MM-DD hh:mm:ss[.fraction]'
+// (its declared fractional digits) or YYYYMMDDhhmmss[.fraction], and the
+// zero date as '0000-00-00' or 0.
+//
+// Each node about to be executed (temporalTextNode) therefore gets a
+// temporalAs in front of each temporal argument of a function that reads
+// its arguments as text (stringReaders, a CAST to a character type, LIKE),
+// and of each temporal operand of arithmetic (+, -, *, /, DIV, MOD) that
+// adds no INTERVAL. The temporalAs gives the value as the column's type shows it: its text, or
+// that text's digits as a number. Comparisons, date functions and every
+// other reader keep the time.Time, which they handle by its type.
+
+// stringReaders are the functions that read every argument as text.
+var stringReaders = map[string]bool{
+	"concat": true, "concat_ws": true, "length": true, "char_length": true,
+	"character_length": true, "octet_length": true, "bit_length": true,
+	"substring": true, "substr": true, "mid": true, "left": true, "right": true,
+	"replace": true, "lpad": true, "rpad": true, "trim": true, "ltrim": true,
+	"rtrim": true, "locate": true, "instr": true, "position": true,
+	"reverse": true, "upper": true, "ucase": true, "lower": true, "lcase": true,
+	"hex": true, "md5": true, "sha": true, "sha1": true, "sha2": true,
+	"crc32": true, "to_base64": true, "insert": true, "repeat": true,
+	"strcmp": true, "substring_index": true, "group_concat": true,
+	"ascii": true, "ord": true, "quote": true, "soundex": true, "elt": true,
+	"field": true, "find_in_set": true, "make_set": true,
+}
+
+// temporalTextNode is n with temporalAs put where the top of the file
+// says, and ok false if n needs none. It runs as each node is built for
+// execution (boundedTopN.Build): go-mysql-server plans simple statements
+// with a fixed set of analyzer rules that skips any rule added to it.
+func temporalTextNode(ctx *sql.Context, n sql.Node) (sql.Node, bool) {
+	nn, same, err := transform.OneNodeExpressions(ctx, n, func(ctx *sql.Context, e sql.Expression) (sql.Expression, transform.TreeIdentity, error) {
+		return transform.Expr(ctx, e, wrapTemporalArgs)
+	})
+	if err != nil || same {
+		return nil, false
+	}
+	return nn, true
+}
+
+// wrapTemporalArgs puts a temporalAs in front of e's temporal arguments if
+// e reads them as text or numbers.
+func wrapTemporalArgs(ctx *sql.Context, e sql.Expression) (sql.Expression, transform.TreeIdentity, error) {
+	asNumber, ok := readsTemporalAs(ctx, e)
+	if !ok {
+		return e, transform.SameTree, nil
+	}
+	children := e.Children()
+	var wrapped []sql.Expression
+	for i, c := range children {
+		t, isTemporal := c.Type(ctx).(sql.DatetimeType)
+		if !isTemporal || !types.IsTime(t) {
+			continue
+		}
+		if wrapped == nil {
+			wrapped = append([]sql.Expression(nil), children...)
+		}
+		wrapped[i] = &temporalAs{child: c, typ: t, number: asNumber}
+	}
+	if wrapped == nil {
+		return e, transform.SameTree, nil
+	}
+	ne, err := e.WithChildren(ctx, wrapped...)
+	if err != nil {
+		return nil, transform.SameTree, err
+	}
+	return ne, transform.NewTree, nil
+}
+
+// readsTemporalAs says whether e reads temporal arguments as text or (as
+// number) as numbers, and ok false if it reads them as they are.
+func readsTemporalAs(ctx *sql.Context, e sql.Expression) (asNumber, ok bool) {
+	switch x := e.(type) {
+	case *temporalAs:
+		return false, false
+	case *expression.Convert:
+		return false, types.IsText(x.Type(ctx))
+	case *expression.Like:
+		return false, true
+	case *expression.Arithmetic, *expression.Div, *expression.IntDiv, *expression.Mod:
+		for _, c := range e.Children() {
+			if _, isInterval := c.(*expression.Interval); isInterval {
+				return false, false
+			}
+		}
+		return true, true
+	case sql.FunctionExpression:
+		return false, stringReaders[strings.ToLower(x.FunctionName())]
+	}
+	return false, false
+}
+
+// temporalAs is a DATE, DATETIME or TIMESTAMP value as text or number.
+type temporalAs struct {
+	child  sql.Expression
+	typ    sql.DatetimeType
+	number bool
+}
+
+var _ sql.Expression = (*temporalAs)(nil)
+
+func (t *temporalAs) Resolved() bool                      { return t.child.Resolved() }
+func (t *temporalAs) IsNullable(ctx *sql.Context) bool    { return t.child.IsNullable(ctx) }
+func (t *temporalAs) Children() []sql.Expression          { return []sql.Expression{t.child} }
+func (t *temporalAs) String() string                      { return t.child.String() }
+func (t *temporalAs) DebugString(ctx *sql.Context) string { return sql.DebugString(ctx, t.child) }
+
+func (t *temporalAs) Type(*sql.Context) sql.Type {
+	if !t.number {
+		return types.MustCreateStringWithDefaults(sqltypes.VarChar, 26)
+	}
+	if t.typ.Precision() > 0 {
+		return types.MustCreateDecimalType(14+uint8(t.typ.Precision()), uint8(t.typ.Precision()))
+	}
+	return types.Int64
+}
+
+func (t *temporalAs) WithChildren(_ *sql.Context, children ...sql.Expression) (sql.Expression, error) {
+	if len(children) != 1 {
+		return nil, sql.ErrInvalidChildrenNumber.New(t, len(children), 1)
+	}
+	c := *t
+	c.child = children[0]
+	return &c, nil
+}
+
+func (t *temporalAs) Eval(ctx *sql.Context, r sql.Row) (any, error) {
+	v, err := t.child.Eval(ctx, r)
+	if err != nil || v == nil {
+		return nil, err
+	}
+	if _, isTime := v.(time.Time); !isTime {
+		return v, nil // not a value of the column's type: left to the reader
+	}
+	sv, err := t.typ.SQL(ctx, nil, v)
+	if err != nil {
+		return nil, err
+	}
+	text := sv.ToString()
+	if !t.number {
+		return text, nil
+	}
+	digits := strings.Map(func(r rune) rune {
+		if r >= '0' && r <= '9' || r == '.' {
+			return r
+		}
+		return -1
+	}, text)
+	if t.typ.Precision() > 0 {
+		return decimal.NewFromString(digits)
+	}
+	n, err := strconv.ParseInt(digits, 10, 64)
+	if err != nil {
+		return nil, fmt.Errorf("lockstep: temporal value %q as a number: %w", text, err)
+	}
+	return n, nil
+}
