@@ -207,6 +207,8 @@ func (e *Engine) fastSetAutocommit(ctx *sql.Context, s *Session, p *FastPlan, bi
 
 // fastStatement runs a statement that reads or writes a table.
 func (e *Engine) fastStatement(ctx *sql.Context, s *Session, p *FastPlan, binds map[string]*querypb.BindVariable) (*sqltypes.Result, error) {
+	// The fast path's writes never have IGNORE (strictmode.go).
+	s.strict = strictStatement{changes: p.kind != fastSelect}
 	db := p.db
 	if db == "" {
 		db = ctx.GetCurrentDatabase()

@@ -115,6 +115,9 @@ type Session struct {
 	// altered are the tables whose SQL metadata the statement changed
 	// (alter_table): its own reads of them go on (Table.begin).
 	altered map[uint64]bool
+	// strict is what the current statement is, for sql_mode's strict
+	// checks (strictmode.go).
+	strict strictStatement
 	// readOnlyDefault caches transaction_read_only (read on every write
 	// outside a transaction); readOnlyKnown is cleared when it is set.
 	readOnlyDefault, readOnlyKnown bool
@@ -537,6 +540,7 @@ func (s *Session) noteStatement(st ast.Statement) {
 	s.endDDLHold() // the statement before is over
 	s.noteTableCase(st)
 	s.noteCreate(st)
+	s.noteStrictness(st)
 	clear(s.altered)
 	s.holdCreated = false
 	if s.stmtLocks == nil {

@@ -639,10 +639,18 @@ func (ed editor) DiscardChanges(ctx *sql.Context, _ error) error {
 	return nil
 }
 
+// StatementComplete ends the statement's changes, or rolls them back when
+// strict mode made a warning the statement's error after its last row.
 func (ed editor) StatementComplete(ctx *sql.Context) error {
-	if s := sessionOf(ctx); s != nil && s.tx != nil && !s.tx.Ended() {
-		s.tx.StatementComplete()
+	s := sessionOf(ctx)
+	if s == nil || s.tx == nil || s.tx.Ended() {
+		return nil
 	}
+	if err := s.strictError(); err != nil {
+		s.tx.StatementRollback()
+		return err
+	}
+	s.tx.StatementComplete()
 	return nil
 }
 
@@ -651,6 +659,9 @@ func (ed editor) Close(*sql.Context) error { return nil }
 func (ed editor) Insert(ctx *sql.Context, r sql.Row) error {
 	s, tx, err := ed.t.beginWrite(ctx)
 	if err != nil {
+		return err
+	}
+	if err := s.checkWrite(ed.t, nil, r); err != nil {
 		return err
 	}
 	vals, err := ed.t.toStorageRow(ctx, r)
@@ -667,6 +678,9 @@ func (ed editor) Insert(ctx *sql.Context, r sql.Row) error {
 func (ed editor) Update(ctx *sql.Context, old, new sql.Row) error {
 	s, tx, err := ed.t.beginWrite(ctx)
 	if err != nil {
+		return err
+	}
+	if err := s.checkWrite(ed.t, old, new); err != nil {
 		return err
 	}
 	ov, err := ed.t.toStorageRow(ctx, old)
@@ -687,6 +701,9 @@ func (ed editor) Update(ctx *sql.Context, old, new sql.Row) error {
 func (ed editor) Delete(ctx *sql.Context, r sql.Row) error {
 	s, tx, err := ed.t.beginWrite(ctx)
 	if err != nil {
+		return err
+	}
+	if err := s.strictError(); err != nil {
 		return err
 	}
 	vals, err := ed.t.toStorageRow(ctx, r)
