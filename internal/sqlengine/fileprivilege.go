@@ -56,6 +56,9 @@ func (p provider) Function(_ *sql.Context, name string) (sql.Function, bool) {
 	if f, ok := timeCastFunction(name); ok {
 		return f, true // timecast.go
 	}
+	if f, ok := dateOffsetFunction(name); ok {
+		return f, true // intervalarith.go
+	}
 	if name == "validate_password_strength" {
 		return validatePasswordStrengthFunction(), true // passwordpolicy.go
 	}

@@ -720,6 +720,7 @@ func note(ctx context.Context, st ast.Statement, text string, queryLen int) erro
 	rewriteRegexpOperators(st, text)
 	rewriteDecimalCasts(st, text)
 	rewriteTimeCasts(st, text)
+	rewriteIntervalArithmetic(st, text)
 	joinComponentVariables(st)
 	if err := balanceSetOps(st, text); err != nil {
 		return err
@@ -829,6 +830,7 @@ func (p parser) ParseSimple(query string) (ast.Statement, error) {
 		rewriteRegexpOperators(st, query)
 		rewriteDecimalCasts(st, query)
 		rewriteTimeCasts(st, query)
+		rewriteIntervalArithmetic(st, query)
 		err = balanceSetOps(st, query)
 	}
 	return st, err
@@ -900,6 +902,7 @@ func (p parser) ParseOneWithOptions(ctx context.Context, query string, o ast.Par
 	rewriteRegexpOperators(r.st, query)
 	rewriteDecimalCasts(r.st, query)
 	rewriteTimeCasts(r.st, query)
+	rewriteIntervalArithmetic(r.st, query)
 	joinComponentVariables(r.st)
 	if err := balanceSetOps(r.st, query); err != nil {
 		return nil, r.consumed, err
