@@ -124,6 +124,9 @@ var reworded = []struct {
 	{regexp.MustCompile(`^Column "(.*)" already exists$`), 1060, "42S21", "Duplicate column name '$1'"},                                                                 // ER_DUP_FIELDNAME
 	// DROP CHECK or DROP CONSTRAINT of a name the table has not.
 	{regexp.MustCompile(`^Constraint "(.*)" does not exist$`), 3940, "HY000", "Constraint '$1' does not exist."}, // ER_CONSTRAINT_NOT_FOUND
+	// A table, column, index, check or foreign key name past 64
+	// characters (go-mysql-server's only use of the error).
+	{regexp.MustCompile("^invalid identifier: `(.*)`$"), 1059, "42000", "Identifier name '$1' is too long"}, // ER_TOO_LONG_IDENT
 }
 
 // gmsErrors are go-mysql-server errors that carry no MySQL number, by

@@ -41,6 +41,7 @@ func TestRestoreError(t *testing.T) {
 		{errFromText("subquery field index out of range for expression x: only 1 columns available"), "(errno 1105) (sqlstate HY000)"},
 		{errFromText(`ambiguous column name "id", it's present in all these tables: [p a]`), "Column 'id' is ambiguous (errno 1052) (sqlstate 23000)"},
 		{errFromText("duplicate column name: `x`"), "Duplicate column name 'x' (errno 1060) (sqlstate 42S21)"},
+		{errFromText("invalid identifier: `" + strings.Repeat("a", 65) + "`"), "Identifier name '" + strings.Repeat("a", 65) + "' is too long (errno 1059) (sqlstate 42000)"},
 		{errFromText(`Column "n" already exists`), "Duplicate column name 'n' (errno 1060) (sqlstate 42S21)"},
 		{errFromText("Data truncated for column 'e' at row 1"), "Data truncated for column 'e' at row 1 (errno 1265) (sqlstate 01000)"},
 		{errFromText("Incorrect datetime value: '2020-13-45'"), "(errno 1292) (sqlstate 22007)"},

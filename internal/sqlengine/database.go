@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/dolthub/go-mysql-server/sql"
 	"github.com/dolthub/vitess/go/mysql"
@@ -56,6 +57,9 @@ func (p provider) CreateDatabase(ctx *sql.Context, name string) error {
 }
 
 func (p provider) CreateCollatedDatabase(ctx *sql.Context, name string, coll sql.CollationID) error {
+	if err := checkIdentifierLength(name); err != nil {
+		return err
+	}
 	if p.HasDatabase(ctx, name) {
 		return sql.ErrDatabaseExists.New(name)
 	}
@@ -412,3 +416,16 @@ func knownCollation(c uint16) (ok bool) {
 	}()
 	return sql.CollationID(c).Name() != ""
 }
+
+// checkIdentifierLength refuses a name longer than MySQL's 64 characters
+// (1059). go-mysql-server checks the names of tables, columns, indexes
+// and constraints, not those of databases and views.
+func checkIdentifierLength(name string) error {
+	if utf8.RuneCountInString(name) > sql.MaxIdentifierLength {
+		return mysql.NewSQLError(erTooLongIdent, "42000", "Identifier name '%s' is too long", name)
+	}
+	return nil
+}
+
+// erTooLongIdent is MySQL's ER_TOO_LONG_IDENT.
+const erTooLongIdent = 1059

@@ -141,6 +141,9 @@ func (s *Session) noteView(st ast.Statement) {
 }
 
 func (d *Database) CreateView(ctx *sql.Context, name, selectStmt, createStmt string) error {
+	if err := checkIdentifierLength(name); err != nil {
+		return err
+	}
 	if _, ok := d.e.store.Table(d.name, name); ok {
 		return sql.ErrTableAlreadyExists.New(name)
 	}
