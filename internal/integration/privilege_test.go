@@ -153,6 +153,18 @@ func TestPrivileges(t *testing.T) {
 			t.Errorf("monitor: %s: %v, want 1142", q, err)
 		}
 	}
+	// DROP TABLE of a missing table is 1051 for an account that may drop
+	// it, and 1142 for one that may not, as for an existing table: the
+	// answer does not tell it which tables exist.
+	if _, err := root.Exec("DROP TABLE app.t, app.nosuch, app.nosuch2"); errNumber(err) != 1051 ||
+		!strings.Contains(err.Error(), "Unknown table 'app.nosuch,app.nosuch2'") {
+		t.Errorf("root: DROP TABLE of missing tables: %v, want 1051 naming both", err)
+	}
+	for _, q := range []string{"DROP TABLE app.nosuch", "DROP TABLE app.t"} {
+		if _, err := monitor.Exec(q); errNumber(err) != 1142 {
+			t.Errorf("monitor: %s: %v, want 1142", q, err)
+		}
+	}
 	// Status is REPLICATION CLIENT's: the monitor sees it, low does not.
 	if _, err := low.Exec("SHOW REPLICA STATUS"); errNumber(err) != 1227 {
 		t.Errorf("low: SHOW REPLICA STATUS: %v", err)

@@ -741,6 +741,9 @@ func note(ctx context.Context, st ast.Statement, text string, queryLen int) erro
 		if err := checkSystemDatabase(sctx, st); err != nil {
 			return err
 		}
+		if err := checkDropTables(sctx, st); err != nil {
+			return err
+		}
 		if err := checkAccountStatement(sctx, st, text); err != nil {
 			return err
 		}
