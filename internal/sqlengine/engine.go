@@ -109,6 +109,9 @@ func newEngine(store *storage.Engine, pipe *commit.Pipeline, locks *lock.Manager
 	return e
 }
 
+// mysqlDefaultSQLMode is MySQL 8's default sql_mode.
+const mysqlDefaultSQLMode = "ONLY_FULL_GROUP_BY,STRICT_TRANS_TABLES,NO_ZERO_IN_DATE,NO_ZERO_DATE,ERROR_FOR_DIVISION_BY_ZERO,NO_ENGINE_SUBSTITUTION"
+
 // registerVariables corrects GMS's definitions of variables the SQL layer
 // relies on and sets MySQL 8's defaults.
 func registerVariables() {
@@ -165,6 +168,16 @@ func registerVariables() {
 	})
 	// The password policy's (shown once it is installed).
 	sql.SystemVariables.AddSystemVariables(passwordPolicyVariables())
+	// MySQL 8's default sql_mode (GMS's lacks the zero-date and division
+	// flags, which strictmode.go applies), also what SET sql_mode =
+	// DEFAULT gives.
+	if v, _, ok := sql.SystemVariables.GetGlobal("sql_mode"); ok {
+		if mv, isMySQL := v.(*sql.MysqlSystemVariable); isMySQL {
+			mode := *mv
+			mode.Default = mysqlDefaultSQLMode
+			sql.SystemVariables.AddSystemVariables([]sql.SystemVariable{&mode})
+		}
+	}
 	// MySQL 8's default collation (GMS's own default is utf8mb4_0900_bin).
 	_ = sql.SystemVariables.AssignValues(map[string]any{"collation_server": "utf8mb4_0900_ai_ci", "collation_database": "utf8mb4_0900_ai_ci"})
 }
