@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"github.com/dolthub/go-mysql-server/sql"
+	"github.com/dolthub/go-mysql-server/sql/expression"
+	"github.com/dolthub/go-mysql-server/sql/transform"
 	"github.com/dolthub/go-mysql-server/sql/types"
 	"github.com/dolthub/vitess/go/mysql"
 	"github.com/dolthub/vitess/go/sqltypes"
@@ -32,9 +34,11 @@ import (
 // when it is parsed or a prepared statement is executed (noteStrictness,
 // from noteStatement); the mode is read when a division by zero or a zero
 // date is met, never on the path of statements that meet neither. A
-// division's error is kept on the session (Warn) and returned by the next
-// row the statement writes, or when the statement completes if it writes
-// none, so that the statement is rolled back either way.
+// division's error is kept on the session (Warn) and returned by the
+// arithmetic around it (strictArithmetic, put in front of every arithmetic
+// expression as the statement is built: execexprs.go), by the next row the statement writes,
+// or when the statement completes, so that the statement fails with it and
+// is rolled back whichever comes first.
 //
 // Not applied: NO_ZERO_IN_DATE (a date with a zero month or day,
 // '2020-00-01', is refused with 1292 in every mode, where MySQL stores it
@@ -156,4 +160,85 @@ func (s *Session) checkWrite(t *Table, old, vals sql.Row) error {
 func isZeroDate(t sql.Type, v any) bool {
 	tm, ok := v.(time.Time)
 	return ok && tm.Equal(types.ZeroTime) && types.IsTime(t)
+}
+
+// strictArithmetic is an arithmetic expression (+, -, *, /, DIV, MOD)
+// that returns the statement's error as soon as strict mode made a
+// division by zero in it one (Warn), so that the statement fails with
+// 1365 before anything else looks at the NULL (a NOT NULL column's check
+// would have answered 1048 first). Only the root of an arithmetic tree is
+// wrapped: go-mysql-server's nested divisions look at each other to keep
+// their intermediate precision.
+type strictArithmetic struct {
+	child sql.Expression
+}
+
+var _ sql.Expression = (*strictArithmetic)(nil)
+
+func isArithmetic(e sql.Expression) bool {
+	switch e.(type) {
+	case *expression.Div, *expression.IntDiv, *expression.Mod, *expression.Arithmetic:
+		return true
+	}
+	return false
+}
+
+// asStrictArithmetic wraps e if it is arithmetic.
+func asStrictArithmetic(e sql.Expression) (*strictArithmetic, bool) {
+	if !isArithmetic(e) {
+		return nil, false
+	}
+	return &strictArithmetic{child: e}, true
+}
+
+// wrapArithmeticArgs wraps e's arithmetic children, unless e is arithmetic
+// itself (or already wrapped).
+func wrapArithmeticArgs(ctx *sql.Context, e sql.Expression) (sql.Expression, transform.TreeIdentity, error) {
+	if _, done := e.(*strictArithmetic); done || isArithmetic(e) {
+		return e, transform.SameTree, nil
+	}
+	children := e.Children()
+	var wrapped []sql.Expression
+	for i, c := range children {
+		d, ok := asStrictArithmetic(c)
+		if !ok {
+			continue
+		}
+		if wrapped == nil {
+			wrapped = append([]sql.Expression(nil), children...)
+		}
+		wrapped[i] = d
+	}
+	if wrapped == nil {
+		return e, transform.SameTree, nil
+	}
+	ne, err := e.WithChildren(ctx, wrapped...)
+	if err != nil {
+		return nil, transform.SameTree, err
+	}
+	return ne, transform.NewTree, nil
+}
+
+func (d *strictArithmetic) Resolved() bool                      { return d.child.Resolved() }
+func (d *strictArithmetic) IsNullable(ctx *sql.Context) bool    { return d.child.IsNullable(ctx) }
+func (d *strictArithmetic) Type(ctx *sql.Context) sql.Type      { return d.child.Type(ctx) }
+func (d *strictArithmetic) Children() []sql.Expression          { return []sql.Expression{d.child} }
+func (d *strictArithmetic) String() string                      { return d.child.String() }
+func (d *strictArithmetic) DebugString(ctx *sql.Context) string { return sql.DebugString(ctx, d.child) }
+
+func (d *strictArithmetic) WithChildren(_ *sql.Context, children ...sql.Expression) (sql.Expression, error) {
+	if len(children) != 1 {
+		return nil, sql.ErrInvalidChildrenNumber.New(d, len(children), 1)
+	}
+	return &strictArithmetic{child: children[0]}, nil
+}
+
+func (d *strictArithmetic) Eval(ctx *sql.Context, r sql.Row) (any, error) {
+	v, err := d.child.Eval(ctx, r)
+	if err == nil && v == nil {
+		if s := sessionOf(ctx); s != nil && s.strict.err != nil {
+			return nil, s.strict.err
+		}
+	}
+	return v, err
 }

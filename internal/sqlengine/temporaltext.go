@@ -27,7 +27,7 @@ import (
 // (its declared fractional digits) or YYYYMMDDhhmmss[.fraction], and the
 // zero date as '0000-00-00' or 0.
 //
-// Each node about to be executed (temporalTextNode) therefore gets a
+// Each node about to be executed (execExpressions) therefore gets a
 // temporalAs in front of each temporal argument of a function that reads
 // its arguments as text (stringReaders, a CAST to a character type, LIKE),
 // and of each temporal operand of arithmetic (+, -, *, /, DIV, MOD) that
@@ -48,20 +48,6 @@ var stringReaders = map[string]bool{
 	"strcmp": true, "substring_index": true, "group_concat": true,
 	"ascii": true, "ord": true, "quote": true, "soundex": true, "elt": true,
 	"field": true, "find_in_set": true, "make_set": true,
-}
-
-// temporalTextNode is n with temporalAs put where the top of the file
-// says, and ok false if n needs none. It runs as each node is built for
-// execution (boundedTopN.Build): go-mysql-server plans simple statements
-// with a fixed set of analyzer rules that skips any rule added to it.
-func temporalTextNode(ctx *sql.Context, n sql.Node) (sql.Node, bool) {
-	nn, same, err := transform.OneNodeExpressions(ctx, n, func(ctx *sql.Context, e sql.Expression) (sql.Expression, transform.TreeIdentity, error) {
-		return transform.Expr(ctx, e, wrapTemporalArgs)
-	})
-	if err != nil || same {
-		return nil, false
-	}
-	return nn, true
 }
 
 // wrapTemporalArgs puts a temporalAs in front of e's temporal arguments if

@@ -30,9 +30,10 @@ var _ sql.NodeExecBuilder = boundedTopN{}
 
 // Build implements sql.NodeExecBuilder: nil for every node it leaves to
 // GMS. It also builds the first pass of hash joins (hashlookup.go), and
-// has every node read temporal values as MySQL does (temporaltext.go).
+// corrects every node's expressions where MySQL evaluates them otherwise
+// (execexprs.go).
 func (b boundedTopN) Build(ctx *sql.Context, n sql.Node, r sql.Row) (sql.RowIter, error) {
-	if nn, ok := temporalTextNode(ctx, n); ok {
+	if nn, ok := execExpressions(ctx, n); ok {
 		return b.base.Build(ctx, nn, r)
 	}
 	switch n := n.(type) {

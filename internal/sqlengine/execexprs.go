@@ -1,0 +1,62 @@
+package sqlengine
+
+import (
+	"github.com/dolthub/go-mysql-server/sql"
+	"github.com/dolthub/go-mysql-server/sql/transform"
+)
+
+// execExpressions is n with its expressions corrected where
+// go-mysql-server evaluates them otherwise than MySQL, and ok false if
+// nothing needed to change:
+//
+//   - temporal values read as text or numbers (temporaltext.go);
+//   - divisions by zero that strict mode makes the statement's error
+//     (strictmode.go).
+//
+// It runs as each node is built for execution (boundedTopN.Build), not as
+// an analyzer rule: go-mysql-server plans simple statements with a fixed
+// set of rules that skips any rule added to it. It must find nothing to
+// change in a node it made, which is built again.
+func execExpressions(ctx *sql.Context, n sql.Node) (sql.Node, bool) {
+	en, ok := n.(sql.Expressioner)
+	if !ok {
+		return nil, false
+	}
+	exprs := en.Expressions()
+	var changed []sql.Expression
+	for i, e := range exprs {
+		ne, same, err := transform.Expr(ctx, e, correctArgs)
+		if err != nil {
+			return nil, false
+		}
+		if d, isDiv := asStrictArithmetic(ne); isDiv {
+			ne, same = d, transform.NewTree // the node's own expression
+		}
+		if same {
+			continue
+		}
+		if changed == nil {
+			changed = append([]sql.Expression(nil), exprs...)
+		}
+		changed[i] = ne
+	}
+	if changed == nil {
+		return nil, false
+	}
+	nn, err := en.WithExpressions(ctx, changed...)
+	if err != nil {
+		return nil, false
+	}
+	return nn, true
+}
+
+// correctArgs corrects e's arguments (transform.Expr applies it to every
+// expression of a tree, bottom-up).
+func correctArgs(ctx *sql.Context, e sql.Expression) (sql.Expression, transform.TreeIdentity, error) {
+	e, sameText, err := wrapTemporalArgs(ctx, e)
+	if err != nil {
+		return nil, transform.SameTree, err
+	}
+	e, sameDiv, err := wrapArithmeticArgs(ctx, e)
+	return e, sameText && sameDiv, err
+}
