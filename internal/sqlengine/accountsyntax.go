@@ -287,10 +287,20 @@ func isWordByte(c byte) bool {
 	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '$' || c >= 0x80
 }
 
+// containsFold says whether s contains sub, an ASCII keyword, in any
+// letter case.
 func containsFold(s, sub string) bool {
 	n := len(sub)
+	if n == 0 {
+		return true
+	}
+	// A byte that cannot start a match (in ASCII case folding, which is
+	// all an ASCII sub can match at its own length) is passed over
+	// without a call: this runs over every statement's text several
+	// times.
+	first := sub[0] | 0x20
 	for i := 0; i+n <= len(s); i++ {
-		if strings.EqualFold(s[i:i+n], sub) {
+		if s[i]|0x20 == first && strings.EqualFold(s[i:i+n], sub) {
 			return true
 		}
 	}

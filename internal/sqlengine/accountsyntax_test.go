@@ -84,3 +84,24 @@ func TestRedactSecrets(t *testing.T) {
 		}
 	}
 }
+
+func TestContainsFold(t *testing.T) {
+	for _, c := range []struct {
+		s, sub string
+		want   bool
+	}{
+		{"SELECT d + INTERVAL 1 DAY", "interval", true},
+		{"select d + interval 1 day", "interval", true},
+		{"SELECT d + InTeRvAl 1 DAY", "interval", true},
+		{"SELECT 'intervall'", "interval", true},
+		{"SELECT inter val", "interval", false},
+		{"SELECT @x", "@x", true},
+		{"interva", "interval", false},
+		{"", "time", false},
+		{"x", "", true},
+	} {
+		if got := containsFold(c.s, c.sub); got != c.want {
+			t.Errorf("containsFold(%q, %q) = %v, want %v", c.s, c.sub, got, c.want)
+		}
+	}
+}
