@@ -118,6 +118,9 @@ type Session struct {
 	// strict is what the current statement is, for sql_mode's strict
 	// checks (strictmode.go).
 	strict strictStatement
+	// parsedMode is the last sql_mode value read and its flags
+	// (sqlmode.go).
+	parsedMode atomic.Pointer[parsedSQLMode]
 	// readOnlyDefault caches transaction_read_only (read on every write
 	// outside a transaction); readOnlyKnown is cleared when it is set.
 	readOnlyDefault, readOnlyKnown bool
@@ -844,7 +847,8 @@ func (p parser) Parse(ctx *sql.Context, query string, multi bool) (ast.Statement
 	query = noteAlterView(ctx, rewriteLongByte(QuoteNonASCIIIdents(query)))
 	query, _ = rewriteDo(query)
 	r, err := withForShare(query, func(q string) (parsed, error) {
-		st, pq, rem, err := p.Parser.Parse(ctx, q, multi)
+		// GMS's Parse with the session's parsed sql_mode (sqlmode.go).
+		st, pq, rem, err := p.Parser.ParseWithOptions(ctx, q, ';', multi, SQLMode(ctx).ParserOptions())
 		return parsed{st: st, q: pq, rem: rem}, err
 	})
 	if err != nil {

@@ -1,7 +1,6 @@
 package sqlengine
 
 import (
-	"context"
 	"fmt"
 	"time"
 
@@ -74,11 +73,6 @@ func (s *Session) noteStrictness(st ast.Statement) {
 	case *ast.DDL:
 		s.strict.changes = n.OptSelect != nil
 	}
-}
-
-// sqlMode is the session's sql_mode.
-func (s *Session) sqlMode() *sql.SqlMode {
-	return sql.LoadSqlMode(sql.NewContext(context.Background(), sql.WithSession(s)))
 }
 
 func modeErrorForDivisionByZero(m *sql.SqlMode) bool {

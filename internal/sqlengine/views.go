@@ -159,7 +159,7 @@ func (d *Database) CreateView(ctx *sql.Context, name, selectStmt, createStmt str
 	if !exists && alter {
 		return sql.ErrTableNotFound.New(d.name + "." + name)
 	}
-	mode := sql.LoadSqlMode(ctx)
+	mode := SQLMode(ctx)
 	st, _, err := ParseOne(ctx, createStmt, mode.ParserOptions())
 	if err != nil {
 		return err
