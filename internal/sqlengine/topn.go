@@ -37,6 +37,8 @@ func (b boundedTopN) Build(ctx *sql.Context, n sql.Node, r sql.Row) (sql.RowIter
 		return b.base.Build(ctx, nn, r)
 	}
 	switch n := n.(type) {
+	case plan.ShowWarnings:
+		return showWarnings(n), nil
 	case *plan.HashLookup:
 		return buildHashLookup(ctx, b.base, n, r)
 	case *plan.TopN:
