@@ -962,6 +962,11 @@ func unsupportedDDL(st ast.Statement) error {
 		if d.TableSpec == nil {
 			continue
 		}
+		for _, c := range d.TableSpec.Columns {
+			if err := unsupportedColumnType(c.Type); err != nil {
+				return err
+			}
+		}
 		for _, ix := range d.TableSpec.Indexes {
 			for _, c := range ix.Columns {
 				if c.Length != nil {
@@ -976,6 +981,23 @@ func unsupportedDDL(st ast.Statement) error {
 				return errNotSupported("SPATIAL indexes")
 			}
 		}
+	}
+	return nil
+}
+
+// unsupportedColumnType refuses FLOAT(M,D) and DOUBLE(M,D) (MySQL's
+// deprecated forms that round every stored value to D decimals and
+// refuse values past M digits): go-mysql-server parses them as plain
+// FLOAT and DOUBLE, storing every digit and accepting any value, and
+// SHOW CREATE TABLE then dropped the (M,D). FLOAT(p), FLOAT and DOUBLE
+// are MySQL's own types and supported.
+func unsupportedColumnType(t ast.ColumnType) error {
+	if t.Scale == nil {
+		return nil
+	}
+	switch name := strings.ToUpper(t.Type); name {
+	case "FLOAT", "DOUBLE", "REAL", "DOUBLE PRECISION", "FLOAT4", "FLOAT8":
+		return errNotSupported(name + "(M,D) columns (DECIMAL(M,D) keeps exact digits; " + name + " without (M,D) is supported)")
 	}
 	return nil
 }
