@@ -50,6 +50,9 @@ func (p provider) Function(_ *sql.Context, name string) (sql.Function, bool) {
 	if f, ok := exactAggregateFunction(name); ok {
 		return f, true // sumavg.go
 	}
+	if f, ok := statisticsFunction(name); ok {
+		return f, true // statistics.go
+	}
 	if f, ok := decimalCastFunction(name); ok {
 		return f, true // decimalcast.go
 	}
