@@ -53,6 +53,9 @@ func (p provider) Function(_ *sql.Context, name string) (sql.Function, bool) {
 	if f, ok := statisticsFunction(name); ok {
 		return f, true // statistics.go
 	}
+	if f, ok := currentDateFunction(name); ok {
+		return f, true // currentdate.go
+	}
 	if f, ok := decimalCastFunction(name); ok {
 		return f, true // decimalcast.go
 	}

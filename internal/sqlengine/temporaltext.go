@@ -141,8 +141,17 @@ func (t *temporalAs) Eval(ctx *sql.Context, r sql.Row) (any, error) {
 	if err != nil || v == nil {
 		return nil, err
 	}
-	if _, isTime := v.(time.Time); !isTime {
-		return v, nil // not a value of the column's type: left to the reader
+	switch x := v.(type) {
+	case time.Time:
+	case string:
+		// DATE(x) is typed DATE but gives its value as text.
+		tv, _, err := t.typ.Convert(ctx, x)
+		if err != nil {
+			return v, nil // left to the reader, which warns as it would
+		}
+		v = tv
+	default:
+		return v, nil // not a value of the type: left to the reader
 	}
 	sv, err := t.typ.SQL(ctx, nil, v)
 	if err != nil {
