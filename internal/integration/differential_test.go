@@ -57,7 +57,7 @@ var diffSQLModes = []string{
 // diffStatement returns a random statement of the stream.
 func diffStatement(r *rand.Rand) string {
 	id := func() int { return 1 + r.IntN(12) }
-	switch r.IntN(25) {
+	switch r.IntN(27) {
 	case 19, 21:
 		// Zero dates: refused under NO_ZERO_DATE in strict mode, stored
 		// with a warning under IGNORE.
@@ -76,6 +76,12 @@ func diffStatement(r *rand.Rand) string {
 		return fmt.Sprintf("UPDATE diff.p SET score = score DIV %d WHERE id = %d", r.IntN(3), id())
 	case 23:
 		return fmt.Sprintf("INSERT INTO diff.c (id, p, qty) VALUES (%d, %d, 6 DIV %d)", 1+r.IntN(30), id(), r.IntN(3))
+	case 25:
+		// Statistical aggregates are DOUBLE (MariaDB shows fewer digits).
+		return "SELECT ROUND(STD(score), 4), ROUND(VARIANCE(score), 4), ROUND(VAR_SAMP(score), 4), ROUND(STDDEV_SAMP(score), 4) FROM diff.p"
+	case 26:
+		// Doubles round ties to even, exact values away from zero.
+		return "SELECT id, ROUND(score / 2e0), ROUND(score * 1.5e0, -1), ROUND(score / 2), ROUND(score * 2.5e0, -1) FROM diff.p ORDER BY id"
 	case 24:
 		// Dates read as text and numbers, and moved by intervals.
 		return "SELECT id, CONCAT(d, '|', dt), d + 0, dt + 0, d + INTERVAL 1 DAY, dt - INTERVAL 1 MONTH, CAST(dt AS CHAR), LENGTH(d) FROM diff.t ORDER BY id"

@@ -66,7 +66,11 @@ func (r doubleRound) Eval(ctx *sql.Context, row sql.Row) (any, error) {
 		}
 		dec = n.(int64)
 	}
-	return roundDouble(f.(float64), dec), nil
+	res := roundDouble(f.(float64), dec)
+	if res == 0 {
+		res = 0 // not -0: go-mysql-server's decimal rounding gave 0, as MariaDB shows
+	}
+	return res, nil
 }
 
 // powersOf10 are 1e0 to 1e308 as the compiler reads the literals (MySQL's
