@@ -2,6 +2,7 @@ package sqlengine
 
 import (
 	"github.com/dolthub/go-mysql-server/sql"
+	"github.com/dolthub/go-mysql-server/sql/expression/function/aggregation"
 	"github.com/dolthub/go-mysql-server/sql/transform"
 )
 
@@ -11,7 +12,8 @@ import (
 //
 //   - temporal values read as text or numbers (temporaltext.go);
 //   - divisions by zero that strict mode makes the statement's error
-//     (strictmode.go).
+//     (strictmode.go);
+//   - COUNT(DISTINCT ...) comparing strings by collation (distinct.go).
 //
 // It runs as each node is built for execution (boundedTopN.Build), not as
 // an analyzer rule: go-mysql-server plans simple statements with a fixed
@@ -53,6 +55,9 @@ func execExpressions(ctx *sql.Context, n sql.Node) (sql.Node, bool) {
 // correctArgs corrects e's arguments (transform.Expr applies it to every
 // expression of a tree, bottom-up).
 func correctArgs(ctx *sql.Context, e sql.Expression) (sql.Expression, transform.TreeIdentity, error) {
+	if cd, ok := e.(*aggregation.CountDistinct); ok {
+		return collatedCountDistinct{cd}, transform.NewTree, nil // distinct.go
+	}
 	e, sameText, err := wrapTemporalArgs(ctx, e)
 	if err != nil {
 		return nil, transform.SameTree, err

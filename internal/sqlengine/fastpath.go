@@ -42,6 +42,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/dolthub/go-mysql-server/sql"
+	"github.com/dolthub/go-mysql-server/sql/hash"
 	"github.com/dolthub/go-mysql-server/sql/mysql_db"
 	"github.com/dolthub/go-mysql-server/sql/types"
 	"github.com/dolthub/vitess/go/sqltypes"
@@ -1118,13 +1119,18 @@ func (x *fastExec) sortRows(rows []sql.Row) ([]sql.Row, error) {
 		return cmp(rows[i][c], rows[j][c]) < 0
 	})
 	if x.p.distinct {
-		// GMS's DISTINCT keeps the first row of each exact value (so
-		// 'a' and 'A' both stay under a case-insensitive collation).
+		// DISTINCT keeps the first row of each value, strings compared
+		// by their collation (distinct.go).
 		out := rows[:0]
-		seen := map[any]bool{}
+		seen := map[uint64]bool{}
+		sch := sql.Schema{x.t.sch.Schema[c]}
 		for _, r := range rows {
-			if !seen[r[c]] {
-				seen[r[c]] = true
+			h, err := hash.HashOf(x.ctx, sch, r[c:c+1])
+			if err != nil {
+				return nil, err
+			}
+			if !seen[h] {
+				seen[h] = true
 				out = append(out, r)
 			}
 		}
