@@ -42,7 +42,6 @@ import (
 	"unicode/utf8"
 
 	"github.com/dolthub/go-mysql-server/sql"
-	"github.com/dolthub/go-mysql-server/sql/hash"
 	"github.com/dolthub/go-mysql-server/sql/mysql_db"
 	"github.com/dolthub/go-mysql-server/sql/types"
 	"github.com/dolthub/vitess/go/sqltypes"
@@ -1120,17 +1119,11 @@ func (x *fastExec) sortRows(rows []sql.Row) ([]sql.Row, error) {
 	})
 	if x.p.distinct {
 		// DISTINCT keeps the first row of each value, strings compared
-		// by their collation (distinct.go).
+		// by their collation (distinct.go). The sort put equal values
+		// next to each other, in their order of arrival.
 		out := rows[:0]
-		seen := map[uint64]bool{}
-		sch := sql.Schema{x.t.sch.Schema[c]}
-		for _, r := range rows {
-			h, err := hash.HashOf(x.ctx, sch, r[c:c+1])
-			if err != nil {
-				return nil, err
-			}
-			if !seen[h] {
-				seen[h] = true
+		for i, r := range rows {
+			if i == 0 || cmp(out[len(out)-1][c], r[c]) != 0 {
 				out = append(out, r)
 			}
 		}
