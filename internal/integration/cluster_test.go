@@ -1,6 +1,7 @@
 package integration
 
 import (
+	"context"
 	"database/sql"
 	"fmt"
 	"os"
@@ -64,7 +65,11 @@ func execRetry(t *testing.T, db *sql.DB, q string, args ...any) {
 	t.Helper()
 	deadline := time.Now().Add(30 * time.Second)
 	for {
-		_, err := db.Exec(q, args...)
+		// Each attempt is bounded too: a statement the cluster never
+		// answers fails the test instead of hanging it.
+		ctx, cancel := context.WithDeadline(context.Background(), deadline.Add(5*time.Second))
+		_, err := db.ExecContext(ctx, q, args...)
+		cancel()
 		if err == nil {
 			return
 		}
