@@ -65,3 +65,28 @@ func correctArgs(ctx *sql.Context, e sql.Expression) (sql.Expression, transform.
 	e, sameDiv, err := wrapArithmeticArgs(ctx, e)
 	return e, sameText && sameDiv, err
 }
+
+// replaceChildren is e with each child for which replace returns an
+// expression replaced by it (nil keeps the child), and whether any was.
+func replaceChildren(ctx *sql.Context, e sql.Expression, replace func(sql.Expression) sql.Expression) (sql.Expression, transform.TreeIdentity, error) {
+	children := e.Children()
+	var replaced []sql.Expression
+	for i, c := range children {
+		r := replace(c)
+		if r == nil {
+			continue
+		}
+		if replaced == nil {
+			replaced = append([]sql.Expression(nil), children...)
+		}
+		replaced[i] = r
+	}
+	if replaced == nil {
+		return e, transform.SameTree, nil
+	}
+	ne, err := e.WithChildren(ctx, replaced...)
+	if err != nil {
+		return nil, transform.SameTree, err
+	}
+	return ne, transform.NewTree, nil
+}

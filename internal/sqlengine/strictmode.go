@@ -191,26 +191,12 @@ func wrapArithmeticArgs(ctx *sql.Context, e sql.Expression) (sql.Expression, tra
 	if _, done := e.(*strictArithmetic); done || isArithmetic(e) {
 		return e, transform.SameTree, nil
 	}
-	children := e.Children()
-	var wrapped []sql.Expression
-	for i, c := range children {
-		d, ok := asStrictArithmetic(c)
-		if !ok {
-			continue
+	return replaceChildren(ctx, e, func(c sql.Expression) sql.Expression {
+		if d, ok := asStrictArithmetic(c); ok {
+			return d
 		}
-		if wrapped == nil {
-			wrapped = append([]sql.Expression(nil), children...)
-		}
-		wrapped[i] = d
-	}
-	if wrapped == nil {
-		return e, transform.SameTree, nil
-	}
-	ne, err := e.WithChildren(ctx, wrapped...)
-	if err != nil {
-		return nil, transform.SameTree, err
-	}
-	return ne, transform.NewTree, nil
+		return nil
+	})
 }
 
 func (d *strictArithmetic) Resolved() bool                      { return d.child.Resolved() }

@@ -57,26 +57,13 @@ func wrapTemporalArgs(ctx *sql.Context, e sql.Expression) (sql.Expression, trans
 	if !ok {
 		return e, transform.SameTree, nil
 	}
-	children := e.Children()
-	var wrapped []sql.Expression
-	for i, c := range children {
+	return replaceChildren(ctx, e, func(c sql.Expression) sql.Expression {
 		t, isTemporal := c.Type(ctx).(sql.DatetimeType)
 		if !isTemporal || !types.IsTime(t) {
-			continue
+			return nil
 		}
-		if wrapped == nil {
-			wrapped = append([]sql.Expression(nil), children...)
-		}
-		wrapped[i] = &temporalAs{child: c, typ: t, number: asNumber}
-	}
-	if wrapped == nil {
-		return e, transform.SameTree, nil
-	}
-	ne, err := e.WithChildren(ctx, wrapped...)
-	if err != nil {
-		return nil, transform.SameTree, err
-	}
-	return ne, transform.NewTree, nil
+		return &temporalAs{child: c, typ: t, number: asNumber}
+	})
 }
 
 // readsTemporalAs says whether e reads temporal arguments as text or (as
