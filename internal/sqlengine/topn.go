@@ -39,18 +39,13 @@ func (b boundedTopN) Build(ctx *sql.Context, n sql.Node, r sql.Row) (sql.RowIter
 	switch n := n.(type) {
 	case plan.ShowWarnings:
 		return showWarnings(n), nil
-	case *plan.Distinct:
-		it, err := b.base.Build(ctx, n.Child, r)
+	case *plan.Distinct, *plan.OrderedDistinct:
+		child := n.Children()[0]
+		it, err := b.base.Build(ctx, child, r)
 		if err != nil {
 			return nil, err
 		}
-		return newDistinctRows(it, n.Child.Schema(ctx)), nil
-	case *plan.OrderedDistinct:
-		it, err := b.base.Build(ctx, n.Child, r)
-		if err != nil {
-			return nil, err
-		}
-		return newDistinctRows(it, n.Child.Schema(ctx)), nil
+		return newDistinctRows(it, child.Schema(ctx)), nil
 	case *plan.HashLookup:
 		return buildHashLookup(ctx, b.base, n, r)
 	case *plan.TopN:
