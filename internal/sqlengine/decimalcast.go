@@ -61,11 +61,7 @@ func rewriteDecimalCasts(st ast.SQLNode, query string) {
 		if c.Type.Scale != nil {
 			scale = c.Type.Scale.String()
 		}
-		return &ast.FuncExpr{Name: decimalCastCol, Exprs: ast.SelectExprs{
-			&ast.AliasedExpr{Expr: c.Expr},
-			&ast.AliasedExpr{Expr: ast.NewIntVal([]byte(digits))},
-			&ast.AliasedExpr{Expr: ast.NewIntVal([]byte(scale))},
-		}}
+		return funcCall(decimalCastCol, c.Expr, ast.NewIntVal([]byte(digits)), ast.NewIntVal([]byte(scale)))
 	})
 }
 

@@ -52,21 +52,14 @@ func rewriteIntervalArithmetic(st ast.SQLNode, query string) {
 		case leftInterval == rightInterval:
 			return nil
 		case b.Operator == ast.PlusStr && rightInterval:
-			return intervalCall(dateAddName, b.Left, ri)
+			return funcCall(dateAddName, b.Left, ri)
 		case b.Operator == ast.PlusStr && leftInterval:
-			return intervalCall(dateAddName, b.Right, li)
+			return funcCall(dateAddName, b.Right, li)
 		case b.Operator == ast.MinusStr && rightInterval:
-			return intervalCall(dateSubName, b.Left, ri)
+			return funcCall(dateSubName, b.Left, ri)
 		}
 		return nil // INTERVAL ... - x: MySQL refuses it too, left to GMS
 	})
-}
-
-func intervalCall(name ast.ColIdent, x ast.Expr, iv *ast.IntervalExpr) ast.Expr {
-	return &ast.FuncExpr{Name: name, Exprs: ast.SelectExprs{
-		&ast.AliasedExpr{Expr: x},
-		&ast.AliasedExpr{Expr: iv},
-	}}
 }
 
 // dateOffsetFunction is the sql.Function for DATE_ADD or DATE_SUB.

@@ -459,6 +459,15 @@ var regexpLikeCol = ast.NewColIdent("regexp_like")
 // rewriteExprs replaces, bottom up, every expression of st that fn
 // returns a replacement for (nil: none). It walks the AST's fields by
 // reflection, so it reaches expressions in every kind of statement.
+// funcCall is the call name(args...) as the parser would have read it.
+func funcCall(name ast.ColIdent, args ...ast.Expr) *ast.FuncExpr {
+	exprs := make(ast.SelectExprs, len(args))
+	for i, a := range args {
+		exprs[i] = &ast.AliasedExpr{Expr: a}
+	}
+	return &ast.FuncExpr{Name: name, Exprs: exprs}
+}
+
 func rewriteExprs(st ast.SQLNode, fn func(ast.Expr) ast.Expr) {
 	rewriteExprsIn(reflect.ValueOf(st), map[uintptr]bool{}, fn)
 }
@@ -505,7 +514,7 @@ func regexpOperatorCall(c *ast.ComparisonExpr) ast.Expr {
 	default:
 		return nil
 	}
-	var e ast.Expr = &ast.FuncExpr{Name: regexpLikeCol, Exprs: ast.SelectExprs{&ast.AliasedExpr{Expr: c.Left}, &ast.AliasedExpr{Expr: c.Right}}}
+	var e ast.Expr = funcCall(regexpLikeCol, c.Left, c.Right)
 	if not {
 		e = &ast.NotExpr{Expr: e}
 	}

@@ -54,10 +54,7 @@ func rewriteTimeCasts(st ast.SQLNode, query string) {
 		if precision == fmt.Sprint(maxTimePrecision) {
 			return nil
 		}
-		return &ast.FuncExpr{Name: timeCastCol, Exprs: ast.SelectExprs{
-			&ast.AliasedExpr{Expr: c.Expr},
-			&ast.AliasedExpr{Expr: ast.NewIntVal([]byte(precision))},
-		}}
+		return funcCall(timeCastCol, c.Expr, ast.NewIntVal([]byte(precision)))
 	})
 }
 
