@@ -89,6 +89,9 @@ func readsTemporalAs(ctx *sql.Context, e sql.Expression) (asNumber, ok bool) {
 	return false, false
 }
 
+// temporalTextType is temporalAs's type as text: room for a DATETIME(6).
+var temporalTextType = types.MustCreateStringWithDefaults(sqltypes.VarChar, 26)
+
 // temporalAs is a DATE, DATETIME or TIMESTAMP value as text or number.
 type temporalAs struct {
 	child  sql.Expression
@@ -106,7 +109,7 @@ func (t *temporalAs) DebugString(ctx *sql.Context) string { return sql.DebugStri
 
 func (t *temporalAs) Type(*sql.Context) sql.Type {
 	if !t.number {
-		return types.MustCreateStringWithDefaults(sqltypes.VarChar, 26)
+		return temporalTextType
 	}
 	if t.typ.Precision() > 0 {
 		return types.MustCreateDecimalType(14+uint8(t.typ.Precision()), uint8(t.typ.Precision()))
