@@ -42,7 +42,9 @@ func startProcess(name string, args []string, logPath string) (*process, error) 
 	}
 	cmd := exec.Command(name, args...)
 	cmd.Stdout, cmd.Stderr = f, f
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true} // a terminal's Ctrl-C reaches us, not it
+	// A terminal's Ctrl-C reaches us, not it (we stop it in order); if we
+	// die without stopping it, it is killed rather than left running.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	if err := cmd.Start(); err != nil {
 		f.Close()
 		return nil, err

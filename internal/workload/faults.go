@@ -381,7 +381,10 @@ func (s *Server) Start() error {
 		cmd = s.host.Command(s.binary, s.args...)
 	}
 	cmd.Stdout, cmd.Stderr = logf, logf
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	// Its own process group, so that a signal meant for the workload does
+	// not reach it; killed if the workload dies, so that a killed workload
+	// leaves no server behind.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	if err := cmd.Start(); err != nil {
 		logf.Close()
 		s.mu.Unlock()
