@@ -29,6 +29,7 @@ func benchRun(t *testing.T, charts []string, args ...string) [][]string {
 	cmd := exec.CommandContext(ctx, binary, append(append([]string{"bench"}, args...), "--out", out)...)
 	cmd.Cancel = func() error { return cmd.Process.Signal(syscall.SIGQUIT) }
 	cmd.WaitDelay = 30 * time.Second
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	var log bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &log, &log
 	if err := cmd.Run(); err != nil {

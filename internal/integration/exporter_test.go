@@ -5,7 +5,6 @@ import (
 	"io"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -64,7 +63,7 @@ func TestMysqldExporter(t *testing.T) {
 	}
 	port := fixedPort(t)
 	// The default collectors, and SHOW ENGINE INNODB STATUS's.
-	cmd := exec.Command(bin, "--config.my-cnf="+cnf, fmt.Sprintf("--web.listen-address=127.0.0.1:%d", port), "--collect.engine_innodb_status")
+	cmd := daemon(bin, "--config.my-cnf="+cnf, fmt.Sprintf("--web.listen-address=127.0.0.1:%d", port), "--collect.engine_innodb_status")
 	logf, err := os.Create(filepath.Join(dir, "exporter.log"))
 	if err != nil {
 		t.Fatal(err)

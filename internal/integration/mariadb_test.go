@@ -42,7 +42,7 @@ func startMariaDB(t *testing.T, serverID int, extra ...string) *mariadbServer {
 		"--port=" + strconv.Itoa(m.port), "--bind-address=127.0.0.1", "--skip-name-resolve",
 		"--server-id=" + strconv.Itoa(serverID), "--innodb-buffer-pool-size=64M", "--innodb-log-file-size=48M",
 		"--performance-schema=OFF"}, extra...)
-	m.cmd = exec.Command(mariadbd, args...)
+	m.cmd = daemon(mariadbd, args...)
 	if err := m.cmd.Start(); err != nil {
 		t.Fatal(err)
 	}

@@ -182,7 +182,7 @@ func tryStart(t *testing.T, data string, args ...string) (*server, string) {
 	}
 	all := append([]string{"serve", "--bind-address", "127.0.0.1", "--port", fmt.Sprint(s.port),
 		"--http-port", fmt.Sprint(s.httpPort), "--datadir", data, "--skip-replica-start", "--max-binlog-size", "8192"}, args...)
-	s.cmd = exec.Command(binary, all...)
+	s.cmd = daemon(binary, all...)
 	s.cmd.Stdout, s.cmd.Stderr = logf, logf
 	if err := s.cmd.Start(); err != nil {
 		t.Fatal(err)

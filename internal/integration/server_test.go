@@ -131,7 +131,7 @@ func (s *server) tryStart() bool {
 	}
 	args := append([]string{"serve", "--bind-address", "127.0.0.1", "--port", fmt.Sprint(s.port),
 		"--http-port", fmt.Sprint(s.httpPort), "--datadir", filepath.Join(s.dir, "data")}, s.args...)
-	s.cmd = exec.Command(binary, args...)
+	s.cmd = daemon(binary, args...)
 	s.cmd.Stdout, s.cmd.Stderr = logf, logf
 	if err := s.cmd.Start(); err != nil {
 		s.t.Fatal(err)

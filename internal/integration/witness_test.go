@@ -40,7 +40,7 @@ func (w *witnessProc) start() {
 	if err != nil {
 		w.t.Fatal(err)
 	}
-	w.cmd = exec.Command(binary, append([]string{"witness", "--datadir", filepath.Join(w.dir, "data"), "--wsrep-node-address", w.addr}, w.args...)...)
+	w.cmd = daemon(binary, append([]string{"witness", "--datadir", filepath.Join(w.dir, "data"), "--wsrep-node-address", w.addr}, w.args...)...)
 	w.cmd.Stdout, w.cmd.Stderr = f, f
 	if err := w.cmd.Start(); err != nil {
 		w.t.Fatal(err)

@@ -30,7 +30,7 @@ func runWorkload(t *testing.T, name string, args ...string) (*workload.Report, i
 	if start != "" {
 		all = append(all, start)
 	}
-	cmd := exec.Command(binary, all...)
+	cmd := daemon(binary, all...)
 	done := make(chan struct{})
 	var out []byte
 	var err error
