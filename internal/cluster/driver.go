@@ -287,8 +287,7 @@ func (d *Driver) Run(ctx context.Context) error {
 		d.releaseReads()
 		st := d.node.rn.BasicStatus()
 		leader := st.RaftState == raft.StateLeader
-		if leader && d.Witness && d.ticks >= d.handOffAt {
-			d.handOff()
+		if leader && d.Witness && d.ticks >= d.handOffAt && d.handOff() {
 			d.handOffAt = d.ticks + announceTicks
 		}
 		if leader && d.certifier == nil {
@@ -305,20 +304,37 @@ func (d *Driver) Run(ctx context.Context) error {
 	}
 }
 
-// handOff asks raft to transfer leadership to the voter whose log matches
-// the most of this one's (raft catches it up first); on a witness that
-// was elected.
-func (d *Driver) handOff() {
-	st := d.node.Status()
-	var to, match uint64
-	for id := range st.Config.Voters.IDs() {
-		if pr, ok := st.Progress[id]; ok && id != d.node.ID() && (to == 0 || pr.Match > match) {
-			to, match = id, pr.Match
-		}
-	}
+// handOff asks raft to transfer leadership to a data member (on a
+// witness that was elected). Raft refuses proposals while a transfer is
+// pending, until the transferee wins or an election timeout passes; a
+// transfer to a member that is down would thus stall the cluster's
+// writes for that long each time it is tried. It reports whether it
+// asked for one.
+func (d *Driver) handOff() bool {
+	to := handOffTarget(d.node.Status(), d.node.ID())
 	if to != 0 {
 		d.node.rn.TransferLeader(to)
 	}
+	return to != 0
+}
+
+// handOffTarget is the voter to hand leadership to: among the others the
+// leader heard from within the last election timeout (raft's
+// RecentActive, kept by CheckQuorum), the one whose log matches the most
+// of the leader's (raft catches it up first); the lowest id among equals.
+// 0: none is active.
+func handOffTarget(st raft.Status, self uint64) uint64 {
+	var to, match uint64
+	for id := range st.Config.Voters.IDs() {
+		pr, ok := st.Progress[id]
+		if !ok || id == self || !pr.RecentActive {
+			continue
+		}
+		if to == 0 || pr.Match > match || pr.Match == match && id < to {
+			to, match = id, pr.Match
+		}
+	}
+	return to
 }
 
 // noteConfig keeps the roster and raft's configuration for other
