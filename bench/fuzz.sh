@@ -12,6 +12,7 @@ targets=(
   "./internal/binlog FuzzBinlogBytes"     # events and files from a source or the disk
   "./internal/binlog FuzzDecodeGTIDSet"   # GTID sets in dump commands and events
   "./internal/row FuzzDecodeImage"        # row images
+  "./internal/row FuzzDecodeJSON"         # binary JSON documents in row images
   "./internal/server FuzzParseDumpCommand" # COM_BINLOG_DUMP(_GTID) packets
   "./internal/server FuzzWireStream"      # any client bytes, before and after login, TLS offered or not
   "./internal/server FuzzDefaultsFile"    # --defaults-file (my.cnf) contents

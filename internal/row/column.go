@@ -66,6 +66,7 @@ const CollationBinary = 63
 //	TEXT/BLOB       PackLen (1 tiny, 2 blob, 3 medium, 4 long), Collation
 //	ENUM/SET        Elements (for the table map), PackLen
 //	BIT             Precision (the number of bits, 1..64)
+//	JSON            PackLen (always 4)
 type Column struct {
 	Name      string `json:"name"`
 	Type      byte   `json:"type"`
@@ -178,6 +179,11 @@ func (c *Column) Validate() error {
 	case TypeVarchar:
 		if c.MaxBytes < 0 || c.MaxBytes > 65535 {
 			return fmt.Errorf("column %q: VARCHAR too long (%d bytes)", c.Name, c.MaxBytes)
+		}
+		return nil
+	case TypeJSON:
+		if c.PackLen != 4 {
+			return fmt.Errorf("column %q: invalid JSON pack length %d", c.Name, c.PackLen)
 		}
 		return nil
 	case TypeBlob:

@@ -24,6 +24,7 @@ import (
 //	DATE, DATETIME, TIMESTAMP     time.Time (UTC)
 //	TIME                          time.Duration
 //	BIT(M)                        uint64 (at most M bits)
+//	JSON                          JSONValue (json.go)
 type Value = any
 
 // ErrCorrupt is returned (wrapped) when an image cannot be decoded.
@@ -108,7 +109,7 @@ func skipValue(b []byte, c *Column) (int, error) {
 		lp = c.lenPrefixBytes()
 	case c.Type == TypeString && c.realType() != TypeEnum && c.realType() != TypeSet:
 		lp = c.lenPrefixBytes()
-	case c.Type == TypeBlob:
+	case c.Type == TypeBlob || c.Type == TypeJSON:
 		if len(b) < c.PackLen {
 			return 0, fmt.Errorf("%w: short length prefix", ErrCorrupt)
 		}
@@ -209,6 +210,23 @@ func AppendValue(dst []byte, c *Column, v Value) ([]byte, error) {
 			dst = binary.LittleEndian.AppendUint16(dst, uint16(len(b)))
 		}
 		return append(dst, b...), nil
+	case TypeJSON:
+		j, ok := v.(JSONValue)
+		if !ok {
+			return dst, typeErr(c, v)
+		}
+		at := len(dst)
+		dst = append(dst, 0, 0, 0, 0)
+		dst, err := AppendJSON(dst, j.Doc)
+		if err != nil {
+			return dst[:at], fmt.Errorf("column %q: %w", c.Name, err)
+		}
+		n := len(dst) - at - 4
+		if n > math.MaxUint32 {
+			return dst[:at], fmt.Errorf("value too long for column %q (%d bytes)", c.Name, n)
+		}
+		binary.LittleEndian.PutUint32(dst[at:], uint32(n))
+		return dst, nil
 	case TypeBlob:
 		b, err := bytesOf(c, v)
 		if err != nil {
@@ -384,6 +402,22 @@ func DecodeValue(b []byte, c *Column) (Value, int, error) {
 		return d, n, err
 	case TypeVarchar, TypeVarString:
 		return decodeLenPrefixed(b, c, c.lenPrefixBytes())
+	case TypeJSON:
+		if err := need(c.PackLen); err != nil {
+			return nil, 0, err
+		}
+		var n int
+		for i := range c.PackLen {
+			n |= int(b[i]) << (8 * i)
+		}
+		if err := need(c.PackLen + n); err != nil {
+			return nil, 0, err
+		}
+		doc, err := DecodeJSON(b[c.PackLen : c.PackLen+n])
+		if err != nil {
+			return nil, 0, err
+		}
+		return JSONValue{doc}, c.PackLen + n, nil
 	case TypeBlob:
 		if err := need(c.PackLen); err != nil {
 			return nil, 0, err
