@@ -229,7 +229,6 @@ func TestResultForms(t *testing.T) {
 // release whose source distribution carries it) that fail against
 // Lockstep, with their causes; docs/COMPATIBILITY.md lists them too.
 var pyMySQLKnown = map[string]string{
-	"test_basic.TestCursor.test_json":                               "JSON columns are refused (1235)",
 	"test_connection.TestEscape.test_escape_string":                 "sql_mode NO_BACKSLASH_ESCAPES is refused (1235)",
 	"test_issues.TestGitHubIssues.test_issue_363":                   "SPATIAL indexes are refused (1235)",
 	"test_issues.TestGitHubIssues.test_issue_95":                    "stored procedures are refused (1235)",

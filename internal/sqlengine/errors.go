@@ -8,6 +8,7 @@ import (
 	"github.com/lockstepdb/lockstep/internal/cluster"
 	"github.com/lockstepdb/lockstep/internal/commit"
 	"github.com/lockstepdb/lockstep/internal/lock"
+	"github.com/lockstepdb/lockstep/internal/row"
 	"github.com/lockstepdb/lockstep/internal/txn"
 )
 
@@ -37,6 +38,8 @@ func mysqlError(err error) error {
 	switch {
 	case err == nil:
 		return nil
+	case errors.Is(err, row.ErrJSONDepth):
+		return mysql.NewSQLError(3157, "22032", "The JSON document exceeds the maximum depth.") // ER_JSON_DOCUMENT_TOO_DEEP
 	case errors.Is(err, lock.ErrLockWaitTimeout):
 		return mysql.NewSQLError(mysql.ERLockWaitTimeout, "HY000", "Lock wait timeout exceeded; try restarting transaction")
 	case errors.Is(err, lock.ErrDeadlock):

@@ -71,6 +71,11 @@ func newTableDef(ctx *sql.Context, cat sql.Catalog, id uint64, db, name string, 
 		}
 		meta.Columns = append(meta.Columns, cm)
 	}
+	for _, i := range def.PK {
+		if def.Columns[i].Type == row.TypeJSON {
+			return nil, errJSONKey(def.Columns[i].Name)
+		}
+	}
 	b, err := json.Marshal(meta)
 	if err != nil {
 		return nil, err
@@ -157,15 +162,16 @@ func columnsOf(def *storage.TableDef, cols []sql.IndexColumn) ([]int, error) {
 		if found < 0 {
 			return nil, sql.ErrKeyColumnDoesNotExist.New(ic.Name)
 		}
-		if !keyable(&def.Columns[found]) {
+		switch def.Columns[found].Type {
+		case row.TypeJSON:
+			return nil, errJSONKey(def.Columns[found].Name)
+		case row.TypeBlob:
 			return nil, errNotSupported("indexes on BLOB/TEXT columns without a prefix")
 		}
 		out = append(out, found)
 	}
 	return out, nil
 }
-
-func keyable(c *row.Column) bool { return c.Type != row.TypeBlob }
 
 func quoteIdent(s string) string { return "`" + strings.ReplaceAll(s, "`", "``") + "`" }
 

@@ -81,6 +81,8 @@ func storageColumn(c *sql.Column) (row.Column, error) {
 		default:
 			rc.PackLen = 4
 		}
+	case query.Type_JSON:
+		rc.Type, rc.PackLen = row.TypeJSON, 4
 	case query.Type_ENUM:
 		et := t.(sql.EnumType)
 		rc.Type, rc.RealType, rc.Elements = row.TypeString, row.TypeEnum, et.Values()
@@ -169,6 +171,14 @@ func toStorage(ctx *sql.Context, c *row.Column, t sql.Type, v any) (row.Value, e
 	case row.TypeTime2:
 		if x, ok := v.(types.Timespan); ok {
 			return time.Duration(x) * time.Microsecond, nil
+		}
+	case row.TypeJSON:
+		if x, ok := v.(sql.JSONWrapper); ok {
+			doc, err := jsonDocument(ctx, x)
+			if err != nil {
+				return nil, err
+			}
+			return row.JSONValue{Doc: doc}, nil
 		}
 	case row.TypeString, row.TypeVarchar, row.TypeBlob:
 		switch c.RealType {
@@ -266,6 +276,8 @@ func fromStorage(c *row.Column, v row.Value) any {
 		if c.RealType == row.TypeEnum {
 			return uint16(v.(uint64))
 		}
+	case row.TypeJSON:
+		return types.JSONDocument{Val: v.(row.JSONValue).Doc}
 	}
 	return v
 }
