@@ -1,6 +1,8 @@
 package binlog
 
 import (
+	"fmt"
+
 	"github.com/lockstepdb/lockstep/internal/row"
 )
 
@@ -122,4 +124,73 @@ func TableMapBody(id uint64, db, table string, cols []row.Column, pk []int) []by
 		tlv(metaEnumSetColCharset, ecs)
 	}
 	return b
+}
+
+// Columns rebuilds, from a Table_map's column types and metadata, the
+// columns as far as the row image's encoding depends on them (sizes,
+// precisions, pack lengths; not signedness or collation): enough to walk
+// the images of the rows events that use the map.
+func (m TableMap) Columns() ([]row.Column, error) {
+	cols := make([]row.Column, len(m.Types))
+	meta := m.Meta
+	take := func(n int) ([]byte, error) {
+		if len(meta) < n {
+			return nil, fmt.Errorf("binlog: table map metadata too short")
+		}
+		b := meta[:n]
+		meta = meta[n:]
+		return b, nil
+	}
+	for i, t := range m.Types {
+		c := row.Column{Type: t, Nullable: true}
+		var b []byte
+		var err error
+		switch t {
+		case row.TypeTiny, row.TypeShort, row.TypeInt24, row.TypeLong, row.TypeLongLong, row.TypeDate, row.TypeYear:
+		case row.TypeFloat, row.TypeDouble:
+			_, err = take(1)
+		case row.TypeNewDecimal:
+			if b, err = take(2); err == nil {
+				c.Precision, c.Scale = int(b[0]), int(b[1])
+			}
+		case row.TypeVarchar:
+			if b, err = take(2); err == nil {
+				c.MaxBytes = int(b[0]) | int(b[1])<<8
+			}
+		case row.TypeBlob, row.TypeJSON:
+			if b, err = take(1); err == nil {
+				c.PackLen = int(b[0])
+			}
+		case row.TypeString:
+			if b, err = take(2); err == nil {
+				switch b[0] {
+				case row.TypeEnum, row.TypeSet:
+					c.RealType, c.PackLen = b[0], int(b[1])
+				default:
+					// The high bits of a length over 255 are folded into
+					// the type byte (Column.Meta).
+					c.RealType = b[0] | 0x30
+					c.MaxBytes = int((b[0]&0x30)^0x30)<<4 | int(b[1])
+				}
+			}
+		case row.TypeTimestamp2, row.TypeDateTime2, row.TypeTime2:
+			if b, err = take(1); err == nil {
+				c.Fsp = int(b[0])
+			}
+		case row.TypeBit:
+			if b, err = take(2); err == nil {
+				c.Precision = int(b[1])*8 + int(b[0])
+			}
+		default:
+			return nil, fmt.Errorf("binlog: table map column %d has type %d, which Lockstep does not write", i, t)
+		}
+		if err != nil {
+			return nil, err
+		}
+		if err := c.Validate(); err != nil {
+			return nil, fmt.Errorf("binlog: table map column %d: %w", i, err)
+		}
+		cols[i] = c
+	}
+	return cols, nil
 }

@@ -100,6 +100,10 @@ func DecodeImageSome(img []byte, cols []Column, vals []Value, want []bool) ([]Va
 	return vals, pos, nil
 }
 
+// ValueLen returns the encoded length of the non-NULL value of column c
+// at the start of b, reading no more of it than it must.
+func ValueLen(b []byte, c *Column) (int, error) { return skipValue(b, c) }
+
 // skipValue returns the encoded length of one non-NULL value, reading
 // only the length prefix of text and blob values.
 func skipValue(b []byte, c *Column) (int, error) {

@@ -590,3 +590,106 @@ func unpackTime(packed int64) string {
 	hms := packed >> 24
 	return fmt.Sprintf("%s%02d:%02d:%02d.%06d", sign, (hms>>12)%(1<<10), (hms>>6)%(1<<6), hms%(1<<6), us)
 }
+
+// AppendJSONText appends doc as MySQL prints a JSON value: ", " and ": "
+// between elements, object keys in their stored order (by length, then
+// bytes), strings escaped as JSON requires and no more, doubles in the
+// shortest form that reads back the same (1.5, 1e300, 1e-5), decimals
+// with their scale, datetimes as quoted text with microseconds.
+func AppendJSONText(dst []byte, doc any) []byte {
+	switch x := doc.(type) {
+	case nil:
+		return append(dst, "null"...)
+	case bool:
+		return strconv.AppendBool(dst, x)
+	case int64:
+		return strconv.AppendInt(dst, x, 10)
+	case uint64:
+		return strconv.AppendUint(dst, x, 10)
+	case float64:
+		return appendJSONDoubleText(dst, x)
+	case string:
+		return appendJSONString(dst, x)
+	case decimal.Decimal:
+		return append(dst, x.StringFixed(max(0, -x.Exponent()))...)
+	case time.Time:
+		return appendJSONString(dst, x.UTC().Format("2006-01-02 15:04:05.000000"))
+	case []any:
+		dst = append(dst, '[')
+		for i, e := range x {
+			if i > 0 {
+				dst = append(dst, ", "...)
+			}
+			dst = AppendJSONText(dst, e)
+		}
+		return append(dst, ']')
+	case map[string]any:
+		keys := make([]string, 0, len(x))
+		for k := range x {
+			keys = append(keys, k)
+		}
+		slices.SortFunc(keys, func(a, b string) int {
+			if len(a) != len(b) {
+				return len(a) - len(b)
+			}
+			return strings.Compare(a, b)
+		})
+		dst = append(dst, '{')
+		for i, k := range keys {
+			if i > 0 {
+				dst = append(dst, ", "...)
+			}
+			dst = appendJSONString(dst, k)
+			dst = append(dst, ": "...)
+			dst = AppendJSONText(dst, x[k])
+		}
+		return append(dst, '}')
+	}
+	return fmt.Appendf(dst, "%q", fmt.Sprint(doc))
+}
+
+// appendJSONDoubleText prints a double as MySQL's my_gcvt does: positional
+// between 1e-4 and 1e15, else in exponent form without a plus sign or
+// leading zeros in the exponent; the fewest digits that read back as x.
+func appendJSONDoubleText(dst []byte, x float64) []byte {
+	if x != 0 {
+		if e := math.Floor(math.Log10(math.Abs(x))); e < -4 || e >= 15 {
+			s := strconv.FormatFloat(x, 'e', -1, 64)
+			i := strings.IndexByte(s, 'e')
+			exp, _ := strconv.Atoi(s[i+1:])
+			dst = append(dst, s[:i+1]...)
+			return strconv.AppendInt(dst, int64(exp), 10)
+		}
+	}
+	return strconv.AppendFloat(dst, x, 'f', -1, 64)
+}
+
+// appendJSONString quotes s as MySQL does: the escapes JSON requires
+// (quote, backslash, control characters), nothing else.
+func appendJSONString(dst []byte, s string) []byte {
+	dst = append(dst, '"')
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch c {
+		case '"', '\\':
+			dst = append(dst, '\\', c)
+		case '\b':
+			dst = append(dst, `\b`...)
+		case '\f':
+			dst = append(dst, `\f`...)
+		case '\n':
+			dst = append(dst, `\n`...)
+		case '\r':
+			dst = append(dst, `\r`...)
+		case '\t':
+			dst = append(dst, `\t`...)
+		default:
+			if c < 0x20 {
+				dst = fmt.Appendf(dst, `\u%04x`, c)
+			} else {
+				dst = append(dst, c)
+			}
+		}
+	}
+	return append(dst, '"')
+}

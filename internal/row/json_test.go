@@ -35,7 +35,7 @@ func TestJSONDataDriven(t *testing.T) {
 			if err != nil {
 				return fmt.Sprintf("%s\nerror decoding it: %v\n", spacedHex(b), err)
 			}
-			return fmt.Sprintf("%s\n%s\n", spacedHex(b), describeJSON(back))
+			return fmt.Sprintf("%s\n%s\n%s\n", spacedHex(b), describeJSON(back), AppendJSONText(nil, back))
 		case "decode":
 			b, err := hex.DecodeString(strings.Join(strings.Fields(d.Input), ""))
 			if err != nil {
@@ -45,7 +45,7 @@ func TestJSONDataDriven(t *testing.T) {
 			if err != nil {
 				return "error: " + err.Error() + "\n"
 			}
-			return describeJSON(doc) + "\n"
+			return describeJSON(doc) + "\n" + string(AppendJSONText(nil, doc)) + "\n"
 		}
 		t.Fatalf("unknown command %q", d.Cmd)
 		return ""
