@@ -222,6 +222,12 @@ func TestMariaDBReplica(t *testing.T) {
 	mustExec(t, ts, "CREATE TABLE gen (id INT PRIMARY KEY, a INT, b INT AS (a * 2) VIRTUAL, c INT AS (a + 1) STORED)")
 	mustExec(t, ts, "INSERT INTO gen (id, a) VALUES (1, 5)")
 	mustExec(t, ts, "UPDATE gen SET a = 6 WHERE id = 1")
+	// JSON columns reach MariaDB as its JSON (LONGTEXT) holding the
+	// documents' text; the other columns of their rows as they are.
+	mustExec(t, ts, "CREATE TABLE js (id INT PRIMARY KEY, doc JSON, v VARCHAR(300), doc2 JSON)")
+	mustExec(t, ts, `INSERT INTO js VALUES (1, '{"a": [1, 2.5, "x\\"q", null, true], "big": 1e300}', 'vv', '[]'), (2, NULL, NULL, '{"k": {"kk": 1}}'), (3, '"s"', 'x', 'null')`)
+	mustExec(t, ts, `UPDATE js SET doc = JSON_SET(doc, '$.z', 'new') WHERE id = 1`)
+	mustExec(t, ts, "DELETE FROM js WHERE id = 2")
 
 	// Wait for the replica to reach the primary's last GTID.
 	var executed string
@@ -271,7 +277,7 @@ func TestMariaDBReplica(t *testing.T) {
 		t.Fatalf("on the replica: %d child rows, %d moved, %d set to NULL, %d foreign keys (%v); want 1, 1, 1, 2", children, moved, nulled, fks, err)
 	}
 	var checks string
-	if err := mdb.QueryRow("SELECT GROUP_CONCAT(CONSTRAINT_NAME ORDER BY CONSTRAINT_NAME) FROM information_schema.CHECK_CONSTRAINTS WHERE CONSTRAINT_SCHEMA = 'ts'").Scan(&checks); err != nil || checks != "ck_chk_1,small" {
+	if err := mdb.QueryRow("SELECT GROUP_CONCAT(CONSTRAINT_NAME ORDER BY CONSTRAINT_NAME) FROM information_schema.CHECK_CONSTRAINTS WHERE CONSTRAINT_SCHEMA = 'ts' AND TABLE_NAME = 'ck'").Scan(&checks); err != nil || checks != "ck_chk_1,small" {
 		t.Fatalf("checks on the replica: %q (%v), want ck_chk_1,small", checks, err)
 	}
 	var genB, genC int
@@ -284,6 +290,16 @@ func TestMariaDBReplica(t *testing.T) {
 	}
 	if _, err := mdb.Exec("INSERT INTO ts.ck VALUES (2, 500, 0)"); err == nil {
 		t.Fatal("the replica's table took a row its check refuses")
+	}
+	// MariaDB's JSON columns: LONGTEXT with a json_valid check each.
+	var jsonChecks int
+	if err := mdb.QueryRow("SELECT COUNT(*) FROM information_schema.CHECK_CONSTRAINTS WHERE CONSTRAINT_SCHEMA = 'ts' AND TABLE_NAME = 'js' AND CHECK_CLAUSE LIKE 'json_valid%'").Scan(&jsonChecks); err != nil || jsonChecks != 2 {
+		t.Fatalf("JSON columns on the replica: %d json_valid checks (%v), want 2", jsonChecks, err)
+	}
+	var docs string
+	if err := mdb.QueryRow("SELECT GROUP_CONCAT(id, ' ', doc, ' ', v, ' ', doc2, ' ', JSON_VALID(doc) ORDER BY id SEPARATOR ' | ') FROM ts.js").Scan(&docs); err != nil ||
+		docs != `1 {"a": [1, 2.5, "x\"q", null, true], "z": "new", "big": 1e300} vv [] 1 | 3 "s" x null 1` {
+		t.Fatalf("JSON documents on the replica: %s (%v); %s", docs, err, slaveErrors(mdb))
 	}
 	if p, r := keylessRows(t, s.db("")), keylessRows(t, mdb); p != r {
 		t.Fatalf("keyless table differs: primary %d rows, replica %d", strings.Count(p, ";")+1, strings.Count(r, ";")+1)

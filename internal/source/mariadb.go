@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/lockstepdb/lockstep/internal/binlog"
+	"github.com/lockstepdb/lockstep/internal/row"
 )
 
 // MariaDB flavour: a MariaDB replica (or a client that announced
@@ -26,7 +27,8 @@ import (
 //     earlier groups;
 //   - Rows_query events (Lockstep's catalog payload) are dropped; Table_map,
 //     Write/Update/Delete_rows v2, Query and XID events pass unchanged
-//     (MariaDB reads MySQL's v2 row events).
+//     (MariaDB reads MySQL's v2 row events), except for tables with JSON
+//     columns (mariadb_json.go).
 //
 // Every event keeps the log_pos of the stored event it stands for, so a
 // file/position resume works on the stored file.
@@ -72,6 +74,10 @@ type mariadbState struct {
 	lastLC     int64
 	commitID   uint64
 	file       int
+
+	// jsonMaps are the columns of the tables with JSON columns, by the
+	// table id of their last Table_map (mariadb_json.go).
+	jsonMaps map[uint64][]row.Column
 }
 
 func (m *mariadbState) init(d *dumper) error {
@@ -117,6 +123,12 @@ func (s *Source) mariadbPosToSet(pos string, domain uint32) (binlog.GTIDSet, err
 // emit translates one stored event and sends the result.
 func (m *mariadbState) emit(d *dumper, ev []byte, ack bool) error {
 	typ := ev[4]
+	if typ == binlog.TableMapEvent || m.jsonMaps != nil {
+		var err error
+		if ev, err = m.translateJSON(ev); err != nil {
+			return fatal("cannot translate an event of %s for a MariaDB replica: %v", d.s.log.Name(d.file), err)
+		}
+	}
 	body := ev[binlog.HeaderSize : len(ev)-binlog.ChecksumSize]
 	hdr := binlog.ParseHeader(ev)
 	switch typ {
