@@ -119,6 +119,17 @@ func TestClusterMultiPrimary(t *testing.T) {
 		}
 	}
 
+	// JSON documents written on one member and changed on another read
+	// the same on every member.
+	execRetry(t, dbs[0], "CREATE TABLE d.docs (id INT PRIMARY KEY, doc JSON)")
+	execRetry(t, dbs[0], `INSERT INTO d.docs VALUES (1, '{"a": [1, "x", null], "b": {"c": 2.5}}'), (2, NULL)`)
+	execRetry(t, dbs[2], `UPDATE d.docs SET doc = JSON_SET(doc, '$.d', 'new') WHERE id = 1`)
+	for i, db := range dbs {
+		if got := tableText(t, db, "SELECT id, doc FROM d.docs ORDER BY id"); got != "1|"+`{"a": [1, "x", null], "b": {"c": 2.5}, "d": "new"}`+"|\n2|NULL|\n" {
+			t.Fatalf("member %d reads the JSON documents as\n%s", i+1, got)
+		}
+	}
+
 	// A view made on one member is read on every member; replaced on
 	// another, it is replaced everywhere.
 	execRetry(t, dbs[0], "CREATE VIEW d.small AS SELECT id FROM d.t WHERE id < 100")

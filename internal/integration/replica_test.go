@@ -154,6 +154,17 @@ func TestLockstepReplica(t *testing.T) {
 			t.Fatalf("%s after column changes:\nprimary %s\nreplica %s", tbl, pc, rc)
 		}
 	}
+	// JSON documents replicate as the binary JSON in the rows.
+	mustExec(t, pdb, "CREATE TABLE sbtest.docs (id INT PRIMARY KEY, doc JSON)")
+	mustExec(t, pdb, `INSERT INTO sbtest.docs VALUES (1, '{"a": [1, "x", null], "b": {"c": 2.5}}'), (2, NULL), (3, '"s"')`)
+	mustExec(t, pdb, `UPDATE sbtest.docs SET doc = JSON_SET(doc, '$.d', 'new') WHERE id = 1`)
+	waitCaughtUp(t, pdb, rdb, 60*time.Second)
+	docs := func(db *sql.DB) string {
+		return tableText(t, db, "SELECT id, doc FROM sbtest.docs ORDER BY id")
+	}
+	if pd, rd := docs(pdb), docs(rdb); pd != rd || !strings.Contains(rd, `"d": "new"`) {
+		t.Fatalf("JSON documents: primary %s, replica %s", pd, rd)
+	}
 	// The replica's binlog carries the source's GTIDs.
 	if g := gtidExecuted(t, rdb); g != gtidExecuted(t, pdb) {
 		t.Fatalf("gtid_executed differs: %s", g)

@@ -452,8 +452,9 @@ func TestPythonMySQLReplication(t *testing.T) {
 	db := s.db("")
 	mustExec(t, db, "CREATE DATABASE py")
 	d := s.db("py")
-	mustExec(t, d, "CREATE TABLE people (id INT PRIMARY KEY, name VARCHAR(30), score DECIMAL(6,2))")
-	mustExec(t, d, "INSERT INTO people VALUES (1, 'ada', 10.5), (2, 'grace', 20.25)")
+	// JSON values are MySQL's binary JSON in the row events.
+	mustExec(t, d, "CREATE TABLE people (id INT PRIMARY KEY, name VARCHAR(30), score DECIMAL(6,2), doc JSON)")
+	mustExec(t, d, `INSERT INTO people VALUES (1, 'ada', 10.5, '{"tags": ["x", null, true], "n": -1.5, "big": 123456789012}'), (2, 'grace', 20.25, '[]')`)
 	mustExec(t, d, "UPDATE people SET score = 99.75 WHERE id = 2")
 	mustExec(t, d, "DELETE FROM people WHERE id = 1")
 
@@ -477,14 +478,15 @@ func TestPythonMySQLReplication(t *testing.T) {
 		return evs
 	}
 	evs := run("file")
-	want := []string{"WriteRowsEvent 1 ada 10.50", "WriteRowsEvent 2 grace 20.25", "UpdateRowsEvent 2 grace 99.75", "DeleteRowsEvent 1 ada 10.50"}
+	ada := `{"big": 123456789012, "n": -1.5, "tags": ["x", null, true]}`
+	want := []string{"WriteRowsEvent 1 ada 10.50 " + ada, "WriteRowsEvent 2 grace 20.25 []", "UpdateRowsEvent 2 grace 99.75 []", "DeleteRowsEvent 1 ada 10.50 " + ada}
 	got := func(evs []rowEvent) []string {
 		var out []string
 		for _, e := range evs {
 			if e.Schema != "py" || e.Table != "people" {
 				t.Fatalf("event for %s.%s", e.Schema, e.Table)
 			}
-			out = append(out, fmt.Sprintf("%s %s %s %s", e.Type, e.Row["id"], e.Row["name"], e.Row["score"]))
+			out = append(out, fmt.Sprintf("%s %s %s %s %s", e.Type, e.Row["id"], e.Row["name"], e.Row["score"], e.Row["doc"]))
 		}
 		return out
 	}

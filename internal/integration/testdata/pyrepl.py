@@ -35,6 +35,24 @@ if mode == "file":
     kw.update(log_file="binlog.000001", log_pos=4, resume_stream=True)
 else:
     kw.update(auto_position=sys.argv[3])
+
+
+def text(v):
+    """A value as text; a JSON document (dict or list, keys and strings
+    perhaps bytes) as canonical JSON."""
+    def plain(x):
+        if isinstance(x, bytes):
+            return x.decode()
+        if isinstance(x, dict):
+            return {plain(k): plain(e) for k, e in x.items()}
+        if isinstance(x, list):
+            return [plain(e) for e in x]
+        return x
+    if isinstance(v, (dict, list)):
+        return json.dumps(plain(v), sort_keys=True)
+    return str(v)
+
+
 stream = BinLogStreamReader(**kw)
 out = []
 insecure = set()
@@ -52,7 +70,7 @@ for ev in stream:
             "type": type(ev).__name__,
             "schema": ev.schema,
             "table": ev.table,
-            "row": {k: str(v) for k, v in vals.items()},
+            "row": {k: text(v) for k, v in vals.items()},
         })
 stream.close()
 if insecure:
