@@ -336,6 +336,17 @@ func TestMariadbCLI(t *testing.T) {
 	if err != nil || !strings.Contains(out, "binlog.000001") {
 		t.Fatalf("SHOW MASTER STATUS: %v %s", err, out)
 	}
+	// SQL prepared statements: PREPARE's OK packet once carried an info
+	// string the client found malformed (2027).
+	out, err = run("USE c; PREPARE s FROM 'SELECT v FROM t WHERE id = ?'; SET @i = 2; EXECUTE s USING @i; DEALLOCATE PREPARE s")
+	if err != nil || out != "b" {
+		t.Fatalf("PREPARE and EXECUTE: %v\n%s", err, out)
+	}
+	// UPDATE's info reaches the client whole.
+	verbose, err := tool(t, time.Minute, cli, "-h127.0.0.1", fmt.Sprintf("-P%d", s.port), "-uroot", "--skip-ssl", "-vvv", "-e", "UPDATE c.t SET v = 'z'").CombinedOutput()
+	if err != nil || !strings.Contains(string(verbose), "Rows matched: 2  Changed: 2  Warnings: 0") {
+		t.Fatalf("UPDATE: %v\n%s", err, verbose)
+	}
 }
 
 // TestDumpAndRestore backs a database up with mariadb-dump (with routines,

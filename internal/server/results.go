@@ -47,9 +47,25 @@ func textResults(e *sqlengine.Engine, connID uint32, query string, cb mysql.Resu
 		fixTableNames(e, connID, r)
 		if r != nil {
 			fixFieldTypes(r.Fields)
+			r.Info = okInfo(r)
 		}
 		return cb(r, more)
 	}
+}
+
+// okInfo is the info string an OK packet can carry. MySQL's clients read
+// it as a length-prefixed string; vitess writes it after a fixed '#'
+// byte, which they read as a length of 35. A shorter info ("Statement
+// prepared", after PREPARE) then runs past the end of the packet, and
+// libmysqlclient and libmariadb fail the statement with 2027 "Malformed
+// packet": it is dropped. A longer one ("Rows matched: 1  Changed: 1
+// Warnings: 0", after UPDATE) reads as its first 35 bytes, NUL-ended
+// where the packet ends, so the mysql and mariadb clients show it whole.
+func okInfo(r *sqltypes.Result) string {
+	if len(r.Fields) > 0 || len(r.Info) < 35 {
+		return ""
+	}
+	return r.Info
 }
 
 // binaryResults shapes the results of an execution of a prepared
