@@ -14,6 +14,8 @@ import (
 	"time"
 
 	_ "github.com/go-sql-driver/mysql" // database/sql driver
+
+	"github.com/lockstepdb/lockstep/internal/child"
 )
 
 // server is a database process this package started on loopback.
@@ -43,9 +45,10 @@ func startProcess(name string, args []string, logPath string) (*process, error) 
 	cmd := exec.Command(name, args...)
 	cmd.Stdout, cmd.Stderr = f, f
 	// A terminal's Ctrl-C reaches us, not it (we stop it in order); if we
-	// die without stopping it, it is killed rather than left running.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
-	if err := cmd.Start(); err != nil {
+	// die without stopping it, it is killed rather than left running
+	// (child.Start).
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := child.Start(cmd); err != nil {
 		f.Close()
 		return nil, err
 	}

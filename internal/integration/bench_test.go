@@ -15,6 +15,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/lockstepdb/lockstep/internal/child"
 )
 
 // benchRun runs `lockstep bench` and returns the rows of its results.csv
@@ -29,10 +31,13 @@ func benchRun(t *testing.T, charts []string, args ...string) [][]string {
 	cmd := exec.CommandContext(ctx, binary, append(append([]string{"bench"}, args...), "--out", out)...)
 	cmd.Cancel = func() error { return cmd.Process.Signal(syscall.SIGQUIT) }
 	cmd.WaitDelay = 30 * time.Second
-	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	var log bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &log, &log
-	if err := cmd.Run(); err != nil {
+	err := child.Start(cmd)
+	if err == nil {
+		err = cmd.Wait()
+	}
+	if err != nil {
 		// Its servers run under out; a bench killed by the timeout
 		// could not stop them.
 		exec.Command("pkill", "-KILL", "-f", out).Run()

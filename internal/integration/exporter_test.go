@@ -5,10 +5,13 @@ import (
 	"io"
 	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/lockstepdb/lockstep/internal/child"
 )
 
 // TestMysqldExporter: Prometheus' mysqld_exporter (Debian's package, what
@@ -63,13 +66,13 @@ func TestMysqldExporter(t *testing.T) {
 	}
 	port := fixedPort(t)
 	// The default collectors, and SHOW ENGINE INNODB STATUS's.
-	cmd := daemon(bin, "--config.my-cnf="+cnf, fmt.Sprintf("--web.listen-address=127.0.0.1:%d", port), "--collect.engine_innodb_status")
+	cmd := exec.Command(bin, "--config.my-cnf="+cnf, fmt.Sprintf("--web.listen-address=127.0.0.1:%d", port), "--collect.engine_innodb_status")
 	logf, err := os.Create(filepath.Join(dir, "exporter.log"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	cmd.Stdout, cmd.Stderr = logf, logf
-	if err := cmd.Start(); err != nil {
+	if err := child.Start(cmd); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait(); logf.Close() })

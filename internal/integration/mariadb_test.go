@@ -16,6 +16,8 @@ import (
 
 	"github.com/go-mysql-org/go-mysql/mysql"
 	"github.com/go-mysql-org/go-mysql/replication"
+
+	"github.com/lockstepdb/lockstep/internal/child"
 )
 
 // mariadbServer is a real MariaDB server (Debian's mariadbd) on a loopback
@@ -42,8 +44,8 @@ func startMariaDB(t *testing.T, serverID int, extra ...string) *mariadbServer {
 		"--port=" + strconv.Itoa(m.port), "--bind-address=127.0.0.1", "--skip-name-resolve",
 		"--server-id=" + strconv.Itoa(serverID), "--innodb-buffer-pool-size=64M", "--innodb-log-file-size=48M",
 		"--performance-schema=OFF"}, extra...)
-	m.cmd = daemon(mariadbd, args...)
-	if err := m.cmd.Start(); err != nil {
+	m.cmd = exec.Command(mariadbd, args...)
+	if err := child.Start(m.cmd); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(m.stop)

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/lockstepdb/lockstep/internal/binlog"
+	"github.com/lockstepdb/lockstep/internal/child"
 )
 
 // A data directory left by kill -9 of a real server, with what its
@@ -182,9 +183,9 @@ func tryStart(t *testing.T, data string, args ...string) (*server, string) {
 	}
 	all := append([]string{"serve", "--bind-address", "127.0.0.1", "--port", fmt.Sprint(s.port),
 		"--http-port", fmt.Sprint(s.httpPort), "--datadir", data, "--skip-replica-start", "--max-binlog-size", "8192"}, args...)
-	s.cmd = daemon(binary, all...)
+	s.cmd = exec.Command(binary, all...)
 	s.cmd.Stdout, s.cmd.Stderr = logf, logf
-	if err := s.cmd.Start(); err != nil {
+	if err := child.Start(s.cmd); err != nil {
 		t.Fatal(err)
 	}
 	s.exited = make(chan struct{})

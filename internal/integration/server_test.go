@@ -23,6 +23,7 @@ import (
 
 	mysqldrv "github.com/go-sql-driver/mysql"
 
+	"github.com/lockstepdb/lockstep/internal/child"
 	"github.com/lockstepdb/lockstep/internal/loopback"
 )
 
@@ -131,9 +132,9 @@ func (s *server) tryStart() bool {
 	}
 	args := append([]string{"serve", "--bind-address", "127.0.0.1", "--port", fmt.Sprint(s.port),
 		"--http-port", fmt.Sprint(s.httpPort), "--datadir", filepath.Join(s.dir, "data")}, s.args...)
-	s.cmd = daemon(binary, args...)
+	s.cmd = exec.Command(binary, args...)
 	s.cmd.Stdout, s.cmd.Stderr = logf, logf
-	if err := s.cmd.Start(); err != nil {
+	if err := child.Start(s.cmd); err != nil {
 		s.t.Fatal(err)
 	}
 	s.exited = make(chan struct{})

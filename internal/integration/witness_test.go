@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/lockstepdb/lockstep/internal/child"
 )
 
 // witnessProc is a `lockstep witness` process.
@@ -40,9 +42,9 @@ func (w *witnessProc) start() {
 	if err != nil {
 		w.t.Fatal(err)
 	}
-	w.cmd = daemon(binary, append([]string{"witness", "--datadir", filepath.Join(w.dir, "data"), "--wsrep-node-address", w.addr}, w.args...)...)
+	w.cmd = exec.Command(binary, append([]string{"witness", "--datadir", filepath.Join(w.dir, "data"), "--wsrep-node-address", w.addr}, w.args...)...)
 	w.cmd.Stdout, w.cmd.Stderr = f, f
-	if err := w.cmd.Start(); err != nil {
+	if err := child.Start(w.cmd); err != nil {
 		w.t.Fatal(err)
 	}
 	w.exited = make(chan struct{})

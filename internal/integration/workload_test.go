@@ -1,6 +1,7 @@
 package integration
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -12,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lockstepdb/lockstep/internal/child"
 	"github.com/lockstepdb/lockstep/internal/workload"
 )
 
@@ -30,11 +32,16 @@ func runWorkload(t *testing.T, name string, args ...string) (*workload.Report, i
 	if start != "" {
 		all = append(all, start)
 	}
-	cmd := daemon(binary, all...)
+	cmd := exec.Command(binary, all...)
+	var buf bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &buf, &buf
+	if err := child.Start(cmd); err != nil {
+		t.Fatal(err)
+	}
 	done := make(chan struct{})
 	var out []byte
 	var err error
-	go func() { out, err = cmd.CombinedOutput(); close(done) }()
+	go func() { err = cmd.Wait(); out = buf.Bytes(); close(done) }()
 	select {
 	case <-done:
 	case <-time.After(4 * time.Minute):

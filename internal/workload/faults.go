@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/go-sql-driver/mysql"
+	"github.com/lockstepdb/lockstep/internal/child"
 	"github.com/lockstepdb/lockstep/internal/loopback"
 	"github.com/lockstepdb/lockstep/internal/netns"
 	"github.com/lockstepdb/lockstep/internal/tlscert"
@@ -382,10 +383,10 @@ func (s *Server) Start() error {
 	}
 	cmd.Stdout, cmd.Stderr = logf, logf
 	// Its own process group, so that a signal meant for the workload does
-	// not reach it; killed if the workload dies, so that a killed workload
-	// leaves no server behind.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
-	if err := cmd.Start(); err != nil {
+	// not reach it; killed if the workload dies (child.Start), so that a
+	// killed workload leaves no server behind.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := child.Start(cmd); err != nil {
 		logf.Close()
 		s.mu.Unlock()
 		return err
