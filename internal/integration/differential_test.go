@@ -57,7 +57,13 @@ var diffSQLModes = []string{
 // diffStatement returns a random statement of the stream.
 func diffStatement(r *rand.Rand) string {
 	id := func() int { return 1 + r.IntN(12) }
-	switch r.IntN(27) {
+	switch r.IntN(29) {
+	case 27:
+		// UNION tells rows apart by collation: 'n1' and 'N1' are one.
+		return "SELECT x FROM (SELECT name AS x FROM diff.p UNION SELECT UPPER(name) FROM diff.p) u ORDER BY x"
+	case 28:
+		// String comparisons and searches by collation.
+		return "SELECT id, LEAST(name, UPPER(name), 'N5'), GREATEST(name, 'N5'), INSTR(UPPER(name), 'n1'), LOCATE('N', name, 2), POSITION('1' IN name) FROM diff.p ORDER BY id"
 	case 19, 21:
 		// Zero dates: refused under NO_ZERO_DATE in strict mode, stored
 		// with a warning under IGNORE.
