@@ -244,3 +244,22 @@ func TestClusterReferencedRowIsShared(t *testing.T) {
 		t.Fatalf("keys %v name a row the transaction writes as shared too", keys)
 	}
 }
+
+// TestClusterRefusedCommitUndoesOutside: a commit the cluster refuses
+// undoes the changes made outside the buffer too (temporary tables').
+func TestClusterRefusedCommitUndoesOutside(t *testing.T) {
+	m, fc, tab := clusterSetup(t)
+	fc.err = errors.New("conflict")
+	x := m.Begin(RepeatableRead, 1, 0)
+	undone := false
+	x.OnUndo(func() { undone = true })
+	if err := x.Insert(tab, vals(1, 10, nil)); err != nil {
+		t.Fatal(err)
+	}
+	if err := x.Commit(); err == nil {
+		t.Fatal("the refused commit succeeded")
+	}
+	if !undone {
+		t.Fatal("a refused commit kept a change made outside the buffer")
+	}
+}

@@ -103,7 +103,8 @@ func lessItem(a, b *item) bool { return a.key < b.key }
 
 type undoRec struct {
 	key  string
-	prev *item // nil: the key was not in the buffer
+	prev *item  // nil: the key was not in the buffer
+	fn   func() // set: undoes a change made outside the buffer (OnUndo)
 }
 
 type mark struct {
@@ -243,6 +244,10 @@ func (t *Txn) StatementRollback() {
 func (t *Txn) rollbackTo(m mark) {
 	for i := len(t.undo) - 1; i >= m.undo; i-- {
 		u := t.undo[i]
+		if u.fn != nil {
+			u.fn()
+			continue
+		}
 		if u.prev == nil {
 			t.tree().Delete(&item{key: u.key})
 		} else {
@@ -253,6 +258,25 @@ func (t *Txn) rollbackTo(m mark) {
 	t.events.Truncate(m.events)
 	t.ws = t.ws[:m.ws]
 	t.refs = t.refs[:m.refs]
+}
+
+// OnUndo registers fn to run if what was done since is rolled back: the
+// statement, back to a savepoint set before, or the whole transaction
+// (including a commit that fails). Temporary tables, which live outside
+// storage and the binlog, undo their changes so, in order with the
+// transaction's other changes.
+func (t *Txn) OnUndo(fn func()) {
+	t.undo = append(t.undo, undoRec{fn: fn})
+}
+
+// undoOutside runs every OnUndo function, the last registered first.
+func (t *Txn) undoOutside() {
+	for i := len(t.undo) - 1; i >= 0; i-- {
+		if fn := t.undo[i].fn; fn != nil {
+			fn()
+		}
+	}
+	t.undo = nil
 }
 
 // Savepoint records a savepoint (replacing one of the same name).
@@ -993,11 +1017,16 @@ func (t *Txn) NoteRow(key, img []byte) {
 }
 
 // Commit makes the transaction durable and visible, then releases its locks.
-func (t *Txn) Commit() error {
+func (t *Txn) Commit() (err error) {
 	if t.ended {
 		return nil
 	}
 	defer t.end()
+	defer func() {
+		if err != nil {
+			t.undoOutside()
+		}
+	}()
 	if t.m.Cluster != nil {
 		if !t.events.Empty() {
 			t.events.AddXID(t.m.xid.Add(1))
@@ -1072,6 +1101,7 @@ func (t *Txn) Ended() bool { return t.ended }
 // Rollback discards the transaction and releases its locks.
 func (t *Txn) Rollback() {
 	if !t.ended {
+		t.undoOutside()
 		t.end()
 	}
 }

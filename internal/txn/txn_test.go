@@ -2,6 +2,7 @@ package txn
 
 import (
 	"errors"
+	"fmt"
 	"sync"
 	"testing"
 	"time"
@@ -235,5 +236,56 @@ func TestDeadlockVictimRollsBack(t *testing.T) {
 	}
 	if err := a.Commit(); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestOnUndo: changes made outside the write buffer are undone, last
+// first, with the statement, the savepoint or the transaction that made
+// them, and kept by a commit.
+func TestOnUndo(t *testing.T) {
+	m, tab := setup(t)
+	var log []string
+	change := func(x *Txn, name string) {
+		x.OnUndo(func() { log = append(log, "undo "+name) })
+	}
+	x := m.Begin(RepeatableRead, 1, time.Second)
+	x.StatementBegin()
+	change(x, "a")
+	x.StatementComplete()
+	x.Savepoint("sp")
+	x.StatementBegin()
+	change(x, "b")
+	x.Insert(tab, vals(1, 1, "a"))
+	change(x, "c")
+	x.StatementRollback()
+	if got := fmt.Sprint(log); got != "[undo c undo b]" {
+		t.Fatalf("statement rollback: %s", got)
+	}
+	x.StatementBegin()
+	change(x, "d")
+	x.StatementComplete()
+	if err := x.RollbackToSavepoint("sp"); err != nil {
+		t.Fatal(err)
+	}
+	if got := fmt.Sprint(log); got != "[undo c undo b undo d]" {
+		t.Fatalf("rollback to savepoint: %s", got)
+	}
+	x.Rollback()
+	if got := fmt.Sprint(log); got != "[undo c undo b undo d undo a]" {
+		t.Fatalf("rollback: %s", got)
+	}
+
+	log = nil
+	y := m.Begin(RepeatableRead, 2, time.Second)
+	y.StatementBegin()
+	change(y, "e")
+	y.Insert(tab, vals(2, 2, "b"))
+	y.StatementComplete()
+	if err := y.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	y.Rollback()
+	if log != nil {
+		t.Fatalf("a committed transaction undid %v", log)
 	}
 }
