@@ -16,11 +16,13 @@ import (
 
 // sqlAlchemyKnown are the tests of SQLAlchemy's dialect compliance suite
 // (2.0.36, run with its generic SuiteRequirements) that fail against
-// Lockstep, by class or by class and test, with their causes;
-// docs/COMPATIBILITY.md lists them too.
+// Lockstep, by class and test (every parameter set), with their causes;
+// a class alone would stand for all its tests. docs/COMPATIBILITY.md
+// lists them too.
 var sqlAlchemyKnown = map[string]string{
-	// Every test of the class: its fixture creates temporary tables.
-	"ComponentReflectionTest": "temporary tables are refused (1235)",
+	// Two tables' foreign keys reflect in another order, and one table
+	// shows one more than it has: not understood yet.
+	"ComponentReflectionTest.test_get_multi_foreign_keys": "foreign keys reflected in another order and number",
 	// Lockstep accepts INSERT ... RETURNING (go-mysql-server's extension);
 	// MySQL refuses it, which the test expects.
 	"ReturningGuardsTest.test_insert_single": "INSERT ... RETURNING is accepted",
@@ -28,21 +30,27 @@ var sqlAlchemyKnown = map[string]string{
 	// ask for what MySQL's dialect does not do (expressions in LIMIT, a
 	// VARCHAR without a length, microseconds in a DATETIME without a
 	// precision, temporal literals read back as temporal values).
-	"DateTest.test_select_direct":                        "fails on MariaDB too",
-	"DateTimeCoercedToDateTimeTest.test_select_direct":   "fails on MariaDB too",
-	"DateTimeMicrosecondsTest.test_round_trip":           "fails on MariaDB too",
-	"DateTimeMicrosecondsTest.test_round_trip_decorated": "fails on MariaDB too",
-	"DateTimeTest.test_select_direct":                    "fails on MariaDB too",
-	"FetchLimitOffsetTest.test_expr_limit":               "fails on MariaDB too",
-	"FetchLimitOffsetTest.test_expr_limit_offset":        "fails on MariaDB too",
-	"FetchLimitOffsetTest.test_expr_limit_simple_offset": "fails on MariaDB too",
-	"FetchLimitOffsetTest.test_expr_offset":              "fails on MariaDB too",
-	"FetchLimitOffsetTest.test_simple_limit_expr_offset": "fails on MariaDB too",
-	"NumericTest.test_float_custom_scale":                "fails on MariaDB too",
-	"QuotedNameArgumentTest.test_get_table_options":      "fails on MariaDB too",
-	"StringTest.test_nolength_string":                    "fails on MariaDB too",
-	"TimeMicrosecondsTest.test_select_direct":            "fails on MariaDB too",
-	"TimeTest.test_select_direct":                        "fails on MariaDB too",
+	"ComponentReflectionTest.test_get_indexes":                  "fails on MariaDB too",
+	"ComponentReflectionTest.test_get_multi_indexes":            "fails on MariaDB too",
+	"ComponentReflectionTest.test_get_multi_unique_constraints": "fails on MariaDB too",
+	"ComponentReflectionTest.test_get_table_options":            "fails on MariaDB too",
+	"ComponentReflectionTest.test_get_view_names":               "fails on MariaDB too",
+	"ComponentReflectionTest.test_multi_get_table_options":      "fails on MariaDB too",
+	"DateTest.test_select_direct":                               "fails on MariaDB too",
+	"DateTimeCoercedToDateTimeTest.test_select_direct":          "fails on MariaDB too",
+	"DateTimeMicrosecondsTest.test_round_trip":                  "fails on MariaDB too",
+	"DateTimeMicrosecondsTest.test_round_trip_decorated":        "fails on MariaDB too",
+	"DateTimeTest.test_select_direct":                           "fails on MariaDB too",
+	"FetchLimitOffsetTest.test_expr_limit":                      "fails on MariaDB too",
+	"FetchLimitOffsetTest.test_expr_limit_offset":               "fails on MariaDB too",
+	"FetchLimitOffsetTest.test_expr_limit_simple_offset":        "fails on MariaDB too",
+	"FetchLimitOffsetTest.test_expr_offset":                     "fails on MariaDB too",
+	"FetchLimitOffsetTest.test_simple_limit_expr_offset":        "fails on MariaDB too",
+	"NumericTest.test_float_custom_scale":                       "fails on MariaDB too",
+	"QuotedNameArgumentTest.test_get_table_options":             "fails on MariaDB too",
+	"StringTest.test_nolength_string":                           "fails on MariaDB too",
+	"TimeMicrosecondsTest.test_select_direct":                   "fails on MariaDB too",
+	"TimeTest.test_select_direct":                               "fails on MariaDB too",
 }
 
 // TestSQLAlchemySuite runs SQLAlchemy's dialect compliance suite (the
@@ -106,6 +114,7 @@ func TestSQLAlchemySuite(t *testing.T) {
 	var unexpected, fixed []string
 	seen := map[string]bool{}
 	classPasses := map[string]int{} // tests passing in a class known to fail whole
+	failing := map[string]bool{}    // known failures that failed, under some parameters
 	for _, c := range suite.Cases {
 		class := dialect.ReplaceAllString(strings.TrimPrefix(c.Class, "test_suite."), "")
 		test := class + "." + strings.SplitN(c.Name, "[", 2)[0]
@@ -118,6 +127,7 @@ func TestSQLAlchemySuite(t *testing.T) {
 		switch {
 		case c.Failure != nil || c.Error != nil:
 			failed++
+			failing[key] = true
 			if !known {
 				unexpected = append(unexpected, c.Class+"."+c.Name)
 			}
@@ -125,12 +135,15 @@ func TestSQLAlchemySuite(t *testing.T) {
 			skipped++
 		default:
 			passed++
-			switch {
-			case known && key == test:
-				fixed = append(fixed, test)
-			case known:
+			if known && key != test {
 				classPasses[key]++
 			}
+		}
+	}
+	// A known failure is fixed when it failed under no parameters.
+	for name := range sqlAlchemyKnown {
+		if seen[name] && !failing[name] && strings.Contains(name, ".") {
+			fixed = append(fixed, name)
 		}
 	}
 	if passed < 300 {

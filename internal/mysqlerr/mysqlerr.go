@@ -181,6 +181,10 @@ var gmsErrors = []struct {
 	{"Variable '", " is a read only variable", "", mysql.ERIncorrectGlobalLocalVar, "HY000", ""},
 	{"Variable '", " is a GLOBAL variable and should be set with SET GLOBAL", "", mysql.ERGlobalVariable, "HY000", ""},
 	{"Unknown system variable '", "'", "", mysql.ERUnknownSystemVariable, "HY000", ""},
+	// ALTER TABLE of a temporary table.
+	{"table ", " cannot be altered", "", mysql.ERNotSupportedYet, "42000", "This version of Lockstep doesn't yet support 'ALTER TABLE of a temporary table'"},
+	// DROP TEMPORARY TABLE of a table that is not a temporary one.
+	{"Unknown table '", "'", "", mysql.ERBadTable, "42S02", ""},
 	// JSON: a document that does not parse, and an index on a JSON column.
 	{"Invalid JSON text", "", "", 3140, "22032", ""},                                                                    // ER_INVALID_JSON_TEXT
 	{"JSON column '", "' supports indexing only via generated columns on a specified JSON path", "", 3152, "42000", ""}, // ER_JSON_USED_AS_KEY

@@ -111,6 +111,11 @@ var (
 func (d *Database) Name() string { return d.name }
 
 func (d *Database) GetTableInsensitive(ctx *sql.Context, name string) (sql.Table, bool, error) {
+	if s := sessionOf(ctx); s != nil {
+		if t, ok := s.tempTable(d.name, name); ok {
+			return t, true, nil // it hides a table of the same name
+		}
+	}
 	t, ok := d.e.store.Table(d.name, name)
 	if !ok {
 		return nil, false, nil
@@ -199,6 +204,14 @@ func (d *Database) CreateTable(ctx *sql.Context, name string, sch sql.PrimaryKey
 }
 
 func (d *Database) DropTable(ctx *sql.Context, name string) error {
+	if s := sessionOf(ctx); s != nil {
+		if _, ok := s.tempTable(d.name, name); ok {
+			// DROP [TEMPORARY] TABLE drops the temporary table first, at
+			// once and for good, committing nothing (as in MySQL).
+			delete(s.temp, tempKey(d.name, name))
+			return nil
+		}
+	}
 	t, ok := d.e.store.Table(d.name, name)
 	if !ok {
 		return sql.ErrTableNotFound.New(name)

@@ -43,6 +43,9 @@ func checkDropTables(ctx *sql.Context, st ast.Statement) error {
 		if _, ok := s.eng.store.Table(db, name); ok {
 			continue
 		}
+		if _, ok := s.tempTable(db, name); ok {
+			continue
+		}
 		if !s.mayDrop(ctx, db, name) {
 			return nil
 		}

@@ -213,6 +213,9 @@ func (e *Engine) fastStatement(ctx *sql.Context, s *Session, p *FastPlan, binds 
 	if db == "" {
 		db = ctx.GetCurrentDatabase()
 	}
+	if _, temp := s.tempTable(db, p.table); temp {
+		return nil, errFallback // the session's temporary table hides it: GMS
+	}
 	st, ok := e.store.Table(db, p.table)
 	if !ok {
 		return nil, errFallback // no such table, or a system table: GMS

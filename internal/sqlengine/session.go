@@ -33,6 +33,8 @@ type Session struct {
 	*sql.BaseSession
 	eng *Engine
 	tx  *txn.Txn
+	// temp are the session's temporary tables (temptable.go).
+	temp map[string]*tempTable
 	// stmtLocks says which tables the current statement reads with locks:
 	// table name (lower case) -> mode; "*" applies to every table.
 	stmtLocks map[string]lock.Mode
@@ -979,6 +981,15 @@ func unsupportedDDL(st ast.Statement) error {
 				return errNotSupported("FULLTEXT indexes")
 			case ix.Info.Spatial:
 				return errNotSupported("SPATIAL indexes")
+			}
+		}
+		if d.Temporary {
+			// Refused before go-mysql-server makes the table, which it
+			// would leave behind when adding the key failed.
+			for _, c := range d.TableSpec.Constraints {
+				if _, fk := c.Details.(*ast.ForeignKeyDefinition); fk {
+					return errNotSupported("foreign keys on temporary tables")
+				}
 			}
 		}
 	}
