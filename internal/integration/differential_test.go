@@ -57,7 +57,13 @@ var diffSQLModes = []string{
 // diffStatement returns a random statement of the stream.
 func diffStatement(r *rand.Rand) string {
 	id := func() int { return 1 + r.IntN(12) }
-	switch r.IntN(29) {
+	switch r.IntN(30) {
+	case 29:
+		// A change of case alone changes the row.
+		if r.IntN(2) == 0 {
+			return fmt.Sprintf("UPDATE diff.p SET name = UPPER(name) WHERE id = %d", id())
+		}
+		return fmt.Sprintf("UPDATE diff.p SET name = LOWER(name) WHERE name > 'm%d'", r.IntN(15))
 	case 27:
 		// UNION tells rows apart by collation: 'n1' and 'N1' are one.
 		return "SELECT x FROM (SELECT name AS x FROM diff.p UNION SELECT UPPER(name) FROM diff.p) u ORDER BY x"

@@ -1281,12 +1281,12 @@ func (x *fastExec) runUpdate(tx *txn.Txn) (*sqltypes.Result, error) {
 			}
 			nr[set.col] = v
 		}
-		eq, err := old.Equals(x.ctx, nr, sch)
+		eq, err := rowsIdentical(x.ctx, old, nr, sch)
 		if err != nil {
 			return nil, err
 		}
 		if eq {
-			continue
+			continue // a change of case alone is a change (exactupdate.go)
 		}
 		if err := ed.Update(x.ctx, old, nr); err != nil {
 			return nil, err

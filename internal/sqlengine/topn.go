@@ -39,6 +39,12 @@ func (b boundedTopN) Build(ctx *sql.Context, n sql.Node, r sql.Row) (sql.RowIter
 	switch n := n.(type) {
 	case plan.ShowWarnings:
 		return showWarnings(n), nil
+	case *plan.Update:
+		if nn, ok := exactUpdate(ctx, n); ok {
+			return b.base.Build(ctx, nn, r) // exactupdate.go
+		}
+	case *exactUpdateSource:
+		return b.base.Build(ctx, n.Node, r)
 	case *plan.Distinct, *plan.OrderedDistinct:
 		child := n.Children()[0]
 		it, err := b.base.Build(ctx, child, r)

@@ -1,0 +1,115 @@
+package sqlengine
+
+import (
+	"bytes"
+	"context"
+
+	"github.com/dolthub/go-mysql-server/sql"
+	"github.com/dolthub/go-mysql-server/sql/plan"
+)
+
+// An UPDATE that changes only a string's case or accents changes the row,
+// as in MySQL, which compares the old and new records byte for byte:
+// UPDATE t SET name = 'Ann' WHERE name = 'ann' stores 'Ann' ("Rows
+// matched: 1  Changed: 1"). go-mysql-server compared the rows by their
+// columns' collations, found them equal under a case-insensitive one, and
+// skipped the row: the statement succeeded and nothing changed.
+//
+// The fast path compares with rowsIdentical. For go-mysql-server's UPDATE
+// the executor hook (topn.go) puts an exactUpdateSource above the rows to
+// update: go-mysql-server takes the table to update, and the schema its
+// comparison uses, from the first node below the UPDATE that is an
+// updatable table, and this one gives the table's schema with byteExactType
+// columns. Multi-table UPDATE ... JOIN still compares by collation.
+
+// byteExactType is a column type whose comparison tells apart strings that
+// differ in any byte; everything else is the column's type.
+type byteExactType struct{ columnType }
+
+// columnType is sql.Type under a name that does not hide its Type method
+// when embedded.
+type columnType = sql.Type
+
+func (t byteExactType) Compare(ctx context.Context, a, b any) (int, error) {
+	switch x := a.(type) {
+	case string:
+		if y, ok := b.(string); ok {
+			if x == y {
+				return 0, nil
+			}
+			return compareStrings(x, y), nil
+		}
+	case []byte:
+		if y, ok := b.([]byte); ok {
+			return bytes.Compare(x, y), nil
+		}
+	}
+	return t.columnType.Compare(ctx, a, b)
+}
+
+func compareStrings(a, b string) int {
+	if a < b {
+		return -1
+	}
+	return 1
+}
+
+// exactSchema is sch with byteExactType columns.
+func exactSchema(sch sql.Schema) sql.Schema {
+	out := make(sql.Schema, len(sch))
+	for i, c := range sch {
+		cc := *c
+		cc.Type = byteExactType{c.Type}
+		out[i] = &cc
+	}
+	return out
+}
+
+// rowsIdentical reports whether new leaves old as it was, byte for byte.
+func rowsIdentical(ctx *sql.Context, old, new sql.Row, sch sql.Schema) (bool, error) {
+	return old.Equals(ctx, new, exactSchema(sch))
+}
+
+// exactUpdateSource is the rows an UPDATE changes, presented to
+// go-mysql-server's UPDATE as the table to update: its rows are its
+// child's, its updater the table's, its schema exact.
+type exactUpdateSource struct {
+	sql.Node
+	table sql.UpdatableTable
+	sch   sql.Schema
+}
+
+var (
+	_ sql.Node           = (*exactUpdateSource)(nil)
+	_ sql.UpdatableTable = (*exactUpdateSource)(nil)
+)
+
+func (e *exactUpdateSource) Schema(*sql.Context) sql.Schema { return e.sch }
+func (e *exactUpdateSource) Name() string                   { return e.table.Name() }
+func (e *exactUpdateSource) Collation() sql.CollationID     { return e.table.Collation() }
+func (e *exactUpdateSource) Updater(ctx *sql.Context) sql.RowUpdater {
+	return e.table.Updater(ctx)
+}
+
+func (e *exactUpdateSource) Partitions(ctx *sql.Context) (sql.PartitionIter, error) {
+	return e.table.Partitions(ctx)
+}
+
+func (e *exactUpdateSource) PartitionRows(ctx *sql.Context, p sql.Partition) (sql.RowIter, error) {
+	return e.table.PartitionRows(ctx, p)
+}
+
+// exactUpdate returns n with an exactUpdateSource above its rows, or false
+// when go-mysql-server's UPDATE finds no single table to update.
+func exactUpdate(ctx *sql.Context, n *plan.Update) (*plan.Update, bool) {
+	if _, done := n.Child.(*exactUpdateSource); done {
+		return nil, false
+	}
+	table, err := plan.GetUpdatable(n.Child)
+	if err != nil {
+		return nil, false
+	}
+	nn := *n
+	nn.Child = &exactUpdateSource{Node: n.Child, table: table, sch: exactSchema(table.Schema(ctx))}
+	return &nn, true
+}
