@@ -20,9 +20,6 @@ import (
 // a class alone would stand for all its tests. docs/COMPATIBILITY.md
 // lists them too.
 var sqlAlchemyKnown = map[string]string{
-	// Two tables' foreign keys reflect in another order, and one table
-	// shows one more than it has: not understood yet.
-	"ComponentReflectionTest.test_get_multi_foreign_keys": "foreign keys reflected in another order and number",
 	// Lockstep accepts INSERT ... RETURNING (go-mysql-server's extension);
 	// MySQL refuses it, which the test expects.
 	"ReturningGuardsTest.test_insert_single": "INSERT ... RETURNING is accepted",

@@ -176,7 +176,13 @@ var _ sql.ForeignKeyTable = (*Table)(nil)
 
 // GetDeclaredForeignKeys implements sql.ForeignKeyTable.
 func (t *Table) GetDeclaredForeignKeys(ctx *sql.Context) ([]sql.ForeignKeyConstraint, error) {
-	return slices.Clone(t.e.foreignKeys().declared[t.st.Def.ID]), nil
+	fks := slices.Clone(t.e.foreignKeys().declared[t.st.Def.ID])
+	// By name, as InnoDB keeps them: SHOW CREATE TABLE lists them so, and
+	// tools that reflect a schema (SQLAlchemy's) expect that order.
+	slices.SortStableFunc(fks, func(a, b sql.ForeignKeyConstraint) int {
+		return strings.Compare(strings.ToLower(a.Name), strings.ToLower(b.Name))
+	})
+	return fks, nil
 }
 
 // GetReferencedForeignKeys implements sql.ForeignKeyTable.
