@@ -15,7 +15,7 @@ import (
 // columns' collations, found them equal under a case-insensitive one, and
 // skipped the row: the statement succeeded and nothing changed.
 //
-// The fast path compares with rowsIdentical. For go-mysql-server's UPDATE
+// The fast path compares with an exactSchema. For go-mysql-server's UPDATE
 // the executor hook (topn.go) puts an exactUpdateSource above the rows to
 // update: go-mysql-server takes the table to update, and the schema its
 // comparison uses, from the first node below the UPDATE that is an
@@ -63,11 +63,6 @@ func exactSchema(sch sql.Schema) sql.Schema {
 		out[i] = &cc
 	}
 	return out
-}
-
-// rowsIdentical reports whether new leaves old as it was, byte for byte.
-func rowsIdentical(ctx *sql.Context, old, new sql.Row, sch sql.Schema) (bool, error) {
-	return old.Equals(ctx, new, exactSchema(sch))
 }
 
 // exactUpdateSource is the rows an UPDATE changes, presented to

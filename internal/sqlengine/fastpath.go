@@ -1269,6 +1269,7 @@ func (x *fastExec) runUpdate(tx *txn.Txn) (*sqltypes.Result, error) {
 	}
 	ed := editor{x.t}
 	sch := x.t.sch.Schema
+	exact := exactSchema(sch)
 	changed := 0
 	for _, old := range rows {
 		nr := old.Copy()
@@ -1281,7 +1282,7 @@ func (x *fastExec) runUpdate(tx *txn.Txn) (*sqltypes.Result, error) {
 			}
 			nr[set.col] = v
 		}
-		eq, err := rowsIdentical(x.ctx, old, nr, sch)
+		eq, err := old.Equals(x.ctx, nr, exact)
 		if err != nil {
 			return nil, err
 		}
