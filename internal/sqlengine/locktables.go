@@ -90,6 +90,9 @@ func (e *Engine) lockTables(ctx *sql.Context, st *ast.LockTables) error {
 		if err := e.checkLockTablesPrivilege(ctx, db); err != nil {
 			return err
 		}
+		if _, temp := s.tempTable(db, tn.Name.String()); temp {
+			continue // the session's own: nobody else can use it (as in MySQL)
+		}
 		t, ok := e.store.Table(strings.ToLower(db), strings.ToLower(tn.Name.String()))
 		if !ok {
 			t, ok = e.store.Table(db, tn.Name.String())

@@ -15,9 +15,10 @@ package sqlengine
 // other indexes are kept as definitions only (for SHOW CREATE TABLE and
 // SHOW INDEX): queries scan, in primary-key order when there is one.
 //
-// Not supported, each refused with a clear error: ALTER TABLE (1235) and
-// RENAME TABLE (1146) of a temporary table, foreign keys on one (1235),
-// and LOCK TABLES naming one (1146).
+// LOCK TABLES takes one and locks nothing for it: no other session can
+// use it. Not supported, each refused with a clear error: ALTER TABLE
+// (1235) and RENAME TABLE (1146) of a temporary table, and foreign keys
+// on one (1235).
 
 import (
 	"fmt"

@@ -140,6 +140,10 @@ func TestTemporaryTableGoesWithSession(t *testing.T) {
 	if _, err := c.query("SELECT * FROM x"); err == nil {
 		t.Fatal("a new session reads another's temporary table")
 	}
+	// LOCK TABLES takes a temporary table (and locks nothing for it).
+	a.exec("LOCK TABLES x WRITE")
+	a.exec("INSERT INTO x VALUES (4)")
+	a.exec("UNLOCK TABLES")
 	// DROP TABLE (without TEMPORARY) of a temporary table with no
 	// permanent one of its name.
 	a.exec("DROP TABLE x")
