@@ -406,6 +406,22 @@ var _ sql.TableRenamer = (*Database)(nil)
 // RenameTable renames a table within the database (RENAME TABLE, ALTER
 // TABLE ... RENAME). It waits for open transactions on the table.
 func (d *Database) RenameTable(ctx *sql.Context, oldName, newName string) error {
+	if s := sessionOf(ctx); s != nil {
+		if tt, ok := s.tempTable(d.name, oldName); ok {
+			// A temporary table is renamed in the session alone, at once
+			// (ALTER TABLE ... RENAME and RENAME TABLE, as in MySQL 8).
+			if _, taken := s.tempTable(d.name, newName); taken {
+				return sql.ErrTableAlreadyExists.New(newName)
+			}
+			if err := checkIdentifierLength(newName); err != nil {
+				return err
+			}
+			delete(s.temp, tempKey(d.name, oldName))
+			tt.name = newName
+			s.temp[tempKey(d.name, newName)] = tt
+			return nil
+		}
+	}
 	t, ok := d.e.store.Table(d.name, oldName)
 	if !ok {
 		return sql.ErrTableNotFound.New(oldName)

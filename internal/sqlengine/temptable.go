@@ -16,9 +16,9 @@ package sqlengine
 // SHOW INDEX): queries scan, in primary-key order when there is one.
 //
 // LOCK TABLES takes one and locks nothing for it: no other session can
-// use it. Not supported, each refused with a clear error: ALTER TABLE
-// (1235) and RENAME TABLE (1146) of a temporary table, and foreign keys
-// on one (1235).
+// use it. RENAME TABLE renames it in the session. Not supported, each
+// refused with 1235: other ALTER TABLE changes of a temporary table, and
+// foreign keys on one.
 
 import (
 	"fmt"

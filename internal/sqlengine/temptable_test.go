@@ -140,6 +140,12 @@ func TestTemporaryTableGoesWithSession(t *testing.T) {
 	if _, err := c.query("SELECT * FROM x"); err == nil {
 		t.Fatal("a new session reads another's temporary table")
 	}
+	// RENAME TABLE renames it in the session alone.
+	a.exec("RENAME TABLE x TO y")
+	if got := a.rows("SELECT * FROM y"); got != "1" {
+		t.Fatalf("the renamed temporary table: %s", got)
+	}
+	a.exec("ALTER TABLE y RENAME TO x")
 	// LOCK TABLES takes a temporary table (and locks nothing for it).
 	a.exec("LOCK TABLES x WRITE")
 	a.exec("INSERT INTO x VALUES (4)")
