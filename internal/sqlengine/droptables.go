@@ -18,17 +18,35 @@ import (
 // answer: the check leaves the statement to go-mysql-server, whose
 // privilege check refuses it, so table existence is not revealed. System
 // databases' tables are not Lockstep's store's and are left to it too,
-// as are DROP TEMPORARY TABLE and IF EXISTS (a note per missing table).
+// as is IF EXISTS (a note per missing table).
 
-// checkDropTables refuses a DROP TABLE naming tables that do not exist.
+// checkDropTables refuses a DROP TABLE naming tables that do not exist,
+// and a DROP TEMPORARY TABLE naming tables that are not the session's
+// temporary tables (1051 for both, as MySQL answers).
 func checkDropTables(ctx *sql.Context, st ast.Statement) error {
 	d, ok := st.(*ast.DDL)
-	if !ok || d.Action != ast.DropStr || d.IfExists || d.Temporary || len(d.FromTables) == 0 {
+	if !ok || d.Action != ast.DropStr || d.IfExists || len(d.FromTables) == 0 {
 		return nil
 	}
 	s := sessionOf(ctx)
 	if s == nil {
 		return nil
+	}
+	if d.Temporary {
+		var missing []string
+		for _, tn := range d.FromTables {
+			db := tn.DbQualifier.String()
+			if db == "" {
+				db = ctx.GetCurrentDatabase()
+			}
+			if _, ok := s.tempTable(db, tn.Name.String()); !ok {
+				missing = append(missing, db+"."+tn.Name.String())
+			}
+		}
+		if len(missing) == 0 {
+			return nil
+		}
+		return mysql.NewSQLError(mysql.ERBadTable, "42S02", "Unknown table '%s'", strings.Join(missing, ","))
 	}
 	var missing []string
 	for _, tn := range d.FromTables {

@@ -103,6 +103,9 @@ func TestTemporaryTables(t *testing.T) {
 
 	// DROP drops the temporary table first; the permanent one is back.
 	c.exec("DROP TEMPORARY TABLE t")
+	if _, err := c.query("DROP TEMPORARY TABLE t"); errno(err) != 1051 {
+		t.Fatalf("DROP TEMPORARY TABLE of a permanent table: %v, want 1051", err)
+	}
 	if got := c.rows("SELECT * FROM t ORDER BY id"); got != "1,perm;2,perm2" {
 		t.Fatalf("after DROP TEMPORARY TABLE: %s", got)
 	}
