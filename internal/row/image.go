@@ -406,7 +406,7 @@ func DecodeValue(b []byte, c *Column) (Value, int, error) {
 		return d, n, err
 	case TypeVarchar, TypeVarString:
 		return decodeLenPrefixed(b, c, c.lenPrefixBytes())
-	case TypeJSON:
+	case TypeBlob, TypeJSON:
 		if err := need(c.PackLen); err != nil {
 			return nil, 0, err
 		}
@@ -417,23 +417,15 @@ func DecodeValue(b []byte, c *Column) (Value, int, error) {
 		if err := need(c.PackLen + n); err != nil {
 			return nil, 0, err
 		}
-		doc, err := DecodeJSON(b[c.PackLen : c.PackLen+n])
+		data := b[c.PackLen : c.PackLen+n]
+		if c.Type == TypeBlob {
+			return strOrBytes(c, data), c.PackLen + n, nil
+		}
+		doc, err := DecodeJSON(data)
 		if err != nil {
 			return nil, 0, err
 		}
 		return JSONValue{doc}, c.PackLen + n, nil
-	case TypeBlob:
-		if err := need(c.PackLen); err != nil {
-			return nil, 0, err
-		}
-		var n int
-		for i := range c.PackLen {
-			n |= int(b[i]) << (8 * i)
-		}
-		if err := need(c.PackLen + n); err != nil {
-			return nil, 0, err
-		}
-		return strOrBytes(c, b[c.PackLen:c.PackLen+n]), c.PackLen + n, nil
 	case TypeString:
 		switch c.realType() {
 		case TypeEnum, TypeSet:

@@ -92,9 +92,8 @@ var ErrJSONDepth = fmt.Errorf("the JSON document exceeds the maximum depth (%d)"
 
 // AppendJSON appends the binary encoding of doc to dst.
 func AppendJSON(dst []byte, doc any) ([]byte, error) {
-	typ, pos := byte(0), len(dst)
-	dst = append(dst, 0)
-	dst, typ, err := appendJSONValue(dst, doc, 1)
+	pos := len(dst)
+	dst, typ, err := appendJSONValue(append(dst, 0), doc, 1)
 	if err != nil {
 		return dst[:pos], err
 	}
