@@ -51,20 +51,44 @@ func collatedSearchFunction(name string) (sql.Function, bool) {
 	return nil, false
 }
 
-// searchCollation is the collation two string arguments are compared
-// by: MySQL's rules of coercibility between the two (binary if either is
-// a binary string).
-func searchCollation(ctx *sql.Context, a, b sql.Expression) sql.CollationID {
-	if isBinaryString(a.Type(ctx)) || isBinaryString(b.Type(ctx)) {
-		return sql.Collation_binary
+// argsCollation is the collation string arguments are compared by:
+// binary if any is a binary string, else MySQL's rules of coercibility
+// over them all (the connection's when none decides).
+func argsCollation(ctx *sql.Context, args ...sql.Expression) sql.CollationID {
+	var coll sql.CollationID
+	var co byte
+	for i, a := range args {
+		if isBinaryString(a.Type(ctx)) {
+			return sql.Collation_binary
+		}
+		ca, xa := sql.GetCoercibility(ctx, a)
+		if i == 0 {
+			coll, co = ca, xa
+			continue
+		}
+		coll, co = sql.ResolveCoercibility(coll, co, ca, xa)
 	}
-	ca, xa := sql.GetCoercibility(ctx, a)
-	cb, xb := sql.GetCoercibility(ctx, b)
-	coll, _ := sql.ResolveCoercibility(ca, xa, cb, xb)
 	if coll == sql.Collation_Unspecified {
 		return ctx.GetCollation()
 	}
 	return coll
+}
+
+// evalText evaluates e as text; null when it is NULL.
+func evalText(ctx *sql.Context, e sql.Expression, row sql.Row) (s string, null bool, err error) {
+	v, err := e.Eval(ctx, row)
+	if err != nil || v == nil {
+		return "", true, err
+	}
+	t, _, err := types.LongText.Convert(ctx, v)
+	if err != nil {
+		return "", true, err
+	}
+	if t, err = sql.UnwrapAny(ctx, t); err != nil {
+		return "", true, err
+	}
+	s, _ = t.(string)
+	return s, false, nil
 }
 
 // locate is LOCATE(sub, str[, pos]), POSITION(sub IN str) or
@@ -123,20 +147,13 @@ func (l *locate) WithChildren(_ *sql.Context, children ...sql.Expression) (sql.E
 }
 
 func (l *locate) Eval(ctx *sql.Context, row sql.Row) (any, error) {
-	var vals [3]string
+	var vals [2]string
 	for i, a := range l.args[:2] {
-		v, err := a.Eval(ctx, row)
-		if err != nil || v == nil {
+		s, null, err := evalText(ctx, a, row)
+		if null {
 			return nil, err
 		}
-		s, _, err := types.LongText.Convert(ctx, v)
-		if err != nil {
-			return nil, err
-		}
-		if s, err = sql.UnwrapAny(ctx, s); err != nil {
-			return nil, err
-		}
-		vals[i], _ = s.(string)
+		vals[i] = s
 	}
 	from := 1
 	if len(l.args) == 3 {
@@ -152,7 +169,7 @@ func (l *locate) Eval(ctx *sql.Context, row sql.Row) (any, error) {
 			return int32(0), nil
 		}
 	}
-	return int32(locateIn(searchCollation(ctx, l.args[0], l.args[1]), vals[1], vals[0], from, len(l.args) == 3)), nil
+	return int32(locateIn(argsCollation(ctx, l.args[0], l.args[1]), vals[1], vals[0], from, len(l.args) == 3)), nil
 }
 
 // locateIn is the position of the first sub in s at or after position
@@ -225,28 +242,13 @@ func (c *collatedExtreme) Eval(ctx *sql.Context, row sql.Row) (any, error) {
 	if !types.IsTextOnly(c.Type(ctx)) {
 		return c.Expression.Eval(ctx, row)
 	}
-	coll := ctx.GetCollation()
-	for i, a := range c.args {
-		if i == 0 {
-			coll = searchCollation(ctx, a, a)
-		} else {
-			coll = searchCollationOf(ctx, coll, a)
-		}
-	}
+	coll := argsCollation(ctx, c.args...)
 	var best string
 	for i, a := range c.args {
-		v, err := a.Eval(ctx, row)
-		if err != nil || v == nil {
+		str, null, err := evalText(ctx, a, row)
+		if null {
 			return nil, err
 		}
-		s, _, err := types.LongText.Convert(ctx, v)
-		if err != nil {
-			return nil, err
-		}
-		if s, err = sql.UnwrapAny(ctx, s); err != nil {
-			return nil, err
-		}
-		str, _ := s.(string)
 		if i == 0 {
 			best = str
 			continue
@@ -257,19 +259,6 @@ func (c *collatedExtreme) Eval(ctx *sql.Context, row sql.Row) (any, error) {
 		}
 	}
 	return best, nil
-}
-
-// searchCollationOf folds one more argument into a collation found so far.
-func searchCollationOf(ctx *sql.Context, coll sql.CollationID, a sql.Expression) sql.CollationID {
-	if coll == sql.Collation_binary || isBinaryString(a.Type(ctx)) {
-		return sql.Collation_binary
-	}
-	ca, xa := sql.GetCoercibility(ctx, a)
-	got, _ := sql.ResolveCoercibility(coll, 2, ca, xa)
-	if got == sql.Collation_Unspecified {
-		return coll
-	}
-	return got
 }
 
 // compareByCollation orders two strings by coll's weights (bytes for

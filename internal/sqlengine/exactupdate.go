@@ -3,6 +3,7 @@ package sqlengine
 import (
 	"bytes"
 	"context"
+	"strings"
 
 	"github.com/dolthub/go-mysql-server/sql"
 	"github.com/dolthub/go-mysql-server/sql/plan"
@@ -34,10 +35,7 @@ func (t byteExactType) Compare(ctx context.Context, a, b any) (int, error) {
 	switch x := a.(type) {
 	case string:
 		if y, ok := b.(string); ok {
-			if x == y {
-				return 0, nil
-			}
-			return compareStrings(x, y), nil
+			return strings.Compare(x, y), nil
 		}
 	case []byte:
 		if y, ok := b.([]byte); ok {
@@ -45,13 +43,6 @@ func (t byteExactType) Compare(ctx context.Context, a, b any) (int, error) {
 		}
 	}
 	return t.columnType.Compare(ctx, a, b)
-}
-
-func compareStrings(a, b string) int {
-	if a < b {
-		return -1
-	}
-	return 1
 }
 
 // exactSchema is sch with byteExactType columns.

@@ -632,16 +632,22 @@ func (ed editor) StatementBegin(ctx *sql.Context) {
 	}
 }
 
-func (ed editor) DiscardChanges(ctx *sql.Context, _ error) error {
+func (ed editor) DiscardChanges(ctx *sql.Context, _ error) error { return rollbackStatement(ctx) }
+
+func (ed editor) StatementComplete(ctx *sql.Context) error { return completeStatement(ctx) }
+
+// rollbackStatement undoes the statement's changes (every table editor's,
+// temporary tables' too).
+func rollbackStatement(ctx *sql.Context) error {
 	if s := sessionOf(ctx); s != nil && s.tx != nil && !s.tx.Ended() {
 		s.tx.StatementRollback()
 	}
 	return nil
 }
 
-// StatementComplete ends the statement's changes, or rolls them back when
+// completeStatement ends the statement's changes, or rolls them back when
 // strict mode made a warning the statement's error after its last row.
-func (ed editor) StatementComplete(ctx *sql.Context) error {
+func completeStatement(ctx *sql.Context) error {
 	s := sessionOf(ctx)
 	if s == nil || s.tx == nil || s.tx.Ended() {
 		return nil

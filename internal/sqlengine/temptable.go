@@ -393,25 +393,9 @@ func (ed tempEditor) StatementBegin(ctx *sql.Context) {
 	}
 }
 
-func (ed tempEditor) DiscardChanges(ctx *sql.Context, _ error) error {
-	if s := sessionOf(ctx); s != nil && s.tx != nil && !s.tx.Ended() {
-		s.tx.StatementRollback()
-	}
-	return nil
-}
+func (ed tempEditor) DiscardChanges(ctx *sql.Context, _ error) error { return rollbackStatement(ctx) }
 
-func (ed tempEditor) StatementComplete(ctx *sql.Context) error {
-	s := sessionOf(ctx)
-	if s == nil || s.tx == nil || s.tx.Ended() {
-		return nil
-	}
-	if err := s.strictError(); err != nil {
-		s.tx.StatementRollback()
-		return err
-	}
-	s.tx.StatementComplete()
-	return nil
-}
+func (ed tempEditor) StatementComplete(ctx *sql.Context) error { return completeStatement(ctx) }
 
 func (ed tempEditor) Close(*sql.Context) error { return nil }
 
