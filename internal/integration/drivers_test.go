@@ -275,26 +275,11 @@ func TestPyMySQLSuite(t *testing.T) {
 	cmd := exec.CommandContext(ctx, py, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--junitxml="+report, "pymysql/tests")
 	cmd.Dir = dir
 	out, _ := cmd.CombinedOutput() // failures exit non-zero; the report says which
-	b, err := os.ReadFile(report)
-	if err != nil {
-		t.Fatalf("no pytest report: %v\n%s", err, tailOf(string(out), 4000))
-	}
-	var suite struct {
-		Cases []struct {
-			Class   string    `xml:"classname,attr"`
-			Name    string    `xml:"name,attr"`
-			Failure *struct{} `xml:"failure"`
-			Error   *struct{} `xml:"error"`
-			Skipped *struct{} `xml:"skipped"`
-		} `xml:"testsuite>testcase"`
-	}
-	if err := xml.Unmarshal(b, &suite); err != nil {
-		t.Fatalf("pytest report: %v", err)
-	}
+	cases := pytestReport(t, report, out)
 	var passed, failed, skipped int
 	var unexpected, fixed []string
 	seen := map[string]bool{}
-	for _, c := range suite.Cases {
+	for _, c := range cases {
 		// classname is pymysql.tests.[thirdparty.test_MySQLdb.]module.Class
 		parts := strings.Split(c.Class, ".")
 		name := parts[len(parts)-2] + "." + parts[len(parts)-1] + "." + c.Name
@@ -332,6 +317,32 @@ func TestPyMySQLSuite(t *testing.T) {
 	if len(fixed) > 0 {
 		t.Errorf("known failures that pass now (remove them from pyMySQLKnown and docs/COMPATIBILITY.md): %v", fixed)
 	}
+}
+
+// pytestCase is one test of a pytest JUnit report.
+type pytestCase struct {
+	Class   string    `xml:"classname,attr"`
+	Name    string    `xml:"name,attr"`
+	Failure *struct{} `xml:"failure"`
+	Error   *struct{} `xml:"error"`
+	Skipped *struct{} `xml:"skipped"`
+}
+
+// pytestReport reads the JUnit report pytest wrote at path; out is its
+// output, shown when there is no report.
+func pytestReport(t *testing.T, path string, out []byte) []pytestCase {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("no pytest report: %v\n%s", err, tailOf(string(out), 4000))
+	}
+	var suite struct {
+		Cases []pytestCase `xml:"testsuite>testcase"`
+	}
+	if err := xml.Unmarshal(b, &suite); err != nil {
+		t.Fatalf("pytest report: %v", err)
+	}
+	return suite.Cases
 }
 
 func tailOf(s string, n int) string {

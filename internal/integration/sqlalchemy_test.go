@@ -2,7 +2,6 @@ package integration
 
 import (
 	"context"
-	"encoding/xml"
 	"fmt"
 	"os"
 	"os/exec"
@@ -17,8 +16,7 @@ import (
 // sqlAlchemyKnown are the tests of SQLAlchemy's dialect compliance suite
 // (2.0.36, run with its generic SuiteRequirements) that fail against
 // Lockstep, by class and test (every parameter set), with their causes;
-// a class alone would stand for all its tests. docs/COMPATIBILITY.md
-// lists them too.
+// docs/COMPATIBILITY.md lists them too.
 var sqlAlchemyKnown = map[string]string{
 	// Lockstep accepts INSERT ... RETURNING (go-mysql-server's extension);
 	// MySQL refuses it, which the test expects.
@@ -88,43 +86,23 @@ func TestSQLAlchemySuite(t *testing.T) {
 	cmd := exec.CommandContext(ctx, py, "-m", "pytest", "-q", "--junitxml="+report, "test_suite.py")
 	cmd.Dir = dir
 	out, _ := cmd.CombinedOutput() // failures exit non-zero; the report says which
-	b, err := os.ReadFile(report)
-	if err != nil {
-		t.Fatalf("no pytest report: %v\n%s", err, tailOf(string(out), 4000))
-	}
-	var suite struct {
-		Cases []struct {
-			Class   string    `xml:"classname,attr"`
-			Name    string    `xml:"name,attr"`
-			Failure *struct{} `xml:"failure"`
-			Error   *struct{} `xml:"error"`
-			Skipped *struct{} `xml:"skipped"`
-		} `xml:"testsuite>testcase"`
-	}
-	if err := xml.Unmarshal(b, &suite); err != nil {
-		t.Fatalf("pytest report: %v", err)
-	}
+	cases := pytestReport(t, report, out)
 	// classname is test_suite.<Class>_mysql+pymysql_<server version>;
 	// name is the test, with its parameters in brackets.
 	dialect := regexp.MustCompile(`_mysql\+pymysql_[0-9_]+$`)
 	var passed, failed, skipped int
 	var unexpected, fixed []string
 	seen := map[string]bool{}
-	classPasses := map[string]int{} // tests passing in a class known to fail whole
-	failing := map[string]bool{}    // known failures that failed, under some parameters
-	for _, c := range suite.Cases {
+	failing := map[string]bool{} // known failures that failed, under some parameters
+	for _, c := range cases {
 		class := dialect.ReplaceAllString(strings.TrimPrefix(c.Class, "test_suite."), "")
 		test := class + "." + strings.SplitN(c.Name, "[", 2)[0]
-		key := test
-		if _, ok := sqlAlchemyKnown[class]; ok {
-			key = class
-		}
-		seen[key] = true
-		_, known := sqlAlchemyKnown[key]
+		seen[test] = true
+		_, known := sqlAlchemyKnown[test]
 		switch {
 		case c.Failure != nil || c.Error != nil:
 			failed++
-			failing[key] = true
+			failing[test] = true
 			if !known {
 				unexpected = append(unexpected, c.Class+"."+c.Name)
 			}
@@ -132,14 +110,11 @@ func TestSQLAlchemySuite(t *testing.T) {
 			skipped++
 		default:
 			passed++
-			if known && key != test {
-				classPasses[key]++
-			}
 		}
 	}
 	// A known failure is fixed when it failed under no parameters.
 	for name := range sqlAlchemyKnown {
-		if seen[name] && !failing[name] && strings.Contains(name, ".") {
+		if seen[name] && !failing[name] {
 			fixed = append(fixed, name)
 		}
 	}
@@ -156,9 +131,6 @@ func TestSQLAlchemySuite(t *testing.T) {
 	t.Logf("SQLAlchemy suite: %d passed, %d failed (all known), %d skipped by the suite's requirements", passed, failed, skipped)
 	if len(unexpected) > 0 {
 		t.Errorf("tests that fail and are not known failures: %v\n%s", unexpected, tailOf(string(out), 8000))
-	}
-	for class, n := range classPasses {
-		t.Errorf("%d tests of %s pass now: list its failures one by one in sqlAlchemyKnown", n, class)
 	}
 	if len(fixed) > 0 {
 		t.Errorf("known failures that pass now (remove them from sqlAlchemyKnown and docs/COMPATIBILITY.md): %v", fixed)
