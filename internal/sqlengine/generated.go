@@ -3,13 +3,17 @@ package sqlengine
 // Generated columns (GENERATED ALWAYS AS (expr) VIRTUAL | STORED).
 //
 // go-mysql-server computes them: on INSERT and UPDATE it evaluates the
-// expression and hands the table the full row, and on reads it evaluates
-// a VIRTUAL column again from the others. Lockstep stores every column's
-// value, VIRTUAL ones too (so they stay indexable and a row image is the
-// whole row, as MySQL logs it), and keeps the expression's text in the
-// table's SQL metadata; the table's schema gives it back to
+// expression and hands the table the full row. Lockstep stores every
+// column's value, VIRTUAL ones too (so they stay indexable and a row image
+// is the whole row, as MySQL logs it), and keeps the expression's text in
+// the table's SQL metadata; the table's schema gives it back to
 // go-mysql-server unresolved, to be resolved against the table when a
-// statement uses it, as it does with a CREATE TABLE's own.
+// statement uses it, as it does with a CREATE TABLE's own. The schema
+// marks no column Virtual: go-mysql-server would read such a table through
+// a wrapper that computes the column again on every read and that hides
+// the table's CHECK constraints (they were silently not enforced). The
+// column's Extra ("VIRTUAL GENERATED") keeps what it was declared as, for
+// SHOW CREATE TABLE and information_schema (isVirtual).
 //
 // The fast path takes no write on such a table (writesNeedGMS).
 //
@@ -25,6 +29,15 @@ import (
 	"github.com/dolthub/go-mysql-server/sql"
 	"github.com/lockstepdb/lockstep/internal/storage"
 )
+
+// virtualGenerated is the Extra of a VIRTUAL generated column.
+const virtualGenerated = "VIRTUAL GENERATED"
+
+// isVirtual says whether c is a VIRTUAL generated column: declared so in
+// the statement (Virtual) or read from a table (Extra; see gmsSchema).
+func isVirtual(c *sql.Column) bool {
+	return c.Generated != nil && (c.Virtual || c.Extra == virtualGenerated)
+}
 
 // generatedText is the text kept for a generated column's expression.
 func generatedText(g *sql.ColumnDefaultValue) string {
@@ -60,7 +73,7 @@ func keepsGenerated(old *storage.TableDef, sch sql.Schema, sources []int) error 
 		if src < 0 || src >= len(meta.Columns) {
 			return errNotSupported("adding a generated column with ALTER TABLE")
 		}
-		if was := meta.Columns[src]; was.Generated != generatedText(c.Generated) || was.Virtual != c.Virtual {
+		if was := meta.Columns[src]; was.Generated != generatedText(c.Generated) || was.Virtual != isVirtual(c) {
 			return errNotSupported("making a column generated or changing its expression with ALTER TABLE")
 		}
 	}

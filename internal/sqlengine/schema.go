@@ -57,7 +57,7 @@ func newTableDef(ctx *sql.Context, cat sql.Catalog, id uint64, db, name string, 
 			cm.OnUpdate = c.OnUpdate.String()
 		}
 		if c.Generated != nil {
-			cm.Generated, cm.Virtual = generatedText(c.Generated), c.Virtual
+			cm.Generated, cm.Virtual = generatedText(c.Generated), isVirtual(c)
 		}
 		// The table is reopened from these strings: one that does not
 		// parse back would make it unreadable, so refuse it now.
@@ -118,11 +118,14 @@ func gmsSchema(ctx *sql.Context, cat sql.Catalog, def *storage.TableDef) (sql.Pr
 			c.Extra = "auto_increment"
 		}
 		if cm.Generated != "" {
+			// Virtual stays false, VIRTUAL or not: the value is stored
+			// (generated.go), and go-mysql-server would otherwise read the
+			// table through a wrapper that computes the column again and
+			// hides the table's CHECK constraints. Extra says which it is.
 			c.Generated = generatedValue(cm.Generated, typ, rc.Nullable)
-			c.Virtual = cm.Virtual
 			c.Extra = "STORED GENERATED"
 			if cm.Virtual {
-				c.Extra = "VIRTUAL GENERATED"
+				c.Extra = virtualGenerated
 			}
 		}
 		if cm.Default != "" {

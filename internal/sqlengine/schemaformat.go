@@ -44,6 +44,7 @@ func (f schemaFormatter) GenerateCreateTableStatement(tblName string, colStmts [
 func (f schemaFormatter) GenerateCreateTableColumnDefinition(col *sql.Column, colDefault, onUpdate string, tableCollation sql.CollationID) string {
 	plain := *col
 	plain.Comment = ""
+	plain.Virtual = isVirtual(col)
 	stmt := f.MySqlSchemaFormatter.GenerateCreateTableColumnDefinition(&plain, colDefault, onUpdate, tableCollation)
 	if col.Comment != "" {
 		stmt += " COMMENT " + quoteComment(col.Comment)
