@@ -726,6 +726,7 @@ func note(ctx context.Context, st ast.Statement, text string, queryLen int) erro
 	rewriteDecimalCasts(st, text)
 	rewriteTimeCasts(st, text)
 	rewriteIntervalArithmetic(st, text)
+	rewriteBitOperators(st, text)
 	joinComponentVariables(st)
 	if err := balanceSetOps(st, text); err != nil {
 		return err
@@ -839,6 +840,7 @@ func (p parser) ParseSimple(query string) (ast.Statement, error) {
 		rewriteDecimalCasts(st, query)
 		rewriteTimeCasts(st, query)
 		rewriteIntervalArithmetic(st, query)
+		rewriteBitOperators(st, query)
 		err = balanceSetOps(st, query)
 	}
 	return st, err
@@ -912,6 +914,7 @@ func (p parser) ParseOneWithOptions(ctx context.Context, query string, o ast.Par
 	rewriteDecimalCasts(r.st, query)
 	rewriteTimeCasts(r.st, query)
 	rewriteIntervalArithmetic(r.st, query)
+	rewriteBitOperators(r.st, query)
 	joinComponentVariables(r.st)
 	if err := balanceSetOps(r.st, query); err != nil {
 		return nil, r.consumed, err

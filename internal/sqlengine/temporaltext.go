@@ -31,8 +31,9 @@ import (
 // temporalAs in front of each temporal argument of a function that reads
 // its arguments as text (stringReaders, a CAST to a character type, LIKE),
 // and of each temporal operand of arithmetic (+, -, *, /, DIV, MOD) that
-// adds no INTERVAL. The temporalAs gives the value as the column's type shows it: its text, or
-// that text's digits as a number. Comparisons, date functions and every
+// adds no INTERVAL and of the bit operators (bitwise.go). The temporalAs
+// gives the value as the column's type shows it: its text, or that text's
+// digits as a number. Comparisons, date functions and every
 // other reader keep the time.Time, which they handle by its type.
 
 // stringReaders are the functions that read every argument as text.
@@ -76,6 +77,8 @@ func readsTemporalAs(ctx *sql.Context, e sql.Expression) (asNumber, ok bool) {
 		return false, types.IsText(x.Type(ctx))
 	case *expression.Like:
 		return false, true
+	case *bitwiseOp:
+		return true, true
 	case *expression.Arithmetic, *expression.Div, *expression.IntDiv, *expression.Mod:
 		for _, c := range e.Children() {
 			if _, isInterval := c.(*expression.Interval); isInterval {
