@@ -57,7 +57,14 @@ var diffSQLModes = []string{
 // diffStatement returns a random statement of the stream.
 func diffStatement(r *rand.Rand) string {
 	id := func() int { return 1 + r.IntN(12) }
-	switch r.IntN(30) {
+	switch r.IntN(31) {
+	case 30:
+		// Bit operators in unsigned 64 bits: negative operands are their
+		// two's complement, and dates and times their digits.
+		if r.IntN(2) == 0 {
+			return fmt.Sprintf("UPDATE diff.p SET score = score ^ %d WHERE id = %d", r.IntN(9)-4, id())
+		}
+		return "SELECT id, score ^ -1, score | 18446744073709551615, ~score, score << 60, score >> 1, b & 3, ~b, d | 0, dt ^ 1, tm | 0 FROM diff.p JOIN diff.t USING (id) ORDER BY id"
 	case 29:
 		// A change of case alone changes the row.
 		if r.IntN(2) == 0 {

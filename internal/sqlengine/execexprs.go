@@ -13,7 +13,8 @@ import (
 //   - temporal values read as text or numbers (temporaltext.go);
 //   - divisions by zero that strict mode makes the statement's error
 //     (strictmode.go);
-//   - COUNT(DISTINCT ...) comparing strings by collation (distinct.go).
+//   - COUNT(DISTINCT ...) comparing strings by collation (distinct.go);
+//   - numbers an UPDATE assigns out of a column's range (outofrange.go).
 //
 // It runs as each node is built for execution (boundedTopN.Build), not as
 // an analyzer rule: go-mysql-server plans simple statements with a fixed
@@ -57,6 +58,9 @@ func execExpressions(ctx *sql.Context, n sql.Node) (sql.Node, bool) {
 func correctArgs(ctx *sql.Context, e sql.Expression) (sql.Expression, transform.TreeIdentity, error) {
 	if cd, ok := e.(*aggregation.CountDistinct); ok {
 		return collatedCountDistinct{cd}, transform.NewTree, nil // distinct.go
+	}
+	if sf, ok := checkSetRange(ctx, e); ok {
+		return sf, transform.NewTree, nil // outofrange.go
 	}
 	e, sameText, err := wrapTemporalArgs(ctx, e)
 	if err != nil {

@@ -52,6 +52,9 @@ type strictStatement struct {
 	changes bool
 	// ignore: it has IGNORE (LOAD DATA LOCAL implies it, as in MySQL).
 	ignore bool
+	// upsert: it is an INSERT with ON DUPLICATE KEY UPDATE, whose
+	// updates belong to the row just counted.
+	upsert bool
 	// rows counts the rows it has written, for the messages' "at row N".
 	rows int64
 	// err is a warning strict mode turned into the statement's error.
@@ -63,7 +66,7 @@ func (s *Session) noteStrictness(st ast.Statement) {
 	s.strict = strictStatement{}
 	switch n := st.(type) {
 	case *ast.Insert:
-		s.strict = strictStatement{changes: true, ignore: n.Ignore != ""}
+		s.strict = strictStatement{changes: true, ignore: n.Ignore != "", upsert: len(n.OnDup) > 0}
 	case *ast.Update:
 		s.strict = strictStatement{changes: true, ignore: n.Ignore != ""}
 	case *ast.Delete:

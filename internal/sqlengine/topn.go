@@ -45,6 +45,16 @@ func (b boundedTopN) Build(ctx *sql.Context, n sql.Node, r sql.Row) (sql.RowIter
 		}
 	case *exactUpdateSource:
 		return b.base.Build(ctx, n.Node, r)
+	case *plan.InsertInto:
+		if nn, ok := rangedInsert(ctx, n); ok {
+			return b.base.Build(ctx, nn, r) // outofrange.go
+		}
+	case *rangedInsertSource:
+		it, err := b.base.Build(ctx, n.Node, r)
+		if err != nil {
+			return nil, err
+		}
+		return &rangedRows{RowIter: it, src: n}, nil
 	case *plan.Distinct, *plan.OrderedDistinct:
 		child := n.Children()[0]
 		it, err := b.base.Build(ctx, child, r)
