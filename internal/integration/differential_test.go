@@ -103,7 +103,7 @@ func diffStatement(r *rand.Rand) string {
 		return "SELECT id, ROUND(score / 2e0), ROUND(score * 1.5e0, -1), ROUND(score / 2), ROUND(score * 2.5e0, -1) FROM diff.p ORDER BY id"
 	case 24:
 		// Dates read as text and numbers, and moved by intervals.
-		return "SELECT id, CONCAT(d, '|', dt), d + 0, dt + 0, d + INTERVAL 1 DAY, dt - INTERVAL 1 MONTH, CAST(dt AS CHAR), LENGTH(d) FROM diff.t ORDER BY id"
+		return "SELECT id, CONCAT(d, '|', dt, '|', tm), d + 0, dt + 0, tm + 0, d + INTERVAL 1 DAY, dt - INTERVAL 1 MONTH, CAST(dt AS CHAR), LENGTH(d), SUBSTRING(dt, 1, 7), UPPER(tm) FROM diff.t ORDER BY id"
 	case 20:
 		// Prepared (the binary protocol): zero dates and TIME as MySQL
 		// sends them.

@@ -68,6 +68,9 @@ func (p provider) Function(_ *sql.Context, name string) (sql.Function, bool) {
 	if f, ok := dateOffsetFunction(name); ok {
 		return f, true // intervalarith.go
 	}
+	if f, ok := textResultFunction(name); ok {
+		return f, true // textresult.go
+	}
 	if f, ok := bitwiseFunction(name); ok {
 		return f, true // bitwise.go
 	}

@@ -14,8 +14,8 @@ import (
 	"github.com/shopspring/decimal"
 )
 
-// DATE, DATETIME and TIMESTAMP values read as strings or numbers, as
-// MySQL reads them.
+// DATE, DATETIME, TIMESTAMP and TIME values read as strings or numbers,
+// as MySQL reads them.
 //
 // go-mysql-server holds every temporal value as a time.Time and forgets
 // its type when a function converts it: a DATE became '2020-01-02
@@ -25,7 +25,9 @@ import (
 // column was sent as it is, typed). MySQL reads a DATE as 'YYYY-MM-DD' or
 // YYYYMMDD, a DATETIME or TIMESTAMP as 'YYYY-MM-DD hh:mm:ss[.fraction]'
 // (its declared fractional digits) or YYYYMMDDhhmmss[.fraction], and the
-// zero date as '0000-00-00' or 0.
+// zero date as '0000-00-00' or 0. A TIME failed outright as text (1105
+// "incompatible conversion") and was 0 in arithmetic; MySQL reads it as
+// '-hh:mm:ss' or -hhmmss.
 //
 // Each node about to be executed (execExpressions) therefore gets a
 // temporalAs in front of each temporal argument of a function that reads
@@ -33,8 +35,12 @@ import (
 // and of each temporal operand of arithmetic (+, -, *, /, DIV, MOD) that
 // adds no INTERVAL and of the bit operators (bitwise.go). The temporalAs
 // gives the value as the column's type shows it: its text, or that text's
-// digits as a number. Comparisons, date functions and every
-// other reader keep the time.Time, which they handle by its type.
+// digits as a number. go-mysql-server keeps six fractional digits for
+// every TIME (TIME and TIME(6) columns are one type to it), so a TIME's
+// text and number have a fraction only when the value has one, and
+// arithmetic, typed by the TIME's integer form, rounds that fraction.
+// Comparisons, date functions and every other reader keep the time.Time
+// or TIME value, which they handle by its type.
 
 // stringReaders are the functions that read every argument as text.
 var stringReaders = map[string]bool{
@@ -59,8 +65,8 @@ func wrapTemporalArgs(ctx *sql.Context, e sql.Expression) (sql.Expression, trans
 		return e, transform.SameTree, nil
 	}
 	return replaceChildren(ctx, e, func(c sql.Expression) sql.Expression {
-		t, isTemporal := c.Type(ctx).(sql.DatetimeType)
-		if !isTemporal || !types.IsTime(t) {
+		t := c.Type(ctx)
+		if !types.IsTime(t) && !types.IsTimespan(t) {
 			return nil
 		}
 		return &temporalAs{child: c, typ: t, number: asNumber}
@@ -95,11 +101,22 @@ func readsTemporalAs(ctx *sql.Context, e sql.Expression) (asNumber, ok bool) {
 // temporalTextType is temporalAs's type as text: room for a DATETIME(6).
 var temporalTextType = types.MustCreateStringWithDefaults(sqltypes.VarChar, 26)
 
-// temporalAs is a DATE, DATETIME or TIMESTAMP value as text or number.
+// temporalAs is a DATE, DATETIME, TIMESTAMP or TIME value as text or
+// number.
 type temporalAs struct {
 	child  sql.Expression
-	typ    sql.DatetimeType
+	typ    sql.Type // a sql.DatetimeType, or TIME
 	number bool
+}
+
+// precision is the fractional digits the value's type shows: a TIME's
+// are not known (go-mysql-server keeps six for every TIME), and its
+// number is an integer unless the value has a fraction.
+func (t *temporalAs) precision() int {
+	if dt, ok := t.typ.(sql.DatetimeType); ok {
+		return dt.Precision()
+	}
+	return 0
 }
 
 var _ sql.Expression = (*temporalAs)(nil)
@@ -114,8 +131,8 @@ func (t *temporalAs) Type(*sql.Context) sql.Type {
 	if !t.number {
 		return temporalTextType
 	}
-	if t.typ.Precision() > 0 {
-		return types.MustCreateDecimalType(14+uint8(t.typ.Precision()), uint8(t.typ.Precision()))
+	if p := t.precision(); p > 0 {
+		return types.MustCreateDecimalType(14+uint8(p), uint8(p))
 	}
 	return types.Int64
 }
@@ -135,7 +152,7 @@ func (t *temporalAs) Eval(ctx *sql.Context, r sql.Row) (any, error) {
 		return nil, err
 	}
 	switch x := v.(type) {
-	case time.Time:
+	case time.Time, types.Timespan:
 	case string:
 		// DATE(x) is typed DATE but gives its value as text.
 		tv, _, err := t.typ.Convert(ctx, x)
@@ -151,16 +168,24 @@ func (t *temporalAs) Eval(ctx *sql.Context, r sql.Row) (any, error) {
 		return nil, err
 	}
 	text := sv.ToString()
+	if types.IsTimespan(t.typ) {
+		// Six fractional digits for every TIME: shown, as the column's
+		// values are, only when the value has a fraction.
+		text = strings.TrimSuffix(text, ".000000")
+	}
 	if !t.number {
 		return text, nil
 	}
 	digits := strings.Map(func(r rune) rune {
-		if r >= '0' && r <= '9' || r == '.' {
+		if r >= '0' && r <= '9' || r == '.' || r == '-' {
 			return r
 		}
 		return -1
 	}, text)
-	if t.typ.Precision() > 0 {
+	if !types.IsTimespan(t.typ) {
+		digits = strings.ReplaceAll(digits, "-", "") // a date's separators
+	}
+	if t.precision() > 0 || strings.Contains(digits, ".") {
 		return decimal.NewFromString(digits)
 	}
 	n, err := strconv.ParseInt(digits, 10, 64)
