@@ -343,6 +343,11 @@ func TestMariadbCLI(t *testing.T) {
 	if err != nil || out != "b" {
 		t.Fatalf("PREPARE and EXECUTE: %v\n%s", err, out)
 	}
+	// Doubles and floats are written as MySQL writes them.
+	out, err = run("CREATE TABLE c.f (f FLOAT, d DOUBLE); INSERT INTO c.f VALUES (1234567, 8385959); SELECT f, d, 1e15, 1e-16, 0.00001e0 FROM c.f")
+	if err != nil || out != "1234570\t8385959\t1e15\t1e-16\t0.00001" {
+		t.Fatalf("doubles: %v\n%s", err, out)
+	}
 	// UPDATE's info reaches the client whole.
 	verbose, err := tool(t, time.Minute, cli, "-h127.0.0.1", fmt.Sprintf("-P%d", s.port), "-uroot", "--skip-ssl", "-vvv", "-e", "UPDATE c.t SET v = 'z'").CombinedOutput()
 	if err != nil || !strings.Contains(string(verbose), "Rows matched: 2  Changed: 2  Warnings: 0") {

@@ -10,6 +10,9 @@ package server
 //     MySQL writes those of the column or expression (none for a TIME
 //     column, the only kind Lockstep stores): an all-zero fraction is
 //     dropped ('12:34:56', not '12:34:56.000000').
+//   - In a text result a DOUBLE or FLOAT is written as MySQL writes it
+//     (sqlengine.AppendDouble: 8385959 and 1e15, not 8.385959e+06 and
+//     1e+15; a FLOAT with six significant digits).
 //   - In a binary result a zero date goes with length 0, as MySQL sends
 //     it: vitess writes its year, month and day as zeros, which clients
 //     read as a real date (go-sql-driver makes -0001-11-30 of it).
@@ -22,6 +25,7 @@ package server
 
 import (
 	"bytes"
+	"strconv"
 
 	"github.com/dolthub/vitess/go/mysql"
 	"github.com/dolthub/vitess/go/sqltypes"
@@ -43,7 +47,7 @@ func textResults(e *sqlengine.Engine, connID uint32, query string, cb mysql.Resu
 		}
 	}
 	return func(r *sqltypes.Result, more bool) error {
-		fixTemporal(r, false)
+		fixValues(r, false)
 		fixTableNames(e, connID, r)
 		if r != nil {
 			fixFieldTypes(r.Fields)
@@ -72,7 +76,7 @@ func okInfo(r *sqltypes.Result) string {
 // statement (which is never a DO: sqlengine refuses to prepare one).
 func binaryResults(e *sqlengine.Engine, connID uint32, cb func(*sqltypes.Result) error) func(*sqltypes.Result) error {
 	return func(r *sqltypes.Result) error {
-		fixTemporal(r, true)
+		fixValues(r, true)
 		fixTableNames(e, connID, r)
 		if r != nil {
 			fixFieldTypes(r.Fields)
@@ -130,13 +134,13 @@ func fixFieldTypes(fields []*querypb.Field) {
 	}
 }
 
-// fixTemporal writes TIME values with MySQL's fraction and, in a binary
-// result, zero dates in MySQL's form.
-func fixTemporal(r *sqltypes.Result, binary bool) {
+// fixValues writes TIME values with MySQL's fraction and, in a text
+// result, doubles in MySQL's form, and in a binary result zero dates.
+func fixValues(r *sqltypes.Result, binary bool) {
 	if r == nil {
 		return
 	}
-	var dates, times []int
+	var dates, times, doubles []int
 	for i, f := range r.Fields {
 		switch f.Type {
 		case sqltypes.Date, sqltypes.Datetime, sqltypes.Timestamp:
@@ -145,12 +149,21 @@ func fixTemporal(r *sqltypes.Result, binary bool) {
 			}
 		case sqltypes.Time:
 			times = append(times, i)
+		case sqltypes.Float64, sqltypes.Float32:
+			if !binary && (f.Decimals == 0 || f.Decimals == notFixedDec) {
+				doubles = append(doubles, i)
+			}
 		}
 	}
-	if dates == nil && times == nil {
+	if dates == nil && times == nil && doubles == nil {
 		return
 	}
 	for _, row := range r.Rows {
+		for _, i := range doubles {
+			if i < len(row) && !row[i].IsNull() {
+				row[i] = mysqlDouble(row[i])
+			}
+		}
 		for _, i := range dates {
 			if i < len(row) && zeroDate(row[i].Raw()) {
 				row[i] = sqltypes.MakeTrusted(row[i].Type(), nil)
@@ -164,6 +177,21 @@ func fixTemporal(r *sqltypes.Result, binary bool) {
 			}
 		}
 	}
+}
+
+// mysqlDouble is v, a DOUBLE or FLOAT as go-mysql-server wrote it, as
+// MySQL writes it; v if it does not read as a number.
+func mysqlDouble(v sqltypes.Value) sqltypes.Value {
+	single := v.Type() == sqltypes.Float32
+	bits := 64
+	if single {
+		bits = 32
+	}
+	f, err := strconv.ParseFloat(string(v.Raw()), bits)
+	if err != nil {
+		return v
+	}
+	return sqltypes.MakeTrusted(v.Type(), sqlengine.AppendDouble(nil, f, single))
 }
 
 // zeroDate reports whether a DATE, DATETIME or TIMESTAMP text is the zero

@@ -10,7 +10,8 @@ import (
 // go-mysql-server evaluates them otherwise than MySQL, and ok false if
 // nothing needed to change:
 //
-//   - temporal values read as text or numbers (temporaltext.go);
+//   - temporal values read as text or numbers (temporaltext.go), and
+//     doubles read as text (doubletext.go);
 //   - divisions by zero that strict mode makes the statement's error
 //     (strictmode.go);
 //   - COUNT(DISTINCT ...) comparing strings by collation (distinct.go);
@@ -66,8 +67,12 @@ func correctArgs(ctx *sql.Context, e sql.Expression) (sql.Expression, transform.
 	if err != nil {
 		return nil, transform.SameTree, err
 	}
+	e, sameDouble, err := wrapDoubleArgs(ctx, e)
+	if err != nil {
+		return nil, transform.SameTree, err
+	}
 	e, sameDiv, err := wrapArithmeticArgs(ctx, e)
-	return e, sameText && sameDiv, err
+	return e, sameText && sameDouble && sameDiv, err
 }
 
 // replaceChildren is e with each child for which replace returns an
