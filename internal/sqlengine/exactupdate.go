@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/dolthub/go-mysql-server/sql"
+	"github.com/dolthub/go-mysql-server/sql/expression"
 	"github.com/dolthub/go-mysql-server/sql/plan"
 )
 
@@ -21,7 +22,9 @@ import (
 // update: go-mysql-server takes the table to update, and the schema its
 // comparison uses, from the first node below the UPDATE that is an
 // updatable table, and this one gives the table's schema with byteExactType
-// columns. Multi-table UPDATE ... JOIN still compares by collation.
+// columns. A multi-table UPDATE ... JOIN compares the joined rows, whose
+// schema it takes from the node below its UpdateSource: there the hook
+// puts a Project of byteExactType columns (exactUpdateJoin).
 
 // byteExactType is a column type whose comparison tells apart strings that
 // differ in any byte; everything else is the column's type.
@@ -91,11 +94,65 @@ func exactUpdate(ctx *sql.Context, n *plan.Update) (*plan.Update, bool) {
 	if _, done := n.Child.(*exactUpdateSource); done {
 		return nil, false
 	}
-	table, err := plan.GetUpdatable(n.Child)
+	child := n.Child
+	if uj, ok := child.(*plan.UpdateJoin); ok {
+		// Before the updater is taken: it splits the joined rows by the
+		// schema of the same node.
+		if nj, ok := exactUpdateJoin(ctx, uj); ok {
+			child = nj
+		}
+	}
+	table, err := plan.GetUpdatable(child)
 	if err != nil {
 		return nil, false
 	}
 	nn := *n
-	nn.Child = &exactUpdateSource{Node: n.Child, table: table, sch: exactSchema(table.Schema(ctx))}
+	nn.Child = &exactUpdateSource{Node: child, table: table, sch: exactSchema(table.Schema(ctx))}
 	return &nn, true
+}
+
+// exactUpdateJoin returns n, a multi-table UPDATE's rows, with the joined
+// rows it compares before and after the SET presented through a Project
+// whose columns compare byte for byte, or false when it has one.
+// go-mysql-server takes the schema of that comparison from the node below
+// the UpdateSource; a Project (not a node of Lockstep's) keeps its search
+// for the join below, which tells it whether the join is a LEFT or RIGHT
+// one.
+func exactUpdateJoin(ctx *sql.Context, n *plan.UpdateJoin) (sql.Node, bool) {
+	src, ok := n.Child.(*plan.UpdateSource)
+	if !ok || isExactProject(src.Child) {
+		return nil, false
+	}
+	sch := src.Child.Schema(ctx)
+	fields := make([]sql.Expression, len(sch))
+	for i, c := range sch {
+		fields[i] = expression.NewGetFieldWithTable(i, 0, byteExactType{c.Type}, c.DatabaseSource, c.Source, c.Name, c.Nullable)
+	}
+	nsrc, err := src.WithChildren(ctx, plan.NewProject(fields, src.Child))
+	if err != nil {
+		return nil, false
+	}
+	nn, err := n.WithChildren(ctx, nsrc)
+	if err != nil {
+		return nil, false
+	}
+	return nn, true
+}
+
+// isExactProject says whether n is exactUpdateJoin's Project.
+func isExactProject(n sql.Node) bool {
+	p, ok := n.(*plan.Project)
+	if !ok || len(p.Projections) == 0 {
+		return false
+	}
+	for _, e := range p.Projections {
+		gf, ok := e.(*expression.GetField)
+		if !ok {
+			return false
+		}
+		if _, exact := gf.Type(nil).(byteExactType); !exact {
+			return false
+		}
+	}
+	return true
 }

@@ -30,3 +30,27 @@ func TestUpdateChangesCase(t *testing.T) {
 		t.Fatalf("the temporary table after the update: %s", got)
 	}
 }
+
+// TestUpdateJoinChangesCase checks that a multi-table UPDATE changing
+// only case changes the rows of every table it sets, LEFT JOIN included,
+// and still leaves a row updated once.
+func TestUpdateJoinChangesCase(t *testing.T) {
+	c := newHarness(t).conn()
+	c.exec("CREATE DATABASE d")
+	c.exec("USE d")
+	c.exec("CREATE TABLE a (id INT PRIMARY KEY, name VARCHAR(10))")
+	c.exec("CREATE TABLE b (id INT PRIMARY KEY, name VARCHAR(10))")
+	c.exec("INSERT INTO a VALUES (1, 'ann'), (2, 'bob'), (3, 'cy')")
+	c.exec("INSERT INTO b VALUES (1, 'Ann'), (2, 'BOB')")
+	c.exec("UPDATE a JOIN b ON a.id = b.id SET a.name = b.name")
+	if got := c.rows("SELECT name FROM a ORDER BY id"); got != "Ann;BOB;cy" {
+		t.Fatalf("after UPDATE ... JOIN: %s", got)
+	}
+	c.exec("UPDATE a LEFT JOIN b ON a.id = b.id SET a.name = UPPER(a.name), b.name = LOWER(b.name)")
+	if got := c.rows("SELECT name FROM a ORDER BY id"); got != "ANN;BOB;CY" {
+		t.Fatalf("a after UPDATE ... LEFT JOIN: %s", got)
+	}
+	if got := c.rows("SELECT name FROM b ORDER BY id"); got != "ann;bob" {
+		t.Fatalf("b after UPDATE ... LEFT JOIN: %s", got)
+	}
+}
