@@ -115,6 +115,9 @@ func (d *Database) GetTableInsensitive(ctx *sql.Context, name string) (sql.Table
 		if t, ok := s.tempTable(d.name, name); ok {
 			return t, true, nil // it hides a table of the same name
 		}
+		if s.temporaryOnly {
+			return nil, false, nil
+		}
 	}
 	t, ok := d.e.store.Table(d.name, name)
 	if !ok {

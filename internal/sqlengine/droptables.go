@@ -18,7 +18,10 @@ import (
 // answer: the check leaves the statement to go-mysql-server, whose
 // privilege check refuses it, so table existence is not revealed. System
 // databases' tables are not Lockstep's store's and are left to it too,
-// as is IF EXISTS (a note per missing table).
+// as is IF EXISTS (a note per missing table). DROP TEMPORARY TABLE looks
+// its names up among the session's temporary tables only
+// (Session.temporaryOnly): with IF EXISTS, a permanent table of the name
+// is passed over with that note, and never dropped.
 
 // checkDropTables refuses a DROP TABLE naming tables that do not exist,
 // and a DROP TEMPORARY TABLE naming tables that are not the session's

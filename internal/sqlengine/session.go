@@ -42,6 +42,11 @@ type Session struct {
 	stmtWait txn.WaitPolicy
 	// truncating is set while a TRUNCATE TABLE statement runs.
 	truncating bool
+	// temporaryOnly is set while a DROP TEMPORARY TABLE statement runs:
+	// its names are looked up among the session's temporary tables only,
+	// so that IF EXISTS passes over a permanent table of the name with a
+	// note, as in MySQL (droptables.go).
+	temporaryOnly bool
 	// indexPartsChecked is set once the current command's multi-part
 	// ALTER TABLE was vetted (checkIndexParts).
 	indexPartsChecked bool
@@ -325,7 +330,7 @@ func (s *Session) CommandBegin() error {
 	s.indexPartsChecked = false
 	clear(s.stmtLocks)
 	s.stmtWait = txn.Wait
-	s.truncating = false
+	s.truncating, s.temporaryOnly = false, false
 	if s.tx != nil && !s.tx.Ended() {
 		s.tx.NewReadView()
 	}
@@ -553,11 +558,12 @@ func (s *Session) noteStatement(st ast.Statement) {
 	} else {
 		clear(s.stmtLocks)
 	}
-	s.truncating = false
+	s.truncating, s.temporaryOnly = false, false
 	s.stmtWait = txn.Wait
 	switch n := st.(type) {
 	case *ast.DDL:
 		s.truncating = strings.EqualFold(n.Action, ast.TruncateStr)
+		s.temporaryOnly = n.Action == ast.DropStr && n.Temporary // droptables.go
 	case *ast.Select:
 		// The parser gives every SELECT a Lock; Type is empty without a
 		// locking clause.

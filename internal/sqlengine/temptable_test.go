@@ -106,6 +106,11 @@ func TestTemporaryTables(t *testing.T) {
 	if _, err := c.query("DROP TEMPORARY TABLE t"); errno(err) != 1051 {
 		t.Fatalf("DROP TEMPORARY TABLE of a permanent table: %v, want 1051", err)
 	}
+	// IF EXISTS passes over it with a note, and drops nothing.
+	c.exec("DROP TEMPORARY TABLE IF EXISTS t")
+	if got := c.rows("SHOW WARNINGS"); got != "Note,1051,Unknown table 't'" {
+		t.Fatalf("DROP TEMPORARY TABLE IF EXISTS of a permanent table: %s", got)
+	}
 	if got := c.rows("SELECT * FROM t ORDER BY id"); got != "1,perm;2,perm2" {
 		t.Fatalf("after DROP TEMPORARY TABLE: %s", got)
 	}
