@@ -799,3 +799,60 @@ func TestDataDirectoryModes(t *testing.T) {
 		t.Fatalf("no key files in %s", dir)
 	}
 }
+
+// TestTemporaryTablePrivileges: creating a temporary table needs CREATE
+// TEMPORARY TABLES, and using it needs nothing more, as in MySQL; a
+// permanent table of the same name, or named beside it, is checked as
+// ever.
+func TestTemporaryTablePrivileges(t *testing.T) {
+	s := startServer(t, t.TempDir())
+	root := s.db("")
+	for _, q := range []string{
+		"CREATE DATABASE app",
+		"CREATE TABLE app.p (id INT PRIMARY KEY)",
+		"INSERT INTO app.p VALUES (1)",
+		"CREATE USER reader@'%' IDENTIFIED BY 'pw'",
+		"GRANT SELECT ON app.* TO reader@'%'",
+		"CREATE USER temper@'%' IDENTIFIED BY 'pw'",
+		"GRANT SELECT, CREATE TEMPORARY TABLES ON app.* TO temper@'%'",
+	} {
+		mustExec(t, root, q)
+	}
+	reader := s.as(t, "reader", "pw")
+	if _, err := reader.Exec("CREATE TEMPORARY TABLE app.x (a INT)"); err == nil {
+		t.Fatal("CREATE TEMPORARY TABLE without CREATE TEMPORARY TABLES succeeded")
+	}
+	temper := s.as(t, "temper", "pw")
+	temper.SetMaxOpenConns(1) // one session: its temporary tables
+	for _, q := range []string{
+		"CREATE TEMPORARY TABLE app.x (a INT PRIMARY KEY)",
+		"INSERT INTO app.x VALUES (1), (2)",
+		"UPDATE app.x SET a = a + 10",
+		"DELETE FROM app.x WHERE a = 12",
+		"REPLACE INTO app.x VALUES (11)",
+		"INSERT INTO app.x SELECT id + 100 FROM app.p",
+		"CREATE TEMPORARY TABLE app.p (id INT)",
+		"INSERT INTO app.p VALUES (5)",
+	} {
+		mustExec(t, temper, q)
+	}
+	var n int
+	if err := temper.QueryRow("SELECT COUNT(*) FROM app.x").Scan(&n); err != nil || n != 2 {
+		t.Fatalf("the temporary table: %d rows, %v", n, err)
+	}
+	mustExec(t, temper, "DROP TEMPORARY TABLE app.p")
+	for _, q := range []string{
+		"INSERT INTO app.p VALUES (2)", // the permanent table again
+		"DROP TABLE app.p",
+		"CREATE TABLE app.x (a INT)", // a permanent table of the temporary one's name
+		"UPDATE app.p JOIN app.x SET app.p.id = 3",
+	} {
+		if _, err := temper.Exec(q); errNumber(err) != 1142 {
+			t.Errorf("%s: %v, want 1142", q, err)
+		}
+	}
+	mustExec(t, temper, "DROP TABLE app.x")
+	if err := root.QueryRow("SELECT COUNT(*) FROM app.p").Scan(&n); err != nil || n != 1 {
+		t.Fatalf("the permanent table: %d rows, %v", n, err)
+	}
+}

@@ -32,6 +32,12 @@ import (
 //     (here and Lockstep's own, superless) look without SUPER. SUPER keeps
 //     counting for the administrative checks it was split into (SET
 //     GLOBAL, KILL, replica control, binlog administration), as in MySQL.
+//   - A session's temporary tables need no privilege once created: MySQL
+//     checks CREATE TEMPORARY TABLES when one is created and nothing after
+//     (reading, changing or dropping it). go-mysql-server checked the
+//     table's privileges, so an account that may create temporary tables
+//     but not write the database's tables could not fill its own
+//     (withoutTemporaryTables).
 func init() {
 	sql.SetAuthorizationHandlerFactory(authorizationFactory{base: sql.GetAuthorizationHandlerFactory()})
 }
@@ -91,6 +97,10 @@ func (a authorization) HandleAuth(ctx *sql.Context, state sql.AuthorizationQuery
 	if auth.AuthType == ast.AuthType_PROCESS {
 		return nil
 	}
+	auth, others := withoutTemporaryTables(ctx, auth)
+	if !others {
+		return nil // the session's temporary tables only
+	}
 	if objectAuth[auth.AuthType] {
 		return withoutSuper(ctx, func() error { return a.AuthorizationHandler.HandleAuth(ctx, state, auth) })
 	}
@@ -98,6 +108,51 @@ func (a authorization) HandleAuth(ctx *sql.Context, state sql.AuthorizationQuery
 		return superless(ctx, func() error { return a.AuthorizationHandler.HandleAuth(ctx, state, auth) })
 	}
 	return a.AuthorizationHandler.HandleAuth(ctx, state, auth)
+}
+
+// temporaryTableAuth are the checks a session's temporary table is spared:
+// using it. Creating a table (a permanent one may take the name) is not.
+var temporaryTableAuth = map[string]bool{
+	ast.AuthType_SELECT: true, ast.AuthType_INSERT: true, ast.AuthType_UPDATE: true,
+	ast.AuthType_DELETE: true, ast.AuthType_REPLACE: true, ast.AuthType_DROP: true,
+	ast.AuthType_LOCK: true, ast.AuthType_SHOW: true,
+}
+
+// withoutTemporaryTables is auth without the session's temporary tables
+// among its targets, and false when it had no other target.
+func withoutTemporaryTables(ctx *sql.Context, auth ast.AuthInformation) (ast.AuthInformation, bool) {
+	if !temporaryTableAuth[auth.AuthType] {
+		return auth, true
+	}
+	s := sessionOf(ctx)
+	if s == nil || len(s.temp) == 0 {
+		return auth, true
+	}
+	isTemp := func(db, table string) bool {
+		if db == "" {
+			db = ctx.GetCurrentDatabase()
+		}
+		_, ok := s.tempTable(db, table)
+		return ok
+	}
+	switch auth.TargetType {
+	case ast.AuthTargetType_SingleTableIdentifier, ast.AuthTargetType_TableColumn:
+		if len(auth.TargetNames) >= 2 && isTemp(auth.TargetNames[0], auth.TargetNames[1]) {
+			return auth, false
+		}
+	case ast.AuthTargetType_MultipleTableIdentifiers:
+		var rest []string
+		for i := 0; i+1 < len(auth.TargetNames); i += 2 {
+			if !isTemp(auth.TargetNames[i], auth.TargetNames[i+1]) {
+				rest = append(rest, auth.TargetNames[i], auth.TargetNames[i+1])
+			}
+		}
+		if len(rest) == 0 {
+			return auth, false
+		}
+		auth.TargetNames = rest
+	}
+	return auth, true
 }
 
 func (a authorization) CheckDatabase(ctx *sql.Context, state sql.AuthorizationQueryState, db string) error {
