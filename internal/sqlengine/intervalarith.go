@@ -120,6 +120,9 @@ func (d *dateOffset) Type(ctx *sql.Context) sql.Type {
 		return t
 	}
 	children := d.inner.Children()
+	if len(children) != 2 {
+		return t // folded into a constant by the analyzer: its value's type
+	}
 	iv, ok := children[1].(*expression.Interval)
 	if !ok {
 		return t
