@@ -31,8 +31,10 @@ func TestMysqldExporter(t *testing.T) {
 	mustExec(t, root, "CREATE TABLE d.t (id INT PRIMARY KEY)")
 	// Prepared statements (the driver prepares a statement with
 	// arguments), so the Com_stmt_ counters move.
+	// In the database: the exporter leaves out statements run with none.
+	dd := s.db("d")
 	for i := range 5 {
-		mustExec(t, root, "INSERT INTO d.t VALUES (?)", i)
+		mustExec(t, dd, "INSERT INTO t VALUES (?)", i)
 	}
 	for _, name := range []string{"Innodb_buffer_pool_reads", "Handler_read_key", "validate_password.dictionary_file_words_count"} {
 		rows, err := root.Query("SHOW GLOBAL STATUS LIKE '" + name + "'")
@@ -65,8 +67,10 @@ func TestMysqldExporter(t *testing.T) {
 		t.Fatal(err)
 	}
 	port := fixedPort(t)
-	// The default collectors, and SHOW ENGINE INNODB STATUS's.
-	cmd := exec.Command(bin, "--config.my-cnf="+cnf, fmt.Sprintf("--web.listen-address=127.0.0.1:%d", port), "--collect.engine_innodb_status")
+	// The default collectors, SHOW ENGINE INNODB STATUS's and the
+	// statement digests'.
+	cmd := exec.Command(bin, "--config.my-cnf="+cnf, fmt.Sprintf("--web.listen-address=127.0.0.1:%d", port), "--collect.engine_innodb_status",
+		"--collect.perf_schema.eventsstatements", "--collect.perf_schema.eventsstatementssum")
 	logf, err := os.Create(filepath.Join(dir, "exporter.log"))
 	if err != nil {
 		t.Fatal(err)
@@ -115,5 +119,83 @@ func TestMysqldExporter(t *testing.T) {
 	}
 	if strings.Contains(body, "mysql_global_status_validate_password") {
 		t.Error("the scrape still carries validate_password status variables")
+	}
+	// The prepared INSERT ran five times: its digest says so.
+	insert := ""
+	for _, line := range strings.Split(body, "\n") {
+		if strings.HasPrefix(line, "mysql_perf_schema_events_statements_total{") && strings.Contains(line, "INSERT INTO `t` VALUES (?)") {
+			insert = line
+		}
+	}
+	if !strings.HasSuffix(insert, " 5") || !strings.Contains(insert, `schema="d"`) {
+		t.Errorf("the INSERT's digest in the scrape: %q", insert)
+	}
+	if v := value("mysql_perf_schema_events_statements_sum_total"); v == "" || v == "0" {
+		t.Errorf("mysql_perf_schema_events_statements_sum_total = %q, want a count above 0", v)
+	}
+}
+
+// TestStatementDigests: performance_schema.events_statements_summary_by_digest
+// counts each statement under its digest, with its rows, errors and
+// times, for text and prepared statements alike; it needs SELECT on
+// performance_schema, and TRUNCATE (which needs DROP) empties it.
+func TestStatementDigests(t *testing.T) {
+	s := startServer(t, t.TempDir())
+	root := s.db("")
+	root.SetMaxOpenConns(1)
+	for _, q := range []string{
+		"CREATE DATABASE d",
+		"USE d",
+		"CREATE TABLE t (id INT PRIMARY KEY, v INT)",
+		"INSERT INTO t VALUES (1, 1), (2, 2), (3, 3)",
+		"UPDATE t SET v = v + 1 WHERE id < 3",
+		"UPDATE t SET v = v + 1 WHERE id < 2",
+	} {
+		mustExec(t, root, q)
+	}
+	for i := 1; i <= 3; i++ {
+		var v int
+		if err := root.QueryRow("SELECT v FROM t WHERE id = ?", i).Scan(&v); err != nil {
+			t.Fatal(err)
+		}
+	}
+	root.Exec("SELECT nosuch FROM t")
+	row := func(text string) (n, errs, sent, affected, examined uint64, schema string) {
+		t.Helper()
+		err := root.QueryRow("SELECT COUNT_STAR, SUM_ERRORS, SUM_ROWS_SENT, SUM_ROWS_AFFECTED, SUM_ROWS_EXAMINED, IFNULL(SCHEMA_NAME, '') "+
+			"FROM performance_schema.events_statements_summary_by_digest WHERE DIGEST_TEXT = ?", text).Scan(&n, &errs, &sent, &affected, &examined, &schema)
+		if err != nil {
+			t.Fatalf("the digest of %s: %v", text, err)
+		}
+		return
+	}
+	if n, _, _, affected, _, schema := row("UPDATE `t` SET `v` = `v` + ? WHERE `id` < ?"); n != 2 || affected != 3 || schema != "d" {
+		t.Errorf("UPDATE: %d statements, %d rows changed, schema %q; want 2, 3, d", n, affected, schema)
+	}
+	if n, _, sent, _, examined, _ := row("SELECT `v` FROM `t` WHERE `id` = ?"); n != 3 || sent != 3 || examined < 3 {
+		t.Errorf("prepared SELECT: %d statements, %d rows sent, %d examined; want 3, 3, at least 3", n, sent, examined)
+	}
+	if n, errs, _, _, _, _ := row("SELECT `nosuch` FROM `t`"); n != 1 || errs != 1 {
+		t.Errorf("failed SELECT: %d statements, %d errors; want 1, 1", n, errs)
+	}
+	var ok int
+	if err := root.QueryRow("SELECT COUNT(*) FROM performance_schema.events_statements_summary_by_digest " +
+		"WHERE SUM_TIMER_WAIT >= MAX_TIMER_WAIT AND MAX_TIMER_WAIT >= MIN_TIMER_WAIT AND MIN_TIMER_WAIT > 0 " +
+		"AND QUANTILE_95 <= MAX_TIMER_WAIT AND QUANTILE_95 > 0 AND LENGTH(DIGEST) = 64 AND LAST_SEEN >= FIRST_SEEN").Scan(&ok); err != nil || ok < 5 {
+		t.Errorf("rows with consistent times: %d, %v", ok, err)
+	}
+	mustExec(t, root, "CREATE USER plain@'%' IDENTIFIED BY 'pw'")
+	mustExec(t, root, "GRANT SELECT ON d.* TO plain@'%'")
+	plain := s.as(t, "plain", "pw")
+	if _, err := plain.Exec("SELECT * FROM performance_schema.events_statements_summary_by_digest"); errNumber(err) != 1142 {
+		t.Errorf("the summary without SELECT on performance_schema: %v, want 1142", err)
+	}
+	if _, err := plain.Exec("TRUNCATE TABLE performance_schema.events_statements_summary_by_digest"); errNumber(err) != 1142 {
+		t.Errorf("TRUNCATE of the summary without DROP: %v, want 1142", err)
+	}
+	mustExec(t, root, "TRUNCATE TABLE performance_schema.events_statements_summary_by_digest")
+	var n int
+	if err := root.QueryRow("SELECT COUNT(*) FROM performance_schema.events_statements_summary_by_digest WHERE DIGEST_TEXT LIKE 'UPDATE%'").Scan(&n); err != nil || n != 0 {
+		t.Errorf("UPDATE digests after TRUNCATE: %d, %v", n, err)
 	}
 }

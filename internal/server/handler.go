@@ -182,12 +182,13 @@ func (s *Server) intercept(c *mysql.Conn, query string) (res *sqltypes.Result, h
 	return nil, false, nil
 }
 
-func (h *handler) ComQuery(ctx context.Context, c *mysql.Conn, query string, cb mysql.ResultSpoolFn) error {
+func (h *handler) ComQuery(ctx context.Context, c *mysql.Conn, query string, cb mysql.ResultSpoolFn) (err error) {
 	defer h.s.afterStatement(c, query)
-	if t := h.s.slowStart(c); t != nil {
+	if t := h.s.statementStart(c); t != nil {
 		inner := cb
-		cb = func(r *sqltypes.Result, more bool) error { t.sent(r); return inner(r, more) }
-		defer h.s.slowEnd(c, t, query)
+		cb = func(r *sqltypes.Result, more bool) error { t.result(r); return inner(r, more) }
+		text := query // as the client sent it
+		defer func() { h.s.statementEnd(c, t, text, err) }()
 	}
 	if res, ok, err := h.s.intercept(c, query); ok {
 		if err != nil {
@@ -195,7 +196,7 @@ func (h *handler) ComQuery(ctx context.Context, c *mysql.Conn, query string, cb 
 		}
 		return cb(res, false)
 	}
-	query, err := rewriteSetNames(query)
+	query, err = rewriteSetNames(query)
 	if err != nil {
 		return err
 	}
@@ -238,11 +239,12 @@ func (h *handler) query(ctx context.Context, c *mysql.Conn, query string, cb mys
 
 func (h *handler) ComMultiQuery(ctx context.Context, c *mysql.Conn, query string, cb mysql.ResultSpoolFn) (rest string, err error) {
 	defer h.s.afterStatement(c, query)
-	if t := h.s.slowStart(c); t != nil {
+	if t := h.s.statementStart(c); t != nil {
 		inner := cb
-		cb = func(r *sqltypes.Result, more bool) error { t.sent(r); return inner(r, more) }
+		cb = func(r *sqltypes.Result, more bool) error { t.result(r); return inner(r, more) }
 		// The statement run is what precedes the rest.
-		defer func() { h.s.slowEnd(c, t, strings.TrimSuffix(query, rest)) }()
+		text := query
+		defer func() { h.s.statementEnd(c, t, strings.TrimSuffix(text, rest), err) }()
 	}
 	if res, ok, err := h.s.intercept(c, query); ok {
 		if err != nil {
@@ -315,14 +317,14 @@ func (h *handler) ComPrepare(ctx context.Context, c *mysql.Conn, query string, p
 	return f, deniedFor(query, mysqlerr.Restore(err))
 }
 
-func (h *handler) ComStmtExecute(ctx context.Context, c *mysql.Conn, p *mysql.PrepareData, cb func(*sqltypes.Result) error) error {
+func (h *handler) ComStmtExecute(ctx context.Context, c *mysql.Conn, p *mysql.PrepareData, cb func(*sqltypes.Result) error) (err error) {
 	h.s.sql.CountStatus(c.ConnectionID, "Com_stmt_execute")
 	defer h.s.afterStatement(c, p.PrepareStmt)
 	cb = binaryResults(h.s.sql, c.ConnectionID, cb)
-	if t := h.s.slowStart(c); t != nil {
+	if t := h.s.statementStart(c); t != nil {
 		inner := cb
-		cb = func(r *sqltypes.Result) error { t.sent(r); return inner(r) }
-		defer h.s.slowEnd(c, t, p.PrepareStmt)
+		cb = func(r *sqltypes.Result) error { t.result(r); return inner(r) }
+		defer func() { h.s.statementEnd(c, t, p.PrepareStmt, err) }()
 	}
 	ctx, done := track(ctx, c)
 	defer done()

@@ -31,6 +31,7 @@ import (
 	"github.com/lockstepdb/lockstep/internal/binlog"
 	"github.com/lockstepdb/lockstep/internal/commit"
 	"github.com/lockstepdb/lockstep/internal/dashboard"
+	"github.com/lockstepdb/lockstep/internal/digest"
 	"github.com/lockstepdb/lockstep/internal/lock"
 	"github.com/lockstepdb/lockstep/internal/metrics"
 	"github.com/lockstepdb/lockstep/internal/replica"
@@ -42,14 +43,17 @@ import (
 
 // Server is a running Lockstep server.
 type Server struct {
-	cfg      Config
-	uuid     binlog.UUID
-	pipe     *commit.Pipeline // nil on a cluster member
-	member   *member          // a cluster member's node (cluster.go), or nil
-	store    *storage.Engine
-	blog     *binlog.Log
-	cloneMu  sync.Mutex // one CLONE at a time (clone.go)
-	slow     slowLog    // the slow query log (slowlog.go)
+	cfg     Config
+	uuid    binlog.UUID
+	pipe    *commit.Pipeline // nil on a cluster member
+	member  *member          // a cluster member's node (cluster.go), or nil
+	store   *storage.Engine
+	blog    *binlog.Log
+	cloneMu sync.Mutex // one CLONE at a time (clone.go)
+	slow    slowLog    // the slow query log (slowlog.go)
+	// digests is performance_schema's summary of statements by digest
+	// (statements.go), nil with --performance-schema=OFF.
+	digests  *digest.Summary
 	traffic  trafficStats
 	sql      *sqlengine.Engine
 	listener *gmsserver.Server
@@ -222,6 +226,9 @@ func StartContext(ctx context.Context, cfg Config, log *slog.Logger) (_ *Server,
 	}
 	installStatus(pipe, locks, started, status...)
 	s.refreshSlowLog()
+	if cfg.PerformanceSchema {
+		s.digests = digest.NewSummary(int(cfg.PerformanceSchemaDigestsSize), maxDigestLength)
+	}
 	if s.tls, s.tlsFiles, err = s.tlsConfig(); err != nil {
 		s.shutdownStorage()
 		return nil, err
@@ -254,6 +261,7 @@ func StartContext(ctx context.Context, cfg Config, log *slog.Logger) (_ *Server,
 	s.sql.LoginFailuresReset = s.auth.failures.reset
 	s.sql.GMS.Analyzer.Catalog.BinlogPrimaryController = primary{s}
 	s.registerPerformanceSchema()
+	s.registerDigestTable()
 	s.registerGroupTables()
 	s.registerFunctions()
 	s.registerClusterFunctions()
@@ -604,6 +612,12 @@ func (s *Server) registerVariables() error {
 			ValueFunction: func() (any, error) { return s.gtidVisible().String(), nil },
 		},
 	)
+	vars = append(vars,
+		&sql.MysqlSystemVariable{
+			Name: "performance_schema_digests_size", Scope: global, Dynamic: false,
+			Type:    types.NewSystemIntType("performance_schema_digests_size", -1, 1<<20, false),
+			Default: s.cfg.PerformanceSchemaDigestsSize,
+		})
 	vars = append(vars, s.tlsVariables()...)
 	vars = append(vars, s.clusterVariables()...)
 	vars = append(vars, s.clusterSettings()...)
@@ -638,6 +652,8 @@ func (s *Server) registerVariables() error {
 		"max_connections":          s.cfg.MaxConnections,
 		"max_allowed_packet":       s.cfg.MaxAllowedPacket,
 		"require_secure_transport": onOff(s.cfg.RequireSecureTransport),
+		"performance_schema":       onOff(s.cfg.PerformanceSchema),
+		"max_digest_length":        int64(maxDigestLength),
 	})
 }
 

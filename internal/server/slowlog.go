@@ -26,7 +26,6 @@ import (
 
 	"github.com/dolthub/go-mysql-server/sql"
 	"github.com/dolthub/vitess/go/mysql"
-	"github.com/dolthub/vitess/go/sqltypes"
 	"github.com/lockstepdb/lockstep/internal/binlog"
 	"github.com/lockstepdb/lockstep/internal/sqlengine"
 )
@@ -38,13 +37,6 @@ type slowLog struct {
 	mu   sync.Mutex
 	path string
 	f    *os.File
-}
-
-// slowTimer is one statement being timed for the slow query log.
-type slowTimer struct {
-	start              time.Time
-	lockWait, rowsRead int64
-	rowsSent           uint64
 }
 
 // refreshSlowLog reads the slow log's settings.
@@ -81,35 +73,13 @@ func slowSettingChanged(query string) bool {
 	return strings.Contains(l, "slow_query_log") || strings.Contains(l, "long_query_time") || strings.Contains(l, "log_output")
 }
 
-// slowStart starts timing a statement of c, or returns nil when the log
-// is off.
-func (s *Server) slowStart(c *mysql.Conn) *slowTimer {
-	if !s.slow.on.Load() {
-		return nil
-	}
-	lw, rr := s.sql.StatementCounters(c.ConnectionID)
-	return &slowTimer{start: time.Now(), lockWait: lw, rowsRead: rr}
-}
-
-// sent counts the rows of a result sent to the client.
-func (t *slowTimer) sent(r *sqltypes.Result) {
-	if t != nil && r != nil {
-		t.rowsSent += uint64(len(r.Rows))
-	}
-}
-
-// slowEnd writes the statement to the log if it took long_query_time or
+// slowWrite writes statement t to the log if it took long_query_time or
 // more.
-func (s *Server) slowEnd(c *mysql.Conn, t *slowTimer, query string) {
-	if t == nil {
-		return
-	}
-	took := time.Since(t.start)
+func (s *Server) slowWrite(c *mysql.Conn, t *stmtTimer, query string, took time.Duration, lw, rr int64) {
 	if took < time.Duration(s.slow.threshold.Load()) || !s.slow.on.Load() {
 		return
 	}
-	lw, rr := s.sql.StatementCounters(c.ConnectionID)
-	db := s.currentDB(c)
+	db := t.schema
 	host := ""
 	if a, ok := c.RemoteAddr().(*net.TCPAddr); ok {
 		host = a.IP.String()

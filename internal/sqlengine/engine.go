@@ -305,6 +305,16 @@ func (e *Engine) StatementCounters(connID uint32) (lockWaitNanos, rowsRead int64
 	return s.lockWait.Load(), s.rowsRead.Load()
 }
 
+// StatementWarnings is the number of warnings connection connID's last
+// statement raised.
+func (e *Engine) StatementWarnings(connID uint32) uint64 {
+	v, ok := e.sessions.Load(connID)
+	if !ok {
+		return 0
+	}
+	return uint64(v.(*Session).WarningCount())
+}
+
 // CountStatus adds one to status variable name, globally and in
 // connection connID's session (if it has one).
 func (e *Engine) CountStatus(connID uint32, name string) {

@@ -30,13 +30,24 @@ func (e *Engine) AddSystemTable(db, name string, sch sql.Schema, rows SystemTabl
 	}
 	d := e.system.dbs[strings.ToLower(db)]
 	if d == nil {
-		d = &systemDB{name: db, tables: map[string]*systemTable{}}
+		d = &systemDB{name: db, tables: map[string]sql.Table{}}
 		e.system.dbs[strings.ToLower(db)] = d
 	}
 	for _, c := range sch {
 		c.Source, c.DatabaseSource = name, db
 	}
 	d.tables[strings.ToLower(name)] = &systemTable{name: name, sch: sch, rows: rows}
+}
+
+// AddTruncatableSystemTable is AddSystemTable for a table that TRUNCATE
+// TABLE empties by calling reset (performance_schema's summaries).
+func (e *Engine) AddTruncatableSystemTable(db, name string, sch sql.Schema, rows SystemTableFunc, reset func()) {
+	e.AddSystemTable(db, name, sch, rows)
+	e.system.mu.Lock()
+	defer e.system.mu.Unlock()
+	d := e.system.dbs[strings.ToLower(db)]
+	t := d.tables[strings.ToLower(name)]
+	d.tables[strings.ToLower(name)] = &truncatableSystemTable{systemTable: t.(*systemTable), reset: reset}
 }
 
 func (e *Engine) systemDB(name string) (*systemDB, bool) {
@@ -59,7 +70,7 @@ func (e *Engine) systemDBList() []sql.Database {
 type systemDB struct {
 	noRoutines
 	name   string
-	tables map[string]*systemTable // set before the server serves
+	tables map[string]sql.Table // set before the server serves
 }
 
 var (
@@ -79,7 +90,7 @@ func (d *systemDB) GetTableInsensitive(_ *sql.Context, name string) (sql.Table, 
 func (d *systemDB) GetTableNames(*sql.Context) ([]string, error) {
 	var out []string
 	for _, t := range d.tables {
-		out = append(out, t.name)
+		out = append(out, t.Name())
 	}
 	return out, nil
 }
@@ -106,6 +117,21 @@ func (t *systemTable) PartitionRows(ctx *sql.Context, _ sql.Partition) (sql.RowI
 		return nil, err
 	}
 	return sql.RowsToRowIter(rows...), nil
+}
+
+// truncatableSystemTable is a system table TRUNCATE TABLE empties.
+type truncatableSystemTable struct {
+	*systemTable
+	reset func()
+}
+
+var _ sql.TruncateableTable = (*truncatableSystemTable)(nil)
+
+// Truncate implements sql.TruncateableTable; the count of rows removed is
+// 0, as MySQL reports for performance_schema tables.
+func (t *truncatableSystemTable) Truncate(*sql.Context) (int, error) {
+	t.reset()
+	return 0, nil
 }
 
 type systemPartition struct{}
