@@ -9,6 +9,7 @@
 #   bench/ab.sh HEAD~3                         # HEAD~3 against the working tree
 #   MODES=relaxed ROUNDS=6 bench/ab.sh v1 v2
 #   WORKLOAD=oltp_write_only THREADS=64 bench/ab.sh HEAD~1
+#   SYSBENCH_OPTS=--db-ps-mode=disable bench/ab.sh HEAD~1   # text protocol
 #
 # Needs sysbench and the mariadb client (apt), Go, git.
 set -euo pipefail
@@ -20,6 +21,7 @@ ROUNDS=${ROUNDS:-3}
 SECS=${SECS:-15}
 THREADS=${THREADS:-16}
 WORKLOAD=${WORKLOAD:-oltp_update_non_index}
+SYSBENCH_OPTS=${SYSBENCH_OPTS:-}
 PORT=${PORT:-25021}
 B=$(mktemp -d /tmp/lockstep-ab.XXXXXX)
 PID=
@@ -51,10 +53,11 @@ run() { # name mode -> TPS
   q "CREATE DATABASE sbtest"
   local sb="sysbench --db-driver=mysql --mysql-host=127.0.0.1 --mysql-port=$PORT --mysql-user=root --mysql-db=sbtest --tables=4 --table-size=10000"
   $sb "$WORKLOAD" prepare > /dev/null
-  $sb --threads="$THREADS" --time="$SECS" "$WORKLOAD" run | awk '/transactions:/ { gsub("[(]", "", $3); print $3 }'
+  # shellcheck disable=SC2086
+  $sb --threads="$THREADS" --time="$SECS" $SYSBENCH_OPTS "$WORKLOAD" run | awk '/transactions:/ { gsub("[(]", "", $3); print $3 }'
   kill "$PID"; wait "$PID" 2>/dev/null || true; PID=
 }
-echo "$WORKLOAD, $THREADS threads, ${SECS} s runs; old=$OLD new=${NEW:-working tree}"
+echo "$WORKLOAD, $THREADS threads, ${SECS} s runs${SYSBENCH_OPTS:+, $SYSBENCH_OPTS}; old=$OLD new=${NEW:-working tree}"
 for mode in $MODES; do
   rows=""
   for r in $(seq "$ROUNDS"); do

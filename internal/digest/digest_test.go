@@ -2,6 +2,8 @@ package digest
 
 import (
 	"fmt"
+	"math/rand/v2"
+	"strings"
 	"testing"
 	"time"
 
@@ -91,5 +93,84 @@ func TestQuantile(t *testing.T) {
 	// The 95th percentile is 950 µs: its bucket's top is within 10%.
 	if q := e.quantile(0.95); q < 950e6 || q > 1045e6 {
 		t.Fatalf("95th percentile %d ps, want about 950e6", q)
+	}
+}
+
+// TestShapeKeepsDigest: statements of one template, filled with random
+// literals (quotes, backslashes, signs, exponents, hexadecimal and bit
+// values, non-ASCII text), have one shape and one digest, and
+// statements that differ outside their literals have different shapes.
+func TestShapeKeepsDigest(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 2))
+	str := func() string {
+		parts := []string{"a", "'", "''", `\'`, `\\`, "é", "\"", "--", "/*", "#", "x", "1", " ", "?", "`"}
+		var b strings.Builder
+		for range r.IntN(6) {
+			b.WriteString(parts[r.IntN(len(parts))])
+		}
+		s := strings.ReplaceAll(b.String(), `\`, `\\`)
+		s = strings.ReplaceAll(s, "'", "''")
+		return "'" + s + "'"
+	}
+	num := func() string {
+		switch r.IntN(6) {
+		case 0:
+			return fmt.Sprint(r.IntN(1000))
+		case 1:
+			return fmt.Sprintf("%d.%d", r.IntN(100), r.IntN(100))
+		case 2:
+			return fmt.Sprintf("%de%d", 1+r.IntN(9), r.IntN(20))
+		case 3:
+			return fmt.Sprintf("0x%X", r.IntN(1<<16))
+		case 4:
+			return fmt.Sprintf("X'%02x'", r.IntN(256))
+		}
+		return fmt.Sprintf("b'%b'", r.IntN(64))
+	}
+	templates := []string{
+		"SELECT c FROM sbtest1 WHERE id=%s",
+		"SELECT c FROM t2 WHERE k BETWEEN %s AND %s ORDER BY c",
+		"INSERT INTO t (a, `b``c`, d) VALUES (%s, %s, %s)",
+		"UPDATE t SET v = v + %s, w = %s WHERE id IN (%s, %s) -- note",
+		"SELECT /* hint 1 */ a2, t.b3 FROM t WHERE x = %s AND y LIKE %s AND @v1 = %s",
+		"SELECT f(%s), -%s, .5 + %s FROM `t` WHERE `1a` = %s",
+	}
+	for _, tpl := range templates {
+		var shape0, digest0 string
+		for i := range 50 {
+			args := make([]any, strings.Count(tpl, "%s"))
+			for j := range args {
+				if r.IntN(2) == 0 {
+					args[j] = str()
+				} else {
+					args[j] = num()
+				}
+			}
+			q := fmt.Sprintf(tpl, args...)
+			sh := shape(q)
+			_, d := Of(q, 1024)
+			if i == 0 {
+				shape0, digest0 = sh, d
+				continue
+			}
+			if sh != shape0 {
+				t.Fatalf("%q and the first of its template differ in shape:\n%q\n%q", q, sh, shape0)
+			}
+			if d != digest0 {
+				text, _ := Of(q, 1024)
+				t.Fatalf("%q: one shape, another digest (%s)", q, text)
+			}
+		}
+	}
+	for _, pair := range [][2]string{
+		{"SELECT a FROM t WHERE id = 1", "SELECT b FROM t WHERE id = 1"},
+		{"SELECT a1 FROM t", "SELECT a2 FROM t"},
+		{"SELECT @1", "SELECT @2"},
+		{"SELECT N'x'", "SELECT N?"},
+		{"SELECT 2a FROM t", "SELECT 3a FROM t"},
+	} {
+		if shape(pair[0]) == shape(pair[1]) {
+			t.Errorf("%q and %q have one shape", pair[0], pair[1])
+		}
 	}
 }

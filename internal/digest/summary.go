@@ -4,6 +4,7 @@ import (
 	"math"
 	"sort"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -52,47 +53,90 @@ type Row struct {
 // Summary is events_statements_summary_by_digest: one row per schema and
 // digest, at most size of them; statements past that are counted in one
 // row with no digest, as MySQL does.
+//
+// Statements are recorded concurrently from every connection: the rows
+// are a sync.Map of entries each with its own lock, and the digests of
+// recent statement texts are cached (a prepared statement's text is the
+// same at each execution), so that recording costs a map lookup and a
+// short critical section, not a tokenization and a global lock. The cache
+// is keyed by the statement's shape (shape.go), so that statements sent
+// with their values inline hit it too.
 type Summary struct {
 	size      int
 	maxLength int
 
-	mu       sync.Mutex
-	rows     map[key]*entry
-	overflow *entry
+	rows     sync.Map // key -> *entry
+	count    atomic.Int64
+	overflow atomic.Pointer[entry]
+
+	texts     sync.Map // statement shape -> digested
+	textCount atomic.Int64
 }
 
 type key struct{ schema, digest string }
 
 type entry struct {
+	mu sync.Mutex
 	Row
 	buckets [nBuckets]uint64
 }
 
+type digested struct{ text, digest string }
+
+// maxCachedTexts bounds the cache of statement shapes' digests; it is
+// emptied when full.
+const maxCachedTexts = 4096
+
 // NewSummary returns a summary of at most size digests, whose texts are
 // cut at maxLength bytes (max_digest_length).
 func NewSummary(size, maxLength int) *Summary {
-	return &Summary{size: size, maxLength: maxLength, rows: map[key]*entry{}}
+	return &Summary{size: size, maxLength: maxLength}
+}
+
+// digestOf is Of(query), cached by the statement's shape.
+func (s *Summary) digestOf(query string) digested {
+	sh := shape(query)
+	if d, ok := s.texts.Load(sh); ok {
+		return d.(digested)
+	}
+	text, digest := Of(query, s.maxLength)
+	d := digested{text, digest}
+	if s.textCount.Add(1) > maxCachedTexts {
+		s.texts.Clear()
+		s.textCount.Store(1)
+	}
+	s.texts.Store(sh, d)
+	return d
+}
+
+// entryFor is the row of schema and d, made if there is room, else the
+// overflow row.
+func (s *Summary) entryFor(schema string, d digested) *entry {
+	k := key{schema, d.digest}
+	if e, ok := s.rows.Load(k); ok {
+		return e.(*entry)
+	}
+	if s.count.Add(1) > int64(s.size) {
+		s.count.Add(-1)
+		if e := s.overflow.Load(); e != nil {
+			return e
+		}
+		s.overflow.CompareAndSwap(nil, &entry{})
+		return s.overflow.Load()
+	}
+	e, loaded := s.rows.LoadOrStore(k, &entry{Row: Row{Schema: schema, Digest: d.digest, Text: d.text}})
+	if loaded {
+		s.count.Add(-1)
+	}
+	return e.(*entry)
 }
 
 // Record counts st under its digest.
 func (s *Summary) Record(st Statement) {
-	text, digest := Of(st.Query, s.maxLength)
+	e := s.entryFor(st.Schema, s.digestOf(st.Query))
 	wait := picos(st.Wait)
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	k := key{st.Schema, digest}
-	e := s.rows[k]
-	if e == nil {
-		if len(s.rows) >= s.size {
-			if s.overflow == nil {
-				s.overflow = &entry{}
-			}
-			e = s.overflow
-		} else {
-			e = &entry{Row: Row{Schema: st.Schema, Digest: digest, Text: text}}
-			s.rows[k] = e
-		}
-	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
 	if e.Count == 0 {
 		e.FirstSeen, e.MinWait = st.Start, wait
 	}
@@ -110,7 +154,7 @@ func (s *Summary) Record(st Statement) {
 	e.LastSeen = st.Start
 	if wait >= e.MaxWait {
 		e.MaxWait = wait
-		if e != s.overflow {
+		if e.Digest != "" {
 			e.Sample, e.SampleSeen, e.SampleWait = st.Query, st.Start, wait
 		}
 	}
@@ -119,33 +163,37 @@ func (s *Summary) Record(st Statement) {
 
 // Rows returns the summary's rows, the overflow row last.
 func (s *Summary) Rows() []Row {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	out := make([]Row, 0, len(s.rows)+1)
-	for _, e := range s.rows {
-		out = append(out, e.row())
-	}
+	var out []Row
+	s.rows.Range(func(_, v any) bool {
+		out = append(out, v.(*entry).row())
+		return true
+	})
 	sort.Slice(out, func(i, j int) bool {
 		if out[i].Schema != out[j].Schema {
 			return out[i].Schema < out[j].Schema
 		}
 		return out[i].Digest < out[j].Digest
 	})
-	if s.overflow != nil {
-		out = append(out, s.overflow.row())
+	if e := s.overflow.Load(); e != nil {
+		out = append(out, e.row())
 	}
 	return out
 }
 
-// Reset empties the summary (TRUNCATE TABLE).
+// Reset empties the summary (TRUNCATE TABLE). A statement recorded while
+// it runs may land in a row it removes.
 func (s *Summary) Reset() {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	clear(s.rows)
-	s.overflow = nil
+	s.rows.Range(func(k, _ any) bool {
+		s.rows.Delete(k)
+		s.count.Add(-1)
+		return true
+	})
+	s.overflow.Store(nil)
 }
 
 func (e *entry) row() Row {
+	e.mu.Lock()
+	defer e.mu.Unlock()
 	r := e.Row
 	r.Q95, r.Q99, r.Q999 = e.quantile(0.95), e.quantile(0.99), e.quantile(0.999)
 	return r

@@ -39,8 +39,8 @@ func (s *Server) statementStart(c *mysql.Conn) *stmtTimer {
 	if !s.slow.on.Load() && s.digests == nil {
 		return nil
 	}
-	lw, rr := s.sql.StatementCounters(c.ConnectionID)
-	return &stmtTimer{start: time.Now(), schema: s.currentDB(c), lockWait: lw, rowsRead: rr}
+	db, lw, rr := s.sql.StatementStart(c.ConnectionID)
+	return &stmtTimer{start: time.Now(), schema: db, lockWait: lw, rowsRead: rr}
 }
 
 // result counts a result sent to the client: its rows, or the rows an
@@ -62,14 +62,14 @@ func (s *Server) statementEnd(c *mysql.Conn, t *stmtTimer, query string, err err
 		return
 	}
 	took := time.Since(t.start)
-	lw, rr := s.sql.StatementCounters(c.ConnectionID)
+	lw, rr, warnings := s.sql.StatementEnd(c.ConnectionID)
 	s.slowWrite(c, t, query, took, lw, rr)
 	if s.digests == nil {
 		return
 	}
 	s.digests.Record(digest.Statement{
 		Schema: t.schema, Query: query, Start: t.start, Wait: took, LockWait: time.Duration(lw - t.lockWait),
-		Error: err != nil, Warnings: s.sql.StatementWarnings(c.ConnectionID),
+		Error: err != nil, Warnings: warnings,
 		RowsAffected: t.affected, RowsSent: t.rowsSent, RowsExamined: uint64(max(rr-t.rowsRead, 0)),
 	})
 }

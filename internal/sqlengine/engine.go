@@ -292,27 +292,29 @@ func (e *Engine) EvalDatetime(connID uint32, expr string) (time.Time, error) {
 	return t, nil
 }
 
-// StatementCounters are connection connID's running totals of the
+// StatementStart is what connection connID's session holds as a
+// statement starts: its current database and its running totals of the
 // nanoseconds it waited for row locks and the rows it read from the
 // store; a statement's share is their change across it (the slow query
-// log's Lock_time and Rows_examined).
-func (e *Engine) StatementCounters(connID uint32) (lockWaitNanos, rowsRead int64) {
+// log's Lock_time and Rows_examined, and performance_schema's).
+func (e *Engine) StatementStart(connID uint32) (db string, lockWaitNanos, rowsRead int64) {
 	v, ok := e.sessions.Load(connID)
 	if !ok {
-		return 0, 0
+		return "", 0, 0
 	}
 	s := v.(*Session)
-	return s.lockWait.Load(), s.rowsRead.Load()
+	return s.GetCurrentDatabase(), s.lockWait.Load(), s.rowsRead.Load()
 }
 
-// StatementWarnings is the number of warnings connection connID's last
-// statement raised.
-func (e *Engine) StatementWarnings(connID uint32) uint64 {
+// StatementEnd is the session's running totals (StatementStart) and the
+// number of warnings of connection connID's last statement.
+func (e *Engine) StatementEnd(connID uint32) (lockWaitNanos, rowsRead int64, warnings uint64) {
 	v, ok := e.sessions.Load(connID)
 	if !ok {
-		return 0
+		return 0, 0, 0
 	}
-	return uint64(v.(*Session).WarningCount())
+	s := v.(*Session)
+	return s.lockWait.Load(), s.rowsRead.Load(), uint64(s.WarningCount())
 }
 
 // CountStatus adds one to status variable name, globally and in

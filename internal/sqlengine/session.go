@@ -84,7 +84,7 @@ type Session struct {
 	fixedTime atomic.Pointer[time.Time]
 	// lockWait adds up the nanoseconds the session waited for row locks,
 	// rowsRead the rows its statements read from the store (the slow
-	// query log's Lock_time and Rows_examined: StatementCounters).
+	// query log's Lock_time and Rows_examined: StatementStart).
 	lockWait atomic.Int64
 	rowsRead atomic.Int64
 	// sqlPrepared counts the session's statements prepared with SQL
