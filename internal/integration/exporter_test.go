@@ -193,6 +193,15 @@ func TestStatementDigests(t *testing.T) {
 	if _, err := plain.Exec("TRUNCATE TABLE performance_schema.events_statements_summary_by_digest"); errNumber(err) != 1142 {
 		t.Errorf("TRUNCATE of the summary without DROP: %v, want 1142", err)
 	}
+	// performance_schema.processlist and threads list the connections
+	// as information_schema.PROCESSLIST does.
+	var id uint64
+	var info, name, typ string
+	if err := root.QueryRow("SELECT p.ID, p.INFO, t.NAME, t.TYPE FROM performance_schema.processlist p JOIN performance_schema.threads t "+
+		"ON t.PROCESSLIST_ID = p.ID WHERE p.ID = CONNECTION_ID()").Scan(&id, &info, &name, &typ); err != nil ||
+		!strings.Contains(info, "performance_schema.processlist") || name != "thread/sql/one_connection" || typ != "FOREGROUND" {
+		t.Errorf("this connection in processlist and threads: %d %q %q %q %v", id, info, name, typ, err)
+	}
 	mustExec(t, root, "TRUNCATE TABLE performance_schema.events_statements_summary_by_digest")
 	var n int
 	if err := root.QueryRow("SELECT COUNT(*) FROM performance_schema.events_statements_summary_by_digest WHERE DIGEST_TEXT LIKE 'UPDATE%'").Scan(&n); err != nil || n != 0 {

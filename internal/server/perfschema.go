@@ -87,3 +87,84 @@ func (s *Server) registerPerformanceSchema() {
 
 // zeroTimestamp is how a timestamp that was never set is shown.
 var zeroTimestamp = types.ZeroTime
+
+// registerProcessTables registers performance_schema.processlist and
+// performance_schema.threads in MySQL 8.0's shape, from the connections
+// the reading session may see (all of them with PROCESS, its own
+// otherwise, statements' passwords redacted: sqlengine's process view),
+// as information_schema.PROCESSLIST shows them. Every thread listed is a
+// client connection (FOREGROUND): replication and commit work runs in
+// goroutines that have no thread of their own. THREAD_ID is the
+// connection's id, and columns of instruments Lockstep does not have
+// (memory, resource groups, OS thread ids) are NULL or 0.
+func (s *Server) registerProcessTables() {
+	str := func(n int64) sql.Type { return types.MustCreateStringWithDefaults(sqltypes.VarChar, n) }
+	col := func(name string, t sql.Type, nullable bool) *sql.Column {
+		return &sql.Column{Name: name, Type: t, Nullable: nullable}
+	}
+	// state is what information_schema.PROCESSLIST shows as STATE.
+	state := func(p sql.Process) string {
+		if p.Command == sql.ProcessCommandQuery {
+			return "executing"
+		}
+		return ""
+	}
+	nullable := func(v string) any {
+		if v == "" {
+			return nil
+		}
+		return v
+	}
+	s.sql.AddSystemTable("performance_schema", "processlist", sql.Schema{
+		col("ID", types.Uint64, false),
+		col("USER", str(32), true),
+		col("HOST", str(261), true),
+		col("DB", str(64), true),
+		col("COMMAND", str(16), true),
+		col("TIME", types.Int64, true),
+		col("STATE", str(64), true),
+		col("INFO", types.LongText, true),
+		col("EXECUTION_ENGINE", str(9), true),
+	}, func(ctx *sql.Context) ([]sql.Row, error) {
+		var rows []sql.Row
+		for _, p := range ctx.ProcessList.Processes() {
+			rows = append(rows, sql.Row{uint64(p.Connection), p.User, p.Host, nullable(p.Database), string(p.Command),
+				int64(p.Seconds()), state(p), nullable(p.Query), "PRIMARY"})
+		}
+		return rows, nil
+	})
+	s.sql.AddSystemTable("performance_schema", "threads", sql.Schema{
+		col("THREAD_ID", types.Uint64, false),
+		col("NAME", str(128), false),
+		col("TYPE", str(10), false),
+		col("PROCESSLIST_ID", types.Uint64, true),
+		col("PROCESSLIST_USER", str(32), true),
+		col("PROCESSLIST_HOST", str(255), true),
+		col("PROCESSLIST_DB", str(64), true),
+		col("PROCESSLIST_COMMAND", str(16), true),
+		col("PROCESSLIST_TIME", types.Int64, true),
+		col("PROCESSLIST_STATE", str(64), true),
+		col("PROCESSLIST_INFO", types.LongText, true),
+		col("PARENT_THREAD_ID", types.Uint64, true),
+		col("ROLE", str(64), true),
+		col("INSTRUMENTED", str(3), false),
+		col("HISTORY", str(3), false),
+		col("CONNECTION_TYPE", str(16), true),
+		col("THREAD_OS_ID", types.Uint64, true),
+		col("RESOURCE_GROUP", str(64), true),
+		col("EXECUTION_ENGINE", str(9), true),
+		col("CONTROLLED_MEMORY", types.Uint64, false),
+		col("MAX_CONTROLLED_MEMORY", types.Uint64, false),
+		col("TOTAL_MEMORY", types.Uint64, false),
+		col("MAX_TOTAL_MEMORY", types.Uint64, false),
+		col("TELEMETRY_ACTIVE", str(3), false),
+	}, func(ctx *sql.Context) ([]sql.Row, error) {
+		var rows []sql.Row
+		for _, p := range ctx.ProcessList.Processes() {
+			rows = append(rows, sql.Row{uint64(p.Connection), "thread/sql/one_connection", "FOREGROUND", uint64(p.Connection),
+				p.User, p.Host, nullable(p.Database), string(p.Command), int64(p.Seconds()), state(p), nullable(p.Query),
+				nil, nil, "YES", "YES", "TCP/IP", nil, nil, "PRIMARY", uint64(0), uint64(0), uint64(0), uint64(0), "NO"})
+		}
+		return rows, nil
+	})
+}

@@ -262,6 +262,7 @@ func StartContext(ctx context.Context, cfg Config, log *slog.Logger) (_ *Server,
 	s.sql.GMS.Analyzer.Catalog.BinlogPrimaryController = primary{s}
 	s.registerPerformanceSchema()
 	s.registerDigestTable()
+	s.registerProcessTables()
 	s.registerGroupTables()
 	s.registerFunctions()
 	s.registerClusterFunctions()
