@@ -26,3 +26,15 @@ func BenchmarkRecord(b *testing.B) {
 		}
 	})
 }
+
+// BenchmarkRecordParallel records one prepared statement's executions
+// from every core at once, as a busy server does.
+func BenchmarkRecordParallel(b *testing.B) {
+	s := NewSummary(10000, 1024)
+	now := time.Now()
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			s.Record(Statement{Schema: "sbtest", Query: "UPDATE sbtest1 SET c=? WHERE id=?", Start: now, Wait: time.Millisecond})
+		}
+	})
+}

@@ -84,3 +84,34 @@ func TestJSONColumns(t *testing.T) {
 		t.Fatalf("refused statements changed the table: %s rows", got)
 	}
 }
+
+// TestJSONExactIntegers: integers in JSON text written to a JSON column
+// keep every digit, past 2^53 and up to 2^64-1, on INSERT (also
+// prepared, and with ON DUPLICATE KEY UPDATE) and UPDATE, and read back
+// so from the store and from the binlog.
+func TestJSONExactIntegers(t *testing.T) {
+	fs := vfs.NewCrashableMem()
+	h := openHarness(t, fs)
+	c := h.conn()
+	c.exec("CREATE DATABASE d")
+	c.exec("USE d")
+	c.exec("CREATE TABLE j (id INT PRIMARY KEY, doc JSON)")
+	c.exec(`INSERT INTO j VALUES (1, '{"id": 9007199254740993, "u": 18446744073709551615, "neg": -9223372036854775808, "a": [12345678901234567, 1.5]}')`)
+	c.exec(`INSERT INTO j VALUES (2, '[1]') ON DUPLICATE KEY UPDATE doc = '[2]'`)
+	c.exec(`INSERT INTO j VALUES (2, '[1]') ON DUPLICATE KEY UPDATE doc = '[9007199254740995]'`)
+	c.exec(`UPDATE j SET doc = JSON_SET(doc, '$.b', 1) WHERE id = 1`)
+	c.exec(`INSERT INTO j VALUES (3, '{}')`)
+	c.exec(`UPDATE j SET doc = '{"x": 9007199254740997}' WHERE id = 3`)
+	want := `1,{"a": [12345678901234567, 1.5], "b": 1, "u": 18446744073709551615, "id": 9007199254740993, "neg": -9223372036854775808};` +
+		`2,[9007199254740995];3,{"x": 9007199254740997}`
+	if got := c.rows("SELECT id, doc FROM j ORDER BY id"); got != want {
+		t.Fatalf("the documents:\n got %s\nwant %s", got, want)
+	}
+	if got := c.rows("SELECT doc->>'$.id', doc->>'$.u' FROM j WHERE id = 1"); got != "9007199254740993,18446744073709551615" {
+		t.Fatalf("the stored integers as text: %s", got)
+	}
+	h.close()
+	if got := replayFromBinlog(t, fs, "d").rows("SELECT id, doc FROM j ORDER BY id"); got != want {
+		t.Fatalf("replayed from the binlog:\n got %s\nwant %s", got, want)
+	}
+}

@@ -36,14 +36,20 @@ func checkSetRange(ctx *sql.Context, e sql.Expression) (sql.Expression, bool) {
 		return nil, false
 	}
 	gf, ok := sf.LeftChild.(*expression.GetField)
-	if !ok || !types.IsNumber(gf.Type(ctx)) {
+	if !ok {
 		return nil, false
 	}
 	switch sf.RightChild.(type) {
-	case *rangeChecked, *sql.ColumnDefaultValue, *expression.Wrapper, plan.ColDefaultExpression:
+	case *rangeChecked, *exactJSONText, *sql.ColumnDefaultValue, *expression.Wrapper, plan.ColDefaultExpression:
 		return nil, false // done, or a DEFAULT (checked when it is made)
 	}
-	return expression.NewSetField(gf, &rangeChecked{child: sf.RightChild, typ: gf.Type(ctx), column: gf.Name()}), true
+	switch t := gf.Type(ctx); {
+	case types.IsNumber(t):
+		return expression.NewSetField(gf, &rangeChecked{child: sf.RightChild, typ: t, column: gf.Name()}), true
+	case types.IsJSON(t):
+		return expression.NewSetField(gf, &exactJSONText{child: sf.RightChild}), true // json.go
+	}
+	return nil, false
 }
 
 // rangeChecked is a value about to be stored into a numeric column.
@@ -157,7 +163,7 @@ func rangedInsert(ctx *sql.Context, n *plan.InsertInto) (sql.Node, bool) {
 	var cols []int
 	sch := n.Destination.Schema(ctx)
 	for i, c := range sch {
-		if types.IsNumber(c.Type) {
+		if types.IsNumber(c.Type) || types.IsJSON(c.Type) {
 			cols = append(cols, i)
 		}
 	}
@@ -173,14 +179,15 @@ func rangedInsert(ctx *sql.Context, n *plan.InsertInto) (sql.Node, bool) {
 // CREATE TABLE ... SELECT) writes, in the destination's column order,
 // with each number past its column's range failing the statement or
 // replaced by the nearest value in range, with warning 1264, before
-// go-mysql-server converts it. go-mysql-server failed with 1264 in every
+// go-mysql-server converts it (and JSON text read with exact numbers:
+// json.go). go-mysql-server failed with 1264 in every
 // mode, even without strict mode, and under IGNORE stored 0 for a DECIMAL
 // or a negative number into an unsigned column where MySQL stores the
 // nearest value, with a note numbered 1105.
 type rangedInsertSource struct {
 	sql.Node
 	sch  sql.Schema
-	cols []int // the numeric columns
+	cols []int // the numeric and JSON columns
 }
 
 func (r *rangedInsertSource) WithChildren(_ *sql.Context, children ...sql.Node) (sql.Node, error) {
@@ -219,6 +226,15 @@ func (it *rangedRows) Next(ctx *sql.Context) (sql.Row, error) {
 			continue
 		}
 		col := it.src.sch[i]
+		if types.IsJSON(col.Type) {
+			if doc, ok := exactJSON(v); ok { // json.go
+				if !copied {
+					row, copied = row.Copy(), true
+				}
+				row[off+i] = doc
+			}
+			continue
+		}
 		cv, inRange, err := col.Type.Convert(ctx, v)
 		if err != nil {
 			if cv, err = decimalLimit(col.Type, v, err); err != nil {
