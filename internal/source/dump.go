@@ -214,6 +214,9 @@ func (d *dumper) resolveStart() error {
 	files := d.s.log.Files()
 	switch {
 	case req.GTIDs != nil:
+		if err := d.refuseDivergent(*req.GTIDs); err != nil {
+			return err
+		}
 		return d.resolveGTID(*req.GTIDs, files)
 	case d.mariadb != nil && req.MariaDBGTID != "":
 		return d.resolveGTID(d.mariadb.have, files)
@@ -231,6 +234,22 @@ func (d *dumper) resolveStart() error {
 		return fatal("Client requested source to start replication from position < 4.")
 	}
 	return nil
+}
+
+// refuseDivergent refuses a replica (by GTID) that has transactions this
+// source does not, under any server UUID but the source's own (which
+// resolveGTID refuses with MySQL's message). MySQL replicates such a
+// replica and leaves them on it alone: after a failover, the old primary
+// rejoins the promoted replica with the transactions it committed but
+// never sent, and the two differ silently from then on. Here it is told
+// which transactions those are, and that it must be provisioned again (or
+// the transactions be accounted for on the source).
+func (d *dumper) refuseDivergent(have binlog.GTIDSet) error {
+	extra := have.Subtract(d.s.executed())
+	if extra.IsEmpty() || extra.MaxGNO(d.s.uuid) > 0 {
+		return nil
+	}
+	return fatal("The replica has transactions this source does not have: '%s'. They were committed on the replica or on a former source and never reached this one (after a failover: the old source's last transactions, never acknowledged); replicating would leave the two servers different. Provision the replica again from this source, or, to keep those transactions, apply them here first.", extra.String())
 }
 
 // resolveGTID finds the newest file whose Previous_gtids the replica has

@@ -276,8 +276,11 @@ func TestAutoPositionSkipsWhatTheReplicaHas(t *testing.T) {
 func TestDumpErrors(t *testing.T) {
 	f := newFixture(t)
 	f.commit(false, 0)
-	var ahead binlog.GTIDSet
+	var ahead, other binlog.GTIDSet
 	ahead.AddRange(testSID, 1, 10)
+	// A former source's transaction this source never received.
+	other.AddRange(testSID, 1, 1)
+	other.AddRange(binlog.UUID{9, 9, 9}, 1, 3)
 	cases := []struct {
 		req  Request
 		want string
@@ -287,6 +290,7 @@ func TestDumpErrors(t *testing.T) {
 		{Request{File: "binlog.000001", Pos: 2}, "position < 4"},
 		{Request{File: "binlog.000001", Pos: 4, Checksum: checksumTestUndeclared}, "checksum"},
 		{Request{GTIDs: &ahead}, "more GTIDs than the master"},
+		{Request{GTIDs: &other}, "transactions this source does not have: '09090900-0000-0000-0000-000000000000:1-2'"},
 	}
 	for _, c := range cases {
 		cl := f.dump(c.req)
