@@ -209,3 +209,42 @@ func TestSemiSyncFailover(t *testing.T) {
 	t.Logf("%d rounds: %d inserts acknowledged, %d failed (during failovers), %d old primaries refused and provisioned again",
 		rounds, len(acked), failed, reprovisioned)
 }
+
+// TestOldPrimaryWithUnsentTransactionsRefused: a primary that committed
+// transactions its replica never received, and then lost its place to
+// that replica, is refused when it comes back as the new primary's
+// replica, with the transactions named; replicating would have kept them
+// on it alone.
+func TestOldPrimaryWithUnsentTransactionsRefused(t *testing.T) {
+	a := startServer(t, t.TempDir(), "--server-id=1", "--source-connect-retry=1")
+	b := startServer(t, t.TempDir(), "--server-id=2", "--source-connect-retry=1")
+	adb, bdb := a.db(""), b.db("")
+	mustExec(t, bdb, fmt.Sprintf("CHANGE REPLICATION SOURCE TO SOURCE_HOST='127.0.0.1', SOURCE_PORT=%d, SOURCE_USER='root', SOURCE_AUTO_POSITION=1", a.port))
+	mustExec(t, bdb, "START REPLICA")
+	mustExec(t, adb, "CREATE DATABASE app")
+	mustExec(t, adb, "CREATE TABLE app.t (id INT PRIMARY KEY)")
+	waitCaughtUp(t, adb, bdb, 20*time.Second)
+	mustExec(t, bdb, "STOP REPLICA")
+	for i := range 3 {
+		mustExec(t, adb, "INSERT INTO app.t VALUES (?)", i) // never sent
+	}
+	unsent := gtidExecuted(t, adb)
+	a.kill()
+	mustExec(t, bdb, "RESET REPLICA ALL")
+	mustExec(t, bdb, "INSERT INTO app.t VALUES (100)")
+	a.start()
+	mustExec(t, adb, fmt.Sprintf("CHANGE REPLICATION SOURCE TO SOURCE_HOST='127.0.0.1', SOURCE_PORT=%d, SOURCE_USER='root', SOURCE_AUTO_POSITION=1", b.port))
+	mustExec(t, adb, "START REPLICA")
+	var st map[string]string
+	waitFor(t, "the old primary to be refused", 20*time.Second, func() bool {
+		st = replicaStatus(t, adb)
+		return st["Last_IO_Errno"] == "13114"
+	})
+	if !strings.Contains(st["Last_IO_Error"], "transactions this source does not have") || !strings.Contains(st["Last_IO_Error"], ":3-5") {
+		t.Fatalf("the refusal (the old primary had %s): %s", unsent, st["Last_IO_Error"])
+	}
+	var n int
+	if err := adb.QueryRow("SELECT COUNT(*) FROM app.t WHERE id = 100").Scan(&n); err != nil || n != 0 {
+		t.Fatalf("the refused replica applied the new primary's insert: %d, %v", n, err)
+	}
+}
