@@ -348,6 +348,16 @@ func TestMariadbCLI(t *testing.T) {
 	if err != nil || out != "1234570\t8385959\t1e15\t1e-16\t0.00001" {
 		t.Fatalf("doubles: %v\n%s", err, out)
 	}
+	// mariadb-admin status (COM_STATISTICS, which vitess does not know)
+	// and processlist.
+	admin := needTool(t, "mariadb-admin")
+	st, err := tool(t, time.Minute, admin, "-h127.0.0.1", fmt.Sprintf("-P%d", s.port), "-uroot", "status").CombinedOutput()
+	if err != nil || !strings.HasPrefix(string(st), "Uptime: ") || !strings.Contains(string(st), "Questions: ") {
+		t.Fatalf("mariadb-admin status: %v\n%s", err, st)
+	}
+	if pl, err := tool(t, time.Minute, admin, "-h127.0.0.1", fmt.Sprintf("-P%d", s.port), "-uroot", "processlist").CombinedOutput(); err != nil || !strings.Contains(string(pl), "show processlist") {
+		t.Fatalf("mariadb-admin processlist: %v\n%s", err, pl)
+	}
 	// UPDATE's info reaches the client whole.
 	verbose, err := tool(t, time.Minute, cli, "-h127.0.0.1", fmt.Sprintf("-P%d", s.port), "-uroot", "--skip-ssl", "-vvv", "-e", "UPDATE c.t SET v = 'z'").CombinedOutput()
 	if err != nil || !strings.Contains(string(verbose), "Rows matched: 2  Changed: 2  Warnings: 0") {

@@ -284,7 +284,7 @@ func StartContext(ctx context.Context, cfg Config, log *slog.Logger) (_ *Server,
 	}}
 	s.wire = &wireListener{Listener: tl, limit: s.conns, maxPacket: maxAllowedPacket, tls: s.tls, tlsStats: &s.tlsStats, connectTimeout: connectTimeout,
 		checkPrepare: s.sql.CheckPrepare, prepared: &s.prepared, preparedBytes: &s.preparedBytes, releaseStatement: s.sql.ReleaseProtocol,
-		traffic: &s.traffic, countStatus: s.sql.CountStatus}
+		traffic: &s.traffic, countStatus: s.sql.CountStatus, statistics: s.statistics}
 	lst, err := gmsserver.NewServerWithHandler(gmsserver.Config{
 		Protocol:                "tcp",
 		Address:                 addr,
@@ -406,7 +406,7 @@ func (s *Server) listenMariaDB() error {
 	}
 	wl := &wireListener{Listener: tl, mariadb: true, limit: s.conns, maxPacket: maxAllowedPacket, tls: s.tls, tlsStats: &s.tlsStats, connectTimeout: connectTimeout,
 		checkPrepare: s.sql.CheckPrepare, prepared: &s.prepared, preparedBytes: &s.preparedBytes, releaseStatement: s.sql.ReleaseProtocol,
-		traffic: &s.traffic, countStatus: s.sql.CountStatus}
+		traffic: &s.traffic, countStatus: s.sql.CountStatus, statistics: s.statistics}
 	lst, err := gmsserver.NewServerWithHandler(gmsserver.Config{
 		Protocol: "tcp", Address: addr, Listener: wl, Version: mariadbVersion,
 		ProtocolListenerFactory: s.protocolListener,

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"fmt"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -159,4 +160,23 @@ func (s *Server) trafficStatus(live map[string]func() any) {
 		}
 		return uint64(0)
 	}
+}
+
+// statistics is the answer to COM_STATISTICS (mysqladmin status), in
+// MySQL's words, with the figures Lockstep keeps: MySQL's Opens, Flush
+// tables and Open tables count its table cache, which Lockstep does not
+// have, and are left out (as MariaDB leaves Flush tables out).
+func (s *Server) statistics() string {
+	get := func(name string) uint64 {
+		_, v, _ := sql.StatusVariables.GetGlobal(name)
+		return uint64(toInt64(v))
+	}
+	uptime := get("Uptime")
+	questions := get("Questions")
+	qps := 0.0
+	if uptime > 0 {
+		qps = float64(questions) / float64(uptime)
+	}
+	return fmt.Sprintf("Uptime: %d  Threads: %d  Questions: %d  Slow queries: %d  Queries per second avg: %.3f",
+		uptime, get("Threads_connected"), questions, get("Slow_queries"), qps)
 }

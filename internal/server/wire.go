@@ -48,6 +48,7 @@ const (
 	comStmtClose      = 0x19
 	comStmtReset      = 0x1a
 	comProcessKill    = 0x0c
+	comStatistics     = 0x09
 	comQuery          = 0x03
 )
 
@@ -86,6 +87,9 @@ type wireListener struct {
 	// without the handler (Com_stmt_close, Com_stmt_reset).
 	traffic     *trafficStats
 	countStatus func(connID uint32, name string)
+	// statistics, if set, answers COM_STATISTICS (mysqladmin status),
+	// which vitess does not know.
+	statistics func() string
 }
 
 // trafficStats counts the bytes clients sent and were sent, over every
@@ -447,6 +451,17 @@ func (c *wireConn) nextPacket() error {
 			}
 			c.out = pkt
 			return nil
+		}
+		if err == nil && first[4] == comStatistics && size == 1 && c.l.statistics != nil {
+			// COM_STATISTICS (mysqladmin status): its answer is one
+			// packet of text, no OK or result set around it.
+			if _, err := c.r.Discard(4 + size); err != nil {
+				return err
+			}
+			text := c.l.statistics()
+			pkt := []byte{byte(len(text)), byte(len(text) >> 8), byte(len(text) >> 16), 1}
+			_, werr := c.Write(append(pkt, text...))
+			return werr
 		}
 		if err == nil && first[4] == comProcessKill && size == 5 {
 			// COM_PROCESS_KILL (deprecated, still sent by PyMySQL's
