@@ -23,6 +23,7 @@ import (
 	"github.com/dolthub/vitess/go/mysql"
 	"github.com/dolthub/vitess/go/sqltypes"
 	querypb "github.com/dolthub/vitess/go/vt/proto/query"
+	"github.com/lockstepdb/lockstep/internal/sqlengine"
 )
 
 var showEngine = regexp.MustCompile(`(?is)^\s*show\s+engine\s+(\w+)\s+(status|mutex)\s*;?\s*$`)
@@ -80,4 +81,25 @@ func (s *Server) engineStatusText() string {
 	}
 	b.WriteString("----------------------------\nEND OF LOCKSTEP STATUS OUTPUT\n============================\n")
 	return b.String()
+}
+
+// checkTableStatement answers CHECK TABLE (sqlengine.CheckTables), which
+// go-mysql-server does not parse.
+func (s *Server) checkTableStatement(c *mysql.Conn, query string) (*sqltypes.Result, bool, error) {
+	if !sqlengine.IsCheckTable(query) {
+		return nil, false, nil
+	}
+	rows, err := s.sql.CheckTables(c.ConnectionID, query)
+	if err != nil {
+		return nil, true, err
+	}
+	res := &sqltypes.Result{}
+	for _, name := range []string{"Table", "Op", "Msg_type", "Msg_text"} {
+		res.Fields = append(res.Fields, &querypb.Field{Name: name, Type: sqltypes.VarChar, Charset: 255})
+	}
+	for _, r := range rows {
+		res.Rows = append(res.Rows, []sqltypes.Value{sqltypes.NewVarChar(r.Table), sqltypes.NewVarChar(r.Op),
+			sqltypes.NewVarChar(r.MsgType), sqltypes.NewVarChar(r.MsgText)})
+	}
+	return res, true, nil
 }
