@@ -365,6 +365,11 @@ func TestMariadbCLI(t *testing.T) {
 	if err != nil || out != "c.k\tcheck\tstatus\tOK\nc.nosuch\tcheck\tError\tTable 'c.nosuch' doesn't exist\nc.nosuch\tcheck\tstatus\tOperation failed" {
 		t.Fatalf("CHECK TABLE: %v\n%s", err, out)
 	}
+	out, err = run("CHECKSUM TABLE c.k; OPTIMIZE TABLE c.k; ANALYZE TABLE c.k")
+	if err != nil || !strings.HasPrefix(out, "c.k\t") || !strings.Contains(out, "c.k\toptimize\tstatus\tOK") ||
+		!strings.Contains(out, "c.k\tanalyze\tnote\tThe storage engine for the table doesn't support analyze") {
+		t.Fatalf("CHECKSUM, OPTIMIZE, ANALYZE: %v\n%s", err, out)
+	}
 	check := needTool(t, "mariadb-check")
 	if cout, err := tool(t, time.Minute, check, "-h127.0.0.1", fmt.Sprintf("-P%d", s.port), "-uroot", "--databases", "c").CombinedOutput(); err != nil ||
 		!strings.Contains(string(cout), "c.k") || !strings.Contains(string(cout), "OK") {

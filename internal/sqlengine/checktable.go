@@ -1,6 +1,7 @@
 package sqlengine
 
 import (
+	"context"
 	"fmt"
 	"strings"
 
@@ -11,160 +12,246 @@ import (
 	"github.com/lockstepdb/lockstep/internal/storage"
 )
 
-// CHECK TABLE, which go-mysql-server does not parse (mariadb-check and
-// mysqlcheck send it for every table). Each table's secondary indexes are
-// verified against its rows on one snapshot (storage.CheckTable): every
-// row has its entries and every entry belongs to its row. The answer has
-// MySQL's shape: per table, "status OK", or an "error" row per problem
-// (at most maxCheckProblems) and "error Corrupt"; a table that does not
-// exist gets "Error" and "status Operation failed". The options (QUICK,
-// FAST, MEDIUM, EXTENDED, CHANGED, FOR UPGRADE) are accepted, and every
-// check is the full one. Temporary tables, views and system tables are
-// not checked: a note says so, as MySQL says of engines without a check.
-// The account needs a privilege on the table, as in MySQL (SELECT here).
+// The table maintenance statements go-mysql-server does not parse: CHECK
+// TABLE (mariadb-check and mysqlcheck send it for every table), CHECKSUM
+// TABLE, ANALYZE TABLE, OPTIMIZE TABLE and REPAIR TABLE. Each answers per
+// table in MySQL's rows (Table, Op, Msg_type, Msg_text; CHECKSUM's are
+// Table, Checksum); a table that does not exist gets "Error" and "status
+// Operation failed" (CHECKSUM: NULL). Temporary tables, views and system
+// tables are not Lockstep's store's and get a note (CHECKSUM: NULL).
+//
+//   - CHECK verifies each table's secondary indexes against its rows on
+//     one snapshot (storage.CheckTable): every row has its entries and
+//     every entry belongs to its row. The answer is "status OK", or an
+//     "error" row per problem (at most maxCheckProblems) and "error
+//     Corrupt". Its options (QUICK, FAST, MEDIUM, EXTENDED, CHANGED, FOR
+//     UPGRADE) are accepted, and every check is the full one.
+//   - CHECKSUM is storage.ChecksumTable's value: equal on two Lockstep
+//     servers with the same rows, not MySQL's. QUICK asks for a live
+//     checksum, which Lockstep does not keep: NULL, as MySQL answers for a
+//     table without one.
+//   - OPTIMIZE compacts the table's range of the store.
+//   - ANALYZE and REPAIR have nothing to do (no statistics are kept, and
+//     damage is found by CHECK and repaired from a backup or a replica):
+//     a note says the table does not support them, as MySQL says of
+//     engines that do not.
+//
+// The account needs SELECT on the table for CHECK and CHECKSUM, and
+// SELECT and INSERT for the others, as in MySQL. None is written to the
+// binlog.
 
 // maxCheckProblems bounds the problems listed for one table.
 const maxCheckProblems = 20
 
-// CheckResult is one row of CHECK TABLE's answer.
-type CheckResult struct{ Table, Op, MsgType, MsgText string }
-
-// IsCheckTable reports whether query is a CHECK TABLE statement.
-func IsCheckTable(query string) bool {
-	tkn := ast.NewStringTokenizer(query)
-	typ, _ := tkn.Scan()
-	if typ != ast.CHECK {
-		return false
-	}
-	typ, val := tkn.Scan()
-	return typ == ast.TABLE || strings.EqualFold(string(val), "tables")
+// MaintenanceResult is one row of a maintenance statement's answer
+// (Checksum is set only by CHECKSUM TABLE; nil is NULL).
+type MaintenanceResult struct {
+	Table, Op, MsgType, MsgText string
+	Checksum                    *uint64
 }
 
-// CheckTables runs CHECK TABLE query for connection connID.
-func (e *Engine) CheckTables(connID uint32, query string) ([]CheckResult, error) {
-	ctx, ok := e.SessionContext(connID)
+// maintenanceOps are the statements' first words, and the word after
+// them (TABLE or TABLES) makes them one.
+var maintenanceOps = map[string]string{
+	"check": "check", "checksum": "checksum", "analyze": "analyze",
+	"optimize": "optimize", "repair": "repair",
+}
+
+// MaintenanceOp returns the table maintenance statement query is ("check",
+// "checksum", "analyze", "optimize" or "repair"), or "" if none.
+func MaintenanceOp(query string) string {
+	tkn := ast.NewStringTokenizer(query)
+	_, val := tkn.Scan()
+	op := maintenanceOps[strings.ToLower(string(val))]
+	if op == "" {
+		return ""
+	}
+	typ, val := tkn.Scan()
+	// ANALYZE, OPTIMIZE and REPAIR may say LOCAL or NO_WRITE_TO_BINLOG.
+	if w := strings.ToLower(string(val)); w == "local" || w == "no_write_to_binlog" {
+		typ, val = tkn.Scan()
+	}
+	if typ == ast.TABLE || strings.EqualFold(string(val), "tables") {
+		return op
+	}
+	return ""
+}
+
+// TableMaintenance runs the maintenance statement query (MaintenanceOp
+// gives its op) for connection connID.
+func (e *Engine) TableMaintenance(ctx context.Context, connID uint32, op, query string) ([]MaintenanceResult, error) {
+	sctx, ok := e.SessionContext(connID)
 	if !ok {
 		return nil, fmt.Errorf("lockstep: no session %d", connID)
 	}
-	names, err := checkTableNames(query)
+	names, opts, err := maintenanceNames(query)
 	if err != nil {
 		return nil, err
 	}
-	s := sessionOf(ctx)
-	var out []CheckResult
+	s := sessionOf(sctx)
+	var out []MaintenanceResult
 	snap := e.store.NewSnapshot()
 	defer snap.Close()
 	for _, n := range names {
 		db := n[0]
 		if db == "" {
-			db = ctx.GetCurrentDatabase()
+			db = sctx.GetCurrentDatabase()
 		}
 		if db == "" {
 			return nil, sql.ErrNoDatabaseSelected.New()
 		}
 		full := db + "." + n[1]
-		if s != nil && !s.mayRead(ctx, db, n[1]) {
-			return nil, mysql.NewSQLError(mysqlerr.TableAccessDenied, "42000", "SELECT command denied to user '%s'@'%s' for table '%s'",
-				ctx.Session.Client().User, ctx.Session.Client().Address, n[1])
-		}
-		note := func(text string) {
-			out = append(out, CheckResult{full, "check", "note", text})
-		}
 		if s != nil {
-			if _, temp := s.tempTable(db, n[1]); temp {
-				note("The storage engine for the table doesn't support check")
-				continue
+			if err := s.mayMaintain(sctx, op, db, n[1]); err != nil {
+				return nil, err
 			}
 		}
-		if isSystemDatabase(db) {
-			note("The storage engine for the table doesn't support check")
+		msg := func(typ, text string) {
+			out = append(out, MaintenanceResult{Table: full, Op: op, MsgType: typ, MsgText: text})
+		}
+		checksum := func(v *uint64) {
+			out = append(out, MaintenanceResult{Table: full, Op: op, Checksum: v})
+		}
+		var t *storage.Table
+		temp := false
+		if s != nil {
+			_, temp = s.tempTable(db, n[1])
+		}
+		if !temp && !isSystemDatabase(db) {
+			t, ok = e.store.Table(db, n[1])
+			if !ok {
+				if _, isView := e.store.View(db, n[1]); !isView {
+					if op == "checksum" {
+						sctx.Warn(mysql.ERNoSuchTable, "Table '%s' doesn't exist", full)
+						checksum(nil)
+						continue
+					}
+					msg("Error", fmt.Sprintf("Table '%s' doesn't exist", full))
+					msg("status", "Operation failed")
+					continue
+				}
+			}
+		}
+		if t == nil { // a temporary table, a view or a system table
+			if op == "checksum" {
+				checksum(nil)
+			} else {
+				msg("note", fmt.Sprintf("The storage engine for the table doesn't support %s", op))
+			}
 			continue
 		}
-		t, ok := e.store.Table(db, n[1])
-		if !ok {
-			if _, isView := e.store.View(db, n[1]); isView {
-				out = append(out, CheckResult{full, "check", "status", "OK"})
+		switch op {
+		case "check":
+			problems, err := storage.CheckTable(snap.Reader(), t, maxCheckProblems)
+			if err != nil {
+				return nil, err
+			}
+			for _, p := range problems {
+				msg("error", p)
+			}
+			if len(problems) > 0 {
+				msg("error", "Corrupt")
+			} else {
+				msg("status", "OK")
+			}
+		case "checksum":
+			if opts["quick"] {
+				checksum(nil)
 				continue
 			}
-			out = append(out, CheckResult{full, "check", "Error", fmt.Sprintf("Table '%s' doesn't exist", full)},
-				CheckResult{full, "check", "status", "Operation failed"})
-			continue
+			v, err := storage.ChecksumTable(snap.Reader(), t)
+			if err != nil {
+				return nil, err
+			}
+			checksum(&v)
+		case "optimize":
+			if err := e.store.CompactTable(ctx, t); err != nil {
+				return nil, err
+			}
+			msg("status", "OK")
+		default: // analyze, repair
+			msg("note", fmt.Sprintf("The storage engine for the table doesn't support %s", op))
 		}
-		problems, err := storage.CheckTable(snap.Reader(), t, maxCheckProblems)
-		if err != nil {
-			return nil, err
-		}
-		if len(problems) == 0 {
-			out = append(out, CheckResult{full, "check", "status", "OK"})
-			continue
-		}
-		for _, p := range problems {
-			out = append(out, CheckResult{full, "check", "error", p})
-		}
-		out = append(out, CheckResult{full, "check", "error", "Corrupt"})
 	}
 	return out, nil
 }
 
-// checkTableNames reads the [db.]table names of CHECK TABLE (or TABLES)
-// name, ... [options].
-func checkTableNames(query string) ([][2]string, error) {
+// maintenanceNames reads the [db.]table names of a maintenance statement
+// (OP [LOCAL | NO_WRITE_TO_BINLOG] TABLE | TABLES name, ... [options]),
+// and its options, lower-case.
+func maintenanceNames(query string) ([][2]string, map[string]bool, error) {
 	tkn := ast.NewStringTokenizer(query)
-	tkn.Scan() // CHECK
-	tkn.Scan() // TABLE or TABLES
+	tkn.Scan() // the op
+	if _, val := tkn.Scan(); !strings.EqualFold(string(val), "table") && !strings.EqualFold(string(val), "tables") {
+		tkn.Scan() // LOCAL or NO_WRITE_TO_BINLOG, then TABLE
+	}
 	var names [][2]string
+	opts := map[string]bool{}
 	syntax := func() error {
 		return mysql.NewSQLError(mysql.ERParseError, mysql.SSClientError, "You have an error in your SQL syntax near '%s'", query)
 	}
+	name := func(typ int, val []byte) bool { return typ == ast.ID || typ >= 256 && len(val) > 0 }
 	for {
 		typ, val := tkn.Scan()
-		if typ != ast.ID && !(typ >= 256 && len(val) > 0) {
-			return nil, syntax()
+		if !name(typ, val) {
+			return nil, nil, syntax()
 		}
-		name := [2]string{"", string(val)}
+		n := [2]string{"", string(val)}
 		typ, val = tkn.Scan()
 		if typ == '.' {
 			typ, val = tkn.Scan()
-			if typ != ast.ID && !(typ >= 256 && len(val) > 0) {
-				return nil, syntax()
+			if !name(typ, val) {
+				return nil, nil, syntax()
 			}
-			name = [2]string{name[1], string(val)}
+			n = [2]string{n[1], string(val)}
 			typ, val = tkn.Scan()
 		}
-		names = append(names, name)
+		names = append(names, n)
 		if typ == ',' {
 			continue
 		}
-		// The options, then the end.
 		for typ != 0 && typ != ';' {
-			if typ != ast.FOR && !isCheckOption(val) {
-				return nil, syntax()
+			w := strings.ToLower(string(val))
+			if typ != ast.FOR && !maintenanceOptions[w] {
+				return nil, nil, syntax()
 			}
+			opts[w] = true
 			typ, val = tkn.Scan()
 		}
-		return names, nil
+		return names, opts, nil
 	}
 }
 
-// isCheckOption says whether val is one of CHECK TABLE's options (UPGRADE
-// after FOR).
-func isCheckOption(val []byte) bool {
-	switch strings.ToLower(string(val)) {
-	case "fast", "medium", "changed", "upgrade", "quick", "extended":
-		return true
-	}
-	return false
+// maintenanceOptions are the words that may follow the names (UPGRADE
+// after FOR; USE_FRM is REPAIR's).
+var maintenanceOptions = map[string]bool{
+	"quick": true, "fast": true, "medium": true, "extended": true, "changed": true,
+	"upgrade": true, "use_frm": true,
 }
 
-// mayRead says whether the session's account holds SELECT on table name
-// of db (globally, on the database or on the table).
-func (s *Session) mayRead(ctx *sql.Context, db, name string) bool {
+// mayMaintain refuses op on table name of db unless the session's
+// account holds SELECT on it (and INSERT, but for CHECK and CHECKSUM),
+// globally, on the database or on the table.
+func (s *Session) mayMaintain(ctx *sql.Context, op, db, name string) error {
 	mdb := s.eng.GMS.Analyzer.Catalog.MySQLDb
 	if !mdb.Enabled() {
-		return true
+		return nil
 	}
 	set := s.privileges(ctx)
 	dbSet := set.Database(db)
-	return set.Has(sql.PrivilegeType_Select) || dbSet.Has(sql.PrivilegeType_Select) ||
-		dbSet.Table(name).Has(sql.PrivilegeType_Select)
+	has := func(p sql.PrivilegeType) bool {
+		return set.Has(p) || dbSet.Has(p) || dbSet.Table(name).Has(p)
+	}
+	need := []sql.PrivilegeType{sql.PrivilegeType_Select}
+	if op != "check" && op != "checksum" {
+		need = append(need, sql.PrivilegeType_Insert)
+	}
+	for _, p := range need {
+		if !has(p) {
+			c := ctx.Session.Client()
+			return mysql.NewSQLError(mysqlerr.TableAccessDenied, "42000", "%s command denied to user '%s'@'%s' for table '%s'",
+				strings.ToUpper(p.String()), c.User, c.Address, name)
+		}
+	}
+	return nil
 }

@@ -2,7 +2,9 @@ package storage
 
 import (
 	"bytes"
+	"context"
 	"fmt"
+	"hash/crc32"
 
 	"github.com/lockstepdb/lockstep/internal/row"
 )
@@ -110,4 +112,30 @@ func checkEntries(r Reader, t *Table, i int, report func(string, ...any) bool) (
 		}
 	}
 	return true, it.Error()
+}
+
+// ChecksumTable is CHECKSUM TABLE's value for t as r reads it: the sum,
+// modulo 2^64, of the CRC-32 of each row's image. It depends only on the
+// rows' values and columns (not on their keys, which for a table without
+// a primary key are the server's own), so two Lockstep servers with the
+// same rows give the same value; MySQL's is computed over its own record
+// format and differs.
+func ChecksumTable(r Reader, t *Table) (uint64, error) {
+	it, err := r.NewIter(t.PrimaryPrefix(), row.PrefixEnd(t.PrimaryPrefix()))
+	if err != nil {
+		return 0, err
+	}
+	defer it.Close()
+	var sum uint64
+	for ok := it.First(); ok; ok = it.Next() {
+		sum += uint64(crc32.ChecksumIEEE(it.Value()))
+	}
+	return sum, it.Error()
+}
+
+// CompactTable compacts the store's range of table t (OPTIMIZE TABLE):
+// its rows and indexes are rewritten without the versions and deletions
+// that compaction drops.
+func (e *Engine) CompactTable(ctx context.Context, t *Table) error {
+	return e.db.Compact(ctx, t.TablePrefix(), row.PrefixEnd(t.TablePrefix()), true)
 }
