@@ -358,6 +358,13 @@ func TestMariadbCLI(t *testing.T) {
 	if pl, err := tool(t, time.Minute, admin, "-h127.0.0.1", fmt.Sprintf("-P%d", s.port), "-uroot", "processlist").CombinedOutput(); err != nil || !strings.Contains(string(pl), "show processlist") {
 		t.Fatalf("mariadb-admin processlist: %v\n%s", err, pl)
 	}
+	if fl, err := tool(t, time.Minute, admin, "-h127.0.0.1", fmt.Sprintf("-P%d", s.port), "-uroot", "flush-status").CombinedOutput(); err != nil {
+		t.Fatalf("mariadb-admin flush-status: %v\n%s", err, fl)
+	}
+	out, err = run("SELECT 1; SELECT 2; FLUSH STATUS; SHOW SESSION STATUS LIKE 'Com_select'")
+	if err != nil || out != "1\n2\nCom_select\t0" {
+		t.Fatalf("FLUSH STATUS resets the session's counters: %v\n%s", err, out)
+	}
 	// CHECK TABLE (and mariadb-check, which sends it for every table):
 	// indexes verified against rows; a missing table answered in MySQL's
 	// rows.

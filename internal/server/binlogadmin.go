@@ -136,7 +136,12 @@ var flushStatement = regexp.MustCompile(`(?is)^\s*flush\s+(?:(?:no_write_to_binl
 //     (there is no general log), ENGINE LOGS (the store's durability is
 //     the binlog's), HOSTS (no host is ever blocked), USER_RESOURCES (no
 //     account limits are kept) and OPTIMIZER_COSTS have nothing to do.
-//   - RELAY LOGS and STATUS are refused (1235) rather than ignored.
+//   - STATUS resets the session's status variables (their counts are in
+//     the global ones already), sets Max_used_connections to the
+//     connections open now and, on a cluster member, starts the flow
+//     control counters (wsrep_flow_control_paused and the others) again,
+//     as in MySQL and Galera.
+//   - RELAY LOGS is refused (1235) rather than ignored.
 func (s *Server) flush(c *mysql.Conn, query string) (handled bool, err error) {
 	m := flushStatement.FindStringSubmatch(query)
 	if m == nil {
@@ -156,9 +161,9 @@ func (s *Server) flush(c *mysql.Conn, query string) (handled bool, err error) {
 				return true, mysql.NewSQLError(mysql.ERNotSupportedYet, "42000", "This version of Lockstep doesn't yet support 'FLUSH %s' together with other options: flush it alone", strings.ToUpper(o))
 			}
 			return false, nil // go-mysql-server's
-		case "relay_logs", "status":
+		case "relay_logs":
 			return true, mysql.NewSQLError(mysql.ERNotSupportedYet, "42000", "This version of Lockstep doesn't yet support 'FLUSH %s'", strings.ToUpper(strings.ReplaceAll(o, "_", " ")))
-		case "logs", "binary_logs", "slow_logs", "error_logs", "general_logs", "engine_logs", "hosts", "user_resources", "optimizer_costs":
+		case "logs", "binary_logs", "slow_logs", "error_logs", "general_logs", "engine_logs", "hosts", "user_resources", "optimizer_costs", "status":
 		default:
 			return false, nil // not a FLUSH this knows: go-mysql-server's error
 		}
@@ -181,6 +186,8 @@ func (s *Server) flush(c *mysql.Conn, query string) (handled bool, err error) {
 			s.closeSlowLog()
 		case "slow_logs":
 			s.closeSlowLog()
+		case "status":
+			s.flushStatus(c)
 		}
 	}
 	return true, nil
@@ -294,5 +301,23 @@ func (s *Server) expireLogs(stop <-chan struct{}) {
 		if err := s.purgeBefore(time.Now().Add(-time.Duration(secs) * time.Second)); err != nil {
 			s.log.Warn("binlog expiry failed", "err", err)
 		}
+	}
+}
+
+// flushStatus is FLUSH STATUS (see flush).
+func (s *Server) flushStatus(c *mysql.Conn) {
+	if ctx, ok := s.sql.SessionContext(c.ConnectionID); ok {
+		for name, v := range ctx.Session.GetAllStatusVariables(ctx) {
+			if _, isCount := v.Value().(uint64); isCount {
+				ctx.Session.SetStatusVariable(ctx, name, uint64(0))
+			}
+		}
+	}
+	if r, ok := sql.StatusVariables.(*statusRegistry); ok {
+		_, threads, _ := r.GetGlobal("Threads_connected")
+		r.SetGlobal("Max_used_connections", threads)
+	}
+	if s.member != nil {
+		s.member.ResetFlowStats()
 	}
 }
