@@ -163,6 +163,15 @@ func (g GTIDSet) MaxGNO(u UUID) uint64 {
 	return ivs[len(ivs)-1].End - 1
 }
 
+// Of returns the set's transactions of server u.
+func (g GTIDSet) Of(u UUID) GTIDSet {
+	var o GTIDSet
+	if ivs := g.m[u]; len(ivs) > 0 {
+		o.m = map[UUID][]Interval{u: slices.Clone(ivs)}
+	}
+	return o
+}
+
 // Clone returns a deep copy.
 func (g GTIDSet) Clone() GTIDSet {
 	c := GTIDSet{m: make(map[UUID][]Interval, len(g.m))}

@@ -236,20 +236,30 @@ func (d *dumper) resolveStart() error {
 	return nil
 }
 
-// refuseDivergent refuses a replica (by GTID) that has transactions this
-// source does not, under any server UUID but the source's own (which
-// resolveGTID refuses with MySQL's message). MySQL replicates such a
-// replica and leaves them on it alone: after a failover, the old primary
-// rejoins the promoted replica with the transactions it committed but
-// never sent, and the two differ silently from then on. Here it is told
-// which transactions those are, and that it must be provisioned again (or
-// the transactions be accounted for on the source).
+// refuseDivergent refuses a replica (by GTID) that is ahead of this
+// source in a server's history the source shares: it has transactions of
+// a server UUID the source has transactions of too, and the source lacks
+// them. (The source's own UUID is resolveGTID's, with MySQL's message.)
+// After a failover the old primary comes back with the transactions it
+// committed but never sent; MySQL replicates it and leaves them on it
+// alone, and the two differ silently from then on. Here it is told which
+// transactions those are. Transactions of a UUID the source has none of
+// are the replica's own writes (a row fixed by hand after error 1032, an
+// account made on it): MySQL keeps replicating with them, and so does
+// Lockstep.
 func (d *dumper) refuseDivergent(have binlog.GTIDSet) error {
-	extra := have.Subtract(d.s.executed())
-	if extra.IsEmpty() || extra.MaxGNO(d.s.uuid) > 0 {
+	executed := d.s.executed()
+	extra := have.Subtract(executed)
+	var shared binlog.GTIDSet
+	for _, u := range extra.UUIDs() {
+		if u != d.s.uuid && executed.MaxGNO(u) > 0 {
+			shared.AddSet(extra.Of(u))
+		}
+	}
+	if shared.IsEmpty() {
 		return nil
 	}
-	return fatal("The replica has transactions this source does not have: '%s'. They were committed on the replica or on a former source and never reached this one (after a failover: the old source's last transactions, never acknowledged); replicating would leave the two servers different. Provision the replica again from this source, or, to keep those transactions, apply them here first.", extra.String())
+	return fatal("The replica has transactions this source does not have: '%s'. They continue a server's history the source has part of (after a failover: the old source's last transactions, never acknowledged), so the two servers would differ. Provision the replica again from this source, or, to keep those transactions, apply them here first.", shared.String())
 }
 
 // resolveGTID finds the newest file whose Previous_gtids the replica has

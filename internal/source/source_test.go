@@ -278,9 +278,11 @@ func TestDumpErrors(t *testing.T) {
 	f.commit(false, 0)
 	var ahead, other binlog.GTIDSet
 	ahead.AddRange(testSID, 1, 10)
-	// A former source's transaction this source never received.
+	// A former source's transactions this source received part of.
+	former := binlog.UUID{9, 9, 9}
+	f.gtid.AddRange(former, 1, 3)
 	other.AddRange(testSID, 1, 1)
-	other.AddRange(binlog.UUID{9, 9, 9}, 1, 3)
+	other.AddRange(former, 1, 5)
 	cases := []struct {
 		req  Request
 		want string
@@ -290,7 +292,15 @@ func TestDumpErrors(t *testing.T) {
 		{Request{File: "binlog.000001", Pos: 2}, "position < 4"},
 		{Request{File: "binlog.000001", Pos: 4, Checksum: checksumTestUndeclared}, "checksum"},
 		{Request{GTIDs: &ahead}, "more GTIDs than the master"},
-		{Request{GTIDs: &other}, "transactions this source does not have: '09090900-0000-0000-0000-000000000000:1-2'"},
+		{Request{GTIDs: &other}, "transactions this source does not have: '09090900-0000-0000-0000-000000000000:3-4'"},
+	}
+	// The replica's own transactions (a server the source has none of)
+	// are no divergence: the dump goes on.
+	var own binlog.GTIDSet
+	own.AddRange(testSID, 1, 2)
+	own.AddRange(binlog.UUID{7, 7, 7}, 1, 4)
+	if p := f.dump(Request{GTIDs: &own}).next(false); p.err != nil {
+		t.Fatalf("a replica with its own transactions: %+v", p.err)
 	}
 	for _, c := range cases {
 		cl := f.dump(c.req)
