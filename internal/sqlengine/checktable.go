@@ -60,6 +60,16 @@ var maintenanceOps = map[string]string{
 // MaintenanceOp returns the table maintenance statement query is ("check",
 // "checksum", "analyze", "optimize" or "repair"), or "" if none.
 func MaintenanceOp(query string) string {
+	// Every statement passes here: the first word decides, without the
+	// tokenizer, for all but these.
+	q := strings.TrimLeft(query, " \t\r\n")
+	end := 0
+	for end < len(q) && end < 9 && (q[end]|0x20 >= 'a' && q[end]|0x20 <= 'z') {
+		end++
+	}
+	if maintenanceOps[strings.ToLower(q[:end])] == "" {
+		return ""
+	}
 	tkn := ast.NewStringTokenizer(query)
 	_, val := tkn.Scan()
 	op := maintenanceOps[strings.ToLower(string(val))]
