@@ -33,7 +33,6 @@ var goSQLDriverKnown = map[string]string{
 	"TestMultiResultSet":            "stored procedures are refused (1235)",
 	"TestErrorInMultiResult":        "stored procedures are refused (1235)",
 	"TestRowsColumnTypes":           "FLOAT(7,4) columns are refused (1235): go-mysql-server would keep neither the rounding nor the range",
-	"TestConnectionAttributes":      "performance_schema.session_account_connect_attrs is missing: vitess reads the handshake's connection attributes and drops them",
 }
 
 // goSQLDriverSkipped are left out of the run: they test the client alone

@@ -391,6 +391,7 @@ func (h *handler) ConnectionClosed(c *mysql.Conn) {
 	h.s.sessionClosed(c)
 	h.s.sql.ReleaseReadLock(c.ConnectionID)
 	h.s.gtidNext.Delete(c.ConnectionID)
+	h.s.connAttrs.m.Delete(c.ConnectionID)
 	h.fast.forget(c.ConnectionID)
 	h.Handler.ConnectionClosed(c)
 }
@@ -410,6 +411,9 @@ func (h *handler) ConnectionAuthenticated(c *mysql.Conn) error {
 			return err
 		}
 		w.connID = c.ConnectionID
+		if w.attrs != nil {
+			h.s.connAttrs.m.Store(c.ConnectionID, w.attrs)
+		}
 		w.authed.Store(true)
 		if err := h.Handler.ConnectionAuthenticated(c); err != nil {
 			return err

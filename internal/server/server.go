@@ -53,18 +53,20 @@ type Server struct {
 	slow    slowLog    // the slow query log (slowlog.go)
 	// digests is performance_schema's summary of statements by digest
 	// (statements.go), nil with --performance-schema=OFF.
-	digests  *digest.Summary
-	traffic  trafficStats
-	sql      *sqlengine.Engine
-	listener *gmsserver.Server
-	mariadb  *gmsserver.Server // --mariadb-port, or nil
-	addr     string
-	log      *slog.Logger
-	stop     chan struct{}
-	http     *http.Server
-	httpAddr string
-	source   *source.Source
-	wire     *wireListener
+	digests *digest.Summary
+	// connAttrs are the open connections' attributes (connattrs.go).
+	connAttrs connAttrsOf
+	traffic   trafficStats
+	sql       *sqlengine.Engine
+	listener  *gmsserver.Server
+	mariadb   *gmsserver.Server // --mariadb-port, or nil
+	addr      string
+	log       *slog.Logger
+	stop      chan struct{}
+	http      *http.Server
+	httpAddr  string
+	source    *source.Source
+	wire      *wireListener
 	// tls is what clients are offered (nil: --ssl=OFF), from tlsFiles;
 	// auth checks logins (auth.go).
 	tls       *tls.Config
@@ -263,6 +265,7 @@ func StartContext(ctx context.Context, cfg Config, log *slog.Logger) (_ *Server,
 	s.registerPerformanceSchema()
 	s.registerDigestTable()
 	s.registerProcessTables()
+	s.registerConnAttrsTables()
 	s.registerGroupTables()
 	s.registerFunctions()
 	s.registerClusterFunctions()

@@ -238,6 +238,8 @@ type wireConn struct {
 	execTimeout atomic.Int64
 	syncMask    atomic.Int64
 	interactive bool
+	// attrs are the connection attributes of the handshake response.
+	attrs []connAttr
 	// stmts are this connection's prepared statements, counted in
 	// l.prepared (its own goroutine only; see prepared.go).
 	stmts map[uint32]string // id -> the SQL layer's key for it
@@ -403,9 +405,13 @@ func (c *wireConn) nextPacket() error {
 		}
 		seq = c.phase.fromClient(seq)
 		if seq == 1 && !wasCont {
-			// The handshake response: remember CLIENT_INTERACTIVE.
+			// The handshake response: remember CLIENT_INTERACTIVE and the
+			// connection attributes (connattrs.go).
 			if b, err := c.r.Peek(8); err == nil {
 				c.interactive = binary.LittleEndian.Uint32(b[4:])&clientInteractive != 0
+			}
+			if b, err := c.r.Peek(4 + size); err == nil {
+				c.attrs = parseConnAttrs(b[4:])
 			}
 		}
 	}
