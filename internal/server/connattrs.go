@@ -15,6 +15,7 @@ import (
 	"github.com/dolthub/go-mysql-server/sql"
 	"github.com/dolthub/go-mysql-server/sql/types"
 	"github.com/dolthub/vitess/go/sqltypes"
+	"github.com/lockstepdb/lockstep/internal/binlog"
 )
 
 // Capability flags of the handshake response that decide its layout.
@@ -95,32 +96,14 @@ func parseConnAttrs(p []byte) []connAttr {
 
 // readLenenc reads a length-encoded integer at *pos.
 func readLenenc(p []byte, pos *int) (uint64, bool) {
-	if *pos >= len(p) {
+	if *pos > len(p) {
 		return 0, false
 	}
-	b := p[*pos]
-	size := 0
-	switch {
-	case b < 0xfb:
-		*pos++
-		return uint64(b), true
-	case b == 0xfc:
-		size = 2
-	case b == 0xfd:
-		size = 3
-	case b == 0xfe:
-		size = 8
-	default:
+	v, n, err := binlog.ReadPackedInt(p[*pos:])
+	if err != nil {
 		return 0, false
 	}
-	if *pos+1+size > len(p) {
-		return 0, false
-	}
-	var v uint64
-	for i := size; i > 0; i-- {
-		v = v<<8 | uint64(p[*pos+i])
-	}
-	*pos += 1 + size
+	*pos += n
 	return v, true
 }
 

@@ -107,6 +107,12 @@ func (s *Server) registerDigestTable() {
 		u64("QUERY_SAMPLE_TIMER_WAIT"),
 	)
 	s.sql.AddTruncatableSystemTable("performance_schema", "events_statements_summary_by_digest", sch, func(*sql.Context) ([]sql.Row, error) {
+		seen := func(t time.Time) time.Time {
+			if t.IsZero() {
+				return zeroTimestamp
+			}
+			return t.UTC()
+		}
 		var rows []sql.Row
 		for _, r := range s.digests.Rows() {
 			var schema, dig, text, sample any
@@ -124,12 +130,6 @@ func (s *Server) registerDigestTable() {
 				r.SumLockTime, r.Errors, r.Warnings, r.Affected, r.Sent, r.Examined}
 			for range zero {
 				row = append(row, uint64(0))
-			}
-			seen := func(t time.Time) time.Time {
-				if t.IsZero() {
-					return zeroTimestamp
-				}
-				return t.UTC()
 			}
 			row = append(row, seen(r.FirstSeen), seen(r.LastSeen), r.Q95, r.Q99, r.Q999, sample, seen(r.SampleSeen), r.SampleWait)
 			rows = append(rows, row)

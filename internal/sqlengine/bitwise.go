@@ -64,7 +64,9 @@ const bitFunctionPrefix = "bitwise "
 
 // rewriteBitOperators turns st's bit operators into bitwiseOp calls.
 func rewriteBitOperators(st ast.SQLNode, query string) {
-	if st == nil || !strings.ContainsAny(query, "&|^~<>") {
+	// Comparisons (< and >) are in most statements: only the shifts'
+	// doubled signs send the statement through the walk of its tree.
+	if st == nil || !strings.ContainsAny(query, "&|^~") && !strings.Contains(query, "<<") && !strings.Contains(query, ">>") {
 		return
 	}
 	rewriteExprs(st, func(e ast.Expr) ast.Expr {

@@ -67,7 +67,7 @@ func checkDropTables(ctx *sql.Context, st ast.Statement) error {
 		if _, ok := s.tempTable(db, name); ok {
 			continue
 		}
-		if !s.mayDrop(ctx, db, name) {
+		if !s.holdsOnTable(ctx, sql.PrivilegeType_Drop, db, name) {
 			return nil
 		}
 		missing = append(missing, db+"."+name)
@@ -88,15 +88,14 @@ func isSystemDatabase(db string) bool {
 	return false
 }
 
-// mayDrop says whether the session's account holds DROP on table name of
-// db (globally, on the database or on the table).
-func (s *Session) mayDrop(ctx *sql.Context, db, name string) bool {
+// holdsOnTable says whether the session's account holds priv on table
+// name of db (globally, on the database or on the table).
+func (s *Session) holdsOnTable(ctx *sql.Context, priv sql.PrivilegeType, db, name string) bool {
 	mdb := s.eng.GMS.Analyzer.Catalog.MySQLDb
 	if !mdb.Enabled() {
 		return true
 	}
 	set := s.privileges(ctx)
 	dbSet := set.Database(db)
-	return set.Has(sql.PrivilegeType_Drop) || dbSet.Has(sql.PrivilegeType_Drop) ||
-		dbSet.Table(name).Has(sql.PrivilegeType_Drop)
+	return set.Has(priv) || dbSet.Has(priv) || dbSet.Table(name).Has(priv)
 }

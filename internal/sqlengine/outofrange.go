@@ -82,15 +82,9 @@ func (r *rangeChecked) Eval(ctx *sql.Context, row sql.Row) (any, error) {
 	if err != nil || v == nil {
 		return v, err
 	}
-	cv, inRange, err := r.typ.Convert(ctx, v)
-	if err != nil {
-		if cv, err = decimalLimit(r.typ, v, err); err != nil {
-			return v, nil // go-mysql-server's SetField converts and reports
-		}
-	} else if inRange == sql.InRange {
-		return v, nil
-	} else {
-		cv = nearestInRange(r.typ, cv, inRange)
+	cv, past := pastRange(ctx, r.typ, v)
+	if !past {
+		return v, nil // go-mysql-server's SetField converts (and reports)
 	}
 	s := sessionOf(ctx)
 	if s == nil {
@@ -104,6 +98,21 @@ func (r *rangeChecked) Eval(ctx *sql.Context, row sql.Row) (any, error) {
 		return nil, err
 	}
 	return cv, nil
+}
+
+// pastRange says whether v is past the range of a column of type typ,
+// and if so gives the nearest value in range, which MySQL stores when it
+// does not fail the statement.
+func pastRange(ctx *sql.Context, typ sql.Type, v any) (any, bool) {
+	cv, inRange, err := typ.Convert(ctx, v)
+	if err != nil {
+		cv, err = decimalLimit(typ, v, err)
+		return cv, err == nil
+	}
+	if inRange == sql.InRange {
+		return nil, false
+	}
+	return nearestInRange(typ, cv, inRange), true
 }
 
 // outOfRange is the statement's error for a number past column's range
@@ -235,15 +244,9 @@ func (it *rangedRows) Next(ctx *sql.Context) (sql.Row, error) {
 			}
 			continue
 		}
-		cv, inRange, err := col.Type.Convert(ctx, v)
-		if err != nil {
-			if cv, err = decimalLimit(col.Type, v, err); err != nil {
-				continue // go-mysql-server converts and reports
-			}
-		} else if inRange == sql.InRange {
-			continue
-		} else {
-			cv = nearestInRange(col.Type, cv, inRange)
+		cv, past := pastRange(ctx, col.Type, v)
+		if !past {
+			continue // go-mysql-server converts (and reports)
 		}
 		if err := outOfRange(ctx, col.Name, it.n); err != nil {
 			return nil, err

@@ -13,24 +13,8 @@ import (
 // entry lost, one more than the rows account for, and one pointing to
 // another row are each found and named.
 func TestCheckTable(t *testing.T) {
-	e := open(t)
-	if err := catalog(t, e, &CatalogChange{Op: "create_db", DB: &DatabaseDef{Name: "d"}}); err != nil {
-		t.Fatal(err)
-	}
-	def := &TableDef{ID: e.NewTableID(), DB: "d", Name: "t", Columns: cols, PK: []int{0},
-		Indexes: []IndexDef{{ID: 1, Name: "k", Columns: []int{1}}, {ID: 2, Name: "uc", Columns: []int{2}, Unique: true}}}
-	if err := catalog(t, e, &CatalogChange{Op: "create_table", Table: def}); err != nil {
-		t.Fatal(err)
-	}
-	tab, _ := e.Table("d", "t")
-	b := e.NewBatch()
-	if err := e.ApplyRowEvent(b, ownWrites{}, binlog.WriteRowsEventV2, rowsEvent(t, tab, binlog.WriteRowsEventV2,
-		[]row.Value{int64(1), int64(10), "a"}, []row.Value{int64(2), nil, "b"}, []row.Value{int64(3), int64(10), "c"})); err != nil {
-		t.Fatal(err)
-	}
-	if err := e.Apply([]*Batch{b}, []binlog.Position{{File: 1, Pos: 200}}, true); err != nil {
-		t.Fatal(err)
-	}
+	e, tab := tableWithRows(t, []IndexDef{{ID: 1, Name: "k", Columns: []int{1}}, {ID: 2, Name: "uc", Columns: []int{2}, Unique: true}},
+		[]row.Value{int64(1), int64(10), "a"}, []row.Value{int64(2), nil, "b"}, []row.Value{int64(3), int64(10), "c"})
 	check := func() []string {
 		t.Helper()
 		p, err := CheckTable(e.Latest(), tab, 10)
@@ -73,22 +57,7 @@ func TestCheckTable(t *testing.T) {
 // they were written in; one value changed gives another.
 func TestChecksumTable(t *testing.T) {
 	sum := func(rows ...[]row.Value) uint64 {
-		e := open(t)
-		if err := catalog(t, e, &CatalogChange{Op: "create_db", DB: &DatabaseDef{Name: "d"}}); err != nil {
-			t.Fatal(err)
-		}
-		def := &TableDef{ID: e.NewTableID(), DB: "d", Name: "t", Columns: cols, PK: []int{0}}
-		if err := catalog(t, e, &CatalogChange{Op: "create_table", Table: def}); err != nil {
-			t.Fatal(err)
-		}
-		tab, _ := e.Table("d", "t")
-		b := e.NewBatch()
-		if err := e.ApplyRowEvent(b, ownWrites{}, binlog.WriteRowsEventV2, rowsEvent(t, tab, binlog.WriteRowsEventV2, rows...)); err != nil {
-			t.Fatal(err)
-		}
-		if err := e.Apply([]*Batch{b}, []binlog.Position{{File: 1, Pos: 200}}, true); err != nil {
-			t.Fatal(err)
-		}
+		e, tab := tableWithRows(t, nil, rows...)
 		v, err := ChecksumTable(e.Latest(), tab)
 		if err != nil {
 			t.Fatal(err)
@@ -102,4 +71,27 @@ func TestChecksumTable(t *testing.T) {
 	if x, y := sum(a, b), sum(a, []row.Value{int64(2), nil, "c"}); x == y {
 		t.Fatalf("different rows, one checksum %d", x)
 	}
+}
+
+// tableWithRows is a store with table d.t (cols, with indexes) holding
+// rows, written through replay.
+func tableWithRows(t *testing.T, indexes []IndexDef, rows ...[]row.Value) (*Engine, *Table) {
+	t.Helper()
+	e := open(t)
+	if err := catalog(t, e, &CatalogChange{Op: "create_db", DB: &DatabaseDef{Name: "d"}}); err != nil {
+		t.Fatal(err)
+	}
+	def := &TableDef{ID: e.NewTableID(), DB: "d", Name: "t", Columns: cols, PK: []int{0}, Indexes: indexes}
+	if err := catalog(t, e, &CatalogChange{Op: "create_table", Table: def}); err != nil {
+		t.Fatal(err)
+	}
+	tab, _ := e.Table("d", "t")
+	b := e.NewBatch()
+	if err := e.ApplyRowEvent(b, ownWrites{}, binlog.WriteRowsEventV2, rowsEvent(t, tab, binlog.WriteRowsEventV2, rows...)); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.Apply([]*Batch{b}, []binlog.Position{{File: 1, Pos: 200}}, true); err != nil {
+		t.Fatal(err)
+	}
+	return e, tab
 }

@@ -243,21 +243,12 @@ var maintenanceOptions = map[string]bool{
 // account holds SELECT on it (and INSERT, but for CHECK and CHECKSUM),
 // globally, on the database or on the table.
 func (s *Session) mayMaintain(ctx *sql.Context, op, db, name string) error {
-	mdb := s.eng.GMS.Analyzer.Catalog.MySQLDb
-	if !mdb.Enabled() {
-		return nil
-	}
-	set := s.privileges(ctx)
-	dbSet := set.Database(db)
-	has := func(p sql.PrivilegeType) bool {
-		return set.Has(p) || dbSet.Has(p) || dbSet.Table(name).Has(p)
-	}
 	need := []sql.PrivilegeType{sql.PrivilegeType_Select}
 	if op != "check" && op != "checksum" {
 		need = append(need, sql.PrivilegeType_Insert)
 	}
 	for _, p := range need {
-		if !has(p) {
+		if !s.holdsOnTable(ctx, p, db, name) { // droptables.go
 			c := ctx.Session.Client()
 			return mysql.NewSQLError(mysqlerr.TableAccessDenied, "42000", "%s command denied to user '%s'@'%s' for table '%s'",
 				strings.ToUpper(p.String()), c.User, c.Address, name)
