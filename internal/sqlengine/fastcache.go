@@ -19,7 +19,8 @@ import (
 //
 // The scanner is deliberately narrow: a query with anything it does not
 // fully understand (a comment, a backslash, a quote doubled inside a
-// string, a character set introducer, strings written side by side, a NUL,
+// string, a character set introducer, strings written side by side, a
+// string after an operand (an alias: SELECT c 'name'), a NUL,
 // a bare ? or :, a number that is not a plain integer or has a unary plus)
 // is not normalised at all, and is parsed whole as before. A literal lifted out becomes exactly the bind variable the
 // client-side form of the same statement would send, which the planner
@@ -138,6 +139,9 @@ func normalize(q string, ansiQuotes bool) (shape string, lits []*querypb.BindVar
 			if i > 0 && identByte(q[i-1]) || introducer(out) {
 				return "", nil, false // _utf8mb4'x', _latin1 'x', X'ab', N'x', b'01'
 			}
+			if endsWithOperand(out) {
+				return "", nil, false // an alias (SELECT c 'name'), not a value
+			}
 			j := i + 1
 			for j < len(q) && q[j] != b {
 				if q[j] == '\\' {
@@ -198,32 +202,41 @@ func normalize(q string, ansiQuotes bool) (shape string, lits []*querypb.BindVar
 }
 
 // unaryPlus reports whether the text written so far ends with a unary
-// plus: a '+' (then blanks) after something that cannot end an operand.
+// plus: a '+' that follows no operand (BETWEEN +0, = +5, or the start).
 func unaryPlus(out []byte) bool {
-	j := len(out)
-	for j > 0 && (out[j-1] == ' ' || out[j-1] == '\t' || out[j-1] == '\n' || out[j-1] == '\r') {
-		j--
-	}
-	if j == 0 || out[j-1] != '+' {
+	j := trimBlanks(out)
+	return j > 0 && out[j-1] == '+' && !endsWithOperand(out[:j-1])
+}
+
+// endsWithOperand reports whether the text written so far (blanks aside)
+// ends with an operand: a name or a number (not a keyword: BETWEEN, AND;
+// keywords that are operands, NULL, count as keywords, so that such a
+// statement only skips the cache), a closing parenthesis, a lifted
+// literal, or a quoted identifier or string.
+func endsWithOperand(out []byte) bool {
+	j := trimBlanks(out)
+	if j == 0 {
 		return false
 	}
-	j--
-	for j > 0 && (out[j-1] == ' ' || out[j-1] == '\t' || out[j-1] == '\n' || out[j-1] == '\r') {
-		j--
-	}
-	if j > 0 && identByte(out[j-1]) {
-		// After a word: binary if the word is a name (k+1), unary if it
-		// is a keyword (BETWEEN +0). Keywords that are operands (NULL +
-		// 1) count as unary too: such a statement skips the cache, which
-		// is only slower.
+	if identByte(out[j-1]) {
 		k := j
 		for k > 0 && identByte(out[k-1]) {
 			k--
 		}
 		typ, _ := ast.NewStringTokenizer(string(out[k:j])).Scan()
-		return typ != ast.ID && typ != ast.INTEGRAL
+		return typ == ast.ID || typ == ast.INTEGRAL
 	}
-	return j == 0 || !(out[j-1] == ')' || out[j-1] == '?' || out[j-1] == '`' || out[j-1] == '"' || out[j-1] == '\'')
+	c := out[j-1]
+	return c == ')' || c == '?' || c == '`' || c == '"' || c == '\''
+}
+
+// trimBlanks is the length of out without its trailing blanks.
+func trimBlanks(out []byte) int {
+	j := len(out)
+	for j > 0 && (out[j-1] == ' ' || out[j-1] == '\t' || out[j-1] == '\n' || out[j-1] == '\r') {
+		j--
+	}
+	return j
 }
 
 // adjacentString reports whether another string literal follows (after
@@ -261,10 +274,7 @@ func isDigitsIdent(q string, i int) bool {
 // introducer reports whether the last word written is a character set
 // introducer (_utf8mb4 'x' may have a space before its string).
 func introducer(out []byte) bool {
-	j := len(out)
-	for j > 0 && (out[j-1] == ' ' || out[j-1] == '\t' || out[j-1] == '\n' || out[j-1] == '\r') {
-		j--
-	}
+	j := trimBlanks(out)
 	k := j
 	for k > 0 && identByte(out[k-1]) {
 		k--
