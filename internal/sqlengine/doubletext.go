@@ -121,30 +121,17 @@ func wrapDoubleArgs(ctx *sql.Context, e sql.Expression) (sql.Expression, transfo
 			return e, transform.SameTree, nil
 		}
 	}
-	children := e.Children()
-	var replaced []sql.Expression
-	for i, c := range children {
+	return replaceChildren(ctx, e, func(i int, c sql.Expression) sql.Expression {
 		if _, done := c.(*doubleAsText); done || slices.Contains(skip, i) || !types.IsFloat(c.Type(ctx)) {
-			continue
+			return nil
 		}
-		if replaced == nil {
-			replaced = append([]sql.Expression(nil), children...)
-		}
-		replaced[i] = &doubleAsText{child: c}
-	}
-	if replaced == nil {
-		return e, transform.SameTree, nil
-	}
-	ne, err := e.WithChildren(ctx, replaced...)
-	if err != nil {
-		return nil, transform.SameTree, err
-	}
-	return ne, transform.NewTree, nil
+		return &doubleAsText{valueWrapper: wrap(c)}
+	})
 }
 
 // doubleAsText is a DOUBLE or FLOAT value as MySQL writes it as text.
 type doubleAsText struct {
-	child sql.Expression
+	valueWrapper
 }
 
 var _ sql.Expression = (*doubleAsText)(nil)
@@ -152,22 +139,17 @@ var _ sql.Expression = (*doubleAsText)(nil)
 // doubleTextType is doubleAsText's type: room for -1.2345678901234567e-308.
 var doubleTextType = types.MustCreateStringWithDefaults(sqltypes.VarChar, 24)
 
-func (d *doubleAsText) Resolved() bool                      { return d.child.Resolved() }
-func (d *doubleAsText) IsNullable(ctx *sql.Context) bool    { return d.child.IsNullable(ctx) }
-func (d *doubleAsText) Type(*sql.Context) sql.Type          { return doubleTextType }
-func (d *doubleAsText) Children() []sql.Expression          { return []sql.Expression{d.child} }
-func (d *doubleAsText) String() string                      { return d.child.String() }
-func (d *doubleAsText) DebugString(ctx *sql.Context) string { return sql.DebugString(ctx, d.child) }
+func (d *doubleAsText) Type(*sql.Context) sql.Type { return doubleTextType }
 
 func (d *doubleAsText) WithChildren(_ *sql.Context, children ...sql.Expression) (sql.Expression, error) {
 	if len(children) != 1 {
 		return nil, sql.ErrInvalidChildrenNumber.New(d, len(children), 1)
 	}
-	return &doubleAsText{child: children[0]}, nil
+	return &doubleAsText{valueWrapper: wrap(children[0])}, nil
 }
 
 func (d *doubleAsText) Eval(ctx *sql.Context, r sql.Row) (any, error) {
-	v, err := d.child.Eval(ctx, r)
+	v, err := d.Child.Eval(ctx, r)
 	if err != nil || v == nil {
 		return v, err
 	}

@@ -2,6 +2,7 @@ package sqlengine
 
 import (
 	"github.com/dolthub/go-mysql-server/sql"
+	"github.com/dolthub/go-mysql-server/sql/expression"
 	"github.com/dolthub/go-mysql-server/sql/expression/function/aggregation"
 	"github.com/dolthub/go-mysql-server/sql/transform"
 )
@@ -75,13 +76,29 @@ func correctArgs(ctx *sql.Context, e sql.Expression) (sql.Expression, transform.
 	return e, sameText && sameDouble && sameDiv, err
 }
 
-// replaceChildren is e with each child for which replace returns an
-// expression replaced by it (nil keeps the child), and whether any was.
-func replaceChildren(ctx *sql.Context, e sql.Expression, replace func(sql.Expression) sql.Expression) (sql.Expression, transform.TreeIdentity, error) {
+// valueWrapper is embedded by the expressions put in front of one value
+// to correct it (temporalAs, doubleAsText, strictArithmetic, rangeChecked,
+// exactJSONText): each is resolved, nullable, typed and printed as its
+// child, unless it says otherwise; its Eval and WithChildren are its own.
+type valueWrapper struct{ expression.UnaryExpressionStub }
+
+// wrap is the valueWrapper of child.
+func wrap(child sql.Expression) valueWrapper {
+	return valueWrapper{expression.UnaryExpressionStub{Child: child}}
+}
+
+func (w *valueWrapper) Type(ctx *sql.Context) sql.Type      { return w.Child.Type(ctx) }
+func (w *valueWrapper) String() string                      { return w.Child.String() }
+func (w *valueWrapper) DebugString(ctx *sql.Context) string { return sql.DebugString(ctx, w.Child) }
+
+// replaceChildren is e with each child (the i-th) for which replace
+// returns an expression replaced by it (nil keeps the child), and whether
+// any was.
+func replaceChildren(ctx *sql.Context, e sql.Expression, replace func(i int, c sql.Expression) sql.Expression) (sql.Expression, transform.TreeIdentity, error) {
 	children := e.Children()
 	var replaced []sql.Expression
 	for i, c := range children {
-		r := replace(c)
+		r := replace(i, c)
 		if r == nil {
 			continue
 		}

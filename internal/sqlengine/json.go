@@ -158,27 +158,20 @@ func exactNumbers(doc any, depth int) (any, bool) {
 // document with exact numbers (exactJSON) before go-mysql-server reads
 // it.
 type exactJSONText struct {
-	child sql.Expression
+	valueWrapper
 }
 
 var _ sql.Expression = (*exactJSONText)(nil)
-
-func (e *exactJSONText) Resolved() bool                      { return e.child.Resolved() }
-func (e *exactJSONText) IsNullable(ctx *sql.Context) bool    { return e.child.IsNullable(ctx) }
-func (e *exactJSONText) Type(ctx *sql.Context) sql.Type      { return e.child.Type(ctx) }
-func (e *exactJSONText) Children() []sql.Expression          { return []sql.Expression{e.child} }
-func (e *exactJSONText) String() string                      { return e.child.String() }
-func (e *exactJSONText) DebugString(ctx *sql.Context) string { return sql.DebugString(ctx, e.child) }
 
 func (e *exactJSONText) WithChildren(_ *sql.Context, children ...sql.Expression) (sql.Expression, error) {
 	if len(children) != 1 {
 		return nil, sql.ErrInvalidChildrenNumber.New(e, len(children), 1)
 	}
-	return &exactJSONText{child: children[0]}, nil
+	return &exactJSONText{valueWrapper: wrap(children[0])}, nil
 }
 
 func (e *exactJSONText) Eval(ctx *sql.Context, r sql.Row) (any, error) {
-	v, err := e.child.Eval(ctx, r)
+	v, err := e.Child.Eval(ctx, r)
 	if err != nil || v == nil {
 		return v, err
 	}

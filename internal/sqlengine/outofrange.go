@@ -45,40 +45,33 @@ func checkSetRange(ctx *sql.Context, e sql.Expression) (sql.Expression, bool) {
 	}
 	switch t := gf.Type(ctx); {
 	case types.IsNumber(t):
-		return expression.NewSetField(gf, &rangeChecked{child: sf.RightChild, typ: t, column: gf.Name()}), true
+		return expression.NewSetField(gf, &rangeChecked{valueWrapper: wrap(sf.RightChild), typ: t, column: gf.Name()}), true
 	case types.IsJSON(t):
-		return expression.NewSetField(gf, &exactJSONText{child: sf.RightChild}), true // json.go
+		return expression.NewSetField(gf, &exactJSONText{valueWrapper: wrap(sf.RightChild)}), true // json.go
 	}
 	return nil, false
 }
 
 // rangeChecked is a value about to be stored into a numeric column.
 type rangeChecked struct {
-	child  sql.Expression
+	valueWrapper
 	typ    sql.Type
 	column string
 }
 
 var _ sql.Expression = (*rangeChecked)(nil)
 
-func (r *rangeChecked) Resolved() bool                      { return r.child.Resolved() }
-func (r *rangeChecked) IsNullable(ctx *sql.Context) bool    { return r.child.IsNullable(ctx) }
-func (r *rangeChecked) Type(ctx *sql.Context) sql.Type      { return r.child.Type(ctx) }
-func (r *rangeChecked) Children() []sql.Expression          { return []sql.Expression{r.child} }
-func (r *rangeChecked) String() string                      { return r.child.String() }
-func (r *rangeChecked) DebugString(ctx *sql.Context) string { return sql.DebugString(ctx, r.child) }
-
 func (r *rangeChecked) WithChildren(_ *sql.Context, children ...sql.Expression) (sql.Expression, error) {
 	if len(children) != 1 {
 		return nil, sql.ErrInvalidChildrenNumber.New(r, len(children), 1)
 	}
 	c := *r
-	c.child = children[0]
+	c.Child = children[0]
 	return &c, nil
 }
 
 func (r *rangeChecked) Eval(ctx *sql.Context, row sql.Row) (any, error) {
-	v, err := r.child.Eval(ctx, row)
+	v, err := r.Child.Eval(ctx, row)
 	if err != nil || v == nil {
 		return v, err
 	}

@@ -167,7 +167,7 @@ func isZeroDate(t sql.Type, v any) bool {
 // wrapped: go-mysql-server's nested divisions look at each other to keep
 // their intermediate precision.
 type strictArithmetic struct {
-	child sql.Expression
+	valueWrapper
 }
 
 var _ sql.Expression = (*strictArithmetic)(nil)
@@ -185,7 +185,7 @@ func asStrictArithmetic(e sql.Expression) (*strictArithmetic, bool) {
 	if !isArithmetic(e) {
 		return nil, false
 	}
-	return &strictArithmetic{child: e}, true
+	return &strictArithmetic{valueWrapper: wrap(e)}, true
 }
 
 // wrapArithmeticArgs wraps e's arithmetic children, unless e is arithmetic
@@ -194,7 +194,7 @@ func wrapArithmeticArgs(ctx *sql.Context, e sql.Expression) (sql.Expression, tra
 	if _, done := e.(*strictArithmetic); done || isArithmetic(e) {
 		return e, transform.SameTree, nil
 	}
-	return replaceChildren(ctx, e, func(c sql.Expression) sql.Expression {
+	return replaceChildren(ctx, e, func(_ int, c sql.Expression) sql.Expression {
 		if d, ok := asStrictArithmetic(c); ok {
 			return d
 		}
@@ -202,22 +202,15 @@ func wrapArithmeticArgs(ctx *sql.Context, e sql.Expression) (sql.Expression, tra
 	})
 }
 
-func (d *strictArithmetic) Resolved() bool                      { return d.child.Resolved() }
-func (d *strictArithmetic) IsNullable(ctx *sql.Context) bool    { return d.child.IsNullable(ctx) }
-func (d *strictArithmetic) Type(ctx *sql.Context) sql.Type      { return d.child.Type(ctx) }
-func (d *strictArithmetic) Children() []sql.Expression          { return []sql.Expression{d.child} }
-func (d *strictArithmetic) String() string                      { return d.child.String() }
-func (d *strictArithmetic) DebugString(ctx *sql.Context) string { return sql.DebugString(ctx, d.child) }
-
 func (d *strictArithmetic) WithChildren(_ *sql.Context, children ...sql.Expression) (sql.Expression, error) {
 	if len(children) != 1 {
 		return nil, sql.ErrInvalidChildrenNumber.New(d, len(children), 1)
 	}
-	return &strictArithmetic{child: children[0]}, nil
+	return &strictArithmetic{valueWrapper: wrap(children[0])}, nil
 }
 
 func (d *strictArithmetic) Eval(ctx *sql.Context, r sql.Row) (any, error) {
-	v, err := d.child.Eval(ctx, r)
+	v, err := d.Child.Eval(ctx, r)
 	if err == nil && v == nil {
 		if s := sessionOf(ctx); s != nil && s.strict.err != nil {
 			return nil, s.strict.err

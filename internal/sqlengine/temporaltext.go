@@ -64,12 +64,12 @@ func wrapTemporalArgs(ctx *sql.Context, e sql.Expression) (sql.Expression, trans
 	if !ok {
 		return e, transform.SameTree, nil
 	}
-	return replaceChildren(ctx, e, func(c sql.Expression) sql.Expression {
+	return replaceChildren(ctx, e, func(_ int, c sql.Expression) sql.Expression {
 		t := c.Type(ctx)
 		if !types.IsTime(t) && !types.IsTimespan(t) {
 			return nil
 		}
-		return &temporalAs{child: c, typ: t, number: asNumber}
+		return &temporalAs{valueWrapper: wrap(c), typ: t, number: asNumber}
 	})
 }
 
@@ -104,7 +104,7 @@ var temporalTextType = types.MustCreateStringWithDefaults(sqltypes.VarChar, 26)
 // temporalAs is a DATE, DATETIME, TIMESTAMP or TIME value as text or
 // number.
 type temporalAs struct {
-	child  sql.Expression
+	valueWrapper
 	typ    sql.Type // a sql.DatetimeType, or TIME
 	number bool
 }
@@ -121,12 +121,6 @@ func (t *temporalAs) precision() int {
 
 var _ sql.Expression = (*temporalAs)(nil)
 
-func (t *temporalAs) Resolved() bool                      { return t.child.Resolved() }
-func (t *temporalAs) IsNullable(ctx *sql.Context) bool    { return t.child.IsNullable(ctx) }
-func (t *temporalAs) Children() []sql.Expression          { return []sql.Expression{t.child} }
-func (t *temporalAs) String() string                      { return t.child.String() }
-func (t *temporalAs) DebugString(ctx *sql.Context) string { return sql.DebugString(ctx, t.child) }
-
 func (t *temporalAs) Type(*sql.Context) sql.Type {
 	if !t.number {
 		return temporalTextType
@@ -142,12 +136,12 @@ func (t *temporalAs) WithChildren(_ *sql.Context, children ...sql.Expression) (s
 		return nil, sql.ErrInvalidChildrenNumber.New(t, len(children), 1)
 	}
 	c := *t
-	c.child = children[0]
+	c.Child = children[0]
 	return &c, nil
 }
 
 func (t *temporalAs) Eval(ctx *sql.Context, r sql.Row) (any, error) {
-	v, err := t.child.Eval(ctx, r)
+	v, err := t.Child.Eval(ctx, r)
 	if err != nil || v == nil {
 		return nil, err
 	}
