@@ -52,9 +52,8 @@ type MaintenanceResult struct {
 
 // maintenanceOps are the statements' first words, and the word after
 // them (TABLE or TABLES) makes them one.
-var maintenanceOps = map[string]string{
-	"check": "check", "checksum": "checksum", "analyze": "analyze",
-	"optimize": "optimize", "repair": "repair",
+var maintenanceOps = map[string]bool{
+	"check": true, "checksum": true, "analyze": true, "optimize": true, "repair": true,
 }
 
 // MaintenanceOp returns the table maintenance statement query is ("check",
@@ -67,13 +66,13 @@ func MaintenanceOp(query string) string {
 	for end < len(q) && end < 9 && (q[end]|0x20 >= 'a' && q[end]|0x20 <= 'z') {
 		end++
 	}
-	if maintenanceOps[strings.ToLower(q[:end])] == "" {
+	if !maintenanceOps[strings.ToLower(q[:end])] {
 		return ""
 	}
 	tkn := ast.NewStringTokenizer(query)
 	_, val := tkn.Scan()
-	op := maintenanceOps[strings.ToLower(string(val))]
-	if op == "" {
+	op := strings.ToLower(string(val))
+	if !maintenanceOps[op] {
 		return ""
 	}
 	typ, val := tkn.Scan()

@@ -23,6 +23,16 @@ type systemDBs struct {
 // AddSystemTable registers a read-only table db.name with schema sch whose
 // rows rows returns.
 func (e *Engine) AddSystemTable(db, name string, sch sql.Schema, rows SystemTableFunc) {
+	e.addSystemTable(db, newSystemTable(db, name, sch, rows))
+}
+
+// AddTruncatableSystemTable is AddSystemTable for a table that TRUNCATE
+// TABLE empties by calling reset (performance_schema's summaries).
+func (e *Engine) AddTruncatableSystemTable(db, name string, sch sql.Schema, rows SystemTableFunc, reset func()) {
+	e.addSystemTable(db, &truncatableSystemTable{systemTable: newSystemTable(db, name, sch, rows), reset: reset})
+}
+
+func (e *Engine) addSystemTable(db string, t sql.Table) {
 	e.system.mu.Lock()
 	defer e.system.mu.Unlock()
 	if e.system.dbs == nil {
@@ -33,21 +43,7 @@ func (e *Engine) AddSystemTable(db, name string, sch sql.Schema, rows SystemTabl
 		d = &systemDB{name: db, tables: map[string]sql.Table{}}
 		e.system.dbs[strings.ToLower(db)] = d
 	}
-	for _, c := range sch {
-		c.Source, c.DatabaseSource = name, db
-	}
-	d.tables[strings.ToLower(name)] = &systemTable{name: name, sch: sch, rows: rows}
-}
-
-// AddTruncatableSystemTable is AddSystemTable for a table that TRUNCATE
-// TABLE empties by calling reset (performance_schema's summaries).
-func (e *Engine) AddTruncatableSystemTable(db, name string, sch sql.Schema, rows SystemTableFunc, reset func()) {
-	e.AddSystemTable(db, name, sch, rows)
-	e.system.mu.Lock()
-	defer e.system.mu.Unlock()
-	d := e.system.dbs[strings.ToLower(db)]
-	t := d.tables[strings.ToLower(name)]
-	d.tables[strings.ToLower(name)] = &truncatableSystemTable{systemTable: t.(*systemTable), reset: reset}
+	d.tables[strings.ToLower(t.Name())] = t
 }
 
 func (e *Engine) systemDB(name string) (*systemDB, bool) {
@@ -102,6 +98,14 @@ type systemTable struct {
 }
 
 var _ sql.Table = (*systemTable)(nil)
+
+// newSystemTable is table db.name with schema sch whose rows rows returns.
+func newSystemTable(db, name string, sch sql.Schema, rows SystemTableFunc) *systemTable {
+	for _, c := range sch {
+		c.Source, c.DatabaseSource = name, db
+	}
+	return &systemTable{name: name, sch: sch, rows: rows}
+}
 
 func (t *systemTable) Name() string                   { return t.name }
 func (t *systemTable) String() string                 { return t.name }
