@@ -148,8 +148,7 @@ func (l *wireListener) Accept() (net.Conn, error) {
 // the handshake (as mysqld does: no SQLSTATE yet) and closes it.
 func refuseTooMany(c net.Conn) {
 	msg := "Too many connections"
-	payload := append([]byte{0xff, 0x10, 0x04}, msg...)
-	pkt := append([]byte{byte(len(payload)), 0, 0, 0}, payload...)
+	pkt := packet(0, append([]byte{0xff, 0x10, 0x04}, msg...))
 	_ = c.SetWriteDeadline(time.Now().Add(time.Second))
 	_, _ = c.Write(pkt)
 	_ = c.Close()
@@ -167,8 +166,7 @@ var errPacketTooLarge = errors.New("packet bigger than max_allowed_packet")
 // seconds, and never kept), so that a client still writing it is not cut
 // off before it can read why.
 func (c *wireConn) refuseLargePacket(seq byte, size int) {
-	payload := append([]byte{0xff, 0x81, 0x04}, "#08S01Got a packet bigger than 'max_allowed_packet' bytes"...)
-	pkt := append([]byte{byte(len(payload)), 0, 0, seq}, payload...)
+	pkt := packet(seq, append([]byte{0xff, 0x81, 0x04}, "#08S01Got a packet bigger than 'max_allowed_packet' bytes"...))
 	_ = c.Conn.SetDeadline(time.Now().Add(5 * time.Second))
 	_, _ = c.w.Write(pkt)
 	// Drop this packet and any packets that continue the command.
@@ -464,9 +462,7 @@ func (c *wireConn) nextPacket() error {
 			if _, err := c.r.Discard(4 + size); err != nil {
 				return err
 			}
-			text := c.l.statistics()
-			pkt := []byte{byte(len(text)), byte(len(text) >> 8), byte(len(text) >> 16), 1}
-			_, werr := c.Write(append(pkt, text...))
+			_, werr := c.Write(packet(1, []byte(c.l.statistics())))
 			return werr
 		}
 		if err == nil && first[4] == comProcessKill && size == 5 {
@@ -505,12 +501,17 @@ func (c *wireConn) nextPacket() error {
 	return nil
 }
 
-// commandPacket is a command packet (sequence 0): cmd, then body. body
-// must be shorter than 0xffffff bytes.
+// packet is payload, shorter than 0xffffff bytes, as packet seq: its
+// header, then payload.
+func packet(seq byte, payload []byte) []byte {
+	n := len(payload)
+	return append([]byte{byte(n), byte(n >> 8), byte(n >> 16), seq}, payload...)
+}
+
+// commandPacket is a command packet (sequence 0): cmd, then body, the two
+// shorter than 0xffffff bytes.
 func commandPacket(cmd byte, body string) []byte {
-	n := 1 + len(body)
-	pkt := []byte{byte(n), byte(n >> 8), byte(n >> 16), 0, cmd}
-	return append(pkt, body...)
+	return packet(0, append([]byte{cmd}, body...))
 }
 
 // canonicalDump is the COM_BINLOG_DUMP_GTID packet vitess sees in place of
@@ -520,8 +521,7 @@ func canonicalDump() []byte {
 	payload = binary.LittleEndian.AppendUint32(payload, 0) // server id
 	payload = binary.LittleEndian.AppendUint32(payload, 0) // name length
 	payload = binary.LittleEndian.AppendUint64(payload, 4) // position
-	pkt := []byte{byte(len(payload)), 0, 0, 0}
-	return append(pkt, payload...)
+	return packet(0, payload)
 }
 
 var errBadDump = errors.New("malformed binlog dump command")
