@@ -276,47 +276,29 @@ func TestPyMySQLSuite(t *testing.T) {
 	cmd.Dir = dir
 	out, _ := cmd.CombinedOutput() // failures exit non-zero; the report says which
 	cases := pytestReport(t, report, out)
-	var passed, failed, skipped int
-	var unexpected, fixed []string
-	seen := map[string]bool{}
+	r := suiteResult{seen: map[string]bool{}}
 	for _, c := range cases {
 		// classname is pymysql.tests.[thirdparty.test_MySQLdb.]module.Class
 		parts := strings.Split(c.Class, ".")
 		name := parts[len(parts)-2] + "." + parts[len(parts)-1] + "." + c.Name
-		seen[name] = true
+		r.seen[name] = true
 		_, known := pyMySQLKnown[name]
 		switch {
 		case c.Failure != nil || c.Error != nil:
-			failed++
+			r.failed++
 			if !known {
-				unexpected = append(unexpected, name)
+				r.unexpected = append(r.unexpected, name)
 			}
 		case c.Skipped != nil:
-			skipped++
+			r.skipped++
 		default:
-			passed++
+			r.passed++
 			if known {
-				fixed = append(fixed, name)
+				r.fixed = append(r.fixed, name)
 			}
 		}
 	}
-	if passed < 100 {
-		t.Fatalf("the suite did not run: %d passed\n%s", passed, tailOf(string(out), 4000))
-	}
-	for name := range pyMySQLKnown {
-		if !seen[name] {
-			t.Errorf("known failure %s is not in the suite's report", name)
-		}
-	}
-	sort.Strings(unexpected)
-	sort.Strings(fixed)
-	t.Logf("PyMySQL suite: %d passed, %d failed (all known), %d skipped by the suite", passed, failed, skipped)
-	if len(unexpected) > 0 {
-		t.Errorf("tests that fail and are not known failures: %v\n%s", unexpected, tailOf(string(out), 8000))
-	}
-	if len(fixed) > 0 {
-		t.Errorf("known failures that pass now (remove them from pyMySQLKnown and docs/COMPATIBILITY.md): %v", fixed)
-	}
+	judgeSuite(t, "PyMySQL", r, 100, pyMySQLKnown, "pyMySQLKnown", out)
 }
 
 // pytestCase is one test of a pytest JUnit report.
@@ -343,6 +325,40 @@ func pytestReport(t *testing.T, path string, out []byte) []pytestCase {
 		t.Fatalf("pytest report: %v", err)
 	}
 	return suite.Cases
+}
+
+// suiteResult is what a pytest suite's report says against the suite's
+// known failures: unexpected are the tests that failed and are not known,
+// fixed the known failures that pass now.
+type suiteResult struct {
+	passed, failed, skipped int
+	seen                    map[string]bool
+	unexpected, fixed       []string
+}
+
+// judgeSuite fails t if suite (its output: out) passed fewer than
+// minPassed tests (it did not run), if one of its known failures (known,
+// the variable knownVar) is not in its report, or if r has tests failing
+// unexpectedly or known failures that pass now.
+func judgeSuite(t *testing.T, suite string, r suiteResult, minPassed int, known map[string]string, knownVar string, out []byte) {
+	t.Helper()
+	if r.passed < minPassed {
+		t.Fatalf("the suite did not run: %d passed\n%s", r.passed, tailOf(string(out), 4000))
+	}
+	for name := range known {
+		if !r.seen[name] {
+			t.Errorf("known failure %s is not in the suite's report", name)
+		}
+	}
+	sort.Strings(r.unexpected)
+	sort.Strings(r.fixed)
+	t.Logf("%s suite: %d passed, %d failed (all known), %d skipped by the suite", suite, r.passed, r.failed, r.skipped)
+	if len(r.unexpected) > 0 {
+		t.Errorf("tests that fail and are not known failures: %v\n%s", r.unexpected, tailOf(string(out), 8000))
+	}
+	if len(r.fixed) > 0 {
+		t.Errorf("known failures that pass now (remove them from %s and docs/COMPATIBILITY.md): %v", knownVar, r.fixed)
+	}
 }
 
 func tailOf(s string, n int) string {

@@ -7,7 +7,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
-	"sort"
 	"strings"
 	"testing"
 	"time"
@@ -90,49 +89,31 @@ func TestSQLAlchemySuite(t *testing.T) {
 	// classname is test_suite.<Class>_mysql+pymysql_<server version>;
 	// name is the test, with its parameters in brackets.
 	dialect := regexp.MustCompile(`_mysql\+pymysql_[0-9_]+$`)
-	var passed, failed, skipped int
-	var unexpected, fixed []string
-	seen := map[string]bool{}
+	r := suiteResult{seen: map[string]bool{}}
 	failing := map[string]bool{} // known failures that failed, under some parameters
 	for _, c := range cases {
 		class := dialect.ReplaceAllString(strings.TrimPrefix(c.Class, "test_suite."), "")
 		test := class + "." + strings.SplitN(c.Name, "[", 2)[0]
-		seen[test] = true
+		r.seen[test] = true
 		_, known := sqlAlchemyKnown[test]
 		switch {
 		case c.Failure != nil || c.Error != nil:
-			failed++
+			r.failed++
 			failing[test] = true
 			if !known {
-				unexpected = append(unexpected, c.Class+"."+c.Name)
+				r.unexpected = append(r.unexpected, c.Class+"."+c.Name)
 			}
 		case c.Skipped != nil:
-			skipped++
+			r.skipped++
 		default:
-			passed++
+			r.passed++
 		}
 	}
 	// A known failure is fixed when it failed under no parameters.
 	for name := range sqlAlchemyKnown {
-		if seen[name] && !failing[name] {
-			fixed = append(fixed, name)
+		if r.seen[name] && !failing[name] {
+			r.fixed = append(r.fixed, name)
 		}
 	}
-	if passed < 300 {
-		t.Fatalf("the suite did not run: %d passed\n%s", passed, tailOf(string(out), 4000))
-	}
-	for name := range sqlAlchemyKnown {
-		if !seen[name] {
-			t.Errorf("known failure %s is not in the suite's report", name)
-		}
-	}
-	sort.Strings(unexpected)
-	sort.Strings(fixed)
-	t.Logf("SQLAlchemy suite: %d passed, %d failed (all known), %d skipped by the suite's requirements", passed, failed, skipped)
-	if len(unexpected) > 0 {
-		t.Errorf("tests that fail and are not known failures: %v\n%s", unexpected, tailOf(string(out), 8000))
-	}
-	if len(fixed) > 0 {
-		t.Errorf("known failures that pass now (remove them from sqlAlchemyKnown and docs/COMPATIBILITY.md): %v", fixed)
-	}
+	judgeSuite(t, "SQLAlchemy", r, 300, sqlAlchemyKnown, "sqlAlchemyKnown", out)
 }
