@@ -4,9 +4,7 @@ import (
 	"context"
 	"strconv"
 	"sync"
-	"sync/atomic"
 
-	"github.com/dolthub/vitess/go/sqltypes"
 	querypb "github.com/dolthub/vitess/go/vt/proto/query"
 	ast "github.com/dolthub/vitess/go/vt/sqlparser"
 )
@@ -35,46 +33,111 @@ const (
 	planCacheShape = 4096
 )
 
-// PlanCache maps query shapes to fast plans (nil: not a fast shape).
+// PlanCache maps query shapes to fast plans (nil: not a fast shape). A
+// hit costs no allocation: the shape is scanned into a buffer on the
+// stack and looked up as bytes.
 type PlanCache struct {
-	m sync.Map // cacheKey -> *FastPlan (nil for "not a fast shape")
-	n atomic.Int64
-}
-
-type cacheKey struct {
-	shape      string
-	ansiQuotes bool
+	mu     sync.RWMutex
+	shapes [2]map[string]*FastPlan // with ANSI_QUOTES off, on
+	n      int
 }
 
 // Plan returns the fast plan for a text query and the bind variables its
 // literals became. ok is false when the query is not of a fast shape (or
 // does not parse): run it through GMS.
 func (c *PlanCache) Plan(ctx context.Context, query string, opts ast.ParserOptions) (p *FastPlan, binds map[string]*querypb.BindVariable, ok bool) {
-	shape, lits, norm := normalize(query, opts.AnsiQuotes)
+	var shapeBuf [512]byte
+	var litBuf [8]literal
+	shape, lits, norm := normalize(shapeBuf[:0], litBuf[:0], query, opts.AnsiQuotes)
 	if !norm {
 		return planText(ctx, query, opts)
 	}
-	key := cacheKey{shape: shape, ansiQuotes: opts.AnsiQuotes}
-	if v, hit := c.m.Load(key); hit {
-		p = v.(*FastPlan)
-	} else {
-		p, _, _ = planText(ctx, shape, opts)
-		if c.n.Load() < planCacheSize && len(shape) <= planCacheShape {
-			if _, loaded := c.m.LoadOrStore(key, p); !loaded {
-				c.n.Add(1)
+	quotes := 0
+	if opts.AnsiQuotes {
+		quotes = 1
+	}
+	c.mu.RLock()
+	p, hit := c.shapes[quotes][string(shape)]
+	c.mu.RUnlock()
+	if !hit {
+		key := string(shape)
+		p, _, _ = planText(ctx, key, opts)
+		if len(key) <= planCacheShape {
+			c.mu.Lock()
+			if _, there := c.shapes[quotes][key]; !there && c.n < planCacheSize {
+				if c.shapes[quotes] == nil {
+					c.shapes[quotes] = map[string]*FastPlan{}
+				}
+				c.shapes[quotes][key] = p
+				c.n++
 			}
+			c.mu.Unlock()
 		}
 	}
 	if p == nil {
 		return nil, nil, false
 	}
-	if len(lits) > 0 {
-		binds = make(map[string]*querypb.BindVariable, len(lits))
-		for i, l := range lits {
-			binds["v"+strconv.Itoa(i+1)] = l
+	return p, bindLiterals(lits), true
+}
+
+// A literal lifted out of a query: a string's contents or an integer.
+type literal struct {
+	typ  querypb.Type // VARCHAR, INT64 or UINT64
+	text string       // VARCHAR: the contents, in the query's text
+	i    int64
+	u    uint64
+}
+
+// bindLiterals turns lifted literals into the bind variables v1, v2, ...
+// that the client-side form of the statement would send. Their values
+// share one buffer and the variables one array, so binding costs three
+// allocations however many literals there are.
+func bindLiterals(lits []literal) map[string]*querypb.BindVariable {
+	if len(lits) == 0 {
+		return nil
+	}
+	size := 0
+	for _, l := range lits {
+		if l.typ == querypb.Type_VARCHAR {
+			size += len(l.text)
+		} else {
+			size += 20 // the longest 64-bit integer
 		}
 	}
-	return p, binds, true
+	buf := make([]byte, 0, size)
+	vars := make([]querypb.BindVariable, len(lits))
+	binds := make(map[string]*querypb.BindVariable, len(lits))
+	for i, l := range lits {
+		start := len(buf)
+		switch l.typ {
+		case querypb.Type_INT64:
+			buf = strconv.AppendInt(buf, l.i, 10)
+		case querypb.Type_UINT64:
+			buf = strconv.AppendUint(buf, l.u, 10)
+		default:
+			buf = append(buf, l.text...)
+		}
+		vars[i].Type = l.typ
+		vars[i].Value = buf[start:len(buf):len(buf)]
+		binds[bindName(i)] = &vars[i]
+	}
+	return binds
+}
+
+// bindNames are the names of the first bind variables, made once.
+var bindNames = func() (n [32]string) {
+	for i := range n {
+		n[i] = "v" + strconv.Itoa(i+1)
+	}
+	return n
+}()
+
+// bindName is the name of the i-th (from 0) lifted literal: v1, v2, ...
+func bindName(i int) string {
+	if i < len(bindNames) {
+		return bindNames[i]
+	}
+	return "v" + strconv.Itoa(i+1)
 }
 
 // planText parses one statement and plans it.
@@ -107,11 +170,10 @@ func identByte(b byte) bool {
 	return b == '_' || b == '$' || b >= '0' && b <= '9' || b >= 'a' && b <= 'z' || b >= 'A' && b <= 'Z' || b >= 0x80
 }
 
-// normalize replaces the integer and string literals of q with ? and
-// returns them as bind variables. ok is false when q holds something the
-// scanner does not handle (see the file comment).
-func normalize(q string, ansiQuotes bool) (shape string, lits []*querypb.BindVariable, ok bool) {
-	out := make([]byte, 0, len(q))
+// normalize appends to out the shape of q (its integer and string
+// literals replaced with ?) and to lits those literals. ok is false when
+// q holds something the scanner does not handle (see the file comment).
+func normalize(out []byte, lits []literal, q string, ansiQuotes bool) (shape []byte, _ []literal, ok bool) {
 	for i := 0; i < len(q); {
 		b := q[i]
 		switch {
@@ -119,11 +181,11 @@ func normalize(q string, ansiQuotes bool) (shape string, lits []*querypb.BindVar
 			// NUL: the parser ends a statement at a NUL after a string
 			// but not after a number, so a lifted literal would change
 			// whether the text parses.
-			return "", nil, false
+			return nil, nil, false
 		case b == '-' && i+1 < len(q) && q[i+1] == '-':
-			return "", nil, false
+			return nil, nil, false
 		case b == '/' && i+1 < len(q) && q[i+1] == '*':
-			return "", nil, false
+			return nil, nil, false
 		case b == '`' || (b == '"' && ansiQuotes):
 			// A quoted identifier, copied as is.
 			j := i + 1
@@ -131,28 +193,28 @@ func normalize(q string, ansiQuotes bool) (shape string, lits []*querypb.BindVar
 				j++
 			}
 			if j+1 < len(q) && q[j+1] == b || j >= len(q) {
-				return "", nil, false // a doubled quote, or unterminated
+				return nil, nil, false // a doubled quote, or unterminated
 			}
 			out = append(out, q[i:j+1]...)
 			i = j + 1
 		case b == '\'' || b == '"':
 			if i > 0 && identByte(q[i-1]) || introducer(out) {
-				return "", nil, false // _utf8mb4'x', _latin1 'x', X'ab', N'x', b'01'
+				return nil, nil, false // _utf8mb4'x', _latin1 'x', X'ab', N'x', b'01'
 			}
 			if endsWithOperand(out) {
-				return "", nil, false // an alias (SELECT c 'name'), not a value
+				return nil, nil, false // an alias (SELECT c 'name'), not a value
 			}
 			j := i + 1
 			for j < len(q) && q[j] != b {
 				if q[j] == '\\' {
-					return "", nil, false // an escape sequence
+					return nil, nil, false // an escape sequence
 				}
 				j++
 			}
 			if j >= len(q) || j+1 < len(q) && q[j+1] == b || adjacentString(q[j+1:]) {
-				return "", nil, false // unterminated, doubled quote, or 'a' 'b'
+				return nil, nil, false // unterminated, doubled quote, or 'a' 'b'
 			}
-			lits = append(lits, sqltypes.StringBindVariable(q[i+1:j]))
+			lits = append(lits, literal{typ: querypb.Type_VARCHAR, text: q[i+1 : j]})
 			out = append(out, '?')
 			i = j + 1
 		case b >= '0' && b <= '9' && (i == 0 || !identByte(q[i-1]) && q[i-1] != '.'):
@@ -171,18 +233,18 @@ func normalize(q string, ansiQuotes bool) (shape string, lits []*querypb.BindVar
 					i = k
 					continue
 				}
-				return "", nil, false // 1.5, 1e3, 0x1f
+				return nil, nil, false // 1.5, 1e3, 0x1f
 			}
 			if unaryPlus(out) {
-				return "", nil, false // +5: the parser folds it, +? it does not
+				return nil, nil, false // +5: the parser folds it, +? it does not
 			}
 			lit := q[i:j]
 			if n, err := strconv.ParseInt(lit, 10, 64); err == nil {
-				lits = append(lits, sqltypes.Int64BindVariable(n))
+				lits = append(lits, literal{typ: querypb.Type_INT64, i: n})
 			} else if u, err := strconv.ParseUint(lit, 10, 64); err == nil {
-				lits = append(lits, sqltypes.Uint64BindVariable(u))
+				lits = append(lits, literal{typ: querypb.Type_UINT64, u: u})
 			} else {
-				return "", nil, false
+				return nil, nil, false
 			}
 			out = append(out, '?')
 			i = j
@@ -198,7 +260,7 @@ func normalize(q string, ansiQuotes bool) (shape string, lits []*querypb.BindVar
 			i++
 		}
 	}
-	return string(out), lits, true
+	return out, lits, true
 }
 
 // unaryPlus reports whether the text written so far ends with a unary
