@@ -115,8 +115,8 @@ func adminPrefix(q string) bool {
 	if len(q) < 5 {
 		return false
 	}
-	p := strings.ToLower(q[:5])
-	return p == "flush" || p == "purge" || strings.HasPrefix(p, "show")
+	p := q[:5]
+	return strings.EqualFold(p, "flush") || strings.EqualFold(p, "purge") || strings.EqualFold(p[:4], "show")
 }
 
 // flushStatement is FLUSH [NO_WRITE_TO_BINLOG | LOCAL] option, ...; the

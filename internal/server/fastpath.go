@@ -70,7 +70,7 @@ func (f *fastPath) query(ctx context.Context, h mysql.Handler, c *mysql.Conn, qu
 	}
 	if plan == nil {
 		var ok bool
-		if plan, binds, ok = f.plans.Plan(ctx, query, sqlengine.SQLMode(sctx).ParserOptions()); !ok {
+		if plan, binds, ok = f.plans.Plan(ctx, query, sqlengine.ParserOptions(sctx)); !ok {
 			return false, nil
 		}
 	}

@@ -35,8 +35,13 @@ func replicaPrefix(q string) bool {
 	if len(q) < 5 {
 		return false
 	}
-	p := strings.ToLower(q[:5])
-	return p == "chang" || p == "start" || p == "stop " || p == "reset" || p == "show "
+	p := q[:5]
+	for _, w := range [...]string{"chang", "start", "stop ", "reset", "show "} {
+		if strings.EqualFold(p, w) {
+			return true
+		}
+	}
+	return false
 }
 
 func (s *Server) replicaStatement(c *mysql.Conn, query string) (*sqltypes.Result, bool, error) {

@@ -62,11 +62,13 @@ func MaintenanceOp(query string) string {
 	// Every statement passes here: the first word decides, without the
 	// tokenizer, for all but these.
 	q := strings.TrimLeft(query, " \t\r\n")
+	var word [9]byte
 	end := 0
-	for end < len(q) && end < 9 && (q[end]|0x20 >= 'a' && q[end]|0x20 <= 'z') {
+	for end < len(q) && end < len(word) && (q[end]|0x20 >= 'a' && q[end]|0x20 <= 'z') {
+		word[end] = q[end] | 0x20
 		end++
 	}
-	if !maintenanceOps[strings.ToLower(q[:end])] {
+	if !maintenanceOps[string(word[:end])] {
 		return ""
 	}
 	tkn := ast.NewStringTokenizer(query)

@@ -89,7 +89,7 @@ func (e *Engine) CheckPrepare(connID uint32, query string) (err error) {
 			err = parserPanic(r)
 		}
 	}()
-	st, perr := ast.ParseWithOptions(ctx, query, SQLMode(ctx).ParserOptions())
+	st, perr := ast.ParseWithOptions(ctx, query, ParserOptions(ctx))
 	if perr != nil || st == nil {
 		return nil
 	}

@@ -100,7 +100,7 @@ func (e *Engine) ReadLockStatement(ctx *sql.Context, query string) (handled bool
 		}
 		return false, nil
 	case n >= 3 && toks[0].is("lock") && (toks[1].is("tables") || toks[1].is("table")):
-		st, _, err := ParseOne(ctx, query, SQLMode(ctx).ParserOptions())
+		st, _, err := ParseOne(ctx, query, ParserOptions(ctx))
 		if err != nil {
 			return false, nil // go-mysql-server reports the syntax error
 		}

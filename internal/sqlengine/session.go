@@ -858,7 +858,7 @@ func (p parser) Parse(ctx *sql.Context, query string, multi bool) (ast.Statement
 	query, _ = rewriteDo(query)
 	r, err := withForShare(query, func(q string) (parsed, error) {
 		// GMS's Parse with the session's parsed sql_mode (sqlmode.go).
-		st, pq, rem, err := p.Parser.ParseWithOptions(ctx, q, ';', multi, SQLMode(ctx).ParserOptions())
+		st, pq, rem, err := p.Parser.ParseWithOptions(ctx, q, ';', multi, ParserOptions(ctx))
 		return parsed{st: st, q: pq, rem: rem}, err
 	})
 	if err != nil {
