@@ -34,7 +34,7 @@ package sqlengine
 import (
 	"errors"
 	"math"
-	"sort"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -937,9 +937,10 @@ func (x *fastExec) rows(tx *txn.Txn, mode lock.Mode, fn func(sql.Row) (more bool
 		return err
 	}
 	var scratch []row.Value
+	var slab rowSlab
 	emit := func(img []byte) (bool, error) {
 		x.s.rowsRead.Add(1)
-		r, err := t.toSQLRowSome(img, &scratch, x.want)
+		r, err := t.toSQLRowSome(img, &scratch, x.want, &slab)
 		if err != nil {
 			return false, err
 		}
@@ -1057,24 +1058,87 @@ func (x *fastExec) runSelect(tx *txn.Txn) (*sqltypes.Result, error) {
 			rows = rows[:x.limit]
 		}
 	}
+	// The result's values share one array, and the bytes of its integers
+	// and text one buffer, instead of two allocations a value.
 	res.Rows = make([][]sqltypes.Value, len(rows))
-	for n, r := range rows {
-		out := make([]sqltypes.Value, len(x.proj))
-		for i, c := range x.proj {
-			if r[c] == nil {
-				out[i] = sqltypes.NULL
-				continue
+	vals := make([]sqltypes.Value, len(rows)*len(x.proj))
+	size := 0
+	for _, r := range rows {
+		for _, c := range x.proj {
+			if s, ok := r[c].(string); ok {
+				size += len(s)
+			} else {
+				size += 20 // an integer's digits; other values go elsewhere
 			}
-			v, err := sch[c].Type.SQL(x.ctx, nil, r[c])
-			if err != nil {
+		}
+	}
+	buf := make([]byte, 0, size)
+	rc := x.ctx.GetCharacterSetResults()
+	for n, r := range rows {
+		out := vals[n*len(x.proj) : (n+1)*len(x.proj) : (n+1)*len(x.proj)]
+		for i, c := range x.proj {
+			var err error
+			if out[i], buf, err = appendValue(x.ctx, rc, sch[c].Type, r[c], buf); err != nil {
 				return nil, err
 			}
-			out[i] = v
 		}
 		res.Rows[n] = out
 	}
 	info.FoundRows.Store(int64(len(res.Rows)))
 	return res, nil
+}
+
+// appendValue is typ.SQL(ctx, nil, v), the value as the client receives
+// it, with the bytes of an integer or of utf8mb4 text sent as stored
+// appended to buf (returned grown) instead of allocated on their own. rc
+// is the session's character_set_results.
+func appendValue(ctx *sql.Context, rc sql.CharacterSetID, typ sql.Type, v any, buf []byte) (sqltypes.Value, []byte, error) {
+	start := len(buf)
+	switch t := typ.(type) {
+	case types.NumberTypeImpl_:
+		switch n := v.(type) {
+		case int8:
+			buf = strconv.AppendInt(buf, int64(n), 10)
+		case int16:
+			buf = strconv.AppendInt(buf, int64(n), 10)
+		case int32:
+			buf = strconv.AppendInt(buf, int64(n), 10)
+		case int64:
+			buf = strconv.AppendInt(buf, n, 10)
+		case uint8:
+			buf = strconv.AppendUint(buf, uint64(n), 10)
+		case uint16:
+			buf = strconv.AppendUint(buf, uint64(n), 10)
+		case uint32:
+			buf = strconv.AppendUint(buf, uint64(n), 10)
+		case uint64:
+			buf = strconv.AppendUint(buf, n, 10)
+		default:
+			val, err := typ.SQL(ctx, nil, v)
+			return val, buf, err
+		}
+		if sqltypes.IsFloat(t.Type()) {
+			buf = buf[:start]
+			val, err := typ.SQL(ctx, nil, v)
+			return val, buf, err
+		}
+		return sqltypes.MakeTrusted(t.Type(), buf[start:len(buf):len(buf)]), buf, nil
+	case types.StringType:
+		s, ok := v.(string)
+		cs := t.Collation().CharacterSet()
+		if rc == sql.CharacterSet_Unspecified || rc == sql.CharacterSet_binary {
+			rc = cs
+		}
+		if ok && rc == cs && cs == sql.CharacterSet_utf8mb4 && !types.IsBinaryType(t) {
+			buf = append(buf, s...)
+			return sqltypes.MakeTrusted(t.Type(), buf[start:len(buf):len(buf)]), buf, nil
+		}
+	}
+	if v == nil {
+		return sqltypes.NULL, buf, nil
+	}
+	val, err := typ.SQL(ctx, nil, v)
+	return val, buf, err
 }
 
 // sortRows sorts stably by sortCol as GMS's Sorter does (NULLs first
@@ -1114,12 +1178,33 @@ func (x *fastExec) sortRows(rows []sql.Row) ([]sql.Row, error) {
 		}
 		return n
 	}
-	sort.SliceStable(rows, func(i, j int) bool {
+	// Sort the values with their positions (a tie keeps the order of
+	// arrival, as a stable sort would), then put the rows in that order:
+	// pdqsort over small items, not a stable merge that swaps rows
+	// through reflection.
+	type item struct {
+		v   any
+		pos int
+	}
+	items := make([]item, len(rows))
+	for i, r := range rows {
+		items[i] = item{r[c], i}
+	}
+	slices.SortFunc(items, func(a, b item) int {
+		n := cmp(a.v, b.v)
 		if x.sortDesc {
-			return cmp(rows[j][c], rows[i][c]) < 0
+			n = -n
 		}
-		return cmp(rows[i][c], rows[j][c]) < 0
+		if n == 0 {
+			return a.pos - b.pos
+		}
+		return n
 	})
+	sorted := make([]sql.Row, len(rows))
+	for i, it := range items {
+		sorted[i] = rows[it.pos]
+	}
+	rows = sorted
 	if x.p.distinct {
 		// DISTINCT keeps the first row of each value, strings compared
 		// by their collation (distinct.go). The sort put equal values

@@ -310,6 +310,25 @@ func (p *pointIter) Next(ctx *sql.Context) (sql.Row, error) {
 	return p.t.toSQLRow(img, &scratch)
 }
 
+// rowSlab hands out rows cut from shared arrays: one allocation for many
+// rows of a scan instead of one a row. Its arrays grow from 4 rows to 64
+// as a scan goes on, so that a point read does not pay for a range's.
+// A row handed out is never handed out again.
+type rowSlab struct {
+	free []any
+	rows int // rows in the next array
+}
+
+func (s *rowSlab) next(n int) sql.Row {
+	if len(s.free) < n {
+		s.rows = min(max(4, 2*s.rows), 64)
+		s.free = make([]any, n*s.rows)
+	}
+	r := s.free[:n:n]
+	s.free = s.free[n:]
+	return r
+}
+
 func orEOF(err error) error {
 	if err == nil {
 		return io.EOF
@@ -320,18 +339,23 @@ func orEOF(err error) error {
 func (p *pointIter) Close(*sql.Context) error { return nil }
 
 func (t *Table) toSQLRow(img []byte, scratch *[]row.Value) (sql.Row, error) {
-	return t.toSQLRowSome(img, scratch, nil)
+	return t.toSQLRowSome(img, scratch, nil, nil)
 }
 
 // toSQLRowSome decodes only the columns want marks (all if nil); the
-// others are nil in the row.
-func (t *Table) toSQLRowSome(img []byte, scratch *[]row.Value, want []bool) (sql.Row, error) {
+// others are nil in the row. The row is cut from slab if not nil.
+func (t *Table) toSQLRowSome(img []byte, scratch *[]row.Value, want []bool, slab *rowSlab) (sql.Row, error) {
 	vals, _, err := row.DecodeImageSome(img, t.st.Def.Columns, *scratch, want)
 	if err != nil {
 		return nil, err
 	}
 	*scratch = vals
-	out := make(sql.Row, len(vals))
+	var out sql.Row
+	if slab != nil {
+		out = slab.next(len(vals))
+	} else {
+		out = make(sql.Row, len(vals))
+	}
 	cols := t.st.Def.Columns
 	for i, v := range vals {
 		out[i] = fromStorage(&cols[i], v)
