@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/dolthub/go-mysql-server/sql"
 	"github.com/dolthub/vitess/go/mysql"
@@ -373,6 +374,9 @@ func (t *Table) toStorageRow(ctx *sql.Context, r sql.Row) ([]row.Value, error) {
 		sv, err := toStorage(ctx, &cols[i], t.sch.Schema[i].Type, v)
 		if err != nil {
 			return nil, err
+		}
+		if d, ok := sv.(time.Duration); ok && cols[i].Type == row.TypeTime2 {
+			sv = wholeSeconds(d)
 		}
 		out[i] = sv
 	}

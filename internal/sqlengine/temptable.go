@@ -406,6 +406,7 @@ func (ed tempEditor) Insert(ctx *sql.Context, r sql.Row) error {
 		return err
 	}
 	r = r.Copy()
+	storedTimes(t.cols, r)
 	pk, uniq, err := t.place(ctx, r, -1)
 	if err != nil {
 		return err
@@ -433,6 +434,7 @@ func (ed tempEditor) Update(ctx *sql.Context, old, new sql.Row) error {
 		return err
 	}
 	new = new.Copy()
+	storedTimes(t.cols, new)
 	pk, uniq, err := t.place(ctx, new, slot)
 	if err != nil {
 		return err
