@@ -207,8 +207,11 @@ func (e *Engine) fastSetAutocommit(ctx *sql.Context, s *Session, p *FastPlan, bi
 
 // fastStatement runs a statement that reads or writes a table.
 func (e *Engine) fastStatement(ctx *sql.Context, s *Session, p *FastPlan, binds map[string]*querypb.BindVariable) (*sqltypes.Result, error) {
-	// The fast path's writes never have IGNORE (strictmode.go).
+	// The fast path's writes never have IGNORE (strictmode.go). The
+	// statement is the command's: a column default parsed while its
+	// table is resolved must not replace what is noted of it (note).
 	s.strict = strictStatement{changes: p.kind != fastSelect}
+	s.noted = true
 	db := p.db
 	if db == "" {
 		db = ctx.GetCurrentDatabase()

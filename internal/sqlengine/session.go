@@ -125,6 +125,12 @@ type Session struct {
 	// strict is what the current statement is, for sql_mode's strict
 	// checks (strictmode.go).
 	strict strictStatement
+	// noted says the command's statement has been noted (note): a parse
+	// after it in the same command is nested (a column default, a view's
+	// query, met while the statement is analysed or run) and must not
+	// replace what was noted of the statement (its strictness, its
+	// locking reads, its account change).
+	noted bool
 	// parsedMode is the last sql_mode value read and its flags
 	// (sqlmode.go).
 	parsedMode atomic.Pointer[parsedSQLMode]
@@ -327,6 +333,7 @@ func (s *Session) ReleaseSavepoint(ctx *sql.Context, _ sql.Transaction, name str
 // CommandBegin implements sql.LifecycleAwareSession: a new command starts
 // with no locking reads.
 func (s *Session) CommandBegin() error {
+	s.noted = false
 	s.indexPartsChecked = false
 	clear(s.stmtLocks)
 	s.stmtWait = txn.Wait
@@ -529,6 +536,7 @@ func (e *Engine) HasPrepared(connID uint32, name string) bool {
 func (s *Session) GetPreparedQuery(query string) (ast.Statement, bool) {
 	st, ok := s.BaseSession.GetPreparedQuery(query)
 	if ok {
+		s.noted = true
 		s.noteStatement(st)
 	}
 	return st, ok
@@ -759,7 +767,8 @@ func note(ctx context.Context, st ast.Statement, text string, queryLen int) erro
 		if err := checkAccountStatement(sctx, st, text); err != nil {
 			return err
 		}
-		if s := sessionOf(sctx); s != nil {
+		if s := sessionOf(sctx); s != nil && !s.noted {
+			s.noted = true
 			s.noteStatement(st)
 			s.noteView(st)
 			if err := s.holdForCheck(sctx, st); err != nil {
