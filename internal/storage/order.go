@@ -32,10 +32,14 @@ package storage
 //   - The numbers themselves are not part of the data: after a crash the
 //     counter restarts from the last entry stored, and a replica numbers
 //     rows its own way. Only their order is, and it is the same
-//     everywhere a prefix of the same binlog was applied, except among
-//     identical rows, of which a replica, or replay after a crash, may
-//     delete a different one than the source did (a row event names a row
-//     by its image only): the rows are equal, their positions may differ.
+//     everywhere a prefix of the same binlog was applied. A row event
+//     names a row by its image only; among identical rows replay and
+//     replicas change the first in insertion order (KeylessFind), which
+//     is the one a source statement reading the table in that order
+//     changed. A source statement that reached one of them another way
+//     (through an index, or after others in the same transaction) may
+//     have changed a later one: the rows are equal, but their positions
+//     may then differ.
 //   - A store written before this index existed gets its entries at Open,
 //     in key order (the only order those rows had), and a mark in its
 //     metadata once they are all durable.

@@ -22,7 +22,8 @@
 //     images alone, so rows are also found by what they are now: an image
 //     index maps the hash of each row's current image plus an entry number
 //     (0..m-1, no gap) to its key. Every choice (the slot an insert takes,
-//     the row a delete of an image removes: the image's last entry) is a
+//     the row a change of an image acts on: the first of the image's rows
+//     in insertion order, which a statement's scan visits first) is a
 //     function of the data before it, so replay and replicas make the same
 //     choices the source made. Locks and write sets name the key without
 //     its slot and the image hashes touched, which serialises every pair of
@@ -52,6 +53,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"sort"
 	"strings"
 	"sync"
@@ -582,11 +584,18 @@ func WriteEntries(ws []EntryWrite, set func(k, v []byte) error, del func(k []byt
 }
 
 // KeylessFind returns the row a change of a row with image img acts on,
-// and the image-index writes that take it out of the image's entries:
-// hint, if it is a row with that image (the row the caller read, so that a
+// and the image-index writes that take it out of the image's entries
+// (the last entry moves into its place, keeping them gapless): hint, if
+// it is a row with that image (the row the caller read, so that a
 // statement changing identical rows changes each of the rows it visits),
-// else the row of the image's last entry. rowKey is nil if no row has that
-// image. lock is called for the image group; the caller locks the row.
+// else the first of the image's rows in insertion order. A statement
+// reads a table without a primary key in insertion order, so the row it
+// visits first among identical ones is that row too: replay and replicas,
+// which have only the image, then change the row the source changed, and
+// the table keeps the source's order. (A row inserted by the batch being
+// written has no place in that order yet: it counts as after the others,
+// in entry order.) rowKey is nil if no row has that image. lock is
+// called for the image group; the caller locks the row.
 func (t *Table) KeylessFind(img, hint []byte, get Getter, lock func(k []byte) error) (rowKey []byte, writes []EntryWrite, err error) {
 	ig := t.group(kindImage, img)
 	if err := lockKey(lock, ig); err != nil {
@@ -608,23 +617,62 @@ func (t *Table) KeylessFind(img, hint []byte, get Getter, lock func(k []byte) er
 	if err != nil {
 		return nil, nil, err
 	}
-	if hint != nil && !bytes.Equal(hint, lastRow) {
+	if n == 1 {
+		return lastRow, []EntryWrite{{last, nil}}, nil
+	}
+	if hint != nil {
 		if v, ok, err := get(hint); err != nil {
 			return nil, nil, err
-		} else if ok && bytes.Equal(v, img) {
-			// Move the last entry into the hint's, keeping them gapless.
-			for i := uint32(0); i < n-1; i++ {
-				k, r, err := entry(i)
-				if err != nil {
-					return nil, nil, err
-				}
-				if bytes.Equal(r, hint) {
-					return r, []EntryWrite{{k, lastRow}, {last, nil}}, nil
-				}
-			}
+		} else if !ok || !bytes.Equal(v, img) {
+			hint = nil
 		}
 	}
-	return lastRow, []EntryWrite{{last, nil}}, nil
+	// The row to change: the hint's, or the earliest in insertion order.
+	var chosen, chosenRow []byte
+	best := uint64(math.MaxUint64)
+	for i := uint32(0); i < n; i++ {
+		k, r := last, lastRow
+		if i < n-1 {
+			if k, r, err = entry(i); err != nil {
+				return nil, nil, err
+			}
+		}
+		if hint != nil {
+			if bytes.Equal(r, hint) {
+				chosen, chosenRow = k, r
+				break
+			}
+			continue
+		}
+		seq, ok, err := rowSeq(r, get)
+		if err != nil {
+			return nil, nil, err
+		}
+		if !ok {
+			seq = math.MaxUint64 // inserted by this batch: after the others
+		}
+		if chosen == nil || seq < best {
+			chosen, chosenRow, best = k, r, seq
+		}
+	}
+	if chosen == nil || bytes.Equal(chosen, last) {
+		return lastRow, []EntryWrite{{last, nil}}, nil
+	}
+	return chosenRow, []EntryWrite{{chosen, lastRow}, {last, nil}}, nil
+}
+
+// rowSeq is the place in insertion order of the row at key rowKey of a
+// table without a primary key, as get reads it; ok is false if it has
+// none yet.
+func rowSeq(rowKey []byte, get Getter) (seq uint64, ok bool, err error) {
+	v, ok, err := get(seqOfKey(rowKey))
+	if err != nil || !ok {
+		return 0, false, err
+	}
+	if len(v) != seqValLen {
+		return 0, false, fmt.Errorf("sequence entry of a row is %d bytes", len(v))
+	}
+	return binary.BigEndian.Uint64(v), true, nil
 }
 
 // KeylessEntry returns the image-index entry a row inserted or changed
