@@ -37,9 +37,9 @@ package storage
 //     replicas change the first in insertion order (KeylessFind), which
 //     is the one a source statement reading the table in that order
 //     changed. A source statement that reached one of them another way
-//     (through an index, or after others in the same transaction) may
-//     have changed a later one: the rows are equal, but their positions
-//     may then differ.
+//     (through an index, or after it had itself changed an older row into
+//     that image) may have changed a later one: the rows are equal, but
+//     their positions may then differ, as they may on a MySQL replica.
 //   - A store written before this index existed gets its entries at Open,
 //     in key order (the only order those rows had), and a mark in its
 //     metadata once they are all durable.
