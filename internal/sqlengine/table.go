@@ -10,7 +10,6 @@ import (
 	"slices"
 	"strings"
 	"sync"
-	"time"
 
 	"github.com/dolthub/go-mysql-server/sql"
 	"github.com/dolthub/vitess/go/mysql"
@@ -374,9 +373,6 @@ func (t *Table) toStorageRow(ctx *sql.Context, r sql.Row) ([]row.Value, error) {
 		sv, err := toStorage(ctx, &cols[i], t.sch.Schema[i].Type, v)
 		if err != nil {
 			return nil, err
-		}
-		if d, ok := sv.(time.Duration); ok && cols[i].Type == row.TypeTime2 {
-			sv = wholeSeconds(d)
 		}
 		out[i] = sv
 	}

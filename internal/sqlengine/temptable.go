@@ -406,7 +406,6 @@ func (ed tempEditor) Insert(ctx *sql.Context, r sql.Row) error {
 		return err
 	}
 	r = r.Copy()
-	storedTimes(t.cols, r)
 	pk, uniq, err := t.place(ctx, r, -1)
 	if err != nil {
 		return err
@@ -434,7 +433,6 @@ func (ed tempEditor) Update(ctx *sql.Context, old, new sql.Row) error {
 		return err
 	}
 	new = new.Copy()
-	storedTimes(t.cols, new)
 	pk, uniq, err := t.place(ctx, new, slot)
 	if err != nil {
 		return err

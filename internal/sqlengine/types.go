@@ -282,29 +282,6 @@ func fromStorage(c *row.Column, v row.Value) any {
 	return v
 }
 
-// maxTime is TIME's largest magnitude, 838:59:59.
-const maxTime = 838*time.Hour + 59*time.Minute + 59*time.Second
-
-// wholeSeconds is the value a TIME column (no fractional seconds: TIME(n)
-// is refused) stores for d: rounded to the nearest second, half away from
-// zero, as MySQL rounds ('10:00:00.5' is stored as 10:00:01), and kept
-// within +-838:59:59.
-func wholeSeconds(d time.Duration) time.Duration {
-	return min(max(d.Round(time.Second), -maxTime), maxTime)
-}
-
-// storedTimes rounds r's TIME values as their columns store them
-// (wholeSeconds), in place; cols are r's storage columns.
-func storedTimes(cols []row.Column, r sql.Row) {
-	for i := range cols {
-		if cols[i].Type == row.TypeTime2 && i < len(r) {
-			if ts, ok := r[i].(types.Timespan); ok {
-				r[i] = types.Timespan(wholeSeconds(time.Duration(ts)*time.Microsecond) / time.Microsecond)
-			}
-		}
-	}
-}
-
 // isBinaryString reports whether a GMS string type compares by bytes.
 func isBinaryString(t sql.Type) bool {
 	return types.IsBinaryType(t) || sqltypes.IsBinary(t.Type())
