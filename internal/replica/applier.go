@@ -74,6 +74,11 @@ type job struct {
 	serial  bool     // changes a table without a primary key: applies after everything before it
 	keys    []string // overlay keys it wrote
 	counted bool     // in the applier's parallelism count until visible
+	// finds: it changes an existing row of a table without a primary
+	// key. Which of several identical rows is chosen by their places in
+	// insertion order, which storage gives a row only once it is applied,
+	// so the change is built once everything before it is visible.
+	finds bool
 }
 
 type rowChange struct {
@@ -436,6 +441,9 @@ func (a *applier) process(worker int, j *job) (err error) {
 	if !a.seq.wait(j.dep, a.stop) {
 		return errStopped
 	}
+	if j.finds && !a.waitVisible(j.idx-1) {
+		return errStopped
+	}
 	waited := time.Since(tw)
 	// Parallelism: transactions between the start of their apply here and
 	// becoming visible (complete() counts them out), sampled as each starts.
@@ -471,6 +479,19 @@ func (a *applier) process(worker int, j *job) (err error) {
 	ws.WaitNanos.Add(uint64(waited))
 	ws.BusyNanos.Add(uint64(time.Since(t0) - waited))
 	return nil
+}
+
+// waitVisible waits until every transaction up to idx is visible in
+// storage, or the applier stops (false).
+func (a *applier) waitVisible(idx int64) bool {
+	for a.visible.Load() < idx {
+		select {
+		case <-a.stop:
+			return false
+		case <-time.After(100 * time.Microsecond):
+		}
+	}
+	return true
 }
 
 // complete waits for submitted transactions in order.
@@ -623,6 +644,7 @@ func (a *applier) decode(j *job) error {
 			}
 			if t.Keyless() {
 				j.serial = true
+				j.finds = j.finds || kind != binlog.WriteRowsEventV2
 			}
 			j.changes = append(j.changes, c)
 		}
