@@ -33,6 +33,8 @@ import (
 // replicas follow: one of the fast server applying in its coordinator
 // (0 workers), one of the crashed server with 4 workers, reconnecting
 // after each crash; both must end with their source's tables and GTIDs.
+// The replicas hold each commit group 1 ms, so that a transaction is
+// still in flight while the next one is built.
 //
 // The configurations cover each setting's values, not their every
 // combination. LOCKSTEP_METAMORPHIC_SEEDS runs more seeds (6 by default,
@@ -157,7 +159,7 @@ func TestMetamorphic(t *testing.T) {
 	replicaOf := func(src *server, id, workers string) *server {
 		return startServer(t, t.TempDir(), "--server-id="+id, "--source-host=127.0.0.1",
 			fmt.Sprintf("--source-port=%d", src.port), "--source-user=root", "--source-connect-retry=1",
-			"--replica-parallel-workers="+workers)
+			"--replica-parallel-workers="+workers, "--binlog-group-commit-sync-delay=1000")
 	}
 	r0, r4 := replicaOf(members[0].s, "2", "0"), replicaOf(crashed.s, "3", "4")
 
