@@ -25,8 +25,9 @@ import (
 // calling the handler when a dump asks for BINLOG_DUMP_NON_BLOCK. Lockstep
 // wraps the listener's connections at the byte level: every dump command
 // (either kind) is parsed here, remembered on the connection, and replaced
-// by a canonical COM_BINLOG_DUMP_GTID that vitess hands to our handler,
-// which then takes over the connection (see Server.dump).
+// by a canonical COM_BINLOG_DUMP_GTID that vitess hands to the handler,
+// which then takes over the connection (handler.ComBinlogDumpGTID,
+// replication.go).
 //
 // The wrapper parses only packet boundaries: a 4-byte header (3-byte
 // length, sequence number) per packet, payloads of 0xffffff bytes
