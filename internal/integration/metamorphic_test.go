@@ -27,9 +27,12 @@ import (
 //     every few dozen statements and restarted (durable settings), so
 //     that every table is read back through crash recovery.
 //
-// Each statement must have the same outcome on all three (its rows, OK,
+// Each statement must have the same outcome on all of them (its rows, OK,
 // or the same error), and at the end every table must be the same on
-// all three and all three must have committed as many transactions. Two
+// all three and all three must have committed as many transactions. A
+// cluster of three takes the same statements, each member in turn (each
+// read waits for every commit before it: wsrep_sync_wait), and must give
+// the same outcomes and tables on every member, with the same GTIDs. Two
 // replicas follow: one of the fast server applying in its coordinator
 // (0 workers), one of the crashed server with 4 workers, reconnecting
 // after each crash; both must end with their source's tables and GTIDs.
@@ -118,42 +121,51 @@ func TestMetamorphic(t *testing.T) {
 		seeds = v
 	}
 	const crashEvery = 40 // statements, on average
+	// A member is one server, or a cluster whose members take the
+	// statements in turn (each one's reads wait for every commit before
+	// them: wsrep_sync_wait).
 	type member struct {
-		name string
-		s    *server
-		dsn  string // session settings
-		db   *sql.DB
+		name  string
+		nodes []*server
+		dsn   string // session settings
+		dbs   []*sql.DB
 	}
 	open := func(m *member, sqlMode string) {
 		t.Helper()
-		if m.db != nil {
-			m.db.Close()
+		for _, db := range m.dbs {
+			db.Close()
 		}
-		db, err := sql.Open("mysql", fmt.Sprintf("root@tcp(127.0.0.1:%d)/?sql_mode=%s%s", m.s.port, url.QueryEscape("'"+sqlMode+"'"), m.dsn))
-		if err != nil {
-			t.Fatal(err)
+		m.dbs = nil
+		for _, s := range m.nodes {
+			db, err := sql.Open("mysql", fmt.Sprintf("root@tcp(127.0.0.1:%d)/?sql_mode=%s%s", s.port, url.QueryEscape("'"+sqlMode+"'"), m.dsn))
+			if err != nil {
+				t.Fatal(err)
+			}
+			db.SetMaxOpenConns(1)
+			m.dbs = append(m.dbs, db)
 		}
-		db.SetMaxOpenConns(1)
-		m.db = db
 	}
+	// db is the connection that runs statement n.
+	db := func(m *member, n int) *sql.DB { return m.dbs[n%len(m.dbs)] }
 	members := []*member{
-		{name: "fast", s: startServer(t, t.TempDir())},
-		{name: "slow", s: startServer(t, t.TempDir(), "--binlog-parallel-flush=ON", "--binlog-transaction-dependency-tracking=COMMIT_ORDER"),
+		{name: "fast", nodes: []*server{startServer(t, t.TempDir())}},
+		{name: "slow", nodes: []*server{startServer(t, t.TempDir(), "--binlog-parallel-flush=ON", "--binlog-transaction-dependency-tracking=COMMIT_ORDER")},
 			dsn: "&lockstep_fast_path=OFF"},
-		{name: "crashed", s: startServer(t, t.TempDir(), "--binlog-transaction-dependency-tracking=WRITESET_SESSION")},
+		{name: "crashed", nodes: []*server{startServer(t, t.TempDir(), "--binlog-transaction-dependency-tracking=WRITESET_SESSION")}},
+		{name: "cluster", nodes: startCluster(t, 3), dsn: "&wsrep_sync_wait=1"},
 	}
 	crashed := members[2]
 	t.Cleanup(func() {
 		for _, m := range members {
-			if m.db != nil {
-				m.db.Close()
+			for _, db := range m.dbs {
+				db.Close()
 			}
 		}
 	})
 	for _, m := range members {
 		open(m, diffSQLModes[0])
 		for _, q := range diffSchema {
-			mustExec(t, m.db, q)
+			mustExec(t, m.dbs[0], q)
 		}
 	}
 	replicaOf := func(src *server, id, workers string) *server {
@@ -161,7 +173,7 @@ func TestMetamorphic(t *testing.T) {
 			fmt.Sprintf("--source-port=%d", src.port), "--source-user=root", "--source-connect-retry=1",
 			"--replica-parallel-workers="+workers, "--binlog-group-commit-sync-delay=1000")
 	}
-	r0, r4 := replicaOf(members[0].s, "2", "0"), replicaOf(crashed.s, "3", "4")
+	r0, r4 := replicaOf(members[0].nodes[0], "12", "0"), replicaOf(crashed.nodes[0], "13", "4")
 
 	rng := rand.New(rand.NewPCG(11, 13))
 	statements, crashes, differences := 0, 0, 0
@@ -173,8 +185,8 @@ func TestMetamorphic(t *testing.T) {
 		r := rand.New(rand.NewPCG(uint64(seed), 17))
 		for range perSeed {
 			if rng.IntN(crashEvery) == 0 {
-				crashed.s.kill()
-				crashed.s.start()
+				crashed.nodes[0].kill()
+				crashed.nodes[0].start()
 				open(crashed, mode)
 				crashes++
 			}
@@ -182,7 +194,7 @@ func TestMetamorphic(t *testing.T) {
 			statements++
 			outcomes := make([]string, len(members))
 			for i, m := range members {
-				outcomes[i] = metaRun(m.db, q)
+				outcomes[i] = metaRun(db(m, statements), q)
 			}
 			for i := 1; i < len(members); i++ {
 				if outcomes[i] != outcomes[0] {
@@ -211,17 +223,30 @@ func TestMetamorphic(t *testing.T) {
 	}
 	want := make([]string, len(metaTables))
 	for i, q := range metaTables {
-		want[i] = diffRun(members[0].db, q, false)
+		want[i] = diffRun(members[0].dbs[0], q, false)
 	}
-	n0, _ := committed(members[0].db)
+	n0, _ := committed(members[0].dbs[0])
 	for _, m := range members[1:] {
-		for i, q := range metaTables {
-			if got := diffRun(m.db, q, false); got != want[i] {
-				t.Errorf("final %s\n%s: %s\n%s: %s", q, members[0].name, want[i], m.name, got)
+		for j, mdb := range m.dbs {
+			name := m.name
+			if len(m.dbs) > 1 {
+				name = fmt.Sprintf("%s member %d", m.name, j+1)
 			}
-		}
-		if n, _ := committed(m.db); n != n0 {
-			t.Errorf("%s committed %d transactions, %s %d", m.name, n, members[0].name, n0)
+			for i, q := range metaTables {
+				if got := diffRun(mdb, q, false); got != want[i] {
+					t.Errorf("final %s\n%s: %s\n%s: %s", q, members[0].name, want[i], name, got)
+				}
+			}
+			n, set := committed(mdb)
+			if len(m.dbs) == 1 && n != n0 {
+				t.Errorf("%s committed %d transactions, %s %d", name, n, members[0].name, n0)
+			}
+			// A cluster commits more: a transaction that locked rows and
+			// changed none is certified, as an empty transaction
+			// (txn/cluster.go). Its members must have the same GTIDs.
+			if _, first := committed(m.dbs[0]); set.String() != first.String() {
+				t.Errorf("%s: gtid_executed %s, member 1 %s", name, set, first)
+			}
 		}
 	}
 	for _, rep := range []struct {
@@ -229,8 +254,8 @@ func TestMetamorphic(t *testing.T) {
 		src *member
 	}{{r0, members[0]}, {r4, crashed}} {
 		rdb := rep.r.db("")
-		waitCaughtUp(t, rep.src.db, rdb, 60*time.Second)
-		_, srcSet := committed(rep.src.db)
+		waitCaughtUp(t, rep.src.dbs[0], rdb, 60*time.Second)
+		_, srcSet := committed(rep.src.dbs[0])
 		if _, repSet := committed(rdb); srcSet.String() != repSet.String() {
 			t.Errorf("replica of %s: gtid_executed %s, source %s", rep.src.name, repSet, srcSet)
 		}
