@@ -22,7 +22,8 @@ import (
 //
 //   - fast: the defaults (fast path on, WRITESET dependency tracking);
 //   - slow: the fast path off in the session, binlog_parallel_flush ON,
-//     COMMIT_ORDER dependency tracking;
+//     COMMIT_ORDER dependency tracking, statements prepared (the binary
+//     protocol);
 //   - crashed: WRITESET_SESSION, killed with SIGKILL between statements
 //     every few dozen statements and restarted (durable settings), so
 //     that every table is read back through crash recovery.
@@ -30,9 +31,10 @@ import (
 // Each statement must have the same outcome on all of them (its rows, OK,
 // or the same error), and at the end every table must be the same on
 // all three and all three must have committed as many transactions. A
-// cluster of three takes the same statements, each member in turn (each
-// read waits for every commit before it: wsrep_sync_wait), and must give
-// the same outcomes and tables on every member, with the same GTIDs. Two
+// cluster of three takes the same statements, prepared, each member in
+// turn (each read waits for every commit before it: wsrep_sync_wait),
+// and must give the same outcomes and tables on every member, with the
+// same GTIDs. Two
 // replicas follow: one of the fast server applying in its coordinator
 // (0 workers), one of the crashed server with 4 workers, reconnecting
 // after each crash; both must end with their source's tables and GTIDs.
@@ -43,8 +45,9 @@ import (
 // combination. LOCKSTEP_METAMORPHIC_SEEDS runs more seeds (6 by default,
 // 250 statements each).
 
-// metaStatement is the differential test's stream with one statement in
-// three of the shapes the fast path executes.
+// metaStatement is the differential test's stream, mixed with point
+// reads and writes of the fast path's shapes, changes of identical
+// keyless rows, transactions of several statements and DDL.
 func metaStatement(r *rand.Rand) string {
 	id := 1 + r.IntN(12)
 	switch r.IntN(14) {
@@ -83,10 +86,14 @@ func metaStatement(r *rand.Rand) string {
 }
 
 // metaRun is diffRun, and runs a TXN: statement list (separated by |) in
-// one transaction, committed if every statement succeeded.
-func metaRun(db *sql.DB, q string) string {
+// one transaction, committed if every statement succeeded. prepared runs
+// each statement as a prepared statement (the binary protocol).
+func metaRun(db *sql.DB, q string, prepared bool) string {
 	list, ok := strings.CutPrefix(q, "TXN:")
 	if !ok {
+		if prepared && !strings.HasPrefix(q, "PREPARED:") && !strings.HasPrefix(q, "ROLLBACK:") {
+			return preparedRun(db, q)
+		}
 		return diffRun(db, q, false)
 	}
 	tx, err := db.Begin()
@@ -94,7 +101,17 @@ func metaRun(db *sql.DB, q string) string {
 		return "begin: " + err.Error()
 	}
 	for _, st := range strings.Split(list, "|") {
-		if _, err := tx.Exec(st); err != nil {
+		var err error
+		if prepared {
+			var ps *sql.Stmt
+			if ps, err = tx.Prepare(st); err == nil {
+				_, err = ps.Exec()
+				ps.Close()
+			}
+		} else {
+			_, err = tx.Exec(st)
+		}
+		if err != nil {
 			tx.Rollback()
 			return diffErr(err, false)
 		}
@@ -103,6 +120,31 @@ func metaRun(db *sql.DB, q string) string {
 		return "commit: " + err.Error()
 	}
 	return "ok"
+}
+
+// preparedRun runs q as a prepared statement and describes its outcome
+// as diffRun does.
+func preparedRun(db *sql.DB, q string) string {
+	ps, err := db.Prepare(q)
+	if err != nil {
+		return diffErr(err, false)
+	}
+	defer ps.Close()
+	if !strings.HasPrefix(q, "SELECT") {
+		if _, err := ps.Exec(); err != nil {
+			return diffErr(err, false)
+		}
+		return "ok"
+	}
+	rows, err := ps.Query()
+	if err != nil {
+		return diffErr(err, false)
+	}
+	text, err := rowsText(rows)
+	if err != nil {
+		return diffErr(err, false)
+	}
+	return text
 }
 
 // metaTables read every table whole, in a deterministic order (the table
@@ -125,10 +167,11 @@ func TestMetamorphic(t *testing.T) {
 	// statements in turn (each one's reads wait for every commit before
 	// them: wsrep_sync_wait).
 	type member struct {
-		name  string
-		nodes []*server
-		dsn   string // session settings
-		dbs   []*sql.DB
+		name     string
+		nodes    []*server
+		dsn      string // session settings
+		prepared bool   // statements run prepared
+		dbs      []*sql.DB
 	}
 	open := func(m *member, sqlMode string) {
 		t.Helper()
@@ -150,9 +193,9 @@ func TestMetamorphic(t *testing.T) {
 	members := []*member{
 		{name: "fast", nodes: []*server{startServer(t, t.TempDir())}},
 		{name: "slow", nodes: []*server{startServer(t, t.TempDir(), "--binlog-parallel-flush=ON", "--binlog-transaction-dependency-tracking=COMMIT_ORDER")},
-			dsn: "&lockstep_fast_path=OFF"},
+			dsn: "&lockstep_fast_path=OFF", prepared: true},
 		{name: "crashed", nodes: []*server{startServer(t, t.TempDir(), "--binlog-transaction-dependency-tracking=WRITESET_SESSION")}},
-		{name: "cluster", nodes: startCluster(t, 3), dsn: "&wsrep_sync_wait=1"},
+		{name: "cluster", nodes: startCluster(t, 3), dsn: "&wsrep_sync_wait=1", prepared: true},
 	}
 	crashed := members[2]
 	t.Cleanup(func() {
@@ -194,7 +237,7 @@ func TestMetamorphic(t *testing.T) {
 			statements++
 			outcomes := make([]string, len(members))
 			for i, m := range members {
-				outcomes[i] = metaRun(db(m, statements), q)
+				outcomes[i] = metaRun(db(m, statements), q, m.prepared)
 			}
 			for i := 1; i < len(members); i++ {
 				if outcomes[i] != outcomes[0] {
