@@ -53,6 +53,11 @@ func Restore(err error) error {
 		return err
 	}
 	if se.Num != mysql.ERUnknownError {
+		for _, k := range reworded {
+			if k.num == int(se.Num) && k.re.MatchString(se.Message) {
+				return mysql.NewSQLError(k.num, k.state, "%s", k.re.ReplaceAllString(se.Message, k.text))
+			}
+		}
 		state, ok := sqlStates[se.Num]
 		if !ok {
 			state = se.State
@@ -96,8 +101,9 @@ func Restore(err error) error {
 	return Restore(mysql.NewSQLError(num, m[3], "%s", m[1]))
 }
 
-// reworded are go-mysql-server errors that carry no MySQL number and name
-// things MySQL's text names too: the names are carried into MySQL's text.
+// reworded are go-mysql-server errors that carry no MySQL number (or
+// MySQL's number with go-mysql-server's own text) and name things MySQL's
+// text names too: the names are carried into MySQL's text.
 var reworded = []struct {
 	re    *regexp.Regexp
 	num   int
@@ -122,6 +128,15 @@ var reworded = []struct {
 	{regexp.MustCompile(`^ambiguous column name "(.*)", it's present in all these tables: .*$`), 1052, "23000", "Column '$1' is ambiguous"},                             // ER_NON_UNIQ_ERROR
 	{regexp.MustCompile("^duplicate column name: `(.*)`$"), 1060, "42S21", "Duplicate column name '$1'"},                                                                // ER_DUP_FIELDNAME
 	{regexp.MustCompile(`^Column "(.*)" already exists$`), 1060, "42S21", "Duplicate column name '$1'"},                                                                 // ER_DUP_FIELDNAME
+	// A column the table has not, named by ALTER TABLE (MODIFY, CHANGE,
+	// RENAME COLUMN, ALTER COLUMN, AFTER) or a statement's columns. (An
+	// ALTER TABLE ... DROP COLUMN of it is 1091: the server's dropError.)
+	{regexp.MustCompile(`^table "(.*)" does not have column "(.*)"$`), 1054, "42S22", "Unknown column '$2' in '$1'"}, // ER_BAD_FIELD_ERROR
+	// go-mysql-server's text for MySQL's number: a column no table in the
+	// statement has (MySQL names the clause; this says 'field list'), and
+	// DROP INDEX of an index the table has not.
+	{regexp.MustCompile(`^column "(.*)" could not be found in any table in scope$`), 1054, "42S22", "Unknown column '$1' in 'field list'"},           // ER_BAD_FIELD_ERROR
+	{regexp.MustCompile(`^error: can't drop '(.*)'; check that column/key exists$`), 1091, "42000", "Can't DROP '$1'; check that column/key exists"}, // ER_CANT_DROP_FIELD_OR_KEY
 	// DROP CHECK or DROP CONSTRAINT of a name the table has not.
 	{regexp.MustCompile(`^Constraint "(.*)" does not exist$`), 3940, "HY000", "Constraint '$1' does not exist."}, // ER_CONSTRAINT_NOT_FOUND
 	// A table, column, index, check or foreign key name past 64

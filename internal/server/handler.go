@@ -234,9 +234,9 @@ func (h *handler) query(ctx context.Context, c *mysql.Conn, query string, cb mys
 	cb = textResults(h.s.sql, c.ConnectionID, query, cb)
 	return h.s.limitStatement(ctx, c, query, func(ctx context.Context) error {
 		if ok, err := h.fast.query(ctx, h.Handler, c, query, nil, nil, func(r *sqltypes.Result) error { return cb(r, false) }); ok {
-			return deniedFor(query, mysqlerr.Restore(err))
+			return statementError(query, err)
 		}
-		return deniedFor(query, mysqlerr.Restore(h.Handler.ComQuery(ctx, c, query, cb)))
+		return statementError(query, h.Handler.ComQuery(ctx, c, query, cb))
 	})
 }
 
@@ -271,11 +271,11 @@ func (h *handler) ComMultiQuery(ctx context.Context, c *mysql.Conn, query string
 	err = h.s.limitStatement(ctx, c, query, func(ctx context.Context) error {
 		// The fast path takes a query of one statement (parse checks).
 		if ok, err := h.fast.query(ctx, h.Handler, c, query, nil, nil, func(r *sqltypes.Result) error { return cb(r, false) }); ok {
-			return deniedFor(query, mysqlerr.Restore(err))
+			return statementError(query, err)
 		}
 		var err error
 		rest, err = h.Handler.ComMultiQuery(ctx, c, query, cb)
-		return deniedFor(query, mysqlerr.Restore(err))
+		return statementError(query, err)
 	})
 	return rest, err
 }
@@ -317,7 +317,7 @@ func (h *handler) ComPrepare(ctx context.Context, c *mysql.Conn, query string, p
 		}
 	}
 	fixFieldTypes(f)
-	return f, deniedFor(query, mysqlerr.Restore(err))
+	return f, statementError(query, err)
 }
 
 func (h *handler) ComStmtExecute(ctx context.Context, c *mysql.Conn, p *mysql.PrepareData, cb func(*sqltypes.Result) error) (err error) {
@@ -363,10 +363,10 @@ func (h *handler) execute(ctx context.Context, c *mysql.Conn, p *mysql.PrepareDa
 	return h.s.limitStatement(ctx, c, p.PrepareStmt, func(ctx context.Context) error {
 		if plan := h.fast.planFor(c, p); plan != nil {
 			if ok, err := h.fast.query(ctx, h.Handler, c, p.PrepareStmt, p.BindVars, plan, cb); ok {
-				return deniedFor(p.PrepareStmt, mysqlerr.Restore(err))
+				return statementError(p.PrepareStmt, err)
 			}
 		}
-		return deniedFor(p.PrepareStmt, mysqlerr.Restore(h.Handler.ComStmtExecute(ctx, c, p, cb)))
+		return statementError(p.PrepareStmt, h.Handler.ComStmtExecute(ctx, c, p, cb))
 	})
 }
 
