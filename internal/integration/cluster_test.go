@@ -48,9 +48,19 @@ func waitReady(t *testing.T, db *sql.DB) {
 
 // causal returns a connection pool to s whose reads wait for every commit
 // the cluster acknowledged before them (wsrep_sync_wait=1).
-func causal(t *testing.T, s *server) *sql.DB {
+func causal(t *testing.T, s *server) *sql.DB { return syncWait(t, s, 1) }
+
+// serial returns a connection pool to s whose every statement, writes and
+// DDL too, waits for every commit the cluster acknowledged before it
+// (wsrep_sync_wait=15): statements sent to the members one after the
+// other then see each other as on one server. (A write is not a read: with
+// causal, an INSERT sent to a member right after a CREATE TABLE on
+// another can run before the table has reached it.)
+func serial(t *testing.T, s *server) *sql.DB { return syncWait(t, s, 15) }
+
+func syncWait(t *testing.T, s *server, mask int) *sql.DB {
 	t.Helper()
-	db, err := sql.Open("mysql", fmt.Sprintf("root@tcp(127.0.0.1:%d)/?wsrep_sync_wait=1", s.port))
+	db, err := sql.Open("mysql", fmt.Sprintf("root@tcp(127.0.0.1:%d)/?wsrep_sync_wait=%d", s.port, mask))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -97,7 +107,7 @@ func TestClusterMultiPrimary(t *testing.T) {
 	nodes := startCluster(t, 3)
 	dbs := make([]*sql.DB, len(nodes))
 	for i, s := range nodes {
-		dbs[i] = causal(t, s)
+		dbs[i] = serial(t, s)
 	}
 	execRetry(t, dbs[0], "CREATE DATABASE d")
 	execRetry(t, dbs[1], "CREATE TABLE d.t (id INT PRIMARY KEY, v INT NOT NULL)")
