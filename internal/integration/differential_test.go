@@ -4,6 +4,8 @@ import (
 	"database/sql"
 	"fmt"
 	"math/rand/v2"
+	"os"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -21,6 +23,9 @@ import (
 // each SELECT must return the same rows in the same order (the table
 // without a key is read without ORDER BY: both return insertion order);
 // at the end every table must be the same.
+//
+// 8 seeds of 250 statements run by default; LOCKSTEP_DIFFERENTIAL_SEEDS
+// runs more.
 //
 // sameError lists the errors that differ only by number between MySQL
 // and MariaDB; knownDifferences the outcomes where Lockstep differs from
@@ -216,7 +221,10 @@ func TestDifferentialMariaDB(t *testing.T) {
 			mustExec(t, db, q)
 		}
 	}
-	const seeds, n = 8, 250
+	seeds, n := 8, 250
+	if v, err := strconv.Atoi(os.Getenv("LOCKSTEP_DIFFERENTIAL_SEEDS")); err == nil && v > 0 {
+		seeds = v
+	}
 	statements, differences, known := 0, 0, 0
 	for seed := range seeds {
 		// One sql_mode for both (their defaults differ), on their one
