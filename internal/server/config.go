@@ -294,7 +294,7 @@ var options = []option{
 		func(c *Config) *string { return &c.HTTPAuth }),
 	boolOpt("http-ssl", "serve the HTTP endpoint over HTTPS, with the server's TLS certificate",
 		func(c *Config) *bool { return &c.HTTPSSL }),
-	boolOpt("lockstep-http-pprof", "serve Go's profiler under /debug/pprof/ on the HTTP endpoint",
+	boolOpt("lockstep-http-pprof", "serve Go's profiler under /debug/pprof/ on the HTTP endpoint, with one lock contention in 100 sampled for its mutex profile",
 		func(c *Config) *bool { return &c.HTTPPprof }),
 	{name: "http-port", help: "port for the HTTP endpoint (dashboard, /metrics), on --http-bind-address; auto: the SQL port + 4774 (8080 for 3306), so that servers on other SQL ports do not collide; 0 turns it off",
 		def: func(c *Config) string {

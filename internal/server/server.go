@@ -341,6 +341,9 @@ func StartContext(ctx context.Context, cfg Config, log *slog.Logger) (_ *Server,
 		write := time.Minute
 		if cfg.HTTPPprof {
 			write = 10 * time.Minute
+			// /debug/pprof/mutex shows where goroutines wait for each
+			// other's locks: sample one contention event in 100.
+			runtime.SetMutexProfileFraction(100)
 		}
 		s.http = &http.Server{Handler: guard(mux), ReadHeaderTimeout: 10 * time.Second, ReadTimeout: 30 * time.Second, WriteTimeout: write, IdleTimeout: 2 * time.Minute}
 		s.httpAddr = hl.Addr().String()

@@ -92,7 +92,6 @@ func newEngine(store *storage.Engine, pipe *commit.Pipeline, locks *lock.Manager
 		txns:  txns,
 		coll:  store.Collator(),
 	}
-	e.schemas.m = map[*storage.Table]sql.PrimaryKeySchema{}
 	e.autoinc.next = map[uint64]uint64{}
 	e.autoinc.cluster = pipe == nil
 	p := parser{safeParser{sql.DefaultMySQLParser}}
@@ -102,6 +101,7 @@ func newEngine(store *storage.Engine, pipe *commit.Pipeline, locks *lock.Manager
 		Build()
 	a.ExecBuilder.PriorityBuilder = boundedTopN{base: a.ExecBuilder}
 	e.GMS = sqle.New(a, &sqle.Config{IncludeRootAccount: true})
+	e.GMS.ProcessList = newProcessList() // a lock per connection (processlist.go)
 	e.GMS.Parser = safeParser{e.GMS.Parser}
 	e.GMS.Parser = p
 	registerVariables()

@@ -56,30 +56,43 @@ var (
 )
 
 // schemaCache maps storage tables to their GMS schemas (parsing type and
-// default strings is too slow to do per query).
+// default strings is too slow to do per query). Every statement reads it
+// and only a table's first use or changed definition writes it, so it is
+// a sync.Map: readers take no lock (one lock for all of them made
+// statements queue behind each other).
 type schemaCache struct {
-	mu sync.Mutex
-	m  map[*storage.Table]sql.PrimaryKeySchema
+	m sync.Map // *storage.Table -> sql.PrimaryKeySchema
+}
+
+func (c *schemaCache) get(st *storage.Table) (sql.PrimaryKeySchema, bool) {
+	v, ok := c.m.Load(st)
+	if !ok {
+		return sql.PrimaryKeySchema{}, false
+	}
+	return v.(sql.PrimaryKeySchema), true
+}
+
+// put caches st's schema, dropping those of the table's older
+// definitions.
+func (c *schemaCache) put(st *storage.Table, sch sql.PrimaryKeySchema) {
+	c.m.Range(func(k, _ any) bool {
+		if old := k.(*storage.Table); old != st && old.Def.ID == st.Def.ID {
+			c.m.Delete(old)
+		}
+		return true
+	})
+	c.m.Store(st, sch)
 }
 
 func (e *Engine) sqlTable(ctx *sql.Context, d *Database, st *storage.Table) (*Table, error) {
-	e.schemas.mu.Lock()
-	sch, ok := e.schemas.m[st]
-	e.schemas.mu.Unlock()
+	sch, ok := e.schemas.get(st)
 	if !ok {
 		var err error
 		sch, err = gmsSchema(ctx, e.GMS.Analyzer.Catalog, st.Def)
 		if err != nil {
 			return nil, err
 		}
-		e.schemas.mu.Lock()
-		for k := range e.schemas.m {
-			if k.Def.ID == st.Def.ID {
-				delete(e.schemas.m, k) // an older definition
-			}
-		}
-		e.schemas.m[st] = sch
-		e.schemas.mu.Unlock()
+		e.schemas.put(st, sch)
 	}
 	return &Table{e: e, db: d, st: st, sch: sch, mdl: []byte(mdlKey(st.Def.ID))}, nil
 }
