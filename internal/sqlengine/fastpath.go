@@ -1099,31 +1099,15 @@ func appendValue(ctx *sql.Context, rc sql.CharacterSetID, typ sql.Type, v any, b
 	start := len(buf)
 	switch t := typ.(type) {
 	case types.NumberTypeImpl_:
-		switch n := v.(type) {
-		case int8:
-			buf = strconv.AppendInt(buf, int64(n), 10)
-		case int16:
-			buf = strconv.AppendInt(buf, int64(n), 10)
-		case int32:
-			buf = strconv.AppendInt(buf, int64(n), 10)
-		case int64:
-			buf = strconv.AppendInt(buf, n, 10)
-		case uint8:
-			buf = strconv.AppendUint(buf, uint64(n), 10)
-		case uint16:
-			buf = strconv.AppendUint(buf, uint64(n), 10)
-		case uint32:
-			buf = strconv.AppendUint(buf, uint64(n), 10)
-		case uint64:
-			buf = strconv.AppendUint(buf, n, 10)
-		default:
-			val, err := typ.SQL(ctx, nil, v)
-			return val, buf, err
-		}
 		if sqltypes.IsFloat(t.Type()) {
-			buf = buf[:start]
-			val, err := typ.SQL(ctx, nil, v)
-			return val, buf, err
+			break
+		}
+		if i, ok := asInt64(v); ok {
+			buf = strconv.AppendInt(buf, i, 10)
+		} else if u, ok := v.(uint64); ok {
+			buf = strconv.AppendUint(buf, u, 10)
+		} else {
+			break
 		}
 		return sqltypes.MakeTrusted(t.Type(), buf[start:len(buf):len(buf)]), buf, nil
 	case types.StringType:
