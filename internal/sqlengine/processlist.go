@@ -3,6 +3,7 @@ package sqlengine
 import (
 	"context"
 	"errors"
+	"maps"
 	"sync"
 	"time"
 
@@ -35,48 +36,45 @@ type processList struct {
 // pidIndex maps running statements' pids to their connections' entries.
 // Every statement adds a new pid, which a sync.Map serves under its one
 // lock: the index is split by pid into shards with a lock each.
-type pidIndex struct {
-	shards [64]struct {
-		mu sync.Mutex
-		m  map[uint64]*process
-	}
+type pidIndex struct{ shards [64]pidShard }
+
+type pidShard struct {
+	mu sync.Mutex
+	m  map[uint64]*process
 }
 
-func (x *pidIndex) shard(pid uint64) (*sync.Mutex, *map[uint64]*process) {
-	s := &x.shards[pid%uint64(len(x.shards))]
-	return &s.mu, &s.m
-}
+func (x *pidIndex) shard(pid uint64) *pidShard { return &x.shards[pid%uint64(len(x.shards))] }
 
 // add maps pid to p unless pid is already running; it reports whether it
 // did.
 func (x *pidIndex) add(pid uint64, p *process) bool {
-	mu, m := x.shard(pid)
-	mu.Lock()
-	defer mu.Unlock()
-	if _, used := (*m)[pid]; used {
+	s := x.shard(pid)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if _, used := s.m[pid]; used {
 		return false
 	}
-	if *m == nil {
-		*m = map[uint64]*process{}
+	if s.m == nil {
+		s.m = map[uint64]*process{}
 	}
-	(*m)[pid] = p
+	s.m[pid] = p
 	return true
 }
 
 func (x *pidIndex) get(pid uint64) *process {
-	mu, m := x.shard(pid)
-	mu.Lock()
-	defer mu.Unlock()
-	return (*m)[pid]
+	s := x.shard(pid)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.m[pid]
 }
 
 // remove forgets pid if it maps to p (any entry if p is nil).
 func (x *pidIndex) remove(pid uint64, p *process) {
-	mu, m := x.shard(pid)
-	mu.Lock()
-	defer mu.Unlock()
-	if q, ok := (*m)[pid]; ok && (p == nil || q == p) {
-		delete(*m, pid)
+	s := x.shard(pid)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if q, ok := s.m[pid]; ok && (p == nil || q == p) {
+		delete(s.m, pid)
 	}
 }
 
@@ -115,11 +113,7 @@ func (l *processList) Processes() []sql.Process {
 func copyProgress(m map[string]sql.TableProgress) map[string]sql.TableProgress {
 	out := make(map[string]sql.TableProgress, len(m))
 	for name, tp := range m {
-		parts := make(map[string]sql.PartitionProgress, len(tp.PartitionsProgress))
-		for pn, pp := range tp.PartitionsProgress {
-			parts[pn] = pp
-		}
-		tp.PartitionsProgress = parts
+		tp.PartitionsProgress = maps.Clone(tp.PartitionsProgress)
 		out[name] = tp
 	}
 	return out
@@ -272,88 +266,84 @@ func (l *processList) Kill(connID uint32) {
 
 // progress runs fn on the progress of the statement with pid, if it is
 // still running.
-func (l *processList) progress(pid uint64, fn func(m map[string]sql.TableProgress) map[string]sql.TableProgress) {
+func (l *processList) progress(pid uint64, fn func(m map[string]sql.TableProgress)) {
 	p := l.byPid.get(pid)
 	if p == nil {
 		return
 	}
 	p.mu.Lock()
 	if p.p.QueryPid == pid {
-		p.p.Progress = fn(p.p.Progress)
+		if p.p.Progress == nil {
+			p.p.Progress = map[string]sql.TableProgress{}
+		}
+		fn(p.p.Progress)
 	}
 	p.mu.Unlock()
 }
 
+// tableOf is table name's progress in m, new (of unknown total) if none.
+func tableOf(m map[string]sql.TableProgress, name string) sql.TableProgress {
+	if tp, ok := m[name]; ok {
+		return tp
+	}
+	return sql.NewTableProgress(name, -1)
+}
+
+// partitionOf is a partition's progress in tp, new (of unknown total) if
+// none.
+func partitionOf(tp sql.TableProgress, name string) sql.PartitionProgress {
+	if pp, ok := tp.PartitionsProgress[name]; ok {
+		return pp
+	}
+	return sql.PartitionProgress{Progress: sql.Progress{Name: name, Total: -1}}
+}
+
 func (l *processList) AddTableProgress(pid uint64, name string, total int64) {
-	l.progress(pid, func(m map[string]sql.TableProgress) map[string]sql.TableProgress {
-		if m == nil {
-			m = map[string]sql.TableProgress{}
-		}
-		tp, ok := m[name]
-		if !ok {
-			tp = sql.NewTableProgress(name, total)
-		}
+	l.progress(pid, func(m map[string]sql.TableProgress) {
+		tp := tableOf(m, name)
 		tp.Total = total
 		m[name] = tp
-		return m
 	})
 }
 
 func (l *processList) UpdateTableProgress(pid uint64, name string, delta int64) {
-	l.progress(pid, func(m map[string]sql.TableProgress) map[string]sql.TableProgress {
-		if m == nil {
-			m = map[string]sql.TableProgress{}
-		}
-		tp, ok := m[name]
-		if !ok {
-			tp = sql.NewTableProgress(name, -1)
-		}
+	l.progress(pid, func(m map[string]sql.TableProgress) {
+		tp := tableOf(m, name)
 		tp.Done += delta
 		m[name] = tp
-		return m
 	})
 }
 
 func (l *processList) RemoveTableProgress(pid uint64, name string) {
-	l.progress(pid, func(m map[string]sql.TableProgress) map[string]sql.TableProgress {
-		delete(m, name)
-		return m
-	})
+	l.progress(pid, func(m map[string]sql.TableProgress) { delete(m, name) })
 }
 
+// The partition calls change only a table that has progress already.
+
 func (l *processList) AddPartitionProgress(pid uint64, table, partition string, total int64) {
-	l.progress(pid, func(m map[string]sql.TableProgress) map[string]sql.TableProgress {
+	l.progress(pid, func(m map[string]sql.TableProgress) {
 		if tp, ok := m[table]; ok {
-			pp, ok := tp.PartitionsProgress[partition]
-			if !ok {
-				pp = sql.PartitionProgress{Progress: sql.Progress{Name: partition}}
-			}
+			pp := partitionOf(tp, partition)
 			pp.Total = total
 			tp.PartitionsProgress[partition] = pp
 		}
-		return m
 	})
 }
 
 func (l *processList) UpdatePartitionProgress(pid uint64, table, partition string, delta int64) {
-	l.progress(pid, func(m map[string]sql.TableProgress) map[string]sql.TableProgress {
+	l.progress(pid, func(m map[string]sql.TableProgress) {
 		if tp, ok := m[table]; ok {
-			pp, ok := tp.PartitionsProgress[partition]
-			if !ok {
-				pp = sql.PartitionProgress{Progress: sql.Progress{Name: partition, Total: -1}}
-			}
+			pp := partitionOf(tp, partition)
 			pp.Done += delta
 			tp.PartitionsProgress[partition] = pp
 		}
-		return m
 	})
 }
 
 func (l *processList) RemovePartitionProgress(pid uint64, table, partition string) {
-	l.progress(pid, func(m map[string]sql.TableProgress) map[string]sql.TableProgress {
+	l.progress(pid, func(m map[string]sql.TableProgress) {
 		if tp, ok := m[table]; ok {
 			delete(tp.PartitionsProgress, partition)
 		}
-		return m
 	})
 }
