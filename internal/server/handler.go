@@ -59,9 +59,6 @@ var tableStatement = regexp.MustCompile(`(?i)^\s*(\(\s*)*(select|insert|update|d
 // OPTION) at a database's level is 1044, at a table's 1142, naming the
 // database or table as MySQL does; at the global level it stays 1227.
 func deniedFor(query string, err error) error {
-	if err == nil {
-		return nil
-	}
 	var se *mysql.SQLError
 	if !errors.As(err, &se) {
 		return err

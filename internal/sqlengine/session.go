@@ -748,11 +748,7 @@ func note(ctx context.Context, st ast.Statement, text string, queryLen int) erro
 	if err := unsupportedDDL(st); err != nil {
 		return err
 	}
-	lctx, ok := ctx.(*sql.Context)
-	if !ok {
-		lctx = sql.NewEmptyContext()
-	}
-	if err := rewriteTypedLiterals(lctx, st, text); err != nil {
+	if err := rewriteTypedLiterals(st, text); err != nil {
 		return err
 	}
 	if sctx, ok := ctx.(*sql.Context); ok {

@@ -52,7 +52,7 @@ func scanTypedLiterals(query string) []typedLiteral {
 
 // rewriteTypedLiterals turns st's typed temporal literals (found in its
 // text, query) into casts to their types; an invalid one is 1525.
-func rewriteTypedLiterals(ctx *sql.Context, st ast.SQLNode, query string) error {
+func rewriteTypedLiterals(st ast.SQLNode, query string) error {
 	lits := scanTypedLiterals(query)
 	if st == nil || len(lits) == 0 {
 		return nil
@@ -93,7 +93,7 @@ func rewriteTypedLiterals(ctx *sql.Context, st ast.SQLNode, query string) error 
 			delete(kinds, v)
 			continue
 		}
-		if err := checkTypedLiteral(ctx, k, v); err != nil {
+		if err := checkTypedLiteral(k, v); err != nil {
 			return err
 		}
 	}
@@ -148,8 +148,9 @@ func fractionDigits(v string) *ast.SQLVal {
 }
 
 // checkTypedLiteral refuses a typed literal MySQL refuses: 1525
-// "Incorrect DATE value: 'x'" (TIME, DATETIME for the others).
-func checkTypedLiteral(ctx *sql.Context, k int, v string) error {
+// "Incorrect DATE value: 'x'" (TIME, DATETIME for the others). The
+// conversion depends on no session setting.
+func checkTypedLiteral(k int, v string) error {
 	var typ sql.Type
 	name := "DATE"
 	switch k {
@@ -163,7 +164,7 @@ func checkTypedLiteral(ctx *sql.Context, k int, v string) error {
 	if strings.Trim(v, "0-: .") == "" {
 		return nil // the zero value, as sql_mode allows or refuses it when stored
 	}
-	if _, _, err := typ.Convert(ctx, v); err != nil {
+	if _, _, err := typ.Convert(sql.NewEmptyContext(), v); err != nil {
 		return mysql.NewSQLError(erWrongValue, "HY000", "Incorrect %s value: '%s'", name, v)
 	}
 	return nil
