@@ -15,7 +15,7 @@ import (
 // (a Rows_query event, see binlog.AddCatalog) next to the DDL statement, so replaying the binlog
 // redoes it exactly: every change is deterministic given the data before it.
 type CatalogChange struct {
-	Op        string       `json:"op"` // create_db drop_db create_table drop_table add_index drop_index truncate rename_table rewrite_table alter_table set_accounts create_view drop_view
+	Op        string       `json:"op"` // create_db drop_db create_table drop_table add_index drop_index truncate rename_table rewrite_table alter_table set_accounts create_view drop_view create_trigger drop_trigger
 	DB        *DatabaseDef `json:"db,omitempty"`
 	Table     *TableDef    `json:"table,omitempty"`
 	TableID   uint64       `json:"table_id,omitempty"`
@@ -39,6 +39,9 @@ type CatalogChange struct {
 	// create_view (which replaces a view of the same name) and
 	// drop_view: the view.
 	View *ViewDef `json:"view,omitempty"`
+
+	// create_trigger and drop_trigger: the trigger (triggers.go).
+	Trigger *TriggerDef `json:"trigger,omitempty"`
 
 	// staged: Stage has written the rebuild's data (rebuild.go).
 	staged bool
@@ -110,7 +113,16 @@ func (e *Engine) PrepareCatalog(b *Batch, c *CatalogChange) error {
 				}
 			}
 		}
+		for _, tr := range e.triggers {
+			if strings.EqualFold(tr.DB, c.DB.Name) {
+				if err := b.Delete(triggerKey(tr.DB, tr.Name)); err != nil {
+					return err
+				}
+			}
+		}
 		return b.Delete(dbKey(c.DB.Name))
+	case "create_trigger", "drop_trigger":
+		return e.prepareTriggerChange(b, c)
 	case "create_view", "drop_view":
 		if c.View == nil || c.View.Name == "" {
 			return fmt.Errorf("%s without a view", c.Op)
@@ -154,11 +166,17 @@ func (e *Engine) PrepareCatalog(b *Batch, c *CatalogChange) error {
 		if c.Op == "truncate" {
 			return b.b.DeleteRange(t.prefix, row.PrefixEnd(t.prefix), nil)
 		}
+		if err := e.prepareTableTriggers(b, c); err != nil {
+			return err
+		}
 		return dropTableData(b, t)
 	case "add_index", "drop_index", "rename_table", "rewrite_table", "alter_table":
 		t, ok := e.tables[c.TableID]
 		if !ok {
 			return fmt.Errorf("table id %d not found", c.TableID)
+		}
+		if err := e.prepareTableTriggers(b, c); err != nil {
+			return err
 		}
 		v, _ := json.Marshal(c.Table)
 		if c.Op == "rewrite_table" && c.Table.ID != c.TableID {
@@ -271,6 +289,7 @@ func (e *Engine) PublishCatalog(c *CatalogChange) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	e.catalogVersion.Add(1)
+	e.publishTriggerChange(c)
 	switch c.Op {
 	case "create_db":
 		d := *c.DB

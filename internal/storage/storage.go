@@ -43,6 +43,7 @@
 //	0x00 "cat/db/" name                      -> DatabaseDef (JSON)
 //	0x00 "cat/tab/" id(8)                    -> TableDef (JSON)
 //	0x00 "cat/view/" lower(db) "." lower(name) -> ViewDef (JSON)
+//	0x00 "cat/trigger/" lower(db) "." lower(name) -> TriggerDef (JSON)
 //	0x00 "cat/accounts"                      -> accounts (opaque, set_accounts)
 package storage
 
@@ -146,7 +147,11 @@ type Engine struct {
 	tables map[uint64]*Table
 	byName map[string]*Table   // lower(db) + "." + lower(name)
 	views  map[string]*ViewDef // lower(db) + "." + lower(name)
-	nextID uint64
+	// triggers are keyed like views; triggered is the set of the ids of
+	// tables with a trigger, copied on change (triggers.go).
+	triggers  map[string]*TriggerDef
+	triggered atomic.Pointer[map[uint64]bool]
+	nextID    uint64
 	// catalogVersion counts the catalog changes published (a cache of
 	// something derived from the catalog compares it).
 	catalogVersion atomic.Uint64
@@ -223,7 +228,7 @@ func Open(o Options) (*Engine, error) {
 	if err != nil {
 		return nil, err
 	}
-	e := &Engine{db: db, coll: o.Collator, dbs: map[string]*DatabaseDef{}, tables: map[uint64]*Table{}, byName: map[string]*Table{}, views: map[string]*ViewDef{}, nextID: 1, seqNext: map[uint64]uint64{}}
+	e := &Engine{db: db, coll: o.Collator, dbs: map[string]*DatabaseDef{}, tables: map[uint64]*Table{}, byName: map[string]*Table{}, views: map[string]*ViewDef{}, triggers: map[string]*TriggerDef{}, nextID: 1, seqNext: map[uint64]uint64{}}
 	if err := e.loadCatalog(); err != nil {
 		db.Close()
 		return nil, err
@@ -377,8 +382,15 @@ func (e *Engine) loadCatalog() error {
 				return fmt.Errorf("catalog entry %q: %w", k, err)
 			}
 			e.views[nameKey(v.DB, v.Name)] = &v
+		case strings.HasPrefix(k, "\x00cat/trigger/"):
+			var tr TriggerDef
+			if err := json.Unmarshal(it.Value(), &tr); err != nil {
+				return fmt.Errorf("catalog entry %q: %w", k, err)
+			}
+			e.triggers[nameKey(tr.DB, tr.Name)] = &tr
 		}
 	}
+	e.noteTriggered()
 	return it.Error()
 }
 

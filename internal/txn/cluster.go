@@ -203,5 +203,9 @@ func (m *Manager) ddlTables(c *storage.CatalogChange) []uint64 {
 	if c.Table != nil && c.Table.ID != 0 && c.Table.ID != c.TableID {
 		ids = append(ids, c.Table.ID)
 	}
+	if c.Trigger != nil && c.Trigger.TableID != 0 {
+		// A write certified after the trigger must have fired it.
+		ids = append(ids, c.Trigger.TableID)
+	}
 	return ids
 }
