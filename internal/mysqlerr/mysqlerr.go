@@ -120,6 +120,9 @@ var reworded = []struct {
 	{regexp.MustCompile(`^(\d+) is beyond the maximum value that can be held by (\d+) bits$`), 1406, "22001", "Data too long for column: $1 does not fit in BIT($2)"},
 	// A value given for a generated column.
 	{regexp.MustCompile(`^The value specified for generated column "(.*)" in table "(.*)" is not allowed\.$`), 3105, "HY000", "The value specified for generated column '$1' in table '$2' is not allowed."}, // ER_NON_DEFAULT_VALUE_FOR_GENERATED_COLUMN
+	// A table that does not exist (MySQL names it with its database,
+	// which go-mysql-server's text lacks).
+	{regexp.MustCompile(`^table not found: (.*)$`), 1146, "42S02", "Table '$1' doesn't exist"}, // ER_NO_SUCH_TABLE
 	// A function that does not exist.
 	{regexp.MustCompile(`^function: '(.*)' not found$`), 1305, "42000", "FUNCTION $1 does not exist"}, // ER_SP_DOES_NOT_EXIST
 	// A number out of its column's range (strict mode). go-mysql-server
