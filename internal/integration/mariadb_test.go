@@ -230,6 +230,14 @@ func TestMariaDBReplica(t *testing.T) {
 	mustExec(t, ts, `INSERT INTO js VALUES (1, '{"a": [1, 2.5, "x\\"q", null, true], "big": 1e300}', 'vv', '[]'), (2, NULL, NULL, '{"k": {"kk": 1}}'), (3, '"s"', 'x', 'null')`)
 	mustExec(t, ts, `UPDATE js SET doc = JSON_SET(doc, '$.z', 'new') WHERE id = 1`)
 	mustExec(t, ts, "DELETE FROM js WHERE id = 2")
+	// Triggers reach MariaDB as the statements that made them (with their
+	// DEFINER), their effects as rows: the replica fires none of them.
+	mustExec(t, ts, "CREATE TABLE trg (id INT PRIMARY KEY, v INT)")
+	mustExec(t, ts, "CREATE TABLE trg_log (seq INT AUTO_INCREMENT PRIMARY KEY, what VARCHAR(40))")
+	mustExec(t, ts, "CREATE TRIGGER trg_bi BEFORE INSERT ON trg FOR EACH ROW SET NEW.v = NEW.v * 2")
+	mustExec(t, ts, "CREATE TRIGGER trg_au AFTER UPDATE ON trg FOR EACH ROW INSERT INTO trg_log (what) VALUES (CONCAT(OLD.v, '->', NEW.v))")
+	mustExec(t, ts, "INSERT INTO trg VALUES (1, 1), (2, 2)")
+	mustExec(t, ts, "UPDATE trg SET v = v + 1")
 
 	// Wait for the replica to reach the primary's last GTID.
 	var executed string
@@ -302,6 +310,12 @@ func TestMariaDBReplica(t *testing.T) {
 	if err := mdb.QueryRow("SELECT GROUP_CONCAT(id, ' ', doc, ' ', v, ' ', doc2, ' ', JSON_VALID(doc) ORDER BY id SEPARATOR ' | ') FROM ts.js").Scan(&docs); err != nil ||
 		docs != `1 {"a": [1, 2.5, "x\"q", null, true], "z": "new", "big": 1e300} vv [] 1 | 3 "s" x null 1` {
 		t.Fatalf("JSON documents on the replica: %s (%v); %s", docs, err, slaveErrors(mdb))
+	}
+	var trgRows, trgLog string
+	var trgs int
+	if err := mdb.QueryRow("SELECT (SELECT GROUP_CONCAT(id, ':', v ORDER BY id) FROM ts.trg), (SELECT GROUP_CONCAT(what ORDER BY seq) FROM ts.trg_log), (SELECT COUNT(*) FROM information_schema.TRIGGERS WHERE TRIGGER_SCHEMA = 'ts')").Scan(&trgRows, &trgLog, &trgs); err != nil ||
+		trgRows != "1:3,2:5" || trgLog != "2->3,4->5" || trgs != 2 {
+		t.Fatalf("triggers on the replica: rows %s, log %s, %d triggers (%v); want 1:3,2:5, 2->3,4->5, 2; %s", trgRows, trgLog, trgs, err, slaveErrors(mdb))
 	}
 	if p, r := keylessRows(t, s.db("")), keylessRows(t, mdb); p != r {
 		t.Fatalf("keyless table differs: primary %d rows, replica %d", strings.Count(p, ";")+1, strings.Count(r, ";")+1)

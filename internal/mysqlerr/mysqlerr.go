@@ -161,6 +161,7 @@ var gmsErrors = []struct {
 	{"Duplicate key name ", "", "", mysql.ERDupKeyName, "42000", ""},
 	{"table with name ", " already exists", "", mysql.ERTableExists, "42S01", ""},
 	{"the view ", " already exists", "", mysql.ERTableExists, "42S01", ""},
+	{"trigger \"", "\" does not exist", "", 1360, "HY000", "Trigger does not exist"}, // ER_TRG_DOES_NOT_EXIST
 	// Writes through a view (views are read-only here).
 	{"expected insert destination to be resolved or unresolved table", "", "", 1288, "HY000", "The target table of the INSERT is not updatable"},
 	{"table doesn't support UPDATE", "", "", 1288, "HY000", "The target table of the UPDATE is not updatable"},

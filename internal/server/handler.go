@@ -49,7 +49,7 @@ func (s *Server) wrapHandler(h mysql.Handler) (mysql.Handler, error) {
 }
 
 // tableStatement matches statements whose privileges are table privileges.
-var tableStatement = regexp.MustCompile(`(?i)^\s*(\(\s*)*(select|insert|update|delete|replace|with|table|create\s+table|drop\s+table|alter\s+table|truncate|rename\s+table|create\s+index|drop\s+index)\b`)
+var tableStatement = regexp.MustCompile(`(?i)^\s*(\(\s*)*(select|insert|update|delete|replace|with|table|create\s+table|drop\s+table|alter\s+table|truncate|rename\s+table|create\s+index|drop\s+index|create\s+(?:definer\s*=\s*\S+\s+)?trigger|drop\s+trigger)\b`)
 
 // deniedFor turns a privilege denial of a statement on tables into
 // MySQL's ER_TABLEACCESS_DENIED_ERROR (1142); mysqlerr.Restore has made every
@@ -105,7 +105,11 @@ func tableDenied(query string, se *mysql.SQLError, err error) error {
 		return err
 	}
 	if m := tableDeniedMsg.FindStringSubmatch(se.Message); m != nil {
-		return mysql.NewSQLError(mysqlerr.TableAccessDenied, "42000", "%s command denied to user %s for table '%s'", deniedCommand(st), m[1], m[2])
+		cmd, ok := sqlengine.TriggerDeniedCommand(st, m[2])
+		if !ok {
+			cmd = deniedCommand(st)
+		}
+		return mysql.NewSQLError(mysqlerr.TableAccessDenied, "42000", "%s command denied to user %s for table '%s'", cmd, m[1], m[2])
 	}
 	m := dbDenied.FindStringSubmatch(se.Message)
 	if m == nil {
@@ -123,7 +127,11 @@ func tableDenied(query string, se *mysql.SQLError, err error) error {
 	if table == "" {
 		return err
 	}
-	return mysql.NewSQLError(mysqlerr.TableAccessDenied, "42000", "%s command denied to user %s for table '%s'", deniedCommand(st), m[1], table)
+	cmd, ok := sqlengine.TriggerDeniedCommand(st, table)
+	if !ok {
+		cmd = deniedCommand(st)
+	}
+	return mysql.NewSQLError(mysqlerr.TableAccessDenied, "42000", "%s command denied to user %s for table '%s'", cmd, m[1], table)
 }
 
 // deniedCommand is the privilege MySQL names when it denies st.

@@ -97,6 +97,7 @@ func (a authorization) HandleAuth(ctx *sql.Context, state sql.AuthorizationQuery
 	if auth.AuthType == ast.AuthType_PROCESS {
 		return nil
 	}
+	auth = triggerTableAuth(ctx, auth)
 	auth, others := withoutTemporaryTables(ctx, auth)
 	if !others {
 		return nil // the session's temporary tables only
@@ -108,6 +109,38 @@ func (a authorization) HandleAuth(ctx *sql.Context, state sql.AuthorizationQuery
 		return superless(ctx, func() error { return a.AuthorizationHandler.HandleAuth(ctx, state, auth) })
 	}
 	return a.AuthorizationHandler.HandleAuth(ctx, state, auth)
+}
+
+// triggerTableAuth is auth with DROP TRIGGER's target, which the parser
+// gives as a table named like the trigger, made the trigger's table:
+// TRIGGER is checked on the table, as in MySQL (Database.DropTrigger
+// checks it again on the table it drops from).
+func triggerTableAuth(ctx *sql.Context, auth ast.AuthInformation) ast.AuthInformation {
+	if auth.AuthType != ast.AuthType_TRIGGER || auth.TargetType != ast.AuthTargetType_SingleTableIdentifier || len(auth.TargetNames) != 2 {
+		return auth
+	}
+	s := sessionOf(ctx)
+	if s == nil {
+		return auth
+	}
+	db := auth.TargetNames[0]
+	if db == "" {
+		db = ctx.GetCurrentDatabase()
+	}
+	store := s.eng.store
+	if _, isTable := store.Table(db, auth.TargetNames[1]); isTable {
+		return auth
+	}
+	tr, ok := store.Trigger(db, auth.TargetNames[1])
+	if !ok {
+		return auth
+	}
+	t, ok := store.TableByID(tr.TableID)
+	if !ok {
+		return auth
+	}
+	auth.TargetNames = []string{db, t.Def.Name}
+	return auth
 }
 
 // temporaryTableAuth are the checks a session's temporary table is spared:
@@ -164,6 +197,9 @@ func (a authorization) CheckSchema(ctx *sql.Context, state sql.AuthorizationQuer
 }
 
 func (a authorization) CheckTable(ctx *sql.Context, state sql.AuthorizationQueryState, db, schema, table string) error {
+	if s := sessionOf(ctx); s != nil && s.planningTriggers {
+		return nil // a trigger body's table: its definer's (triggers.go)
+	}
 	return withoutSuper(ctx, func() error { return a.AuthorizationHandler.CheckTable(ctx, state, db, schema, table) })
 }
 

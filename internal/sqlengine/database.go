@@ -351,10 +351,11 @@ func ddlError(err error) error {
 // with 0x01, so the spaces cannot meet).
 func mdlKey(id uint64) string { return "mdl:" + strconv.FormatUint(id, 10) }
 
-// noRoutines is a database's (empty) triggers, stored procedures and
-// events, which are not stored yet: lookups find none and creating one is
-// refused with 1235 instead of being forgotten. GMS asks every database
-// for them (information_schema.TRIGGERS, ROUTINES, EVENTS; mysqldump).
+// noRoutines is a database's (empty) stored procedures and events, which
+// are not stored yet: lookups find none and creating one is refused with
+// 1235 instead of being forgotten. GMS asks every database for them
+// (information_schema.ROUTINES, EVENTS; mysqldump). Databases' triggers
+// are stored (triggers.go); the system databases have none.
 type noRoutines struct{}
 
 var (
@@ -365,7 +366,7 @@ var (
 
 func (noRoutines) GetTriggers(*sql.Context) ([]sql.TriggerDefinition, error) { return nil, nil }
 func (noRoutines) CreateTrigger(*sql.Context, sql.TriggerDefinition) error {
-	return errNotSupported("CREATE TRIGGER")
+	return mysql.NewSQLError(1465, "HY000", "Triggers can not be created on system tables") // ER_NO_TRIGGERS_ON_SYSTEM_SCHEMA
 }
 func (noRoutines) DropTrigger(_ *sql.Context, name string) error {
 	return sql.ErrTriggerDoesNotExist.New(name)

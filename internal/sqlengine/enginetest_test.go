@@ -111,6 +111,8 @@ func TestEngineSuite(t *testing.T) {
 		{"AlterTable", enginetest.TestAlterTable},
 		{"Scripts", enginetest.TestScripts},
 		{"Regex", testRegex},
+		{"Triggers", enginetest.TestTriggers},
+		{"TriggerErrors", enginetest.TestTriggerErrors},
 		{"TransactionScripts", func(t *testing.T, h enginetest.Harness) {
 			enginetest.TestTransactionScripts(t, h.(enginetest.TransactionHarness))
 		}},

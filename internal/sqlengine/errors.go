@@ -9,6 +9,7 @@ import (
 	"github.com/lockstepdb/lockstep/internal/commit"
 	"github.com/lockstepdb/lockstep/internal/lock"
 	"github.com/lockstepdb/lockstep/internal/row"
+	"github.com/lockstepdb/lockstep/internal/storage"
 	"github.com/lockstepdb/lockstep/internal/txn"
 )
 
@@ -52,6 +53,8 @@ func mysqlError(err error) error {
 		return mysql.NewSQLError(mysql.ERQueryInterrupted, "70100", "Query execution was interrupted")
 	case errors.Is(err, commit.ErrNoSpace):
 		return mysql.NewSQLError(erErrorOnWrite, "HY000", "Error writing file 'binlog' (errno: 28 - No space left on device): %s", err.Error())
+	case errors.As(err, new(*storage.TriggerInWrongSchemaError)):
+		return mysql.NewSQLError(erTrgInWrongSchema, "HY000", "Trigger in wrong schema")
 	case errors.Is(err, commit.ErrReadLocked):
 		return mysql.NewSQLError(erCantUpdateWithReadLock, "HY000", "Can't execute the query because you have a conflicting read lock")
 	case errors.Is(err, commit.ErrLockWaitTimeout):

@@ -223,9 +223,9 @@ func (e *Engine) fastStatement(ctx *sql.Context, s *Session, p *FastPlan, binds 
 	if !ok {
 		return nil, errFallback // no such table, or a system table: GMS
 	}
-	if p.kind != fastSelect && (e.involvedInForeignKeys(st.Def.ID) || writesNeedGMS(st.Def)) {
-		// go-mysql-server checks foreign keys and CHECK constraints and
-		// computes generated columns.
+	if p.kind != fastSelect && (e.involvedInForeignKeys(st.Def.ID) || writesNeedGMS(st.Def) || e.store.HasTriggers(st.Def.ID)) {
+		// go-mysql-server checks foreign keys and CHECK constraints,
+		// computes generated columns and runs triggers.
 		return nil, errFallback
 	}
 	dd, _ := e.store.Database(db)

@@ -21,6 +21,7 @@ func (e *Engine) NewContext(ctx context.Context, opts ...sql.ContextOption) *sql
 	applySessionTime(c) // sessiontime.go
 	if s := sessionOf(c); s != nil {
 		s.viewDB = "" // a new statement (views.go)
+		s.triggerDB, s.planningTriggers = "", false
 	}
 	if c.ProcessList != nil {
 		if _, ok := c.ProcessList.(processView); !ok {

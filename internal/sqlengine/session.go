@@ -74,6 +74,14 @@ type Session struct {
 	// viewDB stands in for the current database, for the rest of the
 	// statement, once a view was read in a session without one (views.go).
 	viewDB string
+	// triggerDB stands in for the current database while trigger bodies
+	// of another database are planned (triggers.go).
+	triggerDB string
+	// writesRows says the statement is an INSERT, UPDATE, DELETE or
+	// LOAD DATA, whose triggers planningTriggers says are being planned:
+	// until its analysis ends, tables are resolved without the
+	// session's privilege check (triggers.go).
+	writesRows, planningTriggers bool
 	// privCounter is the accounts' version the privilege cache was last
 	// checked against its account at (accountmatch.go); privChecked says
 	// it was at all.
@@ -742,6 +750,7 @@ func note(ctx context.Context, st ast.Statement, text string, queryLen int) erro
 	rewriteIntervalArithmetic(st, text)
 	rewriteBitOperators(st, text)
 	joinComponentVariables(st)
+	showTriggersFrom(st)
 	if err := balanceSetOps(st, text); err != nil {
 		return err
 	}
@@ -774,6 +783,9 @@ func note(ctx context.Context, st ast.Statement, text string, queryLen int) erro
 			s.noted = true
 			s.noteStatement(st)
 			s.noteView(st)
+			if err := s.noteTrigger(sctx, st); err != nil {
+				return err
+			}
 			if err := s.holdForCheck(sctx, st); err != nil {
 				return err
 			}
@@ -866,7 +878,7 @@ func (p parser) ParseSimple(query string) (ast.Statement, error) {
 
 func (p parser) Parse(ctx *sql.Context, query string, multi bool) (ast.Statement, string, string, error) {
 	query = rewriteBegin(ctx, rewriteAccountSyntax(ctx, query))
-	query = noteAlterView(ctx, rewriteLongByte(QuoteNonASCIIIdents(query)))
+	query = noteAlterView(ctx, rewriteTriggerDefiner(rewriteLongByte(QuoteNonASCIIIdents(query))))
 	query, _ = rewriteDo(query)
 	r, err := withForShare(query, func(q string) (parsed, error) {
 		// GMS's Parse with the session's parsed sql_mode (sqlmode.go).
@@ -895,7 +907,7 @@ func statementText(q, query string) string {
 
 func (p parser) ParseWithOptions(ctx context.Context, query string, delimiter rune, multi bool, o ast.ParserOptions) (ast.Statement, string, string, error) {
 	query = rewriteBegin(ctx, rewriteAccountSyntax(ctx, query))
-	query = noteAlterView(ctx, rewriteLongByte(QuoteNonASCIIIdents(query)))
+	query = noteAlterView(ctx, rewriteTriggerDefiner(rewriteLongByte(QuoteNonASCIIIdents(query))))
 	query, _ = rewriteDo(query)
 	r, err := withForShare(query, func(q string) (parsed, error) {
 		st, pq, rem, err := p.Parser.ParseWithOptions(ctx, q, delimiter, multi, o)

@@ -33,10 +33,26 @@ var _ sql.NodeExecBuilder = boundedTopN{}
 // corrects every node's expressions where MySQL evaluates them otherwise
 // (execexprs.go).
 func (b boundedTopN) Build(ctx *sql.Context, n sql.Node, r sql.Row) (sql.RowIter, error) {
+	endTriggerPlanning(ctx) // triggers.go
+	if te, ok := n.(*plan.TriggerExecutor); ok {
+		if err := triggerExecutor(ctx, te); err != nil {
+			return nil, err // the definer may not (triggers.go)
+		}
+	}
 	if nn, ok := execExpressions(ctx, n); ok {
 		return b.base.Build(ctx, nn, r)
 	}
 	switch n := n.(type) {
+	case *plan.DropTable:
+		if len(n.TriggerNames) > 0 {
+			// Storage drops a table's triggers with it, in the same
+			// change; go-mysql-server would drop them again after.
+			nn := *n
+			nn.TriggerNames = nil
+			return b.base.Build(ctx, &nn, r)
+		}
+	case *plan.ShowCreateTrigger:
+		return showCreateTrigger(ctx, n)
 	case plan.ShowWarnings:
 		return showWarnings(n), nil
 	case *plan.Update:

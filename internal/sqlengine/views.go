@@ -315,8 +315,12 @@ func noteAlterView(ctx context.Context, query string) string {
 }
 
 // GetCurrentDatabase is the session's current database, or, in a
-// statement that read a view without one, the view's (GetViewDefinition).
+// statement that read a view without one, the view's (GetViewDefinition),
+// or, while trigger bodies are planned, the triggers' (triggers.go).
 func (s *Session) GetCurrentDatabase() string {
+	if s.triggerDB != "" {
+		return s.triggerDB
+	}
 	if db := s.BaseSession.GetCurrentDatabase(); db != "" || s.viewDB == "" {
 		return db
 	}
