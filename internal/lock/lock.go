@@ -1,5 +1,6 @@
 // Package lock is Lockstep's row lock manager: shared and exclusive locks on
-// byte-string keys, held by transactions until they end.
+// byte-string keys, and gap locks on key ranges (gap.go), held by
+// transactions until they end.
 //
 // Invariants:
 //   - A key's holders are mutually compatible (any number of shared, or one
@@ -56,6 +57,8 @@ type Owner struct {
 	// Waited, if set, adds up the nanoseconds the owner waits for locks
 	// (a session's statements' lock time).
 	Waited *atomic.Int64
+	// gaps are its gap locks and insert intents (gap.go).
+	gaps *ownerGaps
 }
 
 type request struct {
@@ -92,6 +95,9 @@ type Manager struct {
 	// OnWaitForCommitting is called (outside the mutex) when a request
 	// starts waiting for a holder whose commit is in progress.
 	OnWaitForCommitting func()
+	// spaces holds the gap locks and insert intents by key space
+	// (gap.go).
+	spaces sync.Map
 }
 
 // New returns an empty lock table.
@@ -112,14 +118,22 @@ func (o *Owner) Holds(key string, mode Mode) bool {
 // goroutine, as every use of an owner).
 func (o *Owner) EachHeld(mode Mode, fn func(key string)) {
 	for k, h := range o.held {
-		if h >= mode {
+		if h >= mode && !isOwnerKey(k) {
 			fn(k)
 		}
 	}
 }
 
 // HeldCount is the number of keys o holds.
-func (o *Owner) HeldCount() int { return len(o.held) }
+func (o *Owner) HeldCount() int {
+	n := len(o.held)
+	for k := range o.held {
+		if isOwnerKey(k) {
+			n--
+		}
+	}
+	return n
+}
 
 // Lock acquires key in mode for o, waiting up to timeout.
 func (m *Manager) Lock(ctx context.Context, o *Owner, key string, mode Mode, timeout time.Duration) error {
@@ -372,6 +386,7 @@ func (m *Manager) promote(key string, e *entry) {
 
 // ReleaseAll releases every lock o holds (transaction end).
 func (m *Manager) ReleaseAll(o *Owner) {
+	m.releaseGaps(o)
 	if len(o.held) == 0 {
 		return
 	}
