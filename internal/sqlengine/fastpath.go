@@ -1000,6 +1000,9 @@ func (x *fastExec) rows(tx *txn.Txn, mode lock.Mode, fn func(sql.Row) (more bool
 			var err error
 			if mode != 0 {
 				rowKey, found, err = tx.GetLatest(key)
+				if err == nil && !found {
+					err = tx.LockGap(key, txn.Wait) // as the GMS path (pointIter)
+				}
 			} else {
 				rowKey, found, err = tx.Get(key)
 			}

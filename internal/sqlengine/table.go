@@ -192,7 +192,7 @@ func (t *Table) PartitionRows(ctx *sql.Context, p sql.Partition) (sql.RowIter, e
 	var it *txn.Iter
 	switch {
 	case part.index >= 0 && mode != 0:
-		it, err = tx.ScanLatest(part.lo, part.hi)
+		it, err = tx.LockingIndexScan(part.lo, part.hi, wait)
 	case part.index >= 0:
 		it, err = tx.Scan(part.lo, part.hi)
 	case mode != 0:
@@ -297,6 +297,11 @@ func (p *pointIter) Next(ctx *sql.Context) (sql.Row, error) {
 		var err error
 		if p.mode != 0 {
 			rowKey, found, err = p.tx.GetLatest(key)
+			if err == nil && !found {
+				// No such entry: none may be inserted until the
+				// transaction ends (InnoDB's gap lock).
+				err = p.tx.LockGap(key, p.wait)
+			}
 		} else {
 			rowKey, found, err = p.tx.Get(key)
 		}

@@ -717,6 +717,14 @@ func LockKey(k []byte) []byte {
 	return k
 }
 
+// GapSpace names the key space of key for gap locks: its table.
+func GapSpace(k []byte) string {
+	if len(k) >= 9 && k[0] == prefixTable {
+		return string(k[:9])
+	}
+	return string(k)
+}
+
 // count returns n such that member n of group is missing and, if n > 0,
 // member n-1 exists. Where members are numbered without a gap (image
 // index entries) that is their number; where deletes leave gaps (row

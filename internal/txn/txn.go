@@ -468,6 +468,10 @@ type Iter struct {
 	r       storage.Reader
 	mine    map[string]*item
 	done    map[*item]bool
+	// gap, if set, is the scan's gap lock, grown over each key before it
+	// is returned (growGap); upper is the scan's end.
+	gap   *lock.Gap
+	upper []byte
 }
 
 // Scan returns a consistent-read iterator over [lower, upper).
@@ -475,7 +479,7 @@ func (t *Txn) Scan(lower, upper []byte) (*Iter, error) {
 	if t.iso == Serializable {
 		return t.LockingScan(lower, upper, lock.Shared)
 	}
-	return t.newIter(t.reader(), lower, upper, 0)
+	return t.newIter(t.reader(), lower, upper, 0, false)
 }
 
 // ScanLatest iterates the latest committed data in [lower, upper) overlaid
@@ -483,29 +487,84 @@ func (t *Txn) Scan(lower, upper []byte) (*Iter, error) {
 // rows the caller then locks).
 func (t *Txn) ScanLatest(lower, upper []byte) (*Iter, error) {
 	t.noteRead()
-	return t.newIter(t.m.Engine.Latest(), lower, upper, 0)
+	return t.newIter(t.m.Engine.Latest(), lower, upper, 0, false)
 }
 
 // LockingScan returns an iterator over the latest committed rows in
 // [lower, upper) that locks each key before returning it and returns its
-// latest value (rows deleted while waiting are skipped).
+// latest value (rows deleted while waiting are skipped). Under REPEATABLE
+// READ and SERIALIZABLE it also locks the gaps it passes over.
 func (t *Txn) LockingScan(lower, upper []byte, mode lock.Mode) (*Iter, error) {
-	t.noteRead()
-	return t.newIter(t.m.Engine.Latest(), lower, upper, mode)
+	return t.LockingScanWith(lower, upper, mode, Wait)
 }
 
 // LockingScanWith is LockingScan under wait policy p: under SKIP LOCKED
-// the rows others hold are left out; under NOWAIT the first stops it.
+// the rows others hold are left out (and no gap is locked); under NOWAIT
+// the first stops it.
 func (t *Txn) LockingScanWith(lower, upper []byte, mode lock.Mode, p WaitPolicy) (*Iter, error) {
-	it, err := t.LockingScan(lower, upper, mode)
+	t.noteRead()
+	it, err := t.newIter(t.m.Engine.Latest(), lower, upper, mode, t.gapLocking(p))
 	if it != nil {
 		it.policy = p
 	}
 	return it, err
 }
 
-func (t *Txn) newIter(r storage.Reader, lower, upper []byte, mode lock.Mode) (*Iter, error) {
+// LockingIndexScan iterates the latest committed entries of an index in
+// [lower, upper), as ScanLatest, for a locking read that locks the rows
+// they name: under REPEATABLE READ and SERIALIZABLE it locks the gaps it
+// passes over, under wait policy p.
+func (t *Txn) LockingIndexScan(lower, upper []byte, p WaitPolicy) (*Iter, error) {
+	t.noteRead()
+	it, err := t.newIter(t.m.Engine.Latest(), lower, upper, 0, t.gapLocking(p))
+	if it != nil {
+		it.policy = p
+	}
+	return it, err
+}
+
+// gapLocking says whether a locking scan under p locks gaps: at
+// REPEATABLE READ and SERIALIZABLE, as InnoDB's next-key locks, but not
+// under SKIP LOCKED (a job queue's reads must not hold off its inserts).
+func (t *Txn) gapLocking(p WaitPolicy) bool {
+	return t.iso != ReadCommitted && p != SkipLocked
+}
+
+// LockGap locks the gap of the absent key key at REPEATABLE READ and
+// SERIALIZABLE: until the transaction ends, no other inserts it. A
+// locking read of a unique index entry that finds none takes it.
+func (t *Txn) LockGap(key []byte, p WaitPolicy) error {
+	if !t.gapLocking(p) {
+		return nil
+	}
+	g := t.m.Locks.LockGap(t.owner, storage.GapSpace(key), key)
+	_, _, err := t.m.Locks.ExtendGap(t.Ctx, g, append(append([]byte(nil), key...), 0), t.LockTimeout, p != NoWait)
+	return gapError(err)
+}
+
+// gapError is a gap lock's error as a locking read reports it.
+func gapError(err error) error {
+	if errors.Is(err, lock.ErrWouldWait) {
+		return ErrLockNoWait
+	}
+	return err
+}
+
+func (t *Txn) newIter(r storage.Reader, lower, upper []byte, mode lock.Mode, gap bool) (*Iter, error) {
 	slo, shi, ordered := storage.InsertionOrder(lower, upper)
+	var g *lock.Gap
+	if gap {
+		// Before the storage view is taken (lock/gap.go).
+		g = t.m.Locks.LockGap(t.owner, storage.GapSpace(lower), lower)
+		if ordered {
+			// Rows in insertion order do not come in key order: the
+			// whole range is locked at once.
+			if _, _, err := t.m.Locks.ExtendGap(t.Ctx, g, upper, t.LockTimeout, true); err != nil {
+				return nil, err
+			}
+			g = nil
+		}
+	}
 	var it storage.Iter
 	var err error
 	if ordered {
@@ -516,7 +575,7 @@ func (t *Txn) newIter(r storage.Reader, lower, upper []byte, mode lock.Mode) (*I
 	if err != nil {
 		return nil, err
 	}
-	i := &Iter{t: t, it: it, lockMd: mode, ordered: ordered, r: r}
+	i := &Iter{t: t, it: it, lockMd: mode, ordered: ordered, r: r, gap: g, upper: upper}
 	lo := &item{key: string(lower)}
 	visit := func(x *item) bool { i.buf = append(i.buf, x); return true }
 	if t.buf == nil {
@@ -555,6 +614,18 @@ func (i *Iter) Next() bool {
 		if i.bi < len(i.buf) {
 			bk = i.buf[i.bi]
 		}
+		if i.gap != nil {
+			next := pk // the key about to be returned; nil at the end
+			if bk != nil && (pk == nil || bk.key <= string(pk)) {
+				next = []byte(bk.key)
+			}
+			if reread, err := i.growGap(next); err != nil {
+				i.err = err
+				return false
+			} else if reread {
+				continue
+			}
+		}
 		switch {
 		case pk == nil && bk == nil:
 			i.err = i.it.Error()
@@ -592,6 +663,34 @@ func (i *Iter) Next() bool {
 			return true
 		}
 	}
+}
+
+// growGap extends the scan's gap lock over next, or to the scan's end
+// when next is nil. When the part it grew over must be read again
+// (lock/gap.go), it repositions the storage iterator there, on a new view
+// of the latest data, and reports reread.
+func (i *Iter) growGap(next []byte) (reread bool, err error) {
+	to := i.upper
+	if next != nil {
+		to = append(append(make([]byte, 0, len(next)+1), next...), 0) // just past next
+	} else if cov := i.gap.Covered(); cov == nil {
+		return false, nil // open already
+	}
+	if cov := i.gap.Covered(); cov != nil && to != nil && bytes.Compare(to, cov) <= 0 {
+		return false, nil
+	}
+	t := i.t
+	from, reread, err := t.m.Locks.ExtendGap(t.Ctx, i.gap, to, t.LockTimeout, i.policy != NoWait)
+	if err != nil || !reread {
+		return false, gapError(err)
+	}
+	it, err := i.r.NewIter(from, i.upper)
+	if err != nil {
+		return false, err
+	}
+	old := i.it
+	i.it, i.started = it, false
+	return true, old.Close()
 }
 
 // lockedRow reads key's latest version under the iterator's lock. ok is
@@ -715,6 +814,15 @@ func (t *Txn) Insert(tab *storage.Table, vals []row.Value) error {
 	if err != nil {
 		return err
 	}
+	ents, err := tab.IndexEntries(vals, key)
+	if err != nil {
+		return err
+	}
+	// Gaps first, as InnoDB's insert intention: a gap's owner may then
+	// insert the same key itself, and this insert finds it a duplicate.
+	if err := t.intend(key, ents, nil, true); err != nil {
+		return err
+	}
 	if err := t.Lock(key, lock.Exclusive); err != nil {
 		return err
 	}
@@ -722,10 +830,6 @@ func (t *Txn) Insert(tab *storage.Table, vals []row.Value) error {
 		return err
 	} else if exists {
 		return t.dupError(tab, -1, key, key)
-	}
-	ents, err := tab.IndexEntries(vals, key)
-	if err != nil {
-		return err
 	}
 	if err := t.checkUnique(tab, ents, nil); err != nil {
 		return err
@@ -746,6 +850,25 @@ func (t *Txn) Insert(tab *storage.Table, vals []row.Value) error {
 	t.addWriteSet(key, ents)
 	t.noteTable(tab)
 	return nil
+}
+
+// intend announces the keys a row write adds (its key if withKey, and its
+// index entries but those in owned), waiting while another transaction's
+// gap lock covers one (lock/gap.go).
+func (t *Txn) intend(key []byte, ents []storage.IndexEntry, owned map[string]bool, withKey bool) error {
+	keys := make([][]byte, 0, len(ents)+1)
+	if withKey {
+		keys = append(keys, key)
+	}
+	for _, e := range ents {
+		if !owned[string(e.Key)] {
+			keys = append(keys, e.Key)
+		}
+	}
+	if len(keys) == 0 {
+		return nil
+	}
+	return t.m.Locks.InsertIntent(t.Ctx, t.owner, storage.GapSpace(key), t.LockTimeout, keys...)
 }
 
 // checkUnique locks and checks the unique entries of ents that are not in
@@ -847,16 +970,6 @@ func (t *Txn) Update(tab *storage.Table, old, new []row.Value) error {
 		}
 	}
 	pkChanged := !bytes.Equal(oldKey, newKey)
-	if pkChanged {
-		if err := t.Lock(newKey, lock.Exclusive); err != nil {
-			return err
-		}
-		if _, exists, err := t.latest(newKey); err != nil {
-			return err
-		} else if exists {
-			return t.dupError(tab, -1, newKey, newKey)
-		}
-	}
 	oldEnts, err := tab.IndexEntries(curVals, oldKey)
 	if err != nil {
 		return err
@@ -868,6 +981,23 @@ func (t *Txn) Update(tab *storage.Table, old, new []row.Value) error {
 	owned := map[string]bool{}
 	for _, e := range oldEnts {
 		owned[string(e.Key)] = true
+	}
+	skip := owned // the entries the row keeps
+	if pkChanged {
+		skip = nil
+	}
+	if err := t.intend(newKey, newEnts, skip, pkChanged); err != nil {
+		return err // gaps first, as in Insert
+	}
+	if pkChanged {
+		if err := t.Lock(newKey, lock.Exclusive); err != nil {
+			return err
+		}
+		if _, exists, err := t.latest(newKey); err != nil {
+			return err
+		} else if exists {
+			return t.dupError(tab, -1, newKey, newKey)
+		}
 	}
 	if err := t.checkUnique(tab, newEnts, owned); err != nil {
 		return err
