@@ -55,11 +55,20 @@ type intent struct {
 	owner *Owner
 }
 
+// lessIntent orders intents by key, then owner; an intent without an
+// owner (a search pivot) comes first among its key's.
 func lessIntent(a, b intent) bool {
 	if a.key != b.key {
 		return a.key < b.key
 	}
-	return a.owner.id < b.owner.id
+	return a.owner.ordinal() < b.owner.ordinal()
+}
+
+func (o *Owner) ordinal() uint64 {
+	if o == nil {
+		return 0
+	}
+	return o.id
 }
 
 // ended is the key span an owner announced in a space.
@@ -135,32 +144,39 @@ func (m *Manager) InsertIntent(ctx context.Context, o *Owner, name string, timeo
 	s := m.space(name)
 	m.enter(o)
 	for {
-		s.mu.Lock()
-		var wait map[*Owner]bool
-		for g := range s.gaps {
-			if g.owner == o {
-				continue
-			}
-			for _, k := range keys {
-				if g.covers(k) {
-					if wait == nil {
-						wait = map[*Owner]bool{}
-					}
-					wait[g.owner] = true
-					break
-				}
-			}
-		}
+		wait := s.tryAnnounce(o, keys)
 		if wait == nil {
-			s.announce(o, keys)
-			s.mu.Unlock()
 			return nil
 		}
-		s.mu.Unlock()
 		if err := m.waitFor(ctx, o, wait, timeout); err != nil {
 			return err
 		}
 	}
+}
+
+// tryAnnounce announces keys for o unless other owners' gaps cover one;
+// it returns those owners.
+func (s *space) tryAnnounce(o *Owner, keys [][]byte) (wait map[*Owner]bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for g := range s.gaps {
+		if g.owner == o {
+			continue
+		}
+		for _, k := range keys {
+			if g.covers(k) {
+				if wait == nil {
+					wait = map[*Owner]bool{}
+				}
+				wait[g.owner] = true
+				break
+			}
+		}
+	}
+	if wait == nil {
+		s.announce(o, keys)
+	}
+	return wait
 }
 
 // announce records o's intent to insert keys. Called with s.mu held.
@@ -229,32 +245,50 @@ func (m *Manager) ExtendGap(ctx context.Context, g *Gap, to []byte, timeout time
 	if g.open || (to != nil && bytes.Compare(to, g.hi) <= 0) {
 		return g.hi, false, nil
 	}
-	s := g.s
 	from = g.hi
+	owners, stale := g.s.grow(g, from, to)
+	if owners == nil && !stale {
+		return from, false, nil
+	}
+	if owners != nil && !wait {
+		return from, false, ErrWouldWait
+	}
+	if err := m.waitFor(ctx, g.owner, owners, timeout); err != nil {
+		return from, false, err
+	}
+	g.s.mu.Lock()
+	g.seen = g.s.endSeq
+	g.s.mu.Unlock()
+	return from, true, nil
+}
+
+// grow extends g over [from, to) and returns the other owners with keys
+// announced there, and whether an owner that ended after g's view was
+// taken may have added keys there (stale).
+func (s *space) grow(g *Gap, from, to []byte) (owners map[*Owner]bool, stale bool) {
 	s.mu.Lock()
-	var owners map[*Owner]bool
-	pivot := intent{key: string(from)}
-	s.intents.AscendGreaterOrEqual(pivot, func(it intent) bool {
+	defer s.mu.Unlock()
+	add := func(o *Owner) {
+		if owners == nil {
+			owners = map[*Owner]bool{}
+		}
+		owners[o] = true
+	}
+	s.intents.AscendGreaterOrEqual(intent{key: string(from)}, func(it intent) bool {
 		if to != nil && it.key >= string(to) {
 			return false
 		}
 		if it.owner != g.owner {
-			if owners == nil {
-				owners = map[*Owner]bool{}
-			}
-			owners[it.owner] = true
+			add(it.owner)
 		}
 		return true
 	})
 	for o, sp := range s.spans {
 		if o != g.owner && sp.hi >= string(from) && (to == nil || sp.lo < string(to)) {
-			if owners == nil {
-				owners = map[*Owner]bool{}
-			}
-			owners[o] = true
+			add(o)
 		}
 	}
-	stale := s.endSeq-g.seen > maxEnded // some ends are no longer known
+	stale = s.endSeq-g.seen > maxEnded // some ends are no longer known
 	for n := g.seen + 1; !stale && n <= s.endSeq; n++ {
 		e := &s.ends[n%maxEnded]
 		stale = e.hi >= string(from) && (to == nil || e.lo < string(to))
@@ -264,21 +298,7 @@ func (m *Manager) ExtendGap(ctx context.Context, g *Gap, to []byte, timeout time
 	} else {
 		g.hi = append([]byte(nil), to...)
 	}
-	if owners == nil && !stale {
-		s.mu.Unlock()
-		return from, false, nil
-	}
-	s.mu.Unlock()
-	if owners != nil && !wait {
-		return from, false, ErrWouldWait
-	}
-	if err := m.waitFor(ctx, g.owner, owners, timeout); err != nil {
-		return from, false, err
-	}
-	s.mu.Lock()
-	g.seen = s.endSeq
-	s.mu.Unlock()
-	return from, true, nil
+	return owners, stale
 }
 
 // releaseGaps drops o's gaps and intents, before its locks go (a waiter
@@ -296,27 +316,35 @@ func (m *Manager) releaseGaps(o *Owner) {
 		spaces[s] = true
 	}
 	for s := range spaces {
-		s.mu.Lock()
-		for _, g := range og.gaps {
-			if g.s == s {
-				delete(s.gaps, g)
-			}
-		}
-		if keys := og.intents[s]; len(keys) > 0 {
-			e := ended{lo: keys[0], hi: keys[0]}
-			if sp := s.spans[o]; sp != nil {
-				e = *sp
-				delete(s.spans, o)
-			} else {
-				for _, k := range keys {
-					s.intents.Delete(intent{key: k, owner: o})
-					e.lo, e.hi = min(e.lo, k), max(e.hi, k)
-				}
-			}
-			s.endSeq++
-			s.ends[s.endSeq%maxEnded] = e
-		}
-		s.mu.Unlock()
+		s.release(o, og)
 	}
 	o.gaps = nil
+}
+
+// release drops og's gaps and intents in s, remembering the span of the
+// keys it announced there.
+func (s *space) release(o *Owner, og *ownerGaps) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, g := range og.gaps {
+		if g.s == s {
+			delete(s.gaps, g)
+		}
+	}
+	keys := og.intents[s]
+	if len(keys) == 0 {
+		return
+	}
+	e := ended{lo: keys[0], hi: keys[0]}
+	if sp := s.spans[o]; sp != nil {
+		e = *sp
+		delete(s.spans, o)
+	} else {
+		for _, k := range keys {
+			s.intents.Delete(intent{key: k, owner: o})
+			e.lo, e.hi = min(e.lo, k), max(e.hi, k)
+		}
+	}
+	s.endSeq++
+	s.ends[s.endSeq%maxEnded] = e
 }

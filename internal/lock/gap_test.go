@@ -164,3 +164,17 @@ func TestGapManyIntents(t *testing.T) {
 		t.Fatal("an ended owner's span is kept")
 	}
 }
+
+// TestGapOverAnnouncedBound: a gap that starts exactly at a key another
+// owner announced finds it (the search starts at the gap's first key).
+func TestGapOverAnnouncedBound(t *testing.T) {
+	m := New()
+	a, b := m.NewOwner(), m.NewOwner()
+	if err := m.InsertIntent(bg, b, "t", time.Second, []byte("k")); err != nil {
+		t.Fatal(err)
+	}
+	g := m.LockGap(a, "t", []byte("k"))
+	if _, _, err := m.ExtendGap(bg, g, []byte("k\x00"), time.Second, false); !errors.Is(err, ErrWouldWait) {
+		t.Fatalf("a gap over an announced key: %v, want ErrWouldWait", err)
+	}
+}
