@@ -39,6 +39,9 @@ func (b boundedTopN) Build(ctx *sql.Context, n sql.Node, r sql.Row) (sql.RowIter
 			return nil, err // the definer may not (triggers.go)
 		}
 	}
+	if err := checkTriggerPlan(ctx, n); err != nil {
+		return nil, err
+	}
 	if nn, ok := execExpressions(ctx, n); ok {
 		return b.base.Build(ctx, nn, r)
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/dolthub/go-mysql-server/sql/mysql_db"
 	"github.com/dolthub/go-mysql-server/sql/plan"
 	"github.com/dolthub/go-mysql-server/sql/planbuilder"
+	"github.com/dolthub/go-mysql-server/sql/transform"
 	"github.com/dolthub/vitess/go/mysql"
 	ast "github.com/dolthub/vitess/go/vt/sqlparser"
 
@@ -483,6 +484,65 @@ func (s *Session) noteTrigger(ctx *sql.Context, st ast.Statement) error {
 	}
 	_, err := s.eng.triggerDefiner(ctx, d.TriggerSpec.Definer, false)
 	return err
+}
+
+// checkTriggerPlan refuses (1235) the writes whose triggers
+// go-mysql-server would run otherwise than MySQL, on tables with
+// triggers: INSERT ... ON DUPLICATE KEY UPDATE (it fires no UPDATE
+// trigger for a row it updates, and may fire the INSERT trigger with the
+// wrong row), REPLACE and LOAD DATA ... REPLACE (no DELETE trigger for a
+// row replaced), and UPDATE of several tables (it fires the triggers of
+// joined tables it does not change). Checked on the plan about to run,
+// so a statement prepared before the trigger was made is refused too.
+func checkTriggerPlan(ctx *sql.Context, n sql.Node) error {
+	switch n := n.(type) {
+	case *plan.InsertInto:
+		if (n.IsReplace || n.OnDupExprs != nil && len(n.OnDupExprs.AllExpressions()) > 0) && hasTriggers(n.Destination) {
+			if n.IsReplace {
+				return errNotSupported("REPLACE into a table with triggers")
+			}
+			return errNotSupported("INSERT ... ON DUPLICATE KEY UPDATE into a table with triggers")
+		}
+	case *plan.Update:
+		if uj, ok := n.Child.(*plan.UpdateJoin); ok && n.IsJoin {
+			for _, target := range uj.UpdateTargets {
+				if hasTriggers(target) {
+					return errNotSupported("UPDATE of several tables where one has triggers")
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// hasTriggers reports whether n writes or reads a table with triggers.
+func hasTriggers(n sql.Node) bool {
+	if t, err := plan.GetInsertable(n); err == nil {
+		return tableHasTriggers(t)
+	}
+	found := false
+	transform.Inspect(n, func(n sql.Node) bool {
+		if rt, ok := n.(*plan.ResolvedTable); ok && tableHasTriggers(rt.Table) {
+			found = true
+		}
+		return !found
+	})
+	return found
+}
+
+// tableHasTriggers reports whether t, unwrapped, is a table of Lockstep's
+// store with triggers.
+func tableHasTriggers(t sql.Table) bool {
+	for {
+		switch x := t.(type) {
+		case *Table:
+			return x.db.e.store.HasTriggers(x.st.Def.ID)
+		case sql.TableWrapper:
+			t = x.Underlying()
+		default:
+			return false
+		}
+	}
 }
 
 // showTriggersFrom makes SHOW TRIGGERS FROM db list db's triggers:
