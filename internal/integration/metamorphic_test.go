@@ -189,6 +189,7 @@ var metaTables = []string{
 	"SELECT a, b FROM diff.k",
 	"SELECT * FROM diff.v ORDER BY id",
 	"SELECT id, d, dt, tm, b + 0 FROM diff.t ORDER BY id",
+	"SELECT * FROM diff.ks",
 }
 
 func TestMetamorphic(t *testing.T) {
