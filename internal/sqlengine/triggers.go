@@ -46,6 +46,11 @@ import (
 //     and fire nothing, as MySQL replicas do with row events.
 //   - CREATE TRIGGER is logged with its DEFINER spelled out, as MySQL
 //     logs it, so MySQL and MariaDB replicas make the same trigger.
+//   - Where go-mysql-server would fire triggers otherwise than MySQL
+//     (upserts, REPLACE, multi-table UPDATE), the statement is refused
+//     on a table with triggers (checkTriggerPlan).
+//   - SHOW TRIGGERS FROM db lists db's triggers, and SHOW CREATE TRIGGER
+//     gives the trigger's sql_mode.
 //
 // A trigger names its table by id (storage), so it follows RENAME TABLE;
 // the CREATE TRIGGER statement go-mysql-server parses is made from
