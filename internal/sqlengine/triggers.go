@@ -90,6 +90,12 @@ const (
 )
 
 func (d *Database) GetTriggers(ctx *sql.Context) ([]sql.TriggerDefinition, error) {
+	s := sessionOf(ctx)
+	if s != nil && s.temporaryOnly {
+		// DROP TEMPORARY TABLE, whose tables have none (and whose
+		// lookups find the session's temporary tables only).
+		return nil, nil
+	}
 	trs := d.e.store.Triggers(d.name)
 	if len(trs) == 0 {
 		return nil, nil
@@ -99,6 +105,13 @@ func (d *Database) GetTriggers(ctx *sql.Context) ([]sql.TriggerDefinition, error
 	qualify := !strings.EqualFold(ctx.GetCurrentDatabase(), d.name)
 	out := make([]sql.TriggerDefinition, 0, len(trs))
 	for _, tr := range trs {
+		if s != nil && s.writesRows && d.shadowed(s, tr) {
+			// A write names the session's temporary table, which
+			// hides the trigger's: go-mysql-server, matching triggers
+			// by table name, would fire it (with its definer's
+			// privileges) for the temporary table's rows.
+			continue
+		}
 		def, ok, err := d.e.triggerDefinition(tr, qualify)
 		if err != nil {
 			return nil, err
@@ -112,13 +125,26 @@ func (d *Database) GetTriggers(ctx *sql.Context) ([]sql.TriggerDefinition, error
 	// statement's analysis, make the triggers' database current and
 	// leave the privileges of the tables the bodies name to the
 	// definer's check when they fire.
-	if s := sessionOf(ctx); s != nil && s.writesRows {
+	if s != nil && s.writesRows {
 		if !strings.EqualFold(s.BaseSession.GetCurrentDatabase(), d.name) {
 			s.triggerDB = d.name
 		}
 		s.planningTriggers = true
 	}
 	return out, nil
+}
+
+// shadowed reports whether a temporary table of s hides tr's table.
+func (d *Database) shadowed(s *Session, tr storage.TriggerDef) bool {
+	if len(s.temp) == 0 {
+		return false
+	}
+	t, ok := d.e.store.TableByID(tr.TableID)
+	if !ok {
+		return false
+	}
+	_, temp := s.tempTable(d.name, t.Def.Name)
+	return temp
 }
 
 // triggerDefinition is tr as go-mysql-server takes it, its table
