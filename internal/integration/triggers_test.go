@@ -167,10 +167,12 @@ func TestTriggers(t *testing.T) {
 		if err := rows.Scan(vals...); err != nil {
 			t.Fatal(err)
 		}
-		listed = append(listed, string(*vals[0].(*sql.RawBytes)))
+		cell := func(i int) string { return string(*vals[i].(*sql.RawBytes)) }
+		// Trigger, Event, Table, ..., sql_mode, Definer.
+		listed = append(listed, cell(0)+" "+cell(1)+" "+cell(2)+" "+cell(7)+" "+fmt.Sprint(cell(6) != ""))
 	}
 	rows.Close()
-	if fmt.Sprint(listed) != "[accounts_ad accounts_au accounts_bi]" {
+	if fmt.Sprint(listed) != "[accounts_ad DELETE accounts root@localhost true accounts_au UPDATE accounts root@localhost true accounts_bi INSERT accounts root@localhost true]" {
 		t.Fatalf("SHOW TRIGGERS FROM app: %v", listed)
 	}
 	if err := root.QueryRow("SHOW CREATE TRIGGER app.accounts_bi").Scan(&name, &mode, &stmt, new(string), new(string), new(string), new(string)); err != nil {

@@ -56,6 +56,8 @@ func (b boundedTopN) Build(ctx *sql.Context, n sql.Node, r sql.Row) (sql.RowIter
 		}
 	case *plan.ShowCreateTrigger:
 		return showCreateTrigger(ctx, n)
+	case *plan.ShowTriggers:
+		return showTriggers(ctx, n)
 	case plan.ShowWarnings:
 		return showWarnings(n), nil
 	case *plan.Update:

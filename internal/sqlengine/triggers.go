@@ -49,8 +49,8 @@ import (
 //   - Where go-mysql-server would fire triggers otherwise than MySQL
 //     (upserts, REPLACE, multi-table UPDATE), the statement is refused
 //     on a table with triggers (checkTriggerPlan).
-//   - SHOW TRIGGERS FROM db lists db's triggers, and SHOW CREATE TRIGGER
-//     gives the trigger's sql_mode.
+//   - SHOW TRIGGERS FROM db lists db's triggers; it and SHOW CREATE
+//     TRIGGER give the trigger's sql_mode (and definer).
 //
 // A trigger names its table by id (storage), so it follows RENAME TABLE;
 // the CREATE TRIGGER statement go-mysql-server parses is made from
@@ -484,6 +484,44 @@ func showCreateTrigger(ctx *sql.Context, n *plan.ShowCreateTrigger) (sql.RowIter
 		}
 	}
 	return sql.RowsToRowIter(sql.Row{tr.Name, tr.SqlMode, tr.CreateStatement, vals[0], vals[1], vals[2], tr.CreatedAt.Truncate(10 * time.Millisecond)}), nil
+}
+
+// showTriggers answers SHOW TRIGGERS with each trigger's sql_mode and
+// definer, which go-mysql-server leaves empty, and its creation time to
+// the hundredth of a second, as MySQL keeps it.
+func showTriggers(ctx *sql.Context, n *plan.ShowTriggers) (sql.RowIter, error) {
+	s := sessionOf(ctx)
+	if s == nil {
+		return nil, nil // go-mysql-server's
+	}
+	var vals [3]any
+	for i, v := range []string{"character_set_client", "collation_connection", "collation_server"} {
+		var err error
+		if vals[i], err = ctx.GetSessionVariable(ctx, v); err != nil {
+			return nil, err
+		}
+	}
+	rows := make([]sql.Row, 0, len(n.Triggers))
+	for _, tr := range n.Triggers {
+		mode, definer := "", ""
+		if stored, ok := s.eng.store.Trigger(n.Database().Name(), tr.TriggerName); ok {
+			var t triggerSQL
+			if err := json.Unmarshal(stored.SQL, &t); err != nil {
+				return nil, err
+			}
+			mode = t.SQLMode
+			if user, host, ok := splitDefiner(t.Definer); ok {
+				definer = user + "@" + host
+			}
+		}
+		table := ""
+		if nm, ok := tr.Table.(sql.Nameable); ok {
+			table = nm.Name()
+		}
+		rows = append(rows, sql.Row{tr.TriggerName, strings.ToUpper(tr.TriggerEvent), table, tr.BodyString,
+			strings.ToUpper(tr.TriggerTime), tr.CreatedAt.Truncate(10 * time.Millisecond), mode, definer, vals[0], vals[1], vals[2]})
+	}
+	return sql.RowsToRowIter(rows...), nil
 }
 
 // triggerExecutor checks the definer of a trigger about to run.
