@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/dolthub/go-mysql-server/sql"
+	"github.com/dolthub/go-mysql-server/sql/expression"
 	"github.com/dolthub/go-mysql-server/sql/mysql_db"
 	"github.com/dolthub/go-mysql-server/sql/plan"
 	"github.com/dolthub/go-mysql-server/sql/planbuilder"
@@ -47,8 +48,9 @@ import (
 //   - CREATE TRIGGER is logged with its DEFINER spelled out, as MySQL
 //     logs it, so MySQL and MariaDB replicas make the same trigger.
 //   - Where go-mysql-server would fire triggers otherwise than MySQL
-//     (upserts, REPLACE, multi-table UPDATE), the statement is refused
-//     on a table with triggers (checkTriggerPlan).
+//     (upserts, REPLACE, a multi-table UPDATE whose unchanged joined
+//     table has triggers and a stored generated column), the statement
+//     is refused on a table with triggers (checkTriggerPlan).
 //   - SHOW TRIGGERS FROM db lists db's triggers; it and SHOW CREATE
 //     TRIGGER give the trigger's sql_mode (and definer).
 //
@@ -560,8 +562,8 @@ func (s *Session) noteTrigger(ctx *sql.Context, st ast.Statement) error {
 // triggers: INSERT ... ON DUPLICATE KEY UPDATE (it fires no UPDATE
 // trigger for a row it updates, and may fire the INSERT trigger with the
 // wrong row), REPLACE and LOAD DATA ... REPLACE (no DELETE trigger for a
-// row replaced), and UPDATE of several tables (it fires the triggers of
-// joined tables it does not change). Checked on the plan about to run,
+// row replaced), and an UPDATE of several tables that would fire the
+// triggers of a joined table it does not change (setTables). Checked on the plan about to run,
 // so a statement prepared before the trigger was made is refused too.
 func checkTriggerPlan(ctx *sql.Context, n sql.Node) error {
 	switch n := n.(type) {
@@ -573,15 +575,37 @@ func checkTriggerPlan(ctx *sql.Context, n sql.Node) error {
 			return errNotSupported("INSERT ... ON DUPLICATE KEY UPDATE into a table with triggers")
 		}
 	case *plan.Update:
-		if uj, ok := n.Child.(*plan.UpdateJoin); ok && n.IsJoin {
-			for _, target := range uj.UpdateTargets {
-				if hasTriggers(target) {
-					return errNotSupported("UPDATE of several tables where one has triggers")
-				}
+		uj, ok := n.Child.(*plan.UpdateJoin)
+		if !ok || !n.IsJoin {
+			return nil
+		}
+		set := setTables(uj)
+		for name, target := range uj.UpdateTargets {
+			if !set[strings.ToLower(name)] && hasTriggers(target) {
+				return errNotSupported("UPDATE of several tables where a joined table the statement does not change has triggers and a stored generated column")
 			}
 		}
 	}
 	return nil
+}
+
+// setTables are the tables (by name or alias) a multi-table UPDATE's SET
+// clause names. go-mysql-server also makes a target of every joined
+// table with a stored generated column, and fires its UPDATE triggers.
+func setTables(uj *plan.UpdateJoin) map[string]bool {
+	set := map[string]bool{}
+	us, ok := uj.Child.(*plan.UpdateSource)
+	if !ok || us.UpdateExprs == nil {
+		return set
+	}
+	for _, e := range us.UpdateExprs.ExplicitUpdateExprs() {
+		if sf, ok := e.(*expression.SetField); ok {
+			if gf, ok := sf.LeftChild.(*expression.GetField); ok {
+				set[strings.ToLower(gf.Table())] = true
+			}
+		}
+	}
+	return set
 }
 
 // hasTriggers reports whether n writes or reads a table with triggers.
