@@ -168,15 +168,24 @@ func (e *Engine) triggerDefinition(tr storage.TriggerDef, qualify bool) (def sql
 	return sql.TriggerDefinition{Name: tr.Name, CreateStatement: t.statement(tr.Name, table), CreatedAt: t.Created, SqlMode: t.SQLMode}, true, nil
 }
 
-func (d *Database) CreateTrigger(ctx *sql.Context, def sql.TriggerDefinition) error {
-	mode := sql.NewSqlModeFromString(def.SqlMode)
+// parseTrigger parses def's CREATE TRIGGER under mode.
+func parseTrigger(ctx *sql.Context, def sql.TriggerDefinition, mode *sql.SqlMode) (*ast.DDL, error) {
 	st, _, err := ParseOne(ctx, def.CreateStatement, mode.ParserOptions())
 	if err != nil {
-		return err
+		return nil, err
 	}
 	ddl, ok := st.(*ast.DDL)
 	if !ok || ddl.TriggerSpec == nil {
-		return sql.ErrTriggerCreateStatementInvalid.New(def.CreateStatement)
+		return nil, sql.ErrTriggerCreateStatementInvalid.New(def.CreateStatement)
+	}
+	return ddl, nil
+}
+
+func (d *Database) CreateTrigger(ctx *sql.Context, def sql.TriggerDefinition) error {
+	mode := sql.NewSqlModeFromString(def.SqlMode)
+	ddl, err := parseTrigger(ctx, def, mode)
+	if err != nil {
+		return err
 	}
 	spec := ddl.TriggerSpec
 	if q := spec.TrigName.Qualifier.String(); q != "" && !strings.EqualFold(q, d.name) {
@@ -321,13 +330,9 @@ func (e *Engine) checkTriggerDefiner(ctx *sql.Context, def sql.TriggerDefinition
 		return nil
 	}
 	mode := sql.NewSqlModeFromString(def.SqlMode)
-	st, _, err := ParseOne(ctx, def.CreateStatement, mode.ParserOptions())
+	ddl, err := parseTrigger(ctx, def, mode)
 	if err != nil {
 		return err
-	}
-	ddl, ok := st.(*ast.DDL)
-	if !ok || ddl.TriggerSpec == nil {
-		return sql.ErrTriggerCreateStatementInvalid.New(def.CreateStatement)
 	}
 	user, host, ok := splitDefiner(ddl.TriggerSpec.Definer)
 	if !ok {
