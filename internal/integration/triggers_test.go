@@ -109,6 +109,20 @@ func TestTriggers(t *testing.T) {
 		t.Fatalf("audit after dev's UPDATE: %s", got)
 	}
 
+	// An account that may only create temporary tables cannot make a
+	// trigger run (as its definer) through a temporary table of the
+	// trigger's table's name: a temporary table has no triggers.
+	mustExec(t, root, "CREATE USER temp@'%' IDENTIFIED BY 'pw'")
+	mustExec(t, root, "GRANT CREATE TEMPORARY TABLES ON app.* TO temp@'%'")
+	temp := p.as(t, "temp", "pw")
+	mustExec(t, temp, "CREATE TEMPORARY TABLE app.accounts (id INT PRIMARY KEY, balance INT NOT NULL)")
+	mustExec(t, temp, "INSERT INTO app.accounts VALUES (3, 1)")
+	mustExec(t, temp, "UPDATE app.accounts SET balance = 2 WHERE id = 3")
+	mustExec(t, temp, "DELETE FROM app.accounts")
+	if got := audit(root); got != want+",3:12:update" {
+		t.Fatalf("audit after writes to a temporary table: %s", got)
+	}
+
 	// A trigger whose definer lost a privilege, then the account, stops
 	// firing, and the statement that would fire it fails whole.
 	owner := p.as(t, "owner", "pw")
