@@ -105,11 +105,7 @@ func tableDenied(query string, se *mysql.SQLError, err error) error {
 		return err
 	}
 	if m := tableDeniedMsg.FindStringSubmatch(se.Message); m != nil {
-		cmd, ok := sqlengine.TriggerDeniedCommand(st, m[2])
-		if !ok {
-			cmd = deniedCommand(st)
-		}
-		return mysql.NewSQLError(mysqlerr.TableAccessDenied, "42000", "%s command denied to user %s for table '%s'", cmd, m[1], m[2])
+		return mysql.NewSQLError(mysqlerr.TableAccessDenied, "42000", "%s command denied to user %s for table '%s'", deniedCommandOn(st, m[2]), m[1], m[2])
 	}
 	m := dbDenied.FindStringSubmatch(se.Message)
 	if m == nil {
@@ -127,11 +123,17 @@ func tableDenied(query string, se *mysql.SQLError, err error) error {
 	if table == "" {
 		return err
 	}
-	cmd, ok := sqlengine.TriggerDeniedCommand(st, table)
-	if !ok {
-		cmd = deniedCommand(st)
+	return mysql.NewSQLError(mysqlerr.TableAccessDenied, "42000", "%s command denied to user %s for table '%s'", deniedCommandOn(st, table), m[1], table)
+}
+
+// deniedCommandOn is the privilege MySQL names when it denies st on
+// table: for CREATE TRIGGER, TRIGGER or the command of the body's
+// statement on it; otherwise deniedCommand's.
+func deniedCommandOn(st ast.Statement, table string) string {
+	if cmd, ok := sqlengine.TriggerDeniedCommand(st, table); ok {
+		return cmd
 	}
-	return mysql.NewSQLError(mysqlerr.TableAccessDenied, "42000", "%s command denied to user %s for table '%s'", cmd, m[1], table)
+	return deniedCommand(st)
 }
 
 // deniedCommand is the privilege MySQL names when it denies st.

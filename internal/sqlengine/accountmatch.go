@@ -194,3 +194,11 @@ func (s *Session) privileges(ctx *sql.Context) mysql_db.PrivilegeSet {
 	s.privCounter, s.privChecked = counter, true
 	return set
 }
+
+// sessionPrivileges is the session's active privilege set.
+func (e *Engine) sessionPrivileges(ctx *sql.Context) mysql_db.PrivilegeSet {
+	if s := sessionOf(ctx); s != nil {
+		return s.privileges(ctx)
+	}
+	return e.GMS.Analyzer.Catalog.MySQLDb.UserActivePrivilegeSet(ctx)
+}

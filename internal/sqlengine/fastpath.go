@@ -42,7 +42,6 @@ import (
 	"unicode/utf8"
 
 	"github.com/dolthub/go-mysql-server/sql"
-	"github.com/dolthub/go-mysql-server/sql/mysql_db"
 	"github.com/dolthub/go-mysql-server/sql/types"
 	"github.com/dolthub/vitess/go/sqltypes"
 	querypb "github.com/dolthub/vitess/go/vt/proto/query"
@@ -371,13 +370,7 @@ func (x *fastExec) allowed() bool {
 	// SUPER does not stand for table privileges (authorization.go): an
 	// account that holds it without every object privilege is checked
 	// without it.
-	var set mysql_db.PrivilegeSet
-	if s := sessionOf(x.ctx); s != nil {
-		set = s.privileges(x.ctx)
-	} else {
-		set = mdb.UserActivePrivilegeSet(x.ctx)
-	}
-	if set.Has(sql.PrivilegeType_Super) && !set.Has(objectPrivileges...) {
+	if set := x.e.sessionPrivileges(x.ctx); set.Has(sql.PrivilegeType_Super) && !set.Has(objectPrivileges...) {
 		has = func(p sql.PrivilegeType) bool {
 			return withoutSuper(x.ctx, func() bool { return mdb.UserHasPrivileges(x.ctx, sql.NewPrivilegedOperation(subject, p)) })
 		}

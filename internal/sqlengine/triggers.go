@@ -277,14 +277,6 @@ func (e *Engine) triggerDefiner(ctx *sql.Context, named string, warn bool) (stri
 	return a.String(), nil
 }
 
-// sessionPrivileges is the session's active privilege set.
-func (e *Engine) sessionPrivileges(ctx *sql.Context) mysql_db.PrivilegeSet {
-	if s := sessionOf(ctx); s != nil {
-		return s.privileges(ctx)
-	}
-	return e.GMS.Analyzer.Catalog.MySQLDb.UserActivePrivilegeSet(ctx)
-}
-
 // splitDefiner splits the parser's `user`@`host`.
 func splitDefiner(s string) (user, host string, ok bool) {
 	i := strings.LastIndex(s, "`@`")
@@ -484,13 +476,23 @@ func showCreateTrigger(ctx *sql.Context, n *plan.ShowCreateTrigger) (sql.RowIter
 	if !ok {
 		return nil, sql.ErrTriggerDoesNotExist.New(n.TriggerName)
 	}
-	var vals [3]any
-	for i, v := range []string{"character_set_client", "collation_connection", "collation_server"} {
-		if vals[i], err = ctx.GetSessionVariable(ctx, v); err != nil {
-			return nil, err
-		}
+	vals, err := triggerCharsets(ctx)
+	if err != nil {
+		return nil, err
 	}
 	return sql.RowsToRowIter(sql.Row{tr.Name, tr.SqlMode, tr.CreateStatement, vals[0], vals[1], vals[2], tr.CreatedAt.Truncate(10 * time.Millisecond)}), nil
+}
+
+// triggerCharsets are the session's character_set_client,
+// collation_connection and collation_server, which SHOW TRIGGERS and SHOW
+// CREATE TRIGGER give with each trigger.
+func triggerCharsets(ctx *sql.Context) (vals [3]any, err error) {
+	for i, v := range []string{"character_set_client", "collation_connection", "collation_server"} {
+		if vals[i], err = ctx.GetSessionVariable(ctx, v); err != nil {
+			return vals, err
+		}
+	}
+	return vals, nil
 }
 
 // showTriggers answers SHOW TRIGGERS with each trigger's sql_mode and
@@ -501,12 +503,9 @@ func showTriggers(ctx *sql.Context, n *plan.ShowTriggers) (sql.RowIter, error) {
 	if s == nil {
 		return nil, nil // go-mysql-server's
 	}
-	var vals [3]any
-	for i, v := range []string{"character_set_client", "collation_connection", "collation_server"} {
-		var err error
-		if vals[i], err = ctx.GetSessionVariable(ctx, v); err != nil {
-			return nil, err
-		}
+	vals, err := triggerCharsets(ctx)
+	if err != nil {
+		return nil, err
 	}
 	rows := make([]sql.Row, 0, len(n.Triggers))
 	for _, tr := range n.Triggers {
@@ -573,7 +572,7 @@ func (s *Session) noteTrigger(ctx *sql.Context, st ast.Statement) error {
 func checkTriggerPlan(ctx *sql.Context, n sql.Node) error {
 	switch n := n.(type) {
 	case *plan.InsertInto:
-		if (n.IsReplace || n.OnDupExprs != nil && len(n.OnDupExprs.AllExpressions()) > 0) && hasTriggers(n.Destination) {
+		if (n.IsReplace || n.OnDupExprs.HasUpdates()) && hasTriggers(n.Destination) {
 			if n.IsReplace {
 				return errNotSupported("REPLACE into a table with triggers")
 			}

@@ -538,8 +538,13 @@ func (t *Txn) LockGap(key []byte, p WaitPolicy) error {
 		return nil
 	}
 	g := t.m.Locks.LockGap(t.owner, storage.GapSpace(key), key)
-	_, _, err := t.m.Locks.ExtendGap(t.Ctx, g, append(append([]byte(nil), key...), 0), t.LockTimeout, p != NoWait)
+	_, _, err := t.m.Locks.ExtendGap(t.Ctx, g, justPast(key), t.LockTimeout, p != NoWait)
 	return gapError(err)
+}
+
+// justPast is the smallest key after k.
+func justPast(k []byte) []byte {
+	return append(append(make([]byte, 0, len(k)+1), k...), 0)
 }
 
 // gapError is a gap lock's error as a locking read reports it.
@@ -672,12 +677,7 @@ func (i *Iter) Next() bool {
 func (i *Iter) growGap(next []byte) (reread bool, err error) {
 	to := i.upper
 	if next != nil {
-		to = append(append(make([]byte, 0, len(next)+1), next...), 0) // just past next
-	} else if cov := i.gap.Covered(); cov == nil {
-		return false, nil // open already
-	}
-	if cov := i.gap.Covered(); cov != nil && to != nil && bytes.Compare(to, cov) <= 0 {
-		return false, nil
+		to = justPast(next)
 	}
 	t := i.t
 	from, reread, err := t.m.Locks.ExtendGap(t.Ctx, i.gap, to, t.LockTimeout, i.policy != NoWait)
