@@ -98,7 +98,30 @@ func startServer(t *testing.T, dir string, args ...string) *server {
 	s := &server{t: t, dir: dir, args: args}
 	s.start()
 	t.Cleanup(s.stop)
+	t.Cleanup(func() { showLogsOnFailure(t, dir, "server-") })
 	return s
+}
+
+// showLogsOnFailure prints the end of each log file named prefix* in dir
+// when t failed, so that a failure on a machine we cannot reach (CI)
+// comes with what the processes said; the test's temporary directory,
+// and the logs with it, are removed afterwards.
+func showLogsOnFailure(t *testing.T, dir, prefix string) {
+	if !t.Failed() {
+		return
+	}
+	logs, _ := filepath.Glob(filepath.Join(dir, prefix+"*.log"))
+	for _, p := range logs {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			continue
+		}
+		lines := strings.Split(strings.TrimRight(string(b), "\n"), "\n")
+		if len(lines) > 40 {
+			lines = lines[len(lines)-40:]
+		}
+		t.Logf("the end of %s:\n%s", filepath.Base(p), strings.Join(lines, "\n"))
+	}
 }
 
 func (s *server) start() {

@@ -32,6 +32,7 @@ func startWitness(t *testing.T, dir, addr string, args ...string) *witnessProc {
 	w := &witnessProc{t: t, dir: dir, addr: addr, args: args}
 	w.start()
 	t.Cleanup(w.stop)
+	t.Cleanup(func() { showLogsOnFailure(t, dir, "witness-") })
 	return w
 }
 
