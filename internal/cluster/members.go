@@ -63,6 +63,10 @@ type Member struct {
 	ID   uint64
 	Addr string // its cluster address
 	Self bool
+	// Learner: in raft's configuration as a learner, a member that
+	// joined and is still being caught up (join.go). It does not vote:
+	// the cluster's quorum does not count it yet.
+	Learner bool
 	// Heard is when its last announcement arrived (now for Self; zero if
 	// none has).
 	Heard time.Time
@@ -119,12 +123,14 @@ func (d *Driver) Members() []Member {
 	self := d.Self()
 	out := []Member{self}
 	d.pmu.Lock()
+	out[0].Learner = slices.Contains(d.learners, self.ID)
 	for _, id := range slices.Sorted(maps.Keys(d.roster.Addrs)) {
 		if id == self.ID {
 			continue
 		}
 		m := d.peers[id]
 		m.ID, m.Addr = id, d.roster.Addrs[id]
+		m.Learner = slices.Contains(d.learners, id)
 		out = append(out, m)
 	}
 	d.pmu.Unlock()

@@ -138,6 +138,9 @@ func TestClusterWitness(t *testing.T) {
 	insert(dbs[0], 10)
 	insert(dbs[1], 10)
 	w.start()
+	// ONLINE: it votes again. (Joined again under a new id below, it
+	// is a learner, RECOVERING, until the leader promotes it; a data
+	// member lost before then would cost the cluster its quorum.)
 	witnessOnline := func() bool {
 		var n int
 		err := dbs[1].QueryRow("SELECT COUNT(*) FROM performance_schema.replication_group_members WHERE MEMBER_ROLE = 'WITNESS' AND MEMBER_STATE = 'ONLINE'").Scan(&n)

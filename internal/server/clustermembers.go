@@ -18,9 +18,11 @@ import (
 // replication_group_member_stats, one row per member, from what each
 // member last announced (cluster.Announcement). A member not heard from
 // for three announcement periods is UNREACHABLE; the others are ONLINE,
-// or RECOVERING while they follow no leader or catch up after finding one. Every member is a PRIMARY
-// (multi-primary mode). On a single server both tables are empty, as on
-// a MySQL server without Group Replication.
+// or RECOVERING while they follow no leader, catch up after finding one,
+// or still join (a raft learner, which does not vote: losing a voter
+// before a joining member is ONLINE can cost the cluster its quorum).
+// Every member is a PRIMARY (multi-primary mode). On a single server
+// both tables are empty, as on a MySQL server without Group Replication.
 //
 // The queue of a member is the log entries the leader has committed and
 // it has not applied (as of its last announcement). The other
@@ -40,7 +42,7 @@ func (m *member) memberState(x cluster.Member) string {
 	switch {
 	case !m.Reachable(x):
 		return "UNREACHABLE"
-	case x.Synced:
+	case x.Synced && !x.Learner:
 		return "ONLINE"
 	}
 	return "RECOVERING"
