@@ -48,7 +48,7 @@ func main() {
 		},
 	}
 	server.RegisterFlags(serve.Flags())
-	root.AddCommand(serve, witnessCommand(), benchCommand(), workloadCommand())
+	root.AddCommand(serve, witnessCommand(), benchCommand(), workloadCommand(), failoverCommand())
 	if err := root.Execute(); err != nil {
 		if !errors.Is(err, errChecksFailed) {
 			fmt.Fprintln(os.Stderr, "lockstep:", err)

@@ -152,41 +152,36 @@ func failoverCampaign(t *testing.T, semiSync bool) campaign {
 		time.Sleep(time.Second) // writes flow
 		old := primary
 		srv[old].kill()
-		// Each replica applies what it received; the one that received
-		// most becomes the primary.
+		// `lockstep failover` promotes the replica that received most,
+		// once both applied what they received, and points the other at
+		// it.
 		var replicas []int
+		var addrs []string
 		for i := range srv {
 			if i != old {
 				replicas = append(replicas, i)
+				addrs = append(addrs, fmt.Sprintf("127.0.0.1:%d", srv[i].port))
 			}
 		}
+		args := []string{"failover", "--replicas", strings.Join(addrs, ","), "--apply-timeout", "30s"}
+		if semiSync {
+			args = append(args, "--semi-sync")
+		}
+		out, err := tool(t, time.Minute, binary, args...).CombinedOutput()
+		if err != nil {
+			t.Fatalf("round %d: lockstep failover: %v\n%s", round, err, out)
+		}
+		best := -1
 		for _, i := range replicas {
-			deadline := time.Now().Add(30 * time.Second)
-			for {
-				st := replicaStatus(t, dbs[i])
-				got, err := binlog.ParseGTIDSet(st["Retrieved_Gtid_Set"])
-				if err == nil && got.Subtract(gtids(dbs[i], "SELECT @@global.gtid_executed")).IsEmpty() {
-					break
-				}
-				if time.Now().After(deadline) {
-					t.Fatalf("round %d: replica %d did not apply what it received: %v", round, i, st)
-				}
-				time.Sleep(100 * time.Millisecond)
+			if strings.Contains(string(out), fmt.Sprintf("new primary: 127.0.0.1:%d\n", srv[i].port)) {
+				best = i
 			}
 		}
-		best, other := replicas[0], replicas[1]
-		if gtids(dbs[best], "SELECT @@global.gtid_executed").Subtract(gtids(dbs[other], "SELECT @@global.gtid_executed")).IsEmpty() {
-			best, other = other, best
+		if best < 0 {
+			t.Fatalf("round %d: lockstep failover named no new primary:\n%s", round, out)
 		}
-		if !gtids(dbs[other], "SELECT @@global.gtid_executed").Subtract(gtids(dbs[best], "SELECT @@global.gtid_executed")).IsEmpty() {
-			t.Fatalf("round %d: neither replica has all the other has", round)
-		}
-		mustExec(t, dbs[best], "STOP REPLICA")
-		mustExec(t, dbs[best], "RESET REPLICA ALL")
-		promote(best)
 		current.Store(dbs[best])
 		primary = best
-		point(other, best)
 
 		// The old primary comes back as a replica of the new one, or is
 		// refused (it holds transactions that were never acknowledged) and
@@ -300,4 +295,63 @@ func TestOldPrimaryWithUnsentTransactionsRefused(t *testing.T) {
 	if err := adb.QueryRow("SELECT COUNT(*) FROM app.t WHERE id = 100").Scan(&n); err != nil || n != 0 {
 		t.Fatalf("the refused replica applied the new primary's insert: %d, %v", n, err)
 	}
+}
+
+// TestFailoverRefuses: `lockstep failover` promotes nothing when the
+// replicas diverged (each holds a transaction the other lacks), naming
+// what each lacks and letting them receive again; nor when a replica
+// does not answer, unless told to go on without it.
+func TestFailoverRefuses(t *testing.T) {
+	a := startServer(t, t.TempDir(), "--server-id=1")
+	b := startServer(t, t.TempDir(), "--server-id=2", "--source-connect-retry=1")
+	c := startServer(t, t.TempDir(), "--server-id=3", "--source-connect-retry=1")
+	adb, bdb, cdb := a.db(""), b.db(""), c.db("")
+	for _, db := range []*sql.DB{bdb, cdb} {
+		mustExec(t, db, fmt.Sprintf("CHANGE REPLICATION SOURCE TO SOURCE_HOST='127.0.0.1', SOURCE_PORT=%d, SOURCE_USER='root', SOURCE_AUTO_POSITION=1", a.port))
+		mustExec(t, db, "START REPLICA")
+	}
+	mustExec(t, adb, "CREATE DATABASE app")
+	mustExec(t, adb, "CREATE TABLE app.t (id INT PRIMARY KEY)")
+	waitCaughtUp(t, adb, bdb, 20*time.Second)
+	waitCaughtUp(t, adb, cdb, 20*time.Second)
+	// c misses the primary's last insert and takes one of its own.
+	mustExec(t, cdb, "STOP REPLICA")
+	mustExec(t, adb, "INSERT INTO app.t VALUES (1)")
+	waitCaughtUp(t, adb, bdb, 20*time.Second)
+	mustExec(t, cdb, "INSERT INTO app.t VALUES (2)")
+	mustExec(t, cdb, "START REPLICA IO_THREAD")
+	a.kill()
+
+	failover := func(args ...string) (string, error) {
+		all := append([]string{"failover", "--apply-timeout", "20s", "--replicas",
+			fmt.Sprintf("127.0.0.1:%d,127.0.0.1:%d", b.port, c.port)}, args...)
+		out, err := tool(t, time.Minute, binary, all...).CombinedOutput()
+		return string(out), err
+	}
+	out, err := failover()
+	if err == nil || !strings.Contains(out, "the replicas diverged") ||
+		!strings.Contains(out, fmt.Sprintf("127.0.0.1:%d lacks", b.port)) || !strings.Contains(out, fmt.Sprintf("127.0.0.1:%d lacks", c.port)) {
+		t.Fatalf("diverged replicas: %v\n%s", err, out)
+	}
+	for _, db := range []*sql.DB{bdb, cdb} {
+		st := replicaStatus(t, db)
+		if st["Replica_IO_Running"] == "No" || st["Source_Port"] != fmt.Sprint(a.port) {
+			t.Fatalf("a replica after a refused failover: IO %s, source port %s", st["Replica_IO_Running"], st["Source_Port"])
+		}
+	}
+
+	// c provisioned again would be the way out; here it is down instead.
+	c.kill()
+	out, err = failover()
+	if err == nil || !strings.Contains(out, "does not answer") {
+		t.Fatalf("a replica down: %v\n%s", err, out)
+	}
+	out, err = failover("--skip-unreachable")
+	if err != nil || !strings.Contains(out, fmt.Sprintf("new primary: 127.0.0.1:%d", b.port)) {
+		t.Fatalf("--skip-unreachable: %v\n%s", err, out)
+	}
+	if st := replicaStatus(t, bdb); st != nil {
+		t.Fatalf("the new primary still replicates: %v", st)
+	}
+	mustExec(t, bdb, "INSERT INTO app.t VALUES (3)")
 }
