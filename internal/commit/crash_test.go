@@ -499,3 +499,62 @@ func (f *failFile) WriteAt(p []byte, off int64) (int, error) {
 	}
 	return f.File.WriteAt(p, off)
 }
+
+// TestSubmittedDependencies: transactions submitted one behind the other
+// (a replica's applier, which reads the effects of those not yet
+// visible) are logged as depending on the one before them, or under
+// WRITESET on the last writer of their keys: never as independent
+// because nothing was visible when they entered. A replica of this
+// server that applies in parallel relies on it; the rule of Commit
+// (depend on what was visible) let such a replica apply an update
+// before the insert of its row.
+func TestSubmittedDependencies(t *testing.T) {
+	for _, mode := range []Tracking{CommitOrder, WriteSet} {
+		t.Run(mode.String(), func(t *testing.T) {
+			fs := vfs.NewMem()
+			cfg := newConfig(1, false, 1<<30)
+			cfg.Tracking.Store(int32(mode))
+			p, s, _ := openAt(t, fs, cfg)
+			tab := createTable(t, p, s)
+			// Keys 1, 2, 1, 3, 2: each submitted before the previous is
+			// visible.
+			keys := []int64{1, 2, 1, 3, 2}
+			var trxs []*Trx
+			for i, k := range keys {
+				var ev binlog.TrxEvents
+				ev.AddQuery("db", "BEGIN", binlog.QueryOptions{})
+				after, _ := tab.Encode(nil, []row.Value{k, int64(i)})
+				key, _ := tab.RowKey(nil, []row.Value{k, int64(i)})
+				ev.AddRow(binlog.WriteRowsEventV2, tab.Ref(), nil, after)
+				ev.AddXID(uint64(i + 1))
+				b := s.NewBatch()
+				if err := b.Set(key, after); err != nil {
+					t.Fatal(err)
+				}
+				tr := &Trx{Events: &ev, Batch: b, WriteSet: []uint64{uint64(k) * 0x9E3779B97F4A7C15}}
+				if err := p.Submit(tr); err != nil {
+					t.Fatal(err)
+				}
+				trxs = append(trxs, tr)
+			}
+			var got []string
+			for _, tr := range trxs {
+				if err := tr.Wait(); err != nil {
+					t.Fatal(err)
+				}
+				got = append(got, fmt.Sprintf("%d<-%d", tr.GTID.SequenceNumber, tr.GTID.LastCommitted))
+			}
+			p.Close()
+			s.Close()
+			// Sequence numbers 3..7 (the two DDL statements are 1 and 2).
+			want := map[Tracking]string{
+				CommitOrder: "3<-2 4<-3 5<-4 6<-5 7<-6",
+				// Keys 1, 2, 1, 3, 2: the history starts at the DDL (2).
+				WriteSet: "3<-2 4<-2 5<-3 6<-2 7<-4",
+			}[mode]
+			if g := strings.Join(got, " "); g != want {
+				t.Fatalf("sequence<-last_committed: %s, want %s", g, want)
+			}
+		})
+	}
+}

@@ -382,6 +382,12 @@ func (p *Pipeline) Commit(t *Trx) error {
 // does that. Transactions submitted one after another commit in that order,
 // so a single goroutine can keep many in flight (a replica's applier). An
 // error means t was not submitted.
+//
+// A submitted transaction may have been built from the effects of those
+// submitted before it, not yet visible: its last_committed is the
+// transaction before it, or under WRITESET the last writer of its keys,
+// never merely what was visible when it entered (Commit's rule, sound only
+// for a transaction that held its row locks until then).
 func (p *Pipeline) Submit(t *Trx) error {
 	if err := p.readLock.enter(t.Ctx, t.Session, t.LockWait); err != nil {
 		return err
@@ -480,7 +486,16 @@ func (p *Pipeline) reserve(t *Trx) error {
 	}
 	t.GTID.SequenceNumber = p.nextSeq
 	p.nextSeq++
-	t.GTID.LastCommitted = p.tracker.lastCommitted(Tracking(p.cfg.Tracking.Load()), int(p.cfg.HistorySize.Load()), t.WriteSet, t.GTID.SequenceNumber, min(parent, t.GTID.SequenceNumber-1), t.Session)
+	commitParent := min(parent, t.GTID.SequenceNumber-1)
+	if t.async {
+		// Submitted behind transactions not yet visible, whose effects
+		// it may have read (a replica's applier reads through them):
+		// that it entered commit after the last visible one proves
+		// nothing, so in commit order it follows the one before it.
+		// Its write set, under WRITESET, can still say more.
+		commitParent = t.GTID.SequenceNumber - 1
+	}
+	t.GTID.LastCommitted = p.tracker.lastCommitted(Tracking(p.cfg.Tracking.Load()), int(p.cfg.HistorySize.Load()), t.WriteSet, t.GTID.SequenceNumber, commitParent, t.Session)
 	t.start = p.pos
 	p.pos.Pos += int64(t.size)
 	t.End = p.pos
