@@ -314,6 +314,11 @@ func TestFailoverRefuses(t *testing.T) {
 	mustExec(t, adb, "CREATE TABLE app.t (id INT PRIMARY KEY)")
 	waitCaughtUp(t, adb, bdb, 20*time.Second)
 	waitCaughtUp(t, adb, cdb, 20*time.Second)
+	// The primary lists its replicas' connections as MySQL does (failover
+	// tools find replicas by them).
+	if n := countRows(t, adb, "SELECT COUNT(*) FROM information_schema.PROCESSLIST WHERE COMMAND = 'Binlog Dump GTID'"); n != 2 {
+		t.Fatalf("%d connections listed as Binlog Dump GTID, want 2", n)
+	}
 	// c misses the primary's last insert and takes one of its own.
 	mustExec(t, cdb, "STOP REPLICA")
 	mustExec(t, adb, "INSERT INTO app.t VALUES (1)")

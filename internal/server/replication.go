@@ -47,6 +47,13 @@ func (h handler) ComBinlogDumpGTID(c *mysql.Conn, _ string, _ uint64, _ mysql.GT
 		return err
 	}
 	req := h.s.dumpRequest(c, cmd)
+	// As MySQL lists it: operators and failover tools find replicas
+	// by it, and KILL it to drop one.
+	command := "Binlog Dump"
+	if cmd.gtidKind {
+		command = "Binlog Dump GTID"
+	}
+	h.s.sql.SetConnectionCommand(c.ConnectionID, command)
 	// The dump owns the connection from here; it sends its own errors.
 	if err := h.s.source.Dump(w, req); err != nil {
 		h.s.log.Debug("dump ended", "conn", c.ConnectionID, "err", err)

@@ -56,6 +56,14 @@ func (v processView) Processes() []sql.Process {
 	return out
 }
 
+// SetConnectionCommand shows connection connID in the process list as
+// running command, as MySQL shows a replica's dump ("Binlog Dump GTID").
+func (e *Engine) SetConnectionCommand(connID uint32, command string) {
+	if l, ok := e.GMS.ProcessList.(*processList); ok {
+		l.SetCommand(connID, command)
+	}
+}
+
 // canSeeAllProcesses reports whether the session's account holds PROCESS.
 func (e *Engine) canSeeAllProcesses(ctx *sql.Context) bool {
 	db := e.GMS.Analyzer.Catalog.MySQLDb

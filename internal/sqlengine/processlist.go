@@ -252,6 +252,17 @@ func (l *processList) EndOperation(ctx *sql.Context) {
 	}
 }
 
+// SetCommand shows the connection as running command (a connection a
+// replica's binlog dump took over: "Binlog Dump GTID"), with time counted
+// from now.
+func (l *processList) SetCommand(connID uint32, command string) {
+	if p := l.get(connID); p != nil {
+		p.mu.Lock()
+		p.p.Command, p.p.StartedAt = sql.ProcessCommand(command), time.Now()
+		p.mu.Unlock()
+	}
+}
+
 // Kill cancels what the connection runs.
 func (l *processList) Kill(connID uint32) {
 	if p := l.get(connID); p != nil {
