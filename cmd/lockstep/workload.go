@@ -31,6 +31,8 @@ func workloadCommand() *cobra.Command {
 		check, startServer bool
 		serverOpts         string
 		startCluster       int
+		startReplicas      int
+		semiSync           bool
 		faultInterval      time.Duration
 	)
 	cmd := &cobra.Command{
@@ -56,7 +58,12 @@ kill,pause,restart every --fault-interval. With --start-cluster N it
 starts N cluster members instead, spreads the clients over them, and each
 fault hits one member; partition (as root: members in network namespaces)
 and wipe (a member's data directory emptied: it rejoins with a copy of the
-state) apply to members. The exit status is 1 when a check fails.`,
+state) apply to members. With --start-replicas N it starts a primary and
+N-1 replicas (--semi-sync: semi-synchronous, AFTER_SYNC); clients write
+to whichever server is the primary, failover kills it and promotes a
+replica as 'lockstep failover' does, disconnect drops the replicas'
+connections, and the checks add that every server ends with the same
+rows. The exit status is 1 when a check fails.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -68,14 +75,49 @@ state) apply to members. The exit status is 1 when a check fails.`,
 			if err != nil {
 				return err
 			}
-			if len(kinds) > 0 && !startServer && startCluster == 0 {
-				return errors.New("--faults needs --start-server or --start-cluster: faults are injected into servers this command started")
+			started := 0
+			for _, on := range []bool{startServer, startCluster > 0, startReplicas > 0} {
+				if on {
+					started++
+				}
+			}
+			if len(kinds) > 0 && started == 0 {
+				return errors.New("--faults needs --start-server, --start-cluster or --start-replicas: faults are injected into servers this command started")
+			}
+			if started > 1 {
+				return errors.New("--start-server, --start-cluster and --start-replicas exclude each other")
+			}
+			if semiSync && startReplicas == 0 {
+				return errors.New("--semi-sync applies to --start-replicas")
+			}
+			for _, k := range kinds {
+				if (k == "failover" || k == "disconnect") && startReplicas == 0 {
+					return fmt.Errorf("the %s fault needs --start-replicas", k)
+				}
 			}
 			switch {
-			case startCluster > 0:
-				if startServer {
-					return errors.New("--start-server and --start-cluster exclude each other")
+			case startReplicas > 0:
+				bin, err := os.Executable()
+				if err != nil {
+					return err
 				}
+				rs, err := workload.StartReplicaSet(startReplicas, bin, cfg.Dir, semiSync, strings.Fields(serverOpts)...)
+				if err != nil {
+					return err
+				}
+				defer rs.Stop()
+				cfg.Endpoints, cfg.User, cfg.Password, cfg.Replication = []string{rs.Endpoint()}, "root", "", rs
+				var skipped []string
+				for _, k := range []string{"partition", "wipe"} {
+					if slices.Contains(kinds, k) {
+						skipped = append(skipped, k+" (cluster members only)")
+						kinds = slices.DeleteFunc(kinds, func(x string) bool { return x == k })
+					}
+				}
+				if len(kinds) > 0 || len(skipped) > 0 {
+					cfg.Faults = &workload.Faults{Kinds: kinds, Interval: faultInterval, Targets: rs.Servers, Replication: rs, Seed: cfg.Seed, Skipped: skipped}
+				}
+			case startCluster > 0:
 				bin, err := os.Executable()
 				if err != nil {
 					return err
@@ -169,8 +211,10 @@ state) apply to members. The exit status is 1 when a check fails.`,
 	f.BoolVar(&check, "check", true, "exit with status 1 when a check fails")
 	f.BoolVar(&startServer, "start-server", false, "start a Lockstep server of this binary for the run (data under --dir)")
 	f.IntVar(&startCluster, "start-cluster", 0, "start a cluster of this many Lockstep members of this binary for the run (data under --dir); clients are spread over them and faults hit one member at a time")
+	f.IntVar(&startReplicas, "start-replicas", 0, "start a primary and this many servers in all, the others its replicas, of this binary for the run (data under --dir); clients follow the primary across failovers")
+	f.BoolVar(&semiSync, "semi-sync", false, "with --start-replicas: semi-synchronous replication (AFTER_SYNC)")
 	f.StringVar(&serverOpts, "server-opts", "", "extra options for the started server, space-separated (e.g. \"--sync-binlog=0\")")
-	f.StringVar(&faults, "faults", "", "faults to inject into the started servers: kill, pause, restart, partition, wipe (comma-separated; partition puts each cluster member in a network namespace, which needs root, and is reported as skipped where it cannot; wipe empties a cluster member's data directory)")
+	f.StringVar(&faults, "faults", "", "faults to inject into the started servers: kill, pause, restart, partition, wipe, failover, disconnect (comma-separated; partition puts each cluster member in a network namespace, which needs root, and is reported as skipped where it cannot; wipe empties a cluster member's data directory; failover and disconnect hit --start-replicas)")
 	f.DurationVar(&faultInterval, "fault-interval", 5*time.Second, "mean time between faults")
 	return cmd
 }

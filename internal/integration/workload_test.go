@@ -24,7 +24,7 @@ func runWorkload(t *testing.T, name string, args ...string) (*workload.Report, i
 	dir := t.TempDir()
 	start := "--start-server"
 	for _, a := range args {
-		if a == "--start-cluster" {
+		if a == "--start-cluster" || a == "--start-replicas" {
 			start = ""
 		}
 	}
@@ -65,7 +65,7 @@ func runWorkload(t *testing.T, name string, args ...string) (*workload.Report, i
 		t.Fatal(err)
 	}
 	// The server the command started is stopped, whatever the verdict.
-	for _, ep := range rep.Endpoints {
+	for _, ep := range append(rep.Endpoints, rep.Servers...) {
 		if c, err := net.DialTimeout("tcp", ep, time.Second); err == nil {
 			c.Close()
 			t.Errorf("the server the command started still answers on %s (exit %d)", ep, code)
@@ -133,6 +133,37 @@ func TestClusterWorkloadsUnderFaults(t *testing.T) {
 			}
 			if len(rep.Faults) < 2 || rep.OK == 0 {
 				t.Fatalf("%d faults, %d transactions acknowledged: the campaign did not exercise anything", len(rep.Faults), rep.OK)
+			}
+		})
+	}
+}
+
+// TestReplicatedWorkloadsUnderFailovers runs every workload against a
+// primary and two semi-synchronous replicas (AFTER_SYNC) while the
+// primary is killed and a replica promoted (as `lockstep failover`
+// does), the primary drops its replicas' connections, and servers are
+// killed: clients follow the primary, no acknowledged write is lost, the
+// bank's total holds, and every server ends with the same rows.
+func TestReplicatedWorkloadsUnderFailovers(t *testing.T) {
+	for i, name := range workload.Names() {
+		t.Run(name, func(t *testing.T) {
+			rep, code, out := runWorkload(t, name, "--start-replicas", "3", "--semi-sync", "--duration", "8s", "--clients", "6",
+				"--seed", fmt.Sprint(11+i), "--faults", "failover,disconnect,kill", "--fault-interval", "2s")
+			t.Logf("%s", strings.TrimSpace(rep.String()))
+			if code != 0 || !rep.Valid {
+				t.Fatalf("exit %d:\n%s", code, out)
+			}
+			failovers := 0
+			for _, f := range rep.Faults {
+				if strings.Contains(f, "failed") {
+					t.Fatalf("a fault could not be injected: %s", f)
+				}
+				if strings.HasPrefix(f, "failover") {
+					failovers++
+				}
+			}
+			if failovers == 0 || rep.OK == 0 || len(rep.Servers) != 3 {
+				t.Fatalf("%d failovers, %d transactions acknowledged, servers %v: the campaign did not exercise anything", failovers, rep.OK, rep.Servers)
 			}
 		})
 	}

@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -23,7 +24,9 @@ import (
 )
 
 // Faults is a fault schedule: every Interval (with up to a half of it
-// of jitter) one of Kinds hits one of Targets:
+// of jitter) one of Kinds hits one of Targets. The kinds come in rounds,
+// each kind once per round in a random order, so that a short run still
+// injects every kind asked for:
 //
 //   - kill: SIGKILL, then a restart on the same data directory once the
 //     process is gone (the crash a power cut gives a process);
@@ -38,20 +41,31 @@ import (
 //     started again (a lost disk): it rejoins under a new id and is sent
 //     the cluster's state (Galera's state transfer). Only cluster members:
 //     a single server's data would simply be gone.
+//   - failover: the primary of a replica set (StartReplicaSet) is killed
+//     and a replica promoted (package failover, as `lockstep failover`
+//     does); clients follow the primary, and the old one comes back as a
+//     replica (provisioned again when the new primary refuses it).
+//   - disconnect: the primary of a replica set drops its replicas'
+//     connections; they reconnect by themselves.
 //
 // When the run ends every target is left running and connected.
 type Faults struct {
 	Kinds    []string
 	Interval time.Duration
 	Targets  []*Server
-	Seed     int64
+	// Replication is the replica set Targets make up, if they do: the
+	// failover and disconnect faults hit it as a whole.
+	Replication *ReplicaSet
+	Seed        int64
 	// Skipped are faults asked for that cannot be injected here, with
 	// why; the report lists them, so that none passes silently.
 	Skipped []string
 }
 
 // FaultKinds lists the faults a schedule can name.
-func FaultKinds() []string { return []string{"kill", "pause", "restart", "partition", "wipe"} }
+func FaultKinds() []string {
+	return []string{"kill", "pause", "restart", "partition", "wipe", "failover", "disconnect"}
+}
 
 // ParseFaults checks a comma-separated list of fault kinds.
 func ParseFaults(s string) ([]string, error) {
@@ -66,7 +80,7 @@ func ParseFaults(s string) ([]string, error) {
 			ok = ok || k == known
 		}
 		if !ok {
-			return nil, fmt.Errorf("unknown fault %q (want some of %s; replica disconnects and a full disk are not available yet)", k, strings.Join(FaultKinds(), ", "))
+			return nil, fmt.Errorf("unknown fault %q (want some of %s; a full disk is not available yet)", k, strings.Join(FaultKinds(), ", "))
 		}
 		out = append(out, k)
 	}
@@ -82,6 +96,7 @@ func (f *Faults) start(ctx context.Context, r *run) (stop func()) {
 	go func() {
 		defer wg.Done()
 		rnd := rand.New(rand.NewPCG(uint64(f.Seed), 7))
+		var round []string
 		for {
 			wait := f.Interval/2 + time.Duration(rnd.Int64N(int64(f.Interval)))
 			select {
@@ -94,9 +109,23 @@ func (f *Faults) start(ctx context.Context, r *run) (stop func()) {
 			if len(f.Targets) == 0 || len(f.Kinds) == 0 {
 				continue
 			}
+			if len(round) == 0 {
+				round = slices.Clone(f.Kinds)
+				rnd.Shuffle(len(round), func(i, j int) { round[i], round[j] = round[j], round[i] })
+			}
+			kind := round[0]
+			round = round[1:]
 			s := f.Targets[rnd.IntN(len(f.Targets))]
-			kind := f.Kinds[rnd.IntN(len(f.Kinds))]
 			at := time.Since(r.start).Seconds()
+			if kind == "failover" || kind == "disconnect" {
+				what, err := f.injectReplication(ctx, kind)
+				if err != nil {
+					r.noteFault(fmt.Sprintf("%s at %.1fs failed: %v", kind, at, err))
+				} else {
+					r.noteFault(fmt.Sprintf("%s at %.1fs: %s", kind, at, what))
+				}
+				continue
+			}
 			if err := f.inject(ctx, s, kind); err != nil {
 				r.noteFault(fmt.Sprintf("%s %s at %.1fs failed: %v", kind, s.Name, at, err))
 				continue
@@ -166,6 +195,24 @@ func (f *Faults) inject(ctx context.Context, s *Server, kind string) error {
 		return s.Start()
 	}
 	return fmt.Errorf("unknown fault %q", kind)
+}
+
+// injectReplication injects a fault that hits a replica set as a whole,
+// and says what it did.
+func (f *Faults) injectReplication(ctx context.Context, kind string) (string, error) {
+	rs := f.Replication
+	if rs == nil {
+		return "", errors.New("not a replica set: start one (--start-replicas)")
+	}
+	// Begun, a failover runs to its end even if the run ends meanwhile:
+	// stopped half-way it would leave no primary, or a server that
+	// replicates from nothing.
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Minute)
+	defer cancel()
+	if kind == "failover" {
+		return rs.failover(ctx)
+	}
+	return rs.disconnect(ctx)
 }
 
 // member reports whether s is a cluster member.

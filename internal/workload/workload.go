@@ -66,12 +66,18 @@ type Config struct {
 	Faults *Faults
 	// Settle bounds the wait for every endpoint to answer after the run.
 	Settle time.Duration
+	// Replication, if set, is the replica set the run started (Endpoints
+	// then reach its primary): the checks add that its servers converged.
+	Replication *ReplicaSet
 }
 
 // Report is the outcome of a run.
 type Report struct {
-	Workload  string        `json:"workload"`
-	Endpoints []string      `json:"endpoints"`
+	Workload  string   `json:"workload"`
+	Endpoints []string `json:"endpoints"`
+	// Servers are the addresses of the servers a replica set the run
+	// started is made of (its clients reach them through Endpoints).
+	Servers   []string      `json:"servers,omitempty"`
 	Isolation string        `json:"isolation"`
 	Elapsed   time.Duration `json:"elapsed_ns"`
 	OK        int64         `json:"ok"`
@@ -445,6 +451,9 @@ func Run(ctx context.Context, name string, cfg Config) (*Report, error) {
 	if err != nil {
 		return nil, fmt.Errorf("checking %s: %w", name, err)
 	}
+	if cfg.Replication != nil {
+		checks = append(checks, cfg.Replication.converged(ctx, cfg.Database))
+	}
 	r.stallMu.Lock()
 	stall, stallEnd := r.stall, r.stallEnd
 	r.stallMu.Unlock()
@@ -453,6 +462,11 @@ func Run(ctx context.Context, name string, cfg Config) (*Report, error) {
 		LongestStall: stall, StallEndedAt: stallEnd}
 	if cfg.Faults != nil {
 		rep.SkippedFaults = cfg.Faults.Skipped
+	}
+	if cfg.Replication != nil {
+		for _, s := range cfg.Replication.Servers {
+			rep.Servers = append(rep.Servers, s.Endpoint())
+		}
 	}
 	for _, c := range checks {
 		rep.Valid = rep.Valid && c.OK
