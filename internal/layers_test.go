@@ -22,7 +22,7 @@ var layers = map[string]int{
 	"row": 0, "lock": 0, "elle": 0, "certify": 0, "netns": 0, "icuregex": 0, "loopback": 0, "child": 0,
 	"atomicfile": 1,
 	"tlscert":    2, "binlog": 2,
-	"storage": 3, "raftlog": 3,
+	"storage": 3, "raftlog": 3, "failover": 3,
 	"commit": 4,
 	"txn":    5, "source": 5,
 	"replica":  6,
