@@ -33,6 +33,7 @@ func workloadCommand() *cobra.Command {
 		startCluster       int
 		startReplicas      int
 		semiSync           bool
+		diskSize           int64
 		faultInterval      time.Duration
 	)
 	cmd := &cobra.Command{
@@ -54,7 +55,8 @@ Workloads:
 
 With --start-server, the command starts a Lockstep server of its own (this
 binary, data under --dir) and can inject faults into it: --faults
-kill,pause,restart every --fault-interval. With --start-cluster N it
+kill,pause,restart every --fault-interval, and diskfull (as root: the data
+directory on a tmpfs of --disk-size bytes, filled for half an interval). With --start-cluster N it
 starts N cluster members instead, spreads the clients over them, and each
 fault hits one member; partition (as root: members in network namespaces)
 and wipe (a member's data directory emptied: it rejoins with a copy of the
@@ -93,6 +95,9 @@ rows. The exit status is 1 when a check fails.`,
 			for _, k := range kinds {
 				if (k == "failover" || k == "disconnect") && startReplicas == 0 {
 					return fmt.Errorf("the %s fault needs --start-replicas", k)
+				}
+				if k == "diskfull" && !startServer {
+					return errors.New("the diskfull fault needs --start-server")
 				}
 			}
 			switch {
@@ -160,13 +165,25 @@ rows. The exit status is 1 when a check fails.`,
 				if err != nil {
 					return err
 				}
-				s, err := workload.StartServer("server1", bin, filepath.Join(cfg.Dir, "server1"), strings.Fields(serverOpts)...)
+				var skipped []string
+				var s *workload.Server
+				if slices.Contains(kinds, "diskfull") {
+					// A disk of its own to fill.
+					s, err = workload.StartServerOnTmpfs("server1", bin, filepath.Join(cfg.Dir, "server1"), diskSize, strings.Fields(serverOpts)...)
+					if errors.Is(err, workload.ErrNoTmpfs) {
+						skipped = append(skipped, "diskfull ("+err.Error()+")")
+						kinds = slices.DeleteFunc(kinds, func(k string) bool { return k == "diskfull" })
+						s, err = nil, nil
+					}
+				}
+				if s == nil && err == nil {
+					s, err = workload.StartServer("server1", bin, filepath.Join(cfg.Dir, "server1"), strings.Fields(serverOpts)...)
+				}
 				if err != nil {
 					return err
 				}
-				defer s.Stop()
+				defer s.Close()
 				cfg.Endpoints, cfg.User, cfg.Password = []string{s.Endpoint()}, "root", ""
-				var skipped []string
 				if slices.Contains(kinds, "partition") {
 					skipped = append(skipped, "partition (a single server has no members to be cut off from)")
 					kinds = slices.DeleteFunc(kinds, func(k string) bool { return k == "partition" })
@@ -213,8 +230,9 @@ rows. The exit status is 1 when a check fails.`,
 	f.IntVar(&startCluster, "start-cluster", 0, "start a cluster of this many Lockstep members of this binary for the run (data under --dir); clients are spread over them and faults hit one member at a time")
 	f.IntVar(&startReplicas, "start-replicas", 0, "start a primary and this many servers in all, the others its replicas, of this binary for the run (data under --dir); clients follow the primary across failovers")
 	f.BoolVar(&semiSync, "semi-sync", false, "with --start-replicas: semi-synchronous replication (AFTER_SYNC)")
+	f.Int64Var(&diskSize, "disk-size", 1<<30, "with --faults diskfull: bytes of the tmpfs the started server's data directory is on")
 	f.StringVar(&serverOpts, "server-opts", "", "extra options for the started server, space-separated (e.g. \"--sync-binlog=0\")")
-	f.StringVar(&faults, "faults", "", "faults to inject into the started servers: kill, pause, restart, partition, wipe, failover, disconnect (comma-separated; partition puts each cluster member in a network namespace, which needs root, and is reported as skipped where it cannot; wipe empties a cluster member's data directory; failover and disconnect hit --start-replicas)")
+	f.StringVar(&faults, "faults", "", "faults to inject into the started servers: kill, pause, restart, partition, wipe, failover, disconnect (comma-separated; partition puts each cluster member in a network namespace, which needs root, and is reported as skipped where it cannot; wipe empties a cluster member's data directory; failover and disconnect hit --start-replicas; diskfull fills the started server's tmpfs, which needs root)")
 	f.DurationVar(&faultInterval, "fault-interval", 5*time.Second, "mean time between faults")
 	return cmd
 }

@@ -138,6 +138,42 @@ func TestClusterWorkloadsUnderFaults(t *testing.T) {
 	}
 }
 
+// TestWorkloadsUnderFullDisks runs acked-writes and bank against a
+// durable server whose data directory is on a small tmpfs that a fault
+// fills to the last byte for a second, between kills: commits fail while
+// it is full, resume by themselves, and nothing acknowledged is lost.
+// Without root the fault must be reported as skipped.
+func TestWorkloadsUnderFullDisks(t *testing.T) {
+	for _, name := range []string{"acked-writes", "bank"} {
+		t.Run(name, func(t *testing.T) {
+			rep, code, out := runWorkload(t, name, "--duration", "8s", "--clients", "6",
+				"--faults", "diskfull,kill", "--fault-interval", "2s", "--disk-size", fmt.Sprint(128<<20))
+			t.Logf("%s", strings.TrimSpace(rep.String()))
+			if code != 0 || !rep.Valid {
+				t.Fatalf("exit %d:\n%s", code, out)
+			}
+			full := 0
+			for _, f := range rep.Faults {
+				if strings.Contains(f, "failed") {
+					t.Fatalf("a fault could not be injected: %s", f)
+				}
+				if strings.HasPrefix(f, "diskfull") {
+					full++
+				}
+			}
+			if os.Geteuid() != 0 {
+				if len(rep.SkippedFaults) != 1 {
+					t.Fatalf("without root the full disk must be skipped and say so: %q", rep.SkippedFaults)
+				}
+				return
+			}
+			if full == 0 || rep.OK == 0 {
+				t.Fatalf("%d full disks, %d transactions acknowledged: the campaign did not exercise anything", full, rep.OK)
+			}
+		})
+	}
+}
+
 // TestReplicatedWorkloadsUnderFailovers runs every workload against a
 // primary and two semi-synchronous replicas (AFTER_SYNC) while the
 // primary is killed and a replica promoted (as `lockstep failover`

@@ -47,6 +47,10 @@ import (
 //     replica (provisioned again when the new primary refuses it).
 //   - disconnect: the primary of a replica set drops its replicas'
 //     connections; they reconnect by themselves.
+//   - diskfull: the tmpfs a server's data directory is on
+//     (StartServerOnTmpfs) is filled to the last byte for half an
+//     interval, then freed: commits fail meanwhile (1026, never
+//     acknowledged) and must resume by themselves.
 //
 // When the run ends every target is left running and connected.
 type Faults struct {
@@ -64,7 +68,7 @@ type Faults struct {
 
 // FaultKinds lists the faults a schedule can name.
 func FaultKinds() []string {
-	return []string{"kill", "pause", "restart", "partition", "wipe", "failover", "disconnect"}
+	return []string{"kill", "pause", "restart", "partition", "wipe", "failover", "disconnect", "diskfull"}
 }
 
 // ParseFaults checks a comma-separated list of fault kinds.
@@ -80,7 +84,7 @@ func ParseFaults(s string) ([]string, error) {
 			ok = ok || k == known
 		}
 		if !ok {
-			return nil, fmt.Errorf("unknown fault %q (want some of %s; a full disk is not available yet)", k, strings.Join(FaultKinds(), ", "))
+			return nil, fmt.Errorf("unknown fault %q (want some of %s)", k, strings.Join(FaultKinds(), ", "))
 		}
 		out = append(out, k)
 	}
@@ -123,6 +127,15 @@ func (f *Faults) start(ctx context.Context, r *run) (stop func()) {
 					r.noteFault(fmt.Sprintf("%s at %.1fs failed: %v", kind, at, err))
 				} else {
 					r.noteFault(fmt.Sprintf("%s at %.1fs: %s", kind, at, what))
+				}
+				continue
+			}
+			if kind == "diskfull" {
+				what, err := s.fillDisk(ctx, f.Interval/2)
+				if err != nil {
+					r.noteFault(fmt.Sprintf("diskfull %s at %.1fs failed: %v", s.Name, at, err))
+				} else {
+					r.noteFault(fmt.Sprintf("diskfull %s at %.1fs: %s", s.Name, at, what))
 				}
 				continue
 			}
@@ -245,6 +258,7 @@ type Server struct {
 	args   []string
 	dir    string
 	host   *netns.Host // nil: the caller's network namespace
+	disk   string      // the tmpfs its data directory is on ("": none)
 
 	mu     sync.Mutex
 	cmd    *exec.Cmd
@@ -255,6 +269,33 @@ type Server struct {
 // StartServer starts binary serve with its data under dir and the given
 // extra options.
 func StartServer(name, binary, dir string, extra ...string) (*Server, error) {
+	return startServerAt(name, binary, dir, filepath.Join(dir, "data"), "", extra)
+}
+
+// ErrNoTmpfs is returned by StartServerOnTmpfs where a tmpfs cannot be
+// mounted (it needs root).
+var ErrNoTmpfs = errors.New("cannot mount a tmpfs (needs root)")
+
+// StartServerOnTmpfs is StartServer with the data directory on a tmpfs of
+// its own of size bytes (mounted at dir/disk), which the diskfull fault
+// fills; Close unmounts it. Where no tmpfs can be mounted the error wraps
+// ErrNoTmpfs.
+func StartServerOnTmpfs(name, binary, dir string, size int64, extra ...string) (*Server, error) {
+	disk := filepath.Join(dir, "disk")
+	if err := os.MkdirAll(disk, 0o755); err != nil {
+		return nil, err
+	}
+	if out, err := exec.Command("mount", "-t", "tmpfs", "-o", fmt.Sprintf("size=%d", size), "tmpfs", disk).CombinedOutput(); err != nil {
+		return nil, fmt.Errorf("%w: %v: %s", ErrNoTmpfs, err, strings.TrimSpace(string(out)))
+	}
+	s, err := startServerAt(name, binary, dir, filepath.Join(disk, "data"), disk, extra)
+	if err != nil {
+		_ = exec.Command("umount", "-l", disk).Run()
+	}
+	return s, err
+}
+
+func startServerAt(name, binary, dir, data, disk string, extra []string) (*Server, error) {
 	port, err := loopback.Port()
 	if err != nil {
 		return nil, err
@@ -262,10 +303,39 @@ func StartServer(name, binary, dir string, extra ...string) (*Server, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
 	}
-	s := &Server{Name: name, Port: port, binary: binary, dir: dir,
+	s := &Server{Name: name, Port: port, binary: binary, dir: dir, disk: disk,
 		args: append([]string{"serve", "--bind-address=127.0.0.1", "--port=" + strconv.Itoa(port),
-			"--http-port=0", "--datadir=" + filepath.Join(dir, "data")}, extra...)}
+			"--http-port=0", "--datadir=" + data}, extra...)}
 	return s, s.Start()
+}
+
+// fillDisk fills s's tmpfs with a file, leaves it full for hold, and
+// removes the file; it says how much it wrote.
+func (s *Server) fillDisk(ctx context.Context, hold time.Duration) (string, error) {
+	if s.disk == "" {
+		return "", errors.New("its data directory is not on a disk of its own (StartServerOnTmpfs)")
+	}
+	path := filepath.Join(s.disk, "filler")
+	f, err := os.Create(path)
+	if err != nil {
+		return "", err
+	}
+	defer os.Remove(path)
+	chunk := make([]byte, 1<<20)
+	var n int64
+	for {
+		w, err := f.Write(chunk)
+		n += int64(w)
+		if err != nil {
+			break // full
+		}
+	}
+	f.Close()
+	select {
+	case <-ctx.Done():
+	case <-time.After(hold):
+	}
+	return fmt.Sprintf("%d MiB filled", n>>20), nil
 }
 
 // StartCluster starts n servers of binary as the members of one cluster
@@ -512,6 +582,19 @@ func (s *Server) Stop() error {
 		return nil
 	}
 	return s.signalAndWait(syscall.SIGTERM, time.Minute)
+}
+
+// Close stops the server for good: Stop, then the tmpfs its data
+// directory is on, if any, is unmounted (its data goes with it).
+func (s *Server) Close() error {
+	err := s.Stop()
+	if s.disk != "" {
+		if uerr := exec.Command("umount", "-l", s.disk).Run(); uerr != nil && err == nil {
+			err = uerr
+		}
+		s.disk = ""
+	}
+	return err
 }
 
 // Pause stops the process with SIGSTOP.
