@@ -8,6 +8,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -670,5 +671,96 @@ func TestStuckReplicaDoesNotSlowCommits(t *testing.T) {
 	t.Logf("2500 commits in %v with a stuck replica %v bytes behind", elapsed, behind)
 	if behind < 1e6 {
 		t.Fatalf("the replica is only %v bytes behind: it was not stuck", behind)
+	}
+}
+
+// TestPurgeKeepsFilesConnectedReplicasRead: PURGE BINARY LOGS does not
+// remove the file a connected replica is reading, nor any after it; it
+// removes the older ones and warns (1867), as MySQL does. The replica,
+// slow, then reads everything to the end without a gap.
+func TestPurgeKeepsFilesConnectedReplicasRead(t *testing.T) {
+	s := startServer(t, t.TempDir(), "--max-binlog-size", "65536")
+	db := s.db("")
+	mustExec(t, db, "CREATE DATABASE p")
+	mustExec(t, db, "CREATE TABLE p.t (id INT PRIMARY KEY, v TEXT)")
+	const rows = 6000
+	var wg sync.WaitGroup
+	for w := range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := w; i < rows; i += 8 {
+				if _, err := db.Exec("INSERT INTO p.t VALUES (?, REPEAT('x', 2000))", i); err != nil {
+					t.Error(err)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	if t.Failed() {
+		return
+	}
+	// A replica that reads slowly: its client holds one event at a time,
+	// so the server's dump waits on the socket, early in the binlog.
+	cfg := replication.BinlogSyncerConfig{ServerID: 301, Flavor: mysql.MySQLFlavor, Host: "127.0.0.1", Port: uint16(s.port),
+		User: "root", MaxReconnectAttempts: 1, EventCacheCount: 1}
+	b := replication.NewBinlogSyncer(cfg)
+	t.Cleanup(b.Close)
+	st, err := b.StartSync(mysql.Position{Name: "binlog.000001", Pos: 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 10 {
+		if _, err := st.GetEvent(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	time.Sleep(500 * time.Millisecond) // the dump fills the socket and waits
+
+	last := lastBinlog(t, db)
+	conn, err := db.Conn(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	if _, err := conn.ExecContext(context.Background(), "PURGE BINARY LOGS TO '"+last+"'"); err != nil {
+		t.Fatal(err)
+	}
+	var level, msg string
+	var code int
+	if err := conn.QueryRowContext(context.Background(), "SHOW WARNINGS").Scan(&level, &code, &msg); err != nil || code != 1867 {
+		t.Fatalf("PURGE with a replica reading an old file: warning %d %q (%v), want 1867", code, msg, err)
+	}
+	t.Logf("%s", msg)
+	var first string
+	if err := db.QueryRow("SHOW BINARY LOGS").Scan(&first, new(sql.NullString), new(sql.NullString)); err != nil {
+		t.Fatal(err)
+	}
+	if first == last {
+		t.Fatalf("every file before %s was purged under a replica reading the first ones", last)
+	}
+
+	// The replica reads on, to the end, without a gap.
+	xids := 0
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	for xids < rows {
+		e, err := st.GetEvent(ctx)
+		if err != nil {
+			t.Fatalf("the replica after the purge, %d of %d transactions read: %v", xids, rows, err)
+		}
+		if _, ok := e.Event.(*replication.XIDEvent); ok {
+			xids++
+		}
+	}
+	b.Close()
+	// Disconnected, it protects nothing.
+	waitFor(t, "the dump to end", 10*time.Second, func() bool {
+		return countRows(t, db, "SELECT COUNT(*) FROM information_schema.PROCESSLIST WHERE COMMAND LIKE 'Binlog Dump%'") == 0
+	})
+	mustExec(t, db, "PURGE BINARY LOGS TO '"+last+"'")
+	if err := db.QueryRow("SHOW BINARY LOGS").Scan(&first, new(sql.NullString), new(sql.NullString)); err != nil || first != last {
+		t.Fatalf("after the replica left, the first file is %s (%v), want %s", first, err, last)
 	}
 }

@@ -208,7 +208,7 @@ func (s *Server) binlogAdmin(c *mysql.Conn, query string) (handled bool, err err
 		name := purgeTo.FindStringSubmatch(query)[2]
 		for _, f := range s.blog.Files() {
 			if f.Name == name {
-				return true, s.purge(f.Num)
+				return true, s.purgeStatement(c, f.Num)
 			}
 		}
 		return true, mysql.NewSQLError(mysql.ERUnknownError, "HY000", "Target log not found in binlog index (%s)", name)
@@ -220,7 +220,7 @@ func (s *Server) binlogAdmin(c *mysql.Conn, query string) (handled bool, err err
 				return true, mysql.NewSQLError(mysql.ERWrongArguments, "HY000", "Incorrect arguments to PURGE LOGS BEFORE: %q", v)
 			}
 		}
-		return true, s.purgeBefore(t)
+		return true, s.purgeStatement(c, firstKept(s.blog.Files(), t))
 	case purgeBefExpr.MatchString(query):
 		expr := purgeBefExpr.FindStringSubmatch(query)[2]
 		t, err := s.sql.EvalDatetime(c.ConnectionID, expr)
@@ -228,28 +228,86 @@ func (s *Server) binlogAdmin(c *mysql.Conn, query string) (handled bool, err err
 			return true, mysql.NewSQLError(mysql.ERWrongArguments, "HY000", "Incorrect arguments to PURGE LOGS BEFORE: %v", err)
 		}
 		// The session's wall clock, as the quoted form is read.
-		return true, s.purgeBefore(time.Date(t.Year(), t.Month(), t.Day(), t.Hour(), t.Minute(), t.Second(), t.Nanosecond(), time.Local))
+		loc := time.Date(t.Year(), t.Month(), t.Day(), t.Hour(), t.Minute(), t.Second(), t.Nanosecond(), time.Local)
+		return true, s.purgeStatement(c, firstKept(s.blog.Files(), loc))
 	}
 	return false, nil
 }
 
+// erWarnPurgeLogInUse is MySQL's ER_WARN_PURGE_LOG_IN_USE.
+const erWarnPurgeLogInUse = 1867
+
+// purgeStatement runs a PURGE BINARY LOGS that asked to remove the files
+// before number keep, with MySQL's warning when connected replicas kept
+// some of them.
+func (s *Server) purgeStatement(c *mysql.Conn, keep int) error {
+	held, err := s.purge(keep)
+	if err != nil {
+		return err
+	}
+	if ctx, ok := s.sql.SessionContext(c.ConnectionID); ok {
+		ctx.Session.ClearWarnings()
+		if held != nil {
+			ctx.Session.Warn(&sql.Warning{Level: "Warning", Code: erWarnPurgeLogInUse,
+				Message: fmt.Sprintf("file %s was not purged because it was being read by %d thread(s), purged only %d out of %d files.",
+					held.file, held.readers, held.purged, held.asked)})
+		}
+	}
+	return nil
+}
+
+// purgeHeld says that connected replicas kept a purge from removing every
+// file it was asked to: file is the oldest one they still read, readers
+// how many replicas read a file the purge would have removed, purged and
+// asked how many files it removed and would have removed.
+type purgeHeld struct {
+	file          string
+	readers       int
+	purged, asked int
+}
+
 // purge removes binlog files before number keep, but never one the store
 // may still need for recovery (everything at or after the file holding the
-// store's durable position) and never the current file.
-func (s *Server) purge(keep int) error {
+// store's durable position), never the current file, and, as MySQL, never
+// one a connected replica has yet to finish reading, nor any after it
+// (held says which, when that kept files the purge asked for). A replica
+// not connected is not protected: it will find its files gone.
+func (s *Server) purge(keep int) (held *purgeHeld, err error) {
 	if s.member != nil {
 		gone, err := s.member.compact(s.store, keep)
 		if len(gone) > 0 {
 			s.log.Info("purged binary logs (the cluster log now starts later)", "files", strings.Join(gone, ","))
 		}
 		if err != nil {
-			return fmt.Errorf("purging binary logs: %w", err)
+			return nil, fmt.Errorf("purging binary logs: %w", err)
 		}
-		return nil
+		return nil, nil
+	}
+	asked, names := 0, map[int]string{}
+	for _, f := range s.blog.Files() {
+		names[f.Num] = f.Name
+		if f.Num < keep {
+			asked++
+		}
+	}
+	if s.source != nil {
+		readers, first := 0, 0
+		for _, r := range s.source.Replicas() {
+			if r.Sent.File > 0 && r.Sent.File < keep {
+				readers++
+				if first == 0 || r.Sent.File < first {
+					first = r.Sent.File
+				}
+			}
+		}
+		if readers > 0 {
+			keep = first
+			held = &purgeHeld{file: names[first], readers: readers, asked: asked}
+		}
 	}
 	durable, err := s.store.Flush()
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if durable.File > 0 && keep > durable.File {
 		keep = durable.File
@@ -258,16 +316,21 @@ func (s *Server) purge(keep int) error {
 	if len(gone) > 0 {
 		s.log.Info("purged binary logs", "files", strings.Join(gone, ","))
 	}
-	if err != nil {
-		return fmt.Errorf("purging binary logs: %w", err)
+	if held != nil {
+		held.purged = len(gone)
+		s.log.Info("binary logs kept for connected replicas", "first_kept", held.file, "replicas", held.readers)
 	}
-	return nil
+	if err != nil {
+		return nil, fmt.Errorf("purging binary logs: %w", err)
+	}
+	return held, nil
 }
 
 // purgeBefore purges the files whose successor was started before t (that
 // is, files whose last write is older than t).
 func (s *Server) purgeBefore(t time.Time) error {
-	return s.purge(firstKept(s.blog.Files(), t))
+	_, err := s.purge(firstKept(s.blog.Files(), t))
+	return err
 }
 
 // firstKept is the number of the first binlog file a purge of the files
