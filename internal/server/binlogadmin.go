@@ -273,16 +273,6 @@ type purgeHeld struct {
 // (held says which, when that kept files the purge asked for). A replica
 // not connected is not protected: it will find its files gone.
 func (s *Server) purge(keep int) (held *purgeHeld, err error) {
-	if s.member != nil {
-		gone, err := s.member.compact(s.store, keep)
-		if len(gone) > 0 {
-			s.log.Info("purged binary logs (the cluster log now starts later)", "files", strings.Join(gone, ","))
-		}
-		if err != nil {
-			return nil, fmt.Errorf("purging binary logs: %w", err)
-		}
-		return nil, nil
-	}
 	asked, names := 0, map[int]string{}
 	for _, f := range s.blog.Files() {
 		names[f.Num] = f.Name
@@ -305,6 +295,28 @@ func (s *Server) purge(keep int) (held *purgeHeld, err error) {
 			held = &purgeHeld{file: names[first], readers: readers, asked: asked}
 		}
 	}
+	var gone []string
+	if s.member != nil {
+		gone, err = s.member.compact(s.store, keep)
+		if len(gone) > 0 {
+			s.log.Info("purged binary logs (the cluster log now starts later)", "files", strings.Join(gone, ","))
+		}
+	} else {
+		gone, err = s.purgeLocal(keep)
+	}
+	if held != nil {
+		held.purged = len(gone)
+		s.log.Info("binary logs kept for connected replicas", "first_kept", held.file, "replicas", held.readers)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("purging binary logs: %w", err)
+	}
+	return held, nil
+}
+
+// purgeLocal purges a single server's files before keep, and never one
+// the store may still need for recovery.
+func (s *Server) purgeLocal(keep int) ([]string, error) {
 	durable, err := s.store.Flush()
 	if err != nil {
 		return nil, err
@@ -316,14 +328,7 @@ func (s *Server) purge(keep int) (held *purgeHeld, err error) {
 	if len(gone) > 0 {
 		s.log.Info("purged binary logs", "files", strings.Join(gone, ","))
 	}
-	if held != nil {
-		held.purged = len(gone)
-		s.log.Info("binary logs kept for connected replicas", "first_kept", held.file, "replicas", held.readers)
-	}
-	if err != nil {
-		return nil, fmt.Errorf("purging binary logs: %w", err)
-	}
-	return held, nil
+	return gone, err
 }
 
 // purgeBefore purges the files whose successor was started before t (that
