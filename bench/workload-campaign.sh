@@ -21,6 +21,17 @@
 # and wipe (a member's data directory emptied: it rejoins with a copy).
 #
 #   sudo CLUSTER=3 FAULTS=kill,pause,restart,partition,wipe bench/workload-campaign.sh
+#
+# With REPLICAS=3 they run against a primary and two replicas,
+# semi-synchronous unless SEMISYNC=0; FAULTS may then include failover
+# (the primary killed, a replica promoted as `lockstep failover` does)
+# and disconnect (the primary drops its replicas' connections), and every
+# run also checks that all servers end with the primary's rows.
+#
+#   REPLICAS=3 FAULTS=failover,disconnect,kill,pause bench/workload-campaign.sh
+#
+# A single server's FAULTS may include diskfull (its data directory on a
+# tmpfs, filled for half an interval), which needs root.
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 ROUNDS=${ROUNDS:-100}
@@ -29,9 +40,18 @@ CLIENTS=${CLIENTS:-8}
 FAULTS=${FAULTS:-kill,restart}
 WORKLOADS=${WORKLOADS:-"acked-writes bank register list-append"}
 CLUSTER=${CLUSTER:-}
+REPLICAS=${REPLICAS:-}
+SEMISYNC=${SEMISYNC:-1}
 if [ -n "$CLUSTER" ]; then
   TARGET=(--start-cluster "$CLUSTER" --expect snapshot-isolation)
   WHAT="$CLUSTER-member cluster"
+elif [ -n "$REPLICAS" ]; then
+  TARGET=(--start-replicas "$REPLICAS")
+  WHAT="Primary and $((REPLICAS - 1)) asynchronous replicas"
+  if [ "$SEMISYNC" = 1 ]; then
+    TARGET+=(--semi-sync)
+    WHAT="Primary and $((REPLICAS - 1)) semi-synchronous replicas"
+  fi
 else
   TARGET=(--start-server)
   WHAT="Single-server"
@@ -49,7 +69,7 @@ secs=$((ROUNDS * (INTERVAL + 2)))
   echo "# $WHAT fault campaign"
   echo
   echo "$(date -u +%FT%TZ), $(nproc) CPUs, commit $(cd "$ROOT" && git rev-parse --short HEAD)."
-  echo "Command: \`CLUSTER=$CLUSTER ROUNDS=$ROUNDS INTERVAL=$INTERVAL CLIENTS=$CLIENTS FAULTS=$FAULTS bench/workload-campaign.sh\`"
+  echo "Command: \`CLUSTER=$CLUSTER REPLICAS=$REPLICAS SEMISYNC=$SEMISYNC ROUNDS=$ROUNDS INTERVAL=$INTERVAL CLIENTS=$CLIENTS FAULTS=$FAULTS bench/workload-campaign.sh\`"
   echo
   echo "| workload | seconds | faults | ok | fail | info | verdict | checks |"
   echo "|---|---|---|---|---|---|---|---|"
