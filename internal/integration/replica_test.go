@@ -557,3 +557,69 @@ func waitCount(t *testing.T, db *sql.DB, q string, want int) {
 		time.Sleep(50 * time.Millisecond)
 	}
 }
+
+// TestReplicaOfAReplicaAppliesInOrder: a chain A -> B -> C, each replica
+// applying in parallel (LOGICAL_CLOCK, 4 workers). B applies a backlog
+// of dependent transactions at once (each inserts a row and updates the
+// one the previous inserted), and C applies B's binlog in parallel by
+// the dependencies B wrote there: they must say that each transaction
+// follows the one before, or C runs an update before the insert of its
+// row and stops (1032).
+func TestReplicaOfAReplicaAppliesInOrder(t *testing.T) {
+	a := startServer(t, t.TempDir(), "--server-id=1")
+	b := startServer(t, t.TempDir(), "--server-id=2")
+	c := startServer(t, t.TempDir(), "--server-id=3")
+	adb, bdb, cdb := a.db(""), b.db(""), c.db("")
+	follow := func(db *sql.DB, src *server) {
+		mustExec(t, db, fmt.Sprintf("CHANGE REPLICATION SOURCE TO SOURCE_HOST='127.0.0.1', SOURCE_PORT=%d, SOURCE_USER='root', SOURCE_AUTO_POSITION=1, SOURCE_CONNECT_RETRY=1", src.port))
+		mustExec(t, db, "START REPLICA")
+	}
+	follow(bdb, a)
+	follow(cdb, b)
+	mustExec(t, adb, "CREATE DATABASE ch")
+	mustExec(t, adb, "CREATE TABLE ch.t (id INT PRIMARY KEY, v INT)")
+	mustExec(t, adb, "INSERT INTO ch.t VALUES (0, 0)")
+	waitCaughtUp(t, adb, cdb, 20*time.Second)
+
+	// B receives a backlog it does not apply yet.
+	mustExec(t, bdb, "STOP REPLICA SQL_THREAD")
+	const n = 2000
+	for i := 1; i <= n; i++ {
+		tx, err := adb.Begin()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := tx.Exec("INSERT INTO ch.t VALUES (?, 0)", i); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := tx.Exec("UPDATE ch.t SET v = v + 1 WHERE id = ?", i-1); err != nil {
+			t.Fatal(err)
+		}
+		if err := tx.Commit(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	waitFor(t, "B to receive the backlog", 20*time.Second, func() bool {
+		got, err := binlog.ParseGTIDSet(replicaStatus(t, bdb)["Retrieved_Gtid_Set"])
+		want, _ := binlog.ParseGTIDSet(gtidExecuted(t, adb))
+		return err == nil && want.Subtract(got).IsEmpty()
+	})
+	mustExec(t, bdb, "START REPLICA SQL_THREAD")
+	waitCaughtUp(t, adb, bdb, time.Minute)
+	deadline := time.Now().Add(time.Minute)
+	for {
+		want, _ := binlog.ParseGTIDSet(gtidExecuted(t, adb))
+		got, _ := binlog.ParseGTIDSet(gtidExecuted(t, cdb))
+		if want.Subtract(got).IsEmpty() {
+			break
+		}
+		if st := replicaStatus(t, cdb); st["Last_SQL_Errno"] != "0" || time.Now().After(deadline) {
+			t.Fatalf("C, replicating B's binlog: %s %s", st["Last_SQL_Errno"], st["Last_SQL_Error"])
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	var sum, rows int
+	if err := cdb.QueryRow("SELECT COALESCE(SUM(v), 0), COUNT(*) FROM ch.t").Scan(&sum, &rows); err != nil || sum != n || rows != n+1 {
+		t.Fatalf("C has %d rows summing to %d (%v), want %d and %d", rows, sum, err, n+1, n)
+	}
+}
