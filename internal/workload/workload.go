@@ -545,8 +545,14 @@ func (r *run) checkConn(ctx context.Context, endpoint string) (c *sql.Conn, clos
 		db.Close()
 		return nil, nil, err
 	}
+	// A member has wsrep_on ON; a server without the variable, or a
+	// MariaDB built with Galera and not running it (wsrep_on OFF,
+	// wsrep_ready OFF for good), is not one.
+	var on sql.NullString
+	member := db.QueryRowContext(ctx, "SELECT @@global.wsrep_on").Scan(&on) == nil &&
+		(on.String == "1" || strings.EqualFold(on.String, "ON"))
 	deadline := time.Now().Add(time.Minute)
-	for {
+	for member {
 		var name, ready string
 		err := db.QueryRowContext(ctx, "SHOW STATUS LIKE 'wsrep_ready'").Scan(&name, &ready)
 		if errors.Is(err, sql.ErrNoRows) {
