@@ -97,6 +97,17 @@ var charts = []chart{
 	{id: "statements", title: "Statements", unit: "per second", lines: []line{
 		{legend: "{v}", metric: "lockstep_statements_total", each: "type", how: rate},
 	}},
+	{id: "latency", title: "Statement latency", unit: "ms", lines: []line{
+		{legend: "mean", metric: "lockstep_statement_seconds", how: mean, scale: 1000},
+		{legend: "p99", metric: "lockstep_statement_seconds", how: quantile, q: 0.99, scale: 1000},
+	}, showIf: []string{"lockstep_statement_seconds_count"}},
+	{id: "rows", title: "Rows", unit: "per second", lines: []line{
+		{legend: "{v}", metric: "lockstep_rows_total", each: "rows", how: rate},
+	}, showIf: []string{`lockstep_rows_total{rows="read"}`, `lockstep_rows_total{rows="sent"}`, `lockstep_rows_total{rows="changed"}`}},
+	{id: "connections", title: "Client connections", unit: "open / new per second", lines: []line{
+		{legend: "open", metric: "lockstep_connections", how: gauge},
+		{legend: "new per second", metric: "lockstep_connections_total", how: rate},
+	}},
 	{id: "locks", title: "Row locks", unit: "per second", lines: []line{
 		{legend: "lock waits", metric: "lockstep_row_lock_waits_total", how: rate},
 		{legend: "deadlocks", metric: "lockstep_deadlocks_total", how: rate},
@@ -104,6 +115,11 @@ var charts = []chart{
 	}},
 	{id: "cpu", title: "Server CPU", unit: "cores busy", lines: []line{
 		{legend: "cpu", metric: "process_cpu_seconds_total", how: rate},
+	}},
+	{id: "space", title: "Memory and disk", unit: "MiB", lines: []line{
+		{legend: "memory (resident)", metric: "process_resident_memory_bytes", how: gauge, scale: 1.0 / (1 << 20)},
+		{legend: "store on disk", metric: "lockstep_store_bytes", how: gauge, scale: 1.0 / (1 << 20)},
+		{legend: "binlog on disk", metric: "lockstep_binlog_bytes", how: gauge, scale: 1.0 / (1 << 20)},
 	}},
 }
 
@@ -343,7 +359,7 @@ func (c chart) render(lines []series, window time.Duration, width, height float6
 	p := plot.New()
 	p.Title.Text = c.title
 	p.Y.Label.Text = c.unit
-	p.X.Label.Text = "seconds ago"
+	p.X.Label.Text = "ago"
 	p.X.Min, p.X.Max = -window.Seconds(), 0
 	p.Y.Min, p.Y.Max = 0, 1
 	p.Legend.Top = true
@@ -377,17 +393,24 @@ func (c chart) render(lines []series, window time.Duration, width, height float6
 	return buf.Bytes(), nil
 }
 
-// secondsTicks labels the time axis every minute (or 10 s on short windows).
+// secondsTicks labels the time axis at most ten times, at a round step:
+// seconds on short windows, minutes on long ones.
 type secondsTicks struct{}
 
 func (secondsTicks) Ticks(lo, hi float64) []plot.Tick {
-	step := 60.0
-	if hi-lo <= 120 {
-		step = 10
+	step := 600.0
+	for _, s := range []float64{10, 30, 60, 120, 300} {
+		if (hi-lo)/s <= 10 {
+			step = s
+			break
+		}
 	}
 	var ts []plot.Tick
 	for v := math.Ceil(lo/step) * step; v <= hi; v += step {
-		label := fmt.Sprintf("%.0f", -v)
+		label := fmt.Sprintf("%.0f s", -v)
+		if step >= 60 {
+			label = fmt.Sprintf("%.0f min", -v/60)
+		}
 		if v == 0 {
 			label = "now"
 		}

@@ -108,20 +108,23 @@ type headlineJSON struct {
 	Value *float64 `json:"value"` // null before two samples
 }
 
-func (d *Dashboard) state(w http.ResponseWriter, _ *http.Request) {
-	ss := d.s.samples()
-	st := stateJSON{Now: time.Now().UTC(), WindowSec: d.window().Seconds(), Samples: len(ss), Charts: []chartInfo{}}
+func (d *Dashboard) state(w http.ResponseWriter, r *http.Request) {
+	win := d.window(r)
+	ss := d.s.samplesIn(win)
+	st := stateJSON{Now: time.Now().UTC(), WindowSec: win.Seconds(), Samples: len(ss), Charts: []chartInfo{}}
 	for _, c := range charts {
 		if c.visible(ss) {
 			st.Charts = append(st.Charts, chartInfo{ID: c.id, Title: c.title})
 		}
 	}
+	// The headline is the newest second's, whatever the window.
+	fine := d.s.samples()
 	for _, h := range headlines {
 		hj := headlineJSON{Label: h.label}
 		c, _ := chartByID(h.chart)
-		if n := len(ss); n >= 2 {
+		if n := len(fine); n >= 2 {
 			l := c.lines[h.line]
-			if v, ok := l.value(ss[n-2], ss[n-1], l.match); ok {
+			if v, ok := l.value(fine[n-2], fine[n-1], l.match); ok {
 				hj.Value = &v
 			}
 		}
@@ -138,12 +141,20 @@ func (d *Dashboard) state(w http.ResponseWriter, _ *http.Request) {
 	json.NewEncoder(w).Encode(st)
 }
 
-func (d *Dashboard) window() time.Duration {
-	return time.Duration(len(d.s.ring)) * d.s.every
+// window is the span the page asked for (query range, in seconds; at
+// most the coarse samples' span), by default the fine samples' span.
+func (d *Dashboard) window(r *http.Request) time.Duration {
+	fine, coarse := d.s.Windows()
+	secs, err := strconv.Atoi(r.URL.Query().Get("range"))
+	if err != nil || secs <= 0 {
+		return fine
+	}
+	return min(time.Duration(secs)*time.Second, coarse)
 }
 
 // chart serves /dashboard/chart/{id}.svg (query w and h: size in CSS
-// pixels) and /dashboard/chart/{id}.json (the derived points).
+// pixels) and /dashboard/chart/{id}.json (the derived points), over the
+// window of query range (seconds).
 func (d *Dashboard) chart(w http.ResponseWriter, r *http.Request) {
 	file := r.PathValue("file")
 	id, ext, _ := strings.Cut(file, ".")
@@ -152,7 +163,8 @@ func (d *Dashboard) chart(w http.ResponseWriter, r *http.Request) {
 		http.NotFound(w, r)
 		return
 	}
-	ss := d.s.samples()
+	win := d.window(r)
+	ss := d.s.samplesIn(win)
 	lines := c.derive(ss)
 	w.Header().Set("Cache-Control", "no-store")
 	if ext == "json" {
@@ -165,7 +177,7 @@ func (d *Dashboard) chart(w http.ResponseWriter, r *http.Request) {
 	}
 	width := dimension(r.URL.Query().Get("w"), 640)
 	height := dimension(r.URL.Query().Get("h"), 260)
-	svg, err := c.render(lines, shownWindow(ss, d.window()), width, height)
+	svg, err := c.render(lines, shownWindow(ss, win), width, height)
 	if err != nil {
 		http.Error(w, err.Error(), http.StatusInternalServerError)
 		return

@@ -263,3 +263,45 @@ func TestShownWindow(t *testing.T) {
 		}
 	}
 }
+
+// TestTimeRanges: a window the fine samples cover is drawn from them; a
+// longer one from the coarse ring, up to its span, ending with the newest
+// sample; state.json says which window it drew.
+func TestTimeRanges(t *testing.T) {
+	f := newFixture(60) // one minute fine, twelve minutes coarse
+	for i := range 600 {
+		f.commits.Add(1)
+		f.sampleAt(float64(i))
+	}
+	span := func(ss []sample) time.Duration { return ss[len(ss)-1].at.Sub(ss[0].at) }
+	if ss := f.s.samplesIn(30 * time.Second); len(ss) != 31 || span(ss) != 30*time.Second {
+		t.Fatalf("30 s: %d samples over %v, want 31 over 30s", len(ss), span(ss))
+	}
+	ss := f.s.samplesIn(5 * time.Minute)
+	if span(ss) < 4*time.Minute || span(ss) > 5*time.Minute || len(ss) > 5*60/coarseEvery+2 {
+		t.Fatalf("5 min: %d samples over %v", len(ss), span(ss))
+	}
+	if last := ss[len(ss)-1].values["lockstep_binlog_commits_total"]; last != 600 {
+		t.Fatalf("5 min: ends at commits %v, want the newest (600)", last)
+	}
+	fine, coarse := f.s.Windows()
+	if fine != time.Minute || coarse != 12*time.Minute {
+		t.Fatalf("windows %v and %v", fine, coarse)
+	}
+	d := New(f.s, nil)
+	mux := http.NewServeMux()
+	d.Register(mux)
+	for q, want := range map[string]float64{"": 60, "?range=300": 300, "?range=99999": 720, "?range=x": 60} {
+		rec := httptest.NewRecorder()
+		mux.ServeHTTP(rec, httptest.NewRequest("GET", "/dashboard/state.json"+q, nil))
+		var st stateJSON
+		if err := json.Unmarshal(rec.Body.Bytes(), &st); err != nil || st.WindowSec != want {
+			t.Fatalf("state.json%s: window %v (%v), want %v", q, st.WindowSec, err, want)
+		}
+	}
+	rec := httptest.NewRecorder()
+	mux.ServeHTTP(rec, httptest.NewRequest("GET", "/dashboard/chart/commits.svg?range=600", nil))
+	if rec.Code != 200 || !strings.Contains(rec.Body.String(), "min") {
+		t.Fatalf("a ten-minute chart: %d, minute labels %v", rec.Code, strings.Contains(rec.Body.String(), "min"))
+	}
+}

@@ -3,8 +3,8 @@
 // network.
 //
 // The data path is one-way and cheap. A Sampler gathers the server's
-// Prometheus registry once a second and keeps the last few minutes of
-// samples in a ring; nothing on the commit path knows the dashboard exists,
+// Prometheus registry once a second and keeps the last minutes of samples
+// in a ring, and a longer span at a coarser step in a second one; nothing on the commit path knows the dashboard exists,
 // and a server nobody watches pays one Gather a second. Charts (charts.go)
 // are derived from consecutive samples when a browser asks for them: rates
 // of counters, interval means and quantiles of histograms, gauges as they
@@ -39,21 +39,60 @@ type sample struct {
 	values map[string]float64
 }
 
-// Sampler keeps the last samples of a registry in a ring.
+// Sampler keeps the last samples of a registry in a ring, and every
+// coarseEvery-th of them in a second ring as long, which covers
+// coarseEvery times the time at a coarser step (the longer windows of the
+// page's time-range control).
 type Sampler struct {
 	g     prometheus.Gatherer
 	keep  func(family string) bool
 	every time.Duration
 
-	mu   sync.Mutex
-	ring []sample // oldest first once full; next is the slot to overwrite
+	mu     sync.Mutex
+	fine   ring
+	coarse ring
+	taken  int // samples taken
+}
+
+// coarseEvery is how many samples apart the coarse ring's are.
+const coarseEvery = 12
+
+// ring is a fixed number of the newest samples.
+type ring struct {
+	s    []sample // oldest first once full; next is the slot to overwrite
 	next int
 	full bool
 }
 
-// NewSampler keeps n samples of the families keep accepts.
+func (r *ring) add(x sample) {
+	r.s[r.next] = x
+	r.next++
+	if r.next == len(r.s) {
+		r.next, r.full = 0, true
+	}
+}
+
+// all returns the samples, oldest first.
+func (r *ring) all() []sample {
+	if !r.full {
+		return append([]sample(nil), r.s[:r.next]...)
+	}
+	out := make([]sample, 0, len(r.s))
+	out = append(out, r.s[r.next:]...)
+	return append(out, r.s[:r.next]...)
+}
+
+// NewSampler keeps n samples of the families keep accepts, taken every
+// interval, and n more coarseEvery intervals apart.
 func NewSampler(g prometheus.Gatherer, n int, every time.Duration, keep func(family string) bool) *Sampler {
-	return &Sampler{g: g, keep: keep, every: every, ring: make([]sample, n)}
+	return &Sampler{g: g, keep: keep, every: every, fine: ring{s: make([]sample, n)}, coarse: ring{s: make([]sample, n)}}
+}
+
+// Windows are the spans the samples cover: the fine ring's, then the
+// coarse ring's.
+func (s *Sampler) Windows() (fine, coarse time.Duration) {
+	n := time.Duration(len(s.fine.s))
+	return n * s.every, n * coarseEvery * s.every
 }
 
 // DefaultKeep keeps Lockstep's own metrics and the process's CPU and memory.
@@ -87,25 +126,48 @@ func (s *Sampler) Sample(now time.Time) {
 		flatten(f, values)
 	}
 	s.mu.Lock()
-	s.ring[s.next] = sample{at: now, values: values}
-	s.next++
-	if s.next == len(s.ring) {
-		s.next, s.full = 0, true
+	x := sample{at: now, values: values}
+	s.fine.add(x)
+	if s.taken%coarseEvery == 0 {
+		s.coarse.add(x)
 	}
+	s.taken++
 	s.mu.Unlock()
 }
 
-// samples returns the kept samples, oldest first. The maps are shared and
-// never written after Sample stored them.
+// samples returns the fine ring's samples, oldest first. The maps are
+// shared and never written after Sample stored them.
 func (s *Sampler) samples() []sample {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if !s.full {
-		return append([]sample(nil), s.ring[:s.next]...)
+	return s.fine.all()
+}
+
+// samplesIn returns the samples of the last window, oldest first: the
+// fine ring's when it covers the window, else the coarse ring's followed
+// by the newest sample.
+func (s *Sampler) samplesIn(window time.Duration) []sample {
+	fine, _ := s.Windows()
+	s.mu.Lock()
+	var ss []sample
+	if window <= fine {
+		ss = s.fine.all()
+	} else {
+		ss = s.coarse.all()
+		if f := s.fine.all(); len(f) > 0 && (len(ss) == 0 || f[len(f)-1].at.After(ss[len(ss)-1].at)) {
+			ss = append(ss, f[len(f)-1])
+		}
 	}
-	out := make([]sample, 0, len(s.ring))
-	out = append(out, s.ring[s.next:]...)
-	return append(out, s.ring[:s.next]...)
+	s.mu.Unlock()
+	if len(ss) == 0 {
+		return ss
+	}
+	from := ss[len(ss)-1].at.Add(-window)
+	i := 0
+	for i < len(ss)-1 && ss[i].at.Before(from) {
+		i++
+	}
+	return ss[i:]
 }
 
 func flatten(f *dto.MetricFamily, into map[string]float64) {

@@ -82,10 +82,36 @@ func TestMetrics(t *testing.T) {
 		{"lockstep_binlog_group_size", "", 1},
 		{"lockstep_binlog_fsync_seconds", "", 1},
 		{"lockstep_binlog_fsyncs_total", "", 1},
+		{"lockstep_statement_seconds", "", 20},
+		{"lockstep_rows_total", "changed", 20},
+		{"lockstep_connections_total", "", 0},
 	} {
 		b, a := value(before, c.name, c.label), value(after, c.name, c.label)
 		if a-b < c.min {
 			t.Fatalf("%s{%s} went from %v to %v after 20 inserts, want +%v", c.name, c.label, b, a, c.min)
+		}
+	}
+	// A SELECT that reads and sends the 20 rows.
+	if n := countRows(t, db, "SELECT COUNT(*) FROM (SELECT * FROM m.t) x"); n != 20 {
+		t.Fatal(n)
+	}
+	rows, err := db.Query("SELECT id FROM m.t")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for rows.Next() {
+	}
+	rows.Close()
+	last := scrape(t, s)
+	if d := value(last, "lockstep_rows_total", "sent") - value(after, "lockstep_rows_total", "sent"); d < 20 {
+		t.Fatalf("rows sent moved by %v after a SELECT of 20 rows", d)
+	}
+	if d := value(last, "lockstep_rows_total", "read") - value(after, "lockstep_rows_total", "read"); d < 20 {
+		t.Fatalf("rows read moved by %v after reading 20 rows twice", d)
+	}
+	for _, g := range []string{"lockstep_connections", "lockstep_store_bytes", "lockstep_binlog_bytes", "process_resident_memory_bytes"} {
+		if v := value(last, g, ""); v <= 0 {
+			t.Fatalf("%s is %v", g, v)
 		}
 	}
 }

@@ -362,3 +362,72 @@ func boolGauge(b bool) uint64 {
 	}
 	return 0
 }
+
+// Statements measures every statement clients run: its latency and the
+// rows it read, sent and changed, as performance_schema's digest summary
+// counts them (the server feeds both from the same measurement).
+type Statements struct {
+	latency                        prometheus.Histogram
+	rowsRead, rowsSent, rowsChange prometheus.Counter
+}
+
+// RegisterStatements adds the statement metrics to r. The server calls it
+// only when it measures every statement (performance_schema ON), so that
+// the metrics are true or absent, never a zero that means nothing.
+func RegisterStatements(r *prometheus.Registry) *Statements {
+	s := &Statements{
+		latency: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Name:    "lockstep_statement_seconds",
+			Help:    "Time from a statement's arrival to its answer.",
+			Buckets: prometheus.ExponentialBuckets(25e-6, 2, 20),
+		}),
+	}
+	rows := func(what string) prometheus.Counter {
+		return prometheus.NewCounter(prometheus.CounterOpts{Name: "lockstep_rows_total", Help: "Rows statements read (examined), sent to clients, or changed (affected).",
+			ConstLabels: prometheus.Labels{"rows": what}})
+	}
+	s.rowsRead, s.rowsSent, s.rowsChange = rows("read"), rows("sent"), rows("changed")
+	r.MustRegister(s.latency, s.rowsRead, s.rowsSent, s.rowsChange)
+	return s
+}
+
+// Ended records a statement that took d and read, sent and changed those
+// rows.
+func (s *Statements) Ended(d time.Duration, read, sent, changed uint64) {
+	s.latency.Observe(d.Seconds())
+	s.rowsRead.Add(float64(read))
+	s.rowsSent.Add(float64(sent))
+	s.rowsChange.Add(float64(changed))
+}
+
+// RegisterServer adds the server-wide gauges: client connections (as
+// Threads_connected and Connections count them) and the bytes the store
+// and the binlog take on disk.
+func RegisterServer(r *prometheus.Registry, storeBytes, binlogBytes func() uint64) {
+	status := func(name string) float64 {
+		_, v, _ := sql.StatusVariables.GetGlobal(name)
+		switch x := v.(type) {
+		case uint64:
+			return float64(x)
+		case int64:
+			return float64(x)
+		case uint32:
+			return float64(x)
+		case int32:
+			return float64(x)
+		case int:
+			return float64(x)
+		}
+		return 0
+	}
+	r.MustRegister(
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "lockstep_connections", Help: "Client connections open now (Threads_connected)."},
+			func() float64 { return status("Threads_connected") }),
+		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "lockstep_connections_total", Help: "Connection attempts since start (Connections)."},
+			func() float64 { return status("Connections") }),
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "lockstep_store_bytes", Help: "Bytes the store's files take on disk."},
+			func() float64 { return float64(storeBytes()) }),
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "lockstep_binlog_bytes", Help: "Bytes the binlog files take on disk."},
+			func() float64 { return float64(binlogBytes()) }),
+	)
+}

@@ -389,3 +389,12 @@ func (s *Server) flushStatus(c *mysql.Conn) {
 		s.member.ResetFlowStats()
 	}
 }
+
+// binlogBytes is the size of the binlog files.
+func (s *Server) binlogBytes() uint64 {
+	var n uint64
+	for _, f := range s.blog.Files() {
+		n += uint64(max(f.Size, 0))
+	}
+	return n
+}

@@ -54,6 +54,9 @@ type Server struct {
 	// digests is performance_schema's summary of statements by digest
 	// (statements.go), nil with --performance-schema=OFF.
 	digests *digest.Summary
+	// stmtMetrics, with digests, feed the statement metrics (nil without
+	// an HTTP endpoint or performance_schema).
+	stmtMetrics atomic.Pointer[metrics.Statements]
 	// connAttrs are the open connections' attributes (connattrs.go).
 	connAttrs connAttrsOf
 	traffic   trafficStats
@@ -328,6 +331,10 @@ func StartContext(ctx context.Context, cfg Config, log *slog.Logger) (_ *Server,
 		reg := metrics.Registry(obs, pipe, locks, s.source, started)
 		metrics.RegisterReplica(reg, s.repl)
 		metrics.RegisterFastPath(reg, s.sql.Fast.Executed.Load, s.sql.Fast.Fallbacks.Load)
+		metrics.RegisterServer(reg, s.store.DiskBytes, s.binlogBytes)
+		if s.digests != nil {
+			s.stmtMetrics.Store(metrics.RegisterStatements(reg))
+		}
 		if m != nil {
 			metrics.RegisterCluster(reg, m.Driver)
 		}

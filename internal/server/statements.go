@@ -64,6 +64,9 @@ func (s *Server) statementEnd(c *mysql.Conn, t *stmtTimer, query string, err err
 	took := time.Since(t.start)
 	lw, rr, warnings := s.sql.StatementEnd(c.ConnectionID)
 	s.slowWrite(c, t, query, took, lw, rr)
+	if m := s.stmtMetrics.Load(); m != nil {
+		m.Ended(took, uint64(max(rr-t.rowsRead, 0)), t.rowsSent, t.affected)
+	}
 	if s.digests == nil {
 		return
 	}

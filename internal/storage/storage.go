@@ -323,6 +323,10 @@ func (e *Engine) GTIDHighWater() (map[binlog.UUID]uint64, error) {
 	return out, it.Error()
 }
 
+// DiskBytes is the space the store's files take on disk (Pebble's
+// tables, manifests and the rest; its WAL is off).
+func (e *Engine) DiskBytes() uint64 { return e.db.Metrics().DiskSpaceUsage() }
+
 // Flush makes everything applied so far durable and returns the position
 // that is now durable.
 func (e *Engine) Flush() (binlog.Position, error) {
