@@ -126,10 +126,20 @@ func (l *processList) AddConnection(id uint32, addr string) {
 		Host: addr, User: "unauthenticated user", StartedAt: time.Now()}})
 }
 
-// ConnectionReady records a connection that has logged in, idle.
+// ConnectionReady records a connection that has logged in, idle. Its
+// host stays the address it connected from (AddConnection's), as MySQL
+// shows it (host:port), not the host part of the account it logged in as.
 func (l *processList) ConnectionReady(sess sql.Session) {
+	host := sess.Client().Address
+	if p := l.get(sess.ID()); p != nil {
+		p.mu.Lock()
+		if p.p.Host != "" {
+			host = p.p.Host
+		}
+		p.mu.Unlock()
+	}
 	l.conns.Store(sess.ID(), &process{p: sql.Process{Connection: sess.ID(), Command: sql.ProcessCommandSleep,
-		Host: sess.Client().Address, User: sess.Client().User, StartedAt: time.Now(), Database: sess.GetCurrentDatabase()}})
+		Host: host, User: sess.Client().User, StartedAt: time.Now(), Database: sess.GetCurrentDatabase()}})
 }
 
 // RemoveConnection forgets a connection, cancelling what it runs.
