@@ -106,6 +106,16 @@ func Promote(ctx context.Context, replicas []Replica, o Options) (*Result, error
 			res.Skipped = append(res.Skipped, i)
 			continue
 		}
+		var version string
+		if err := r.DB.QueryRowContext(ctx, "SELECT VERSION()").Scan(&version); err != nil {
+			return nil, fmt.Errorf("failover: %s: %w", r.Addr, err)
+		}
+		if strings.Contains(strings.ToLower(version), "mariadb") {
+			// MariaDB's GTIDs are another kind (domain-server-sequence,
+			// gtid_slave_pos, MASTER_USE_GTID): the comparison and the
+			// statements here are MySQL's.
+			return nil, fmt.Errorf("failover: %s is MariaDB %s: this command promotes replicas with MySQL's GTIDs (Lockstep, MySQL)", r.Addr, version)
+		}
 		if _, err := status(ctx, r.DB); err != nil {
 			return nil, fmt.Errorf("failover: %s: %w", r.Addr, err)
 		}

@@ -360,3 +360,13 @@ func TestFailoverRefuses(t *testing.T) {
 	}
 	mustExec(t, bdb, "INSERT INTO app.t VALUES (3)")
 }
+
+// TestFailoverRefusesMariaDB: a MariaDB replica is refused by name before
+// anything is stopped: its GTIDs are of another kind.
+func TestFailoverRefusesMariaDB(t *testing.T) {
+	m := startMariaDB(t, 7)
+	out, err := tool(t, time.Minute, binary, "failover", "--replicas", fmt.Sprintf("127.0.0.1:%d", m.port)).CombinedOutput()
+	if err == nil || !strings.Contains(string(out), "is MariaDB") {
+		t.Fatalf("lockstep failover of a MariaDB replica: %v\n%s", err, out)
+	}
+}
