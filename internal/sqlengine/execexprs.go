@@ -68,6 +68,9 @@ func correctArgs(ctx *sql.Context, e sql.Expression) (sql.Expression, transform.
 	if err != nil {
 		return nil, transform.SameTree, err
 	}
+	if gc, ok := e.(*aggregation.GroupConcat); ok && len(gc.OutputExpressions()) > 1 {
+		return concatGroupArgs(ctx, gc) // groupconcat.go
+	}
 	e, sameDouble, err := wrapDoubleArgs(ctx, e)
 	if err != nil {
 		return nil, transform.SameTree, err
