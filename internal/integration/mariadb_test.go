@@ -239,6 +239,12 @@ func TestMariaDBReplica(t *testing.T) {
 	mustExec(t, ts, "INSERT INTO trg VALUES (1, 1), (2, 2)")
 	mustExec(t, ts, "UPDATE trg SET v = v + 1")
 
+	// TIME columns, with and without a fraction (Lockstep's TIME keeps
+	// microseconds and is logged as TIME(6): the replica's values show six
+	// digits where Lockstep shows none of a whole second).
+	mustExec(t, ts, "CREATE TABLE tm (id INT PRIMARY KEY, a TIME, b TIME(6))")
+	mustExec(t, ts, "INSERT INTO tm VALUES (1, '10:00:59', '10:00:59.123456'), (2, '-01:02:03', NULL)")
+
 	// Wait for the replica to reach the primary's last GTID.
 	var executed string
 	s.db("").QueryRow("SELECT @@global.gtid_executed").Scan(&executed)
@@ -316,6 +322,29 @@ func TestMariaDBReplica(t *testing.T) {
 	if err := mdb.QueryRow("SELECT (SELECT GROUP_CONCAT(id, ':', v ORDER BY id) FROM ts.trg), (SELECT GROUP_CONCAT(what ORDER BY seq) FROM ts.trg_log), (SELECT COUNT(*) FROM information_schema.TRIGGERS WHERE TRIGGER_SCHEMA = 'ts')").Scan(&trgRows, &trgLog, &trgs); err != nil ||
 		trgRows != "1:3,2:5" || trgLog != "2->3,4->5" || trgs != 2 {
 		t.Fatalf("triggers on the replica: rows %s, log %s, %d triggers (%v); want 1:3,2:5, 2->3,4->5, 2; %s", trgRows, trgLog, trgs, err, slaveErrors(mdb))
+	}
+	times := func(db *sql.DB) string {
+		rows, err := db.Query("SELECT id, a, b FROM ts.tm ORDER BY id")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer rows.Close()
+		var out []string
+		for rows.Next() {
+			var id int
+			var a, b sql.NullString
+			if err := rows.Scan(&id, &a, &b); err != nil {
+				t.Fatal(err)
+			}
+			out = append(out, strings.ReplaceAll(fmt.Sprintf("%d %v %v", id, a, b), ".000000", ""))
+		}
+		return strings.Join(out, " | ")
+	}
+	var rcreate string
+	ptm, rtm := times(s.db("")), times(mdb)
+	mdb.QueryRow("SHOW CREATE TABLE ts.tm").Scan(new(string), &rcreate)
+	if ptm != rtm {
+		t.Fatalf("TIME columns: primary %q, replica %q\n%s", ptm, rtm, rcreate)
 	}
 	if p, r := keylessRows(t, s.db("")), keylessRows(t, mdb); p != r {
 		t.Fatalf("keyless table differs: primary %d rows, replica %d", strings.Count(p, ";")+1, strings.Count(r, ";")+1)

@@ -58,8 +58,17 @@ var stringReaders = map[string]bool{
 }
 
 // wrapTemporalArgs puts a temporalAs in front of e's temporal arguments if
-// e reads them as text or numbers.
+// e reads them as text or numbers, or returns them as text.
 func wrapTemporalArgs(ctx *sql.Context, e sql.Expression) (sql.Expression, transform.TreeIdentity, error) {
+	if pos := returnedAsText(ctx, e); pos != nil {
+		return replaceChildren(ctx, e, func(i int, c sql.Expression) sql.Expression {
+			t := c.Type(ctx)
+			if !pos[i] || (!types.IsTime(t) && !types.IsTimespan(t)) {
+				return nil
+			}
+			return &temporalAs{valueWrapper: wrap(c), typ: t}
+		})
+	}
 	asNumber, ok := readsTemporalAs(ctx, e)
 	if !ok {
 		return e, transform.SameTree, nil
@@ -71,6 +80,45 @@ func wrapTemporalArgs(ctx *sql.Context, e sql.Expression) (sql.Expression, trans
 		}
 		return &temporalAs{valueWrapper: wrap(c), typ: t, number: asNumber}
 	})
+}
+
+// returnedAsText gives the positions of e's children whose value e
+// returns as it is, when e is COALESCE, IFNULL, IF or CASE typed as a
+// string (its arguments mix temporal values and strings): a temporal
+// value there must come out as its text. go-mysql-server converted a TIME
+// to an empty string there (IFNULL, IF, CASE) or failed (COALESCE, 1105
+// "incompatible conversion"), and a DATE to its DATETIME text.
+func returnedAsText(ctx *sql.Context, e sql.Expression) map[int]bool {
+	var pos map[int]bool
+	switch x := e.(type) {
+	case *expression.Case:
+		pos = map[int]bool{}
+		i := 0
+		if x.Expr != nil {
+			i++ // the operand compared with each branch's
+		}
+		for range x.Branches {
+			pos[i+1] = true // each branch's value, not its condition
+			i += 2
+		}
+		if x.Else != nil {
+			pos[i] = true
+		}
+	case sql.FunctionExpression:
+		switch strings.ToLower(x.FunctionName()) {
+		case "coalesce", "ifnull":
+			pos = map[int]bool{}
+			for i := range e.Children() {
+				pos[i] = true
+			}
+		case "if":
+			pos = map[int]bool{1: true, 2: true} // not the condition
+		}
+	}
+	if pos == nil || !types.IsText(e.Type(ctx)) {
+		return nil
+	}
+	return pos
 }
 
 // readsTemporalAs says whether e reads temporal arguments as text or (as
