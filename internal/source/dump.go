@@ -134,6 +134,24 @@ type dumper struct {
 	skip     bool // inside a transaction the replica already has
 	mariadb  *mariadbState
 	lastSent time.Time
+
+	// evStart is where the event handle sees starts; sentTrx turns true
+	// at the first transaction the dump sends (heldPrefix).
+	evStart int64
+	sentTrx bool
+}
+
+// heldPrefix records, for a semi-sync replica, that it holds the binlog up
+// to p: a dump by GTID skips the transactions the replica has (received
+// or applied), and until it sends one, everything before its position is
+// such a transaction. Without it, a replica that reconnects holding the
+// group a commit waits for (its ACK was lost with the old connection)
+// never acknowledges it, because it is never sent again, and the commit,
+// with every session behind it, waits out rpl_semi_sync_source_timeout.
+func (d *dumper) heldPrefix(p binlog.Position) {
+	if !d.sentTrx && d.r.req.SemiSync && d.haveSet() != nil {
+		d.s.Semi.holds(d.r, p)
+	}
 }
 
 // readAcks reads what the replica sends during the dump: semi-sync ACKs,
@@ -424,6 +442,7 @@ func (d *dumper) stream() error {
 			continue
 		}
 		// Caught up.
+		d.heldPrefix(binlog.Position{File: d.file, Pos: d.pos})
 		if err := d.pw.flush(); err != nil {
 			return err
 		}
@@ -493,6 +512,7 @@ func (d *dumper) sendRange(limit int64, atEnd bool) (rotated bool, err error) {
 			}
 			ev := data[off : off+size]
 			evEnd := d.pos + off + size
+			d.evStart = d.pos + off
 			rotated, err := d.handle(ev, atEnd && evEnd == limit)
 			if err != nil {
 				return false, err
@@ -522,6 +542,10 @@ func (d *dumper) handle(ev []byte, last bool) (rotated bool, err error) {
 			copy(sid[:], ev[binlog.HeaderSize+1:])
 			gno := binary.LittleEndian.Uint64(ev[binlog.HeaderSize+17:])
 			d.skip = set.Contains(sid, gno)
+		}
+		if !d.skip {
+			d.heldPrefix(binlog.Position{File: d.file, Pos: d.evStart})
+			d.sentTrx = true
 		}
 	case binlog.RotateEvent, binlog.FormatDescriptionEvent, binlog.PreviousGTIDsEvent, binlog.StopEvent:
 		d.skip = false

@@ -315,6 +315,25 @@ func (s *SemiSync) ack(r *replica, pos binlog.Position) {
 	s.broadcastLocked()
 }
 
+// holds records that r holds the binlog up to pos without its having
+// acknowledged it: its dump skipped those transactions because the
+// replica said it has them (dump.go, heldPrefix).
+func (s *SemiSync) holds(r *replica, pos binlog.Position) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !r.acked.Less(pos) {
+		return
+	}
+	r.acked = pos
+	if returns(s.enabled.Load(), s.active, r.acked, s.latest) {
+		s.active = true
+		if s.onOff != nil {
+			s.onOff(true, "a replica caught up")
+		}
+	}
+	s.broadcastLocked()
+}
+
 // Close ends every wait (server shutdown).
 func (s *SemiSync) Close() {
 	s.mu.Lock()

@@ -601,3 +601,54 @@ func TestPlainConsumerOfSemiSyncSource(t *testing.T) {
 		}
 	}
 }
+
+// TestSemiSyncReconnectHoldingTheWaitingGroup: a semi-sync replica whose
+// connection broke after it received a group and before its ACK arrived
+// comes back by GTID holding that group, which its dump skips and so
+// never asks it to acknowledge again. Its request says it has it: the
+// commit waiting for the group is released at once, instead of waiting
+// out the timeout with every session behind it. A replica that lacks the
+// group releases nothing until it acknowledges it.
+func TestSemiSyncReconnectHoldingTheWaitingGroup(t *testing.T) {
+	f := newFixture(t)
+	semi := f.src.Semi
+	semi.SetTimeout(30000)
+	semi.SetEnabled(true)
+	f.commit(false, 0)
+	f.commit(false, 0)
+	end := f.log.Current()
+	done := make(chan struct{})
+	go func() { semi.WaitAck(end, 1); close(done) }()
+
+	// A replica that has only the first transaction: it is sent the
+	// second, and the wait goes on until it acknowledges it.
+	var some binlog.GTIDSet
+	some.Add(testSID, 1)
+	c := f.dump(Request{GTIDs: &some, SemiSync: true})
+	var ackAt uint64
+	for p := c.next(true); ; p = c.next(true) {
+		if p.ack {
+			ackAt = uint64(binlog.ParseHeader(p.event).LogPos)
+			break
+		}
+	}
+	select {
+	case <-done:
+		t.Fatal("a replica that lacked the group released the wait before acknowledging it")
+	case <-time.After(100 * time.Millisecond):
+	}
+	// Its connection breaks before the ACK; it comes back with both.
+	c.conn.Close()
+	<-c.done
+	var all binlog.GTIDSet
+	all.AddRange(testSID, 1, 3)
+	f.dump(Request{GTIDs: &all, SemiSync: true})
+	select {
+	case <-done:
+	case <-time.After(5 * time.Second):
+		t.Fatalf("the commit still waits for a group the reconnected replica holds (it would have acknowledged %d)", ackAt)
+	}
+	if semi.Stats.YesTx.Load() != 1 || semi.Stats.Timeouts.Load() != 0 {
+		t.Fatalf("yes_tx %d, timeouts %d", semi.Stats.YesTx.Load(), semi.Stats.Timeouts.Load())
+	}
+}
