@@ -4,7 +4,9 @@ import (
 	"github.com/dolthub/go-mysql-server/sql"
 	"github.com/dolthub/go-mysql-server/sql/expression"
 	"github.com/dolthub/go-mysql-server/sql/expression/function/aggregation"
+	"github.com/dolthub/go-mysql-server/sql/plan"
 	"github.com/dolthub/go-mysql-server/sql/transform"
+	"github.com/dolthub/go-mysql-server/sql/types"
 )
 
 // execExpressions is n with its expressions corrected where
@@ -36,6 +38,10 @@ func execExpressions(ctx *sql.Context, n sql.Node) (sql.Node, bool) {
 		}
 		if d, isDiv := asStrictArithmetic(ne); isDiv {
 			ne, same = d, transform.NewTree // the node's own expression
+		}
+		if _, isFilter := n.(*plan.Filter); isFilter && types.IsTimespan(ne.Type(ctx)) {
+			// WHERE t, t a TIME: true unless 00:00:00 (temporaltext.go).
+			ne, same = &temporalAs{valueWrapper: wrap(ne), typ: ne.Type(ctx), number: true}, transform.NewTree
 		}
 		if same {
 			continue

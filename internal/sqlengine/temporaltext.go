@@ -60,13 +60,17 @@ var stringReaders = map[string]bool{
 // wrapTemporalArgs puts a temporalAs in front of e's temporal arguments if
 // e reads them as text or numbers, or returns them as text.
 func wrapTemporalArgs(ctx *sql.Context, e sql.Expression) (sql.Expression, transform.TreeIdentity, error) {
-	if pos := returnedAsText(ctx, e); pos != nil {
+	text, cond := returnedAsText(ctx, e), readsAsCondition(e)
+	if text != nil || cond != nil {
 		return replaceChildren(ctx, e, func(i int, c sql.Expression) sql.Expression {
 			t := c.Type(ctx)
-			if !pos[i] || (!types.IsTime(t) && !types.IsTimespan(t)) {
-				return nil
+			switch {
+			case cond[i] && types.IsTimespan(t):
+				return &temporalAs{valueWrapper: wrap(c), typ: t, number: true}
+			case text[i] && (types.IsTime(t) || types.IsTimespan(t)):
+				return &temporalAs{valueWrapper: wrap(c), typ: t}
 			}
-			return &temporalAs{valueWrapper: wrap(c), typ: t}
+			return nil
 		})
 	}
 	asNumber, ok := readsTemporalAs(ctx, e)
@@ -119,6 +123,36 @@ func returnedAsText(ctx *sql.Context, e sql.Expression) map[int]bool {
 		return nil
 	}
 	return pos
+}
+
+// readsAsCondition gives the positions of e's children that e reads as a
+// truth value (IF's condition, CASE's conditions, NOT, AND, OR, XOR). A
+// TIME there is true when it is not 00:00:00, as MySQL reads it by its
+// number; go-mysql-server failed on it (1105 "unable to cast"). A
+// condition that is a TIME alone (WHERE t) is execExpressions'.
+func readsAsCondition(e sql.Expression) map[int]bool {
+	switch x := e.(type) {
+	case *expression.Case:
+		if x.Expr != nil {
+			return nil // CASE x WHEN v: comparisons, not conditions
+		}
+		pos := map[int]bool{}
+		for i := range x.Branches {
+			pos[2*i] = true
+		}
+		return pos
+	case *expression.Not, *expression.And, *expression.Or, *expression.Xor:
+		pos := map[int]bool{}
+		for i := range e.Children() {
+			pos[i] = true
+		}
+		return pos
+	case sql.FunctionExpression:
+		if strings.EqualFold(x.FunctionName(), "if") {
+			return map[int]bool{0: true}
+		}
+	}
+	return nil
 }
 
 // readsTemporalAs says whether e reads temporal arguments as text or (as
