@@ -145,6 +145,9 @@ func TestDashboardInBrowser(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
+				if err := os.MkdirAll(dir, 0o755); err != nil {
+					t.Fatal(err)
+				}
 				if err := os.WriteFile(fmt.Sprintf("%s/dashboard-%s.png", dir, s.name), png, 0o644); err != nil {
 					t.Fatal(err)
 				}
