@@ -116,7 +116,7 @@ func Promote(ctx context.Context, replicas []Replica, o Options) (*Result, error
 			// statements here are MySQL's.
 			return nil, fmt.Errorf("failover: %s is MariaDB %s: this command promotes replicas with MySQL's GTIDs (Lockstep, MySQL)", r.Addr, version)
 		}
-		if _, err := status(ctx, r.DB); err != nil {
+		if _, err := ReplicaStatus(ctx, r.DB); err != nil {
 			return nil, fmt.Errorf("failover: %s: %w", r.Addr, err)
 		}
 		live = append(live, i)
@@ -269,11 +269,11 @@ func describeDivergence(err error, names []string) error {
 func waitApplied(ctx context.Context, r Replica, limit time.Duration) (binlog.GTIDSet, error) {
 	deadline := time.Now().Add(limit)
 	for {
-		st, err := status(ctx, r.DB)
+		st, err := ReplicaStatus(ctx, r.DB)
 		if err != nil {
 			return binlog.GTIDSet{}, fmt.Errorf("%s: %w", r.Addr, err)
 		}
-		executed, err := gtidExecuted(ctx, r.DB)
+		executed, err := GTIDExecuted(ctx, r.DB)
 		if err != nil {
 			return binlog.GTIDSet{}, fmt.Errorf("%s: %w", r.Addr, err)
 		}
@@ -299,7 +299,8 @@ func waitApplied(ctx context.Context, r Replica, limit time.Duration) (binlog.GT
 	}
 }
 
-func gtidExecuted(ctx context.Context, db *sql.DB) (binlog.GTIDSet, error) {
+// GTIDExecuted is db's @@global.gtid_executed.
+func GTIDExecuted(ctx context.Context, db *sql.DB) (binlog.GTIDSet, error) {
 	var s string
 	if err := db.QueryRowContext(ctx, "SELECT @@global.gtid_executed").Scan(&s); err != nil {
 		return binlog.GTIDSet{}, err
@@ -307,9 +308,9 @@ func gtidExecuted(ctx context.Context, db *sql.DB) (binlog.GTIDSet, error) {
 	return binlog.ParseGTIDSet(s)
 }
 
-// status is db's SHOW REPLICA STATUS row, by column; it fails for a server
-// that is not a replica.
-func status(ctx context.Context, db *sql.DB) (map[string]string, error) {
+// ReplicaStatus is db's SHOW REPLICA STATUS row, by column; it fails for a
+// server that is not a replica.
+func ReplicaStatus(ctx context.Context, db *sql.DB) (map[string]string, error) {
 	rows, err := db.QueryContext(ctx, "SHOW REPLICA STATUS")
 	if err != nil {
 		return nil, err

@@ -23,7 +23,6 @@ import (
 	"time"
 
 	"github.com/go-sql-driver/mysql"
-	"github.com/lockstepdb/lockstep/internal/binlog"
 	"github.com/lockstepdb/lockstep/internal/failover"
 )
 
@@ -252,27 +251,11 @@ func (rs *ReplicaSet) caughtUpOrRefused(ctx context.Context, s, p *Server) (refu
 	defer pdb.Close()
 	deadline := time.Now().Add(time.Minute)
 	for {
-		var errno sql.NullString
-		rows, err := sdb.QueryContext(ctx, "SHOW REPLICA STATUS")
-		if err == nil {
-			cols, _ := rows.Columns()
-			if rows.Next() {
-				vals := make([]sql.NullString, len(cols))
-				ptrs := make([]any, len(cols))
-				for i := range vals {
-					ptrs[i] = &vals[i]
-				}
-				if rows.Scan(ptrs...) == nil {
-					errno = vals[slices.Index(cols, "Last_IO_Errno")]
-				}
-			}
-			rows.Close()
-		}
-		if errno.String == "13114" {
+		if st, err := failover.ReplicaStatus(ctx, sdb); err == nil && st["Last_IO_Errno"] == "13114" {
 			return true, nil
 		}
-		have, err1 := gtidExecuted(ctx, sdb)
-		want, err2 := gtidExecuted(ctx, pdb)
+		have, err1 := failover.GTIDExecuted(ctx, sdb)
+		want, err2 := failover.GTIDExecuted(ctx, pdb)
 		if err1 == nil && err2 == nil && want.Subtract(have).IsEmpty() {
 			return false, nil
 		}
@@ -350,8 +333,8 @@ func (rs *ReplicaSet) converged(ctx context.Context, database string) Check {
 		others = append(others, db)
 		deadline := time.Now().Add(time.Minute)
 		for {
-			want, err1 := gtidExecuted(ctx, pdb)
-			have, err2 := gtidExecuted(ctx, db)
+			want, err1 := failover.GTIDExecuted(ctx, pdb)
+			have, err2 := failover.GTIDExecuted(ctx, db)
 			if err1 == nil && err2 == nil && have.Equal(want) {
 				break
 			}
@@ -436,14 +419,6 @@ func tablesDigest(ctx context.Context, db *sql.DB, database string) (string, err
 		}
 	}
 	return fmt.Sprintf("%x", h.Sum(nil)), nil
-}
-
-func gtidExecuted(ctx context.Context, db *sql.DB) (binlog.GTIDSet, error) {
-	var s string
-	if err := db.QueryRowContext(ctx, "SELECT @@global.gtid_executed").Scan(&s); err != nil {
-		return binlog.GTIDSet{}, err
-	}
-	return binlog.ParseGTIDSet(s)
 }
 
 // setFlag adds or removes a flag from the options s starts with.
