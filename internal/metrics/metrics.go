@@ -111,16 +111,7 @@ func Registry(o *Observer, p *commit.Pipeline, l *lock.Manager, src *source.Sour
 			Name:        "lockstep_statements_total",
 			Help:        "Statements executed, by type (MySQL's Com_* counters).",
 			ConstLabels: prometheus.Labels{"type": stmt},
-		}, func() float64 {
-			_, v, _ := sql.StatusVariables.GetGlobal(name)
-			switch x := v.(type) {
-			case uint64:
-				return float64(x)
-			case int64:
-				return float64(x)
-			}
-			return 0
-		}))
+		}, func() float64 { return globalStatus(name) }))
 	}
 	return r
 }
@@ -404,30 +395,33 @@ func (s *Statements) Ended(d time.Duration, read, sent, changed uint64) {
 // Threads_connected and Connections count them) and the bytes the store
 // and the binlog take on disk.
 func RegisterServer(r *prometheus.Registry, storeBytes, binlogBytes func() uint64) {
-	status := func(name string) float64 {
-		_, v, _ := sql.StatusVariables.GetGlobal(name)
-		switch x := v.(type) {
-		case uint64:
-			return float64(x)
-		case int64:
-			return float64(x)
-		case uint32:
-			return float64(x)
-		case int32:
-			return float64(x)
-		case int:
-			return float64(x)
-		}
-		return 0
-	}
 	r.MustRegister(
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "lockstep_connections", Help: "Client connections open now (Threads_connected)."},
-			func() float64 { return status("Threads_connected") }),
+			func() float64 { return globalStatus("Threads_connected") }),
 		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "lockstep_connections_total", Help: "Connection attempts since start (Connections)."},
-			func() float64 { return status("Connections") }),
+			func() float64 { return globalStatus("Connections") }),
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "lockstep_store_bytes", Help: "Bytes the store's files take on disk."},
 			func() float64 { return float64(storeBytes()) }),
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "lockstep_binlog_bytes", Help: "Bytes the binlog files take on disk."},
 			func() float64 { return float64(binlogBytes()) }),
 	)
+}
+
+// globalStatus is the global value of a status variable go-mysql-server's
+// registry keeps, as a number (0 if it holds none).
+func globalStatus(name string) float64 {
+	_, v, _ := sql.StatusVariables.GetGlobal(name)
+	switch x := v.(type) {
+	case uint64:
+		return float64(x)
+	case int64:
+		return float64(x)
+	case uint32:
+		return float64(x)
+	case int32:
+		return float64(x)
+	case int:
+		return float64(x)
+	}
+	return 0
 }
