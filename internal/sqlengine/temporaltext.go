@@ -61,13 +61,13 @@ var stringReaders = map[string]bool{
 // e reads them as text or numbers, or returns them as text.
 func wrapTemporalArgs(ctx *sql.Context, e sql.Expression) (sql.Expression, transform.TreeIdentity, error) {
 	text, cond := returnedAsText(ctx, e), readsAsCondition(e)
-	if text != nil || cond != nil {
+	if text != noArgs || cond != noArgs {
 		return replaceChildren(ctx, e, func(i int, c sql.Expression) sql.Expression {
 			t := c.Type(ctx)
 			switch {
-			case cond[i] && types.IsTimespan(t):
+			case cond.has(e, i) && types.IsTimespan(t):
 				return &temporalAs{valueWrapper: wrap(c), typ: t, number: true}
-			case text[i] && (types.IsTime(t) || types.IsTimespan(t)):
+			case text.has(e, i) && (types.IsTime(t) || types.IsTimespan(t)):
 				return &temporalAs{valueWrapper: wrap(c), typ: t}
 			}
 			return nil
@@ -86,73 +86,87 @@ func wrapTemporalArgs(ctx *sql.Context, e sql.Expression) (sql.Expression, trans
 	})
 }
 
-// returnedAsText gives the positions of e's children whose value e
-// returns as it is, when e is COALESCE, IFNULL, IF or CASE typed as a
-// string (its arguments mix temporal values and strings): a temporal
-// value there must come out as its text. go-mysql-server converted a TIME
-// to an empty string there (IFNULL, IF, CASE) or failed (COALESCE, 1105
-// "incompatible conversion"), and a DATE to its DATETIME text.
-func returnedAsText(ctx *sql.Context, e sql.Expression) map[int]bool {
-	var pos map[int]bool
+// args names a set of an expression's children by position, without
+// allocating: the sets below are asked about for expressions of every
+// statement go-mysql-server plans.
+type args int
+
+const (
+	noArgs     args = iota
+	allArgs         // every child
+	ifCond          // IF's condition
+	ifValues        // IF's two values
+	caseConds       // the conditions of a CASE without an operand
+	caseValues      // the values of a CASE's branches and its ELSE
+)
+
+// has reports whether e's child i is in the set (e is the expression the
+// set was chosen for).
+func (a args) has(e sql.Expression, i int) bool {
+	switch a {
+	case allArgs:
+		return true
+	case ifCond:
+		return i == 0
+	case ifValues:
+		return i == 1 || i == 2
+	case caseConds:
+		return i%2 == 0 && i < 2*len(e.(*expression.Case).Branches)
+	case caseValues:
+		c := e.(*expression.Case)
+		if c.Expr != nil {
+			i-- // the operand compared with each branch's
+		}
+		n := 2 * len(c.Branches)
+		return (i >= 0 && i%2 == 1 && i < n) || (c.Else != nil && i == n)
+	}
+	return false
+}
+
+// returnedAsText gives e's children whose value e returns as it is, when
+// e is COALESCE, IFNULL, IF or CASE typed as a string (its arguments mix
+// temporal values and strings): a temporal value there must come out as
+// its text. go-mysql-server converted a TIME to an empty string there
+// (IFNULL, IF, CASE) or failed (COALESCE, 1105 "incompatible
+// conversion"), and a DATE to its DATETIME text.
+func returnedAsText(ctx *sql.Context, e sql.Expression) args {
+	a := noArgs
 	switch x := e.(type) {
 	case *expression.Case:
-		pos = map[int]bool{}
-		i := 0
-		if x.Expr != nil {
-			i++ // the operand compared with each branch's
-		}
-		for range x.Branches {
-			pos[i+1] = true // each branch's value, not its condition
-			i += 2
-		}
-		if x.Else != nil {
-			pos[i] = true
-		}
+		a = caseValues
 	case sql.FunctionExpression:
 		switch strings.ToLower(x.FunctionName()) {
 		case "coalesce", "ifnull":
-			pos = map[int]bool{}
-			for i := range e.Children() {
-				pos[i] = true
-			}
+			a = allArgs
 		case "if":
-			pos = map[int]bool{1: true, 2: true} // not the condition
+			a = ifValues
 		}
 	}
-	if pos == nil || !types.IsText(e.Type(ctx)) {
-		return nil
+	if a == noArgs || !types.IsText(e.Type(ctx)) {
+		return noArgs
 	}
-	return pos
+	return a
 }
 
-// readsAsCondition gives the positions of e's children that e reads as a
-// truth value (IF's condition, CASE's conditions, NOT, AND, OR, XOR). A
-// TIME there is true when it is not 00:00:00, as MySQL reads it by its
-// number; go-mysql-server failed on it (1105 "unable to cast"). A
-// condition that is a TIME alone (WHERE t) is execExpressions'.
-func readsAsCondition(e sql.Expression) map[int]bool {
+// readsAsCondition gives e's children that e reads as a truth value (IF's
+// condition, CASE's conditions, NOT, AND, OR, XOR). A TIME there is true
+// when it is not 00:00:00, as MySQL reads it by its number;
+// go-mysql-server failed on it (1105 "unable to cast"). A condition that
+// is a TIME alone (WHERE t) is execExpressions'.
+func readsAsCondition(e sql.Expression) args {
 	switch x := e.(type) {
 	case *expression.Case:
-		if x.Expr != nil {
-			return nil // CASE x WHEN v: comparisons, not conditions
+		if x.Expr == nil { // with an operand: comparisons, not conditions
+			return caseConds
 		}
-		pos := map[int]bool{}
-		for i := range x.Branches {
-			pos[2*i] = true
-		}
-		return pos
 	case *expression.Not, *expression.And, *expression.Or, *expression.Xor:
-		pos := map[int]bool{}
-		for i := range e.Children() {
-			pos[i] = true
-		}
-		return pos
+		return allArgs
 	case sql.FunctionExpression:
 		if strings.EqualFold(x.FunctionName(), "if") {
-			return map[int]bool{0: true}
+			return ifCond
 		}
 	}
-	return nil
+	return noArgs
 }
 
 // readsTemporalAs says whether e reads temporal arguments as text or (as
