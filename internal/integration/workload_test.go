@@ -80,6 +80,22 @@ func runWorkload(t *testing.T, name string, args ...string) (*workload.Report, i
 	return &rep, code, string(out)
 }
 
+// injected fails t if a fault of rep could not be injected, and counts
+// the faults of kind.
+func injected(t *testing.T, rep *workload.Report, kind string) int {
+	t.Helper()
+	n := 0
+	for _, f := range rep.Faults {
+		if strings.Contains(f, "failed") {
+			t.Fatalf("a fault could not be injected: %s", f)
+		}
+		if kind != "" && strings.HasPrefix(f, kind) {
+			n++
+		}
+	}
+	return n
+}
+
 // TestWorkloadsUnderKills is the short version of the single-server
 // campaign: every workload runs against a durable Lockstep server that is
 // killed with SIGKILL (and restarted, cleanly or not) every second or so;
@@ -98,11 +114,7 @@ func TestWorkloadsUnderKills(t *testing.T) {
 			if len(rep.Faults) < 2 || rep.OK == 0 {
 				t.Fatalf("%d faults, %d transactions acknowledged: the campaign did not exercise anything", len(rep.Faults), rep.OK)
 			}
-			for _, f := range rep.Faults {
-				if strings.Contains(f, "failed") {
-					t.Fatalf("a fault could not be injected: %s", f)
-				}
-			}
+			injected(t, rep, "")
 		})
 	}
 }
@@ -152,15 +164,7 @@ func TestWorkloadsUnderFullDisks(t *testing.T) {
 			if code != 0 || !rep.Valid {
 				t.Fatalf("exit %d:\n%s", code, out)
 			}
-			full := 0
-			for _, f := range rep.Faults {
-				if strings.Contains(f, "failed") {
-					t.Fatalf("a fault could not be injected: %s", f)
-				}
-				if strings.HasPrefix(f, "diskfull") {
-					full++
-				}
-			}
+			full := injected(t, rep, "diskfull")
 			if os.Geteuid() != 0 {
 				if len(rep.SkippedFaults) != 1 {
 					t.Fatalf("without root the full disk must be skipped and say so: %q", rep.SkippedFaults)
@@ -189,15 +193,7 @@ func TestReplicatedWorkloadsUnderFailovers(t *testing.T) {
 			if code != 0 || !rep.Valid {
 				t.Fatalf("exit %d:\n%s", code, out)
 			}
-			failovers := 0
-			for _, f := range rep.Faults {
-				if strings.Contains(f, "failed") {
-					t.Fatalf("a fault could not be injected: %s", f)
-				}
-				if strings.HasPrefix(f, "failover") {
-					failovers++
-				}
-			}
+			failovers := injected(t, rep, "failover")
 			if failovers == 0 || rep.OK == 0 || len(rep.Servers) != 3 {
 				t.Fatalf("%d failovers, %d transactions acknowledged, servers %v: the campaign did not exercise anything", failovers, rep.OK, rep.Servers)
 			}
