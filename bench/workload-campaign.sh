@@ -32,6 +32,11 @@
 #
 # A single server's FAULTS may include diskfull (its data directory on a
 # tmpfs, filled for half an interval), which needs root.
+#
+# Then, unless MARIADB=0, the same workloads under the same faults
+# against MariaDB (MARIADBD, default the mariadbd on the PATH): a single
+# durable server, or with CLUSTER=N a Galera cluster of N nodes (galera-4,
+# mariabackup and socat installed), reported beside Lockstep's.
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 ROUNDS=${ROUNDS:-100}
@@ -75,17 +80,9 @@ secs=$((ROUNDS * (INTERVAL + 2)))
   echo "|---|---|---|---|---|---|---|---|"
 } > "$OUT"
 
-status=0
-for w in $WORKLOADS; do
-  dir=$WORK/$w
-  echo "== $w: ${secs}s, faults $FAULTS every ~${INTERVAL}s" >&2
-  set +e
-  "$BIN" workload "$w" "${TARGET[@]}" --dir "$dir" --duration "${secs}s" --clients "$CLIENTS" \
-    --faults "$FAULTS" --fault-interval "${INTERVAL}s" > "$dir.out" 2>/dev/null
-  rc=$?
-  set -e
-  [ "$rc" = 0 ] || status=1
-  python3 - "$dir/report.json" >> "$OUT" <<'PY'
+# row REPORT_JSON: the report as a row of the table.
+row() {
+  python3 - "$1" <<'PY'
 import json, sys
 r = json.load(open(sys.argv[1]))
 checks = "; ".join(("" if c["ok"] else "FAILED ") + c["name"] + ": " + c["detail"].split("\n")[0] for c in r["checks"])
@@ -97,41 +94,48 @@ for s in r.get("skipped_faults") or []:
     faults += f"; SKIPPED {s}"
 print(f'| {r["workload"]} | {r["elapsed_ns"]/1e9:.0f} | {faults} | {r["ok"]} | {r["fail"]} | {r["info"]} | {"valid" if r["valid"] else "INVALID"} | {checks} |')
 PY
+}
+
+status=0
+for w in $WORKLOADS; do
+  dir=$WORK/$w
+  echo "== $w: ${secs}s, faults $FAULTS every ~${INTERVAL}s" >&2
+  set +e
+  "$BIN" workload "$w" "${TARGET[@]}" --dir "$dir" --duration "${secs}s" --clients "$CLIENTS" \
+    --faults "$FAULTS" --fault-interval "${INTERVAL}s" > "$dir.out" 2>/dev/null
+  rc=$?
+  set -e
+  [ "$rc" = 0 ] || status=1
+  row "$dir/report.json" >> "$OUT"
   cat "$dir.out" >&2
 done
-# The same workloads against MariaDB 10.11 (durable settings), without
-# faults (the command injects faults only into servers it started), for
-# what the checkers find there.
-# (For a cluster, bench/cluster-consistency.sh runs them against Galera.)
-if [ -n "$CLUSTER" ]; then MARIADB=${MARIADB:-0}; fi
-if [ "${MARIADB:-1}" = 1 ] && command -v mariadbd >/dev/null; then
-  source "$ROOT/bench/mariadb-lib.sh"
-  MDIR=$WORK/mariadb; mkdir -p "$MDIR"
-  MPORT=${MPORT:-23506}
-  trap mstop EXIT
-  mstart "$MPORT"
+
+# The same workloads under the same faults against MariaDB (durable
+# settings; a cluster is a Galera cluster), which the command starts with
+# --mariadbd: what the checkers find there, beside Lockstep's figures.
+# Its verdicts do not change this script's exit status. A replica set is
+# Lockstep's only (failover promotes with MySQL's statements).
+MARIADBD=${MARIADBD:-$(command -v mariadbd || true)}
+if [ "${MARIADB:-1}" = 1 ] && [ -n "$MARIADBD" ] && [ -z "$REPLICAS" ]; then
+  what="MariaDB $("$MARIADBD" --version | sed -n 's/.*Ver \([^ ]*\).*/\1/p')"
+  [ -n "$CLUSTER" ] && what="$what with Galera ($CLUSTER nodes)"
   {
     echo
-    echo "MariaDB $(mq "SELECT VERSION()") on the same box, same workloads, no faults, $((secs / 4))s each:"
+    echo "$what on the same box, same workloads and faults:"
     echo
     echo "| workload | seconds | faults | ok | fail | info | verdict | checks |"
     echo "|---|---|---|---|---|---|---|---|"
   } >> "$OUT"
   for w in $WORKLOADS; do
     dir=$WORK/mariadb-$w
+    echo "== $w against $what: ${secs}s, faults $FAULTS every ~${INTERVAL}s" >&2
     set +e
-    "$BIN" workload "$w" --endpoints "127.0.0.1:$MPORT" --user sbtest --password sbtest --dir "$dir" \
-      --duration "$((secs / 4))s" --clients "$CLIENTS" > "$dir.out" 2>/dev/null
+    "$BIN" workload "$w" "${TARGET[@]}" --mariadbd "$MARIADBD" --dir "$dir" --duration "${secs}s" \
+      --clients "$CLIENTS" --faults "$FAULTS" --fault-interval "${INTERVAL}s" > "$dir.out" 2>"$dir.err"
     set -e
-    python3 - "$dir/report.json" >> "$OUT" <<'PY'
-import json, sys
-r = json.load(open(sys.argv[1]))
-checks = "; ".join(("" if c["ok"] else "FAILED ") + c["name"] + ": " + c["detail"].split("\n")[0] for c in r["checks"])
-print(f'| {r["workload"]} | {r["elapsed_ns"]/1e9:.0f} | 0 | {r["ok"]} | {r["fail"]} | {r["info"]} | {"valid" if r["valid"] else "INVALID"} | {checks} |')
-PY
+    if [ -s "$dir/report.json" ]; then row "$dir/report.json" >> "$OUT"; else echo "| $w | - | - | - | - | - | did not run: $(tail -1 "$dir.err") | |" >> "$OUT"; fi
     cat "$dir.out" >&2
   done
-  mstop
 fi
 
 echo >> "$OUT"

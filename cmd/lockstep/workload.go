@@ -35,6 +35,7 @@ func workloadCommand() *cobra.Command {
 		semiSync           bool
 		diskSize           int64
 		faultInterval      time.Duration
+		mariadbd, provider string
 	)
 	cmd := &cobra.Command{
 		Use:   "workload NAME",
@@ -65,7 +66,10 @@ N-1 replicas (--semi-sync: semi-synchronous, AFTER_SYNC); clients write
 to whichever server is the primary, failover kills it and promotes a
 replica as 'lockstep failover' does, disconnect drops the replicas'
 connections, and the checks add that every server ends with the same
-rows. The exit status is 1 when a check fails.`,
+rows. With --mariadbd, --start-server and --start-cluster start MariaDB
+instead (durable settings; a cluster is a Galera cluster through
+--galera-provider), under the same faults, to compare. The exit status
+is 1 when a check fails.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -89,6 +93,24 @@ rows. The exit status is 1 when a check fails.`,
 			if started > 1 {
 				return errors.New("--start-server, --start-cluster and --start-replicas exclude each other")
 			}
+			bin := workload.Lockstep("")
+			if mariadbd != "" {
+				if started == 0 {
+					return errors.New("--mariadbd applies to --start-server and --start-cluster")
+				}
+				if startReplicas > 0 {
+					return errors.New("--start-replicas starts Lockstep servers only: failover promotes with MySQL's statements, which MariaDB does not take")
+				}
+				if bin, err = workload.MariaDB(mariadbd, provider); err != nil {
+					return err
+				}
+			} else if started > 0 {
+				path, err := os.Executable()
+				if err != nil {
+					return err
+				}
+				bin = workload.Lockstep(path)
+			}
 			if semiSync && startReplicas == 0 {
 				return errors.New("--semi-sync applies to --start-replicas")
 			}
@@ -102,10 +124,6 @@ rows. The exit status is 1 when a check fails.`,
 			}
 			switch {
 			case startReplicas > 0:
-				bin, err := os.Executable()
-				if err != nil {
-					return err
-				}
 				rs, err := workload.StartReplicaSet(startReplicas, bin, cfg.Dir, semiSync, strings.Fields(serverOpts)...)
 				if err != nil {
 					return err
@@ -123,10 +141,6 @@ rows. The exit status is 1 when a check fails.`,
 					cfg.Faults = &workload.Faults{Kinds: kinds, Interval: faultInterval, Targets: rs.Servers, Replication: rs, Seed: cfg.Seed, Skipped: skipped}
 				}
 			case startCluster > 0:
-				bin, err := os.Executable()
-				if err != nil {
-					return err
-				}
 				var members []*workload.Server
 				var skipped []string
 				if slices.Contains(kinds, "partition") {
@@ -161,10 +175,6 @@ rows. The exit status is 1 when a check fails.`,
 					cfg.Faults = &workload.Faults{Kinds: kinds, Interval: faultInterval, Targets: members, Seed: cfg.Seed, Skipped: skipped}
 				}
 			case startServer:
-				bin, err := os.Executable()
-				if err != nil {
-					return err
-				}
 				var skipped []string
 				var s *workload.Server
 				if slices.Contains(kinds, "diskfull") {
@@ -234,5 +244,7 @@ rows. The exit status is 1 when a check fails.`,
 	f.StringVar(&serverOpts, "server-opts", "", "extra options for the started server, space-separated (e.g. \"--sync-binlog=0\")")
 	f.StringVar(&faults, "faults", "", "faults to inject into the started servers: kill, pause, restart, partition, wipe, failover, disconnect (comma-separated; partition puts each cluster member in a network namespace, which needs root, and is reported as skipped where it cannot; wipe empties a cluster member's data directory; failover and disconnect hit --start-replicas; diskfull fills the started server's tmpfs, which needs root)")
 	f.DurationVar(&faultInterval, "fault-interval", 5*time.Second, "mean time between faults")
+	f.StringVar(&mariadbd, "mariadbd", "", "with --start-server or --start-cluster: start MariaDB's mariadbd at this path instead of Lockstep (mariadb-install-db makes its data directory)")
+	f.StringVar(&provider, "galera-provider", "/usr/lib/galera/libgalera_smm.so", "with --mariadbd and --start-cluster: Galera's provider library")
 	return cmd
 }

@@ -230,3 +230,57 @@ func TestWorkloadCheckersFindAnomalies(t *testing.T) {
 	}
 	fmt.Println(strings.SplitN(detail, "\n", 2)[0])
 }
+
+// TestWorkloadsAgainstMariaDBUnderFaults runs the workloads the way the
+// campaigns compare servers: the command starts MariaDB itself
+// (--mariadbd: durable settings, its data directory made by
+// mariadb-install-db) and kills and restarts it. A durable MariaDB loses
+// no acknowledged insert and keeps the bank's total; the run must have
+// injected its faults and stopped the server.
+func TestWorkloadsAgainstMariaDBUnderFaults(t *testing.T) {
+	mariadbd := needTool(t, "mariadbd")
+	needTool(t, "mariadb-install-db")
+	for _, name := range []string{"acked-writes", "bank"} {
+		t.Run(name, func(t *testing.T) {
+			rep, code, out := runWorkload(t, name, "--mariadbd", mariadbd, "--duration", "8s", "--clients", "6",
+				"--faults", "kill,restart", "--fault-interval", "2s")
+			t.Logf("%s", strings.TrimSpace(rep.String()))
+			if code != 0 || !rep.Valid {
+				t.Fatalf("exit %d:\n%s", code, out)
+			}
+			injected(t, rep, "")
+			if len(rep.Faults) < 2 || rep.OK == 0 {
+				t.Fatalf("%d faults, %d transactions acknowledged: the run did not exercise anything", len(rep.Faults), rep.OK)
+			}
+		})
+	}
+}
+
+// TestWorkloadsAgainstGaleraUnderFaults: the same against a three-node
+// MariaDB Galera cluster the command starts (--start-cluster with
+// --mariadbd), a node killed and restarted (rejoining by state transfer)
+// during the run. What Galera guarantees is its own affair (the
+// campaigns report it); here the run must start the cluster, inject the
+// faults, check the histories and stop every node.
+func TestWorkloadsAgainstGaleraUnderFaults(t *testing.T) {
+	mariadbd := needTool(t, "mariadbd")
+	for _, tool := range []string{"mariadb-install-db", "mariabackup", "socat"} {
+		needTool(t, tool)
+	}
+	const provider = "/usr/lib/galera/libgalera_smm.so"
+	if _, err := os.Stat(provider); err != nil {
+		if os.Getenv("LOCKSTEP_REQUIRE_TOOLS") == "1" {
+			t.Fatalf("Galera's provider is required (LOCKSTEP_REQUIRE_TOOLS=1): %v", err)
+		}
+		t.Skipf("Galera's provider: %v", err)
+	}
+	rep, code, out := runWorkload(t, "acked-writes", "--start-cluster", "3", "--mariadbd", mariadbd,
+		"--galera-provider", provider, "--duration", "10s", "--clients", "6", "--faults", "kill", "--fault-interval", "3s")
+	t.Logf("%s", strings.TrimSpace(rep.String()))
+	if code > 1 || len(rep.Checks) == 0 || len(rep.Endpoints) != 3 {
+		t.Fatalf("exit %d, %d checks, endpoints %v:\n%s", code, len(rep.Checks), rep.Endpoints, out)
+	}
+	if injected(t, rep, "kill") == 0 || rep.OK == 0 {
+		t.Fatalf("%d kills, %d transactions acknowledged: the run did not exercise anything", len(rep.Faults), rep.OK)
+	}
+}

@@ -248,17 +248,18 @@ func (s *Server) dataDir() string {
 	return ""
 }
 
-// Server is a Lockstep server process a run starts and injects faults
-// into: same binary, data directory and ports across restarts, on
-// 127.0.0.1 (of its network namespace, if it has one).
+// Server is a server process (Lockstep or MariaDB: Binary) a run starts
+// and injects faults into: same binary, data directory and ports across
+// restarts, on 127.0.0.1 (of its network namespace, if it has one).
 type Server struct {
-	Name   string
-	Port   int
-	binary string
-	args   []string
-	dir    string
-	host   *netns.Host // nil: the caller's network namespace
-	disk   string      // the tmpfs its data directory is on ("": none)
+	Name  string
+	Port  int
+	bin   Binary
+	args  []string
+	first []string // options of the first start only (a Galera bootstrap)
+	dir   string
+	host  *netns.Host // nil: the caller's network namespace
+	disk  string      // the tmpfs its data directory is on ("": none)
 
 	mu     sync.Mutex
 	cmd    *exec.Cmd
@@ -266,10 +267,10 @@ type Server struct {
 	paused bool
 }
 
-// StartServer starts binary serve with its data under dir and the given
-// extra options.
-func StartServer(name, binary, dir string, extra ...string) (*Server, error) {
-	return startServerAt(name, binary, dir, filepath.Join(dir, "data"), "", extra)
+// StartServer starts a server of bin with its data under dir and the
+// given extra options.
+func StartServer(name string, bin Binary, dir string, extra ...string) (*Server, error) {
+	return startServerAt(name, bin, dir, filepath.Join(dir, "data"), "", extra)
 }
 
 // ErrNoTmpfs is returned by StartServerOnTmpfs where a tmpfs cannot be
@@ -280,7 +281,7 @@ var ErrNoTmpfs = errors.New("cannot mount a tmpfs (needs root)")
 // its own of size bytes (mounted at dir/disk), which the diskfull fault
 // fills; Close unmounts it. Where no tmpfs can be mounted the error wraps
 // ErrNoTmpfs.
-func StartServerOnTmpfs(name, binary, dir string, size int64, extra ...string) (*Server, error) {
+func StartServerOnTmpfs(name string, bin Binary, dir string, size int64, extra ...string) (*Server, error) {
 	disk := filepath.Join(dir, "disk")
 	if err := os.MkdirAll(disk, 0o755); err != nil {
 		return nil, err
@@ -288,24 +289,29 @@ func StartServerOnTmpfs(name, binary, dir string, size int64, extra ...string) (
 	if out, err := exec.Command("mount", "-t", "tmpfs", "-o", fmt.Sprintf("size=%d", size), "tmpfs", disk).CombinedOutput(); err != nil {
 		return nil, fmt.Errorf("%w: %v: %s", ErrNoTmpfs, err, strings.TrimSpace(string(out)))
 	}
-	s, err := startServerAt(name, binary, dir, filepath.Join(disk, "data"), disk, extra)
+	s, err := startServerAt(name, bin, dir, filepath.Join(disk, "data"), disk, extra)
 	if err != nil {
 		_ = exec.Command("umount", "-l", disk).Run()
 	}
 	return s, err
 }
 
-func startServerAt(name, binary, dir, data, disk string, extra []string) (*Server, error) {
+func startServerAt(name string, bin Binary, dir, data, disk string, extra []string) (*Server, error) {
 	port, err := loopback.Port()
 	if err != nil {
+		return nil, err
+	}
+	if dir, err = filepath.Abs(dir); err != nil {
+		return nil, err
+	}
+	if data, err = filepath.Abs(data); err != nil {
 		return nil, err
 	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
 	}
-	s := &Server{Name: name, Port: port, binary: binary, dir: dir, disk: disk,
-		args: append([]string{"serve", "--bind-address=127.0.0.1", "--port=" + strconv.Itoa(port),
-			"--http-port=0", "--datadir=" + data}, extra...)}
+	s := &Server{Name: name, Port: port, bin: bin, dir: dir, disk: disk,
+		args: append(bin.serverArgs(dir, data, port), extra...)}
 	return s, s.Start()
 }
 
@@ -338,64 +344,63 @@ func (s *Server) fillDisk(ctx context.Context, hold time.Duration) (string, erro
 	return fmt.Sprintf("%d MiB filled", n>>20), nil
 }
 
-// StartCluster starts n servers of binary as the members of one cluster
-// on 127.0.0.1 (data under dir/memberN, the given extra options), and
-// waits until each is in a primary component.
-func StartCluster(n int, binary, dir string, extra ...string) ([]*Server, error) {
-	var ports, cports []int
-	for range 2 * n {
+// StartCluster starts n servers of bin as the members of one cluster on
+// 127.0.0.1 (data under dir/memberN, the given extra options), and waits
+// until each is in a primary component.
+func StartCluster(n int, bin Binary, dir string, extra ...string) ([]*Server, error) {
+	// Each member's SQL port, cluster port, and (Galera) the ports of its
+	// state transfers.
+	ports := make([]int, 4*n)
+	for i := range ports {
 		p, err := loopback.Port()
 		if err != nil {
 			return nil, err
 		}
-		if len(ports) < n {
-			ports = append(ports, p)
-		} else {
-			cports = append(cports, p)
-		}
+		ports[i] = p
 	}
-	addrs := make([]string, n)
-	for i, p := range cports {
-		addrs[i] = "127.0.0.1:" + strconv.Itoa(p)
-	}
+	plan := make([]member, n)
 	members := make([]*Server, n)
 	for i := range members {
+		plan[i] = member{host: "127.0.0.1", port: ports[n+i], ist: ports[2*n+i], sstPort: ports[3*n+i]}
 		members[i] = &Server{Port: ports[i]}
 	}
-	return members, startMembers(members, addrs, binary, dir, extra)
+	return members, startMembers(members, plan, bin, dir, extra)
 }
 
 // StartClusterInNamespaces is StartCluster with each member in a network
-// namespace of its own (package netns), talking to the others over TLS
-// (certificates of one CA made under dir/certs), so that the partition
-// fault can cut it off; clients reach it on 127.0.0.1 in its namespace
-// through the endpoints the members give. close stops the members and
-// removes the namespaces. Without root it fails with netns.ErrUnavailable.
-func StartClusterInNamespaces(n int, binary, dir string, extra ...string) (members []*Server, close func(), err error) {
+// namespace of its own (package netns), so that the partition fault can
+// cut it off; Lockstep's members talk to each other over TLS
+// (certificates of one CA made under dir/certs). Clients reach a member
+// on 127.0.0.1 in its namespace through the endpoints the members give.
+// close stops the members and removes the namespaces. Without root it
+// fails with netns.ErrUnavailable.
+func StartClusterInNamespaces(n int, bin Binary, dir string, extra ...string) (members []*Server, close func(), err error) {
 	prefix := fmt.Sprintf("lw%d", os.Getpid()%10000)
 	nw, err := netns.New(prefix, n)
 	if err != nil {
 		return nil, nil, err
 	}
-	certDir := filepath.Join(dir, "certs")
-	if err := os.MkdirAll(certDir, 0o700); err != nil {
-		nw.Close()
-		return nil, nil, err
-	}
-	certs, _, err := tlscert.Ensure(certDir)
-	if err != nil {
-		nw.Close()
-		return nil, nil, err
-	}
-	addrs := make([]string, n)
+	plan := make([]member, n)
 	members = make([]*Server, n)
 	for i, h := range nw.Hosts {
-		addrs[i] = h.IP + ":4567"
+		plan[i] = member{host: h.IP, port: 4567, ist: 4568, sstPort: 4444}
 		members[i] = &Server{Port: 3306, host: h}
 		mysql.RegisterDialContext(h.NS, h.Dial)
 	}
-	extra = append([]string{"--wsrep-ssl-mode=SERVER", "--ssl-cert=" + certs.Cert, "--ssl-key=" + certs.Key, "--ssl-ca=" + certs.CA}, extra...)
-	if err := startMembers(members, addrs, binary, dir, extra); err != nil {
+	if !bin.MariaDB {
+		certDir := filepath.Join(dir, "certs")
+		if err := os.MkdirAll(certDir, 0o700); err != nil {
+			nw.Close()
+			return nil, nil, err
+		}
+		certs, _, err := tlscert.Ensure(certDir)
+		if err != nil {
+			nw.Close()
+			return nil, nil, err
+		}
+		extra = append([]string{"--wsrep-ssl-mode=SERVER", "--ssl-cert=" + certs.Cert, "--ssl-key=" + certs.Key, "--ssl-ca=" + certs.CA}, extra...)
+	}
+	if err := startMembers(members, plan, bin, dir, extra); err != nil {
 		nw.Close()
 		return nil, nil, err
 	}
@@ -408,28 +413,45 @@ func StartClusterInNamespaces(n int, binary, dir string, extra ...string) (membe
 }
 
 // startMembers starts the members (their Port and host set) of the
-// cluster whose members' cluster addresses are addrs, and waits until
-// each is in a primary component; on an error none is left running.
-func startMembers(members []*Server, addrs []string, binary, dir string, extra []string) error {
+// cluster laid out by plan, and waits until each is in a primary
+// component; on an error none is left running.
+func startMembers(members []*Server, plan []member, bin Binary, dir string, extra []string) error {
 	stopAll := func() {
 		for _, s := range members {
 			_ = s.Stop()
 		}
 	}
+	dir, err := filepath.Abs(dir)
+	if err != nil {
+		return err
+	}
 	for i, s := range members {
 		s.Name = fmt.Sprintf("member%d", i+1)
-		s.binary, s.dir = binary, filepath.Join(dir, s.Name)
+		s.bin, s.dir = bin, filepath.Join(dir, s.Name)
 		if err := os.MkdirAll(s.dir, 0o755); err != nil {
 			stopAll()
 			return err
 		}
-		s.args = append([]string{"serve", "--bind-address=127.0.0.1", "--port=" + strconv.Itoa(s.Port),
-			"--http-port=0", "--datadir=" + filepath.Join(s.dir, "data"), "--server-id=" + strconv.Itoa(i+1),
-			"--wsrep-cluster-address=gcomm://" + strings.Join(addrs, ","), "--wsrep-node-address=" + addrs[i],
-			"--wsrep-cluster-name=workload"}, extra...)
+		margs, err := bin.memberArgs(i, plan)
+		if err != nil {
+			stopAll()
+			return err
+		}
+		s.args = append(append(bin.serverArgs(s.dir, filepath.Join(s.dir, "data"), s.Port), margs...), extra...)
+		if i == 0 {
+			s.first = bin.bootstrapArgs()
+		}
 		if err := s.Start(); err != nil {
 			stopAll()
 			return err
+		}
+		// A Galera member joins a running cluster: wait for each before
+		// the next (Lockstep's members wait for each other).
+		if bin.MariaDB {
+			if err := s.waitReady(5 * time.Minute); err != nil {
+				stopAll()
+				return err
+			}
 		}
 	}
 	for _, s := range members {
@@ -494,9 +516,21 @@ func (s *Server) Start() error {
 		s.mu.Unlock()
 		return err
 	}
-	cmd := exec.Command(s.binary, s.args...)
+	if err := s.bin.prepare(s.dir, s.dataDir()); err != nil {
+		logf.Close()
+		s.mu.Unlock()
+		return err
+	}
+	args, err := s.bin.command(s.dir, append(slices.Clone(s.args), s.first...))
+	if err != nil {
+		logf.Close()
+		s.mu.Unlock()
+		return err
+	}
+	s.first = nil
+	cmd := exec.Command(s.bin.Path, args...)
 	if s.host != nil {
-		cmd = s.host.Command(s.binary, s.args...)
+		cmd = s.host.Command(s.bin.Path, args...)
 	}
 	cmd.Stdout, cmd.Stderr = logf, logf
 	// Its own process group, so that a signal meant for the workload does

@@ -49,11 +49,16 @@ type ReplicaSet struct {
 
 var dialers atomic.Int64
 
-// StartReplicaSet starts n servers of binary (data under dir/serverN, the
-// given extra options): server1 the primary, the others its replicas by
+// StartReplicaSet starts n Lockstep servers of bin (data under
+// dir/serverN, the given extra options): server1 the primary, the others its replicas by
 // GTID auto-positioning; with semiSync, semi-synchronous (AFTER_SYNC, one
 // acknowledgement, waiting up to a minute before falling back).
-func StartReplicaSet(n int, binary, dir string, semiSync bool, extra ...string) (*ReplicaSet, error) {
+func StartReplicaSet(n int, bin Binary, dir string, semiSync bool, extra ...string) (*ReplicaSet, error) {
+	if bin.MariaDB {
+		// Promotion speaks MySQL's statements (package failover);
+		// MariaDB's CHANGE MASTER and GTIDs differ.
+		return nil, errors.New("replica sets are of Lockstep servers only: failover promotes with MySQL's statements, which MariaDB does not take")
+	}
 	if n < 2 {
 		return nil, errors.New("a replica set needs a primary and at least one replica")
 	}
@@ -70,7 +75,7 @@ func StartReplicaSet(n int, binary, dir string, semiSync bool, extra ...string) 
 		if semiSync && i == 0 {
 			args = append(args, semiSyncFlag)
 		}
-		s, err := StartServer(name, binary, filepath.Join(dir, name), args...)
+		s, err := StartServer(name, bin, filepath.Join(dir, name), args...)
 		if err != nil {
 			stopAll()
 			return nil, err
