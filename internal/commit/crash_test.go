@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -140,7 +141,7 @@ func TestCrashRecovery(t *testing.T) {
 		}
 		flushes := round%4 == 2 // the store flushes during the run
 		t.Run(fmt.Sprintf("round%d", round), func(t *testing.T) {
-			crashRound(t, uint64(round), parallel, maxSize, syncBinlog, flushes)
+			crashRound(t, uint64(round), parallel, maxSize, syncBinlog, flushes, nil)
 		})
 	}
 }
@@ -151,10 +152,18 @@ type worker struct {
 	acked   atomic.Int64
 }
 
-func crashRound(t *testing.T, seed uint64, parallel bool, maxSize, syncBinlog int64, flushes bool) {
+// crashRound runs one crash image; with clock set, the pipeline's wall
+// clock is clock and jumps (jumpingClock) while the workers commit.
+func crashRound(t *testing.T, seed uint64, parallel bool, maxSize, syncBinlog int64, flushes bool, clock *jumpingClock) {
 	r := rand.New(rand.NewPCG(seed, 99))
 	fs := vfs.NewCrashableMem()
 	cfg := newConfig(syncBinlog, parallel, maxSize)
+	if clock != nil {
+		cfg.Clock = clock.Now
+		// A sync delay makes every group wait on the pipeline's own
+		// timing, which a jump must not stretch or cut.
+		cfg.SyncDelay.Store(int64(r.IntN(3)) * 300)
+	}
 	p, s, _ := openAt(t, fs, cfg)
 	tab := createTable(t, p, s)
 
@@ -195,6 +204,13 @@ func crashRound(t *testing.T, seed uint64, parallel bool, maxSize, syncBinlog in
 				}
 				wk.acked.Add(1)
 			}
+		}()
+	}
+	if clock != nil {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			clock.run(stop, rand.New(rand.NewPCG(seed, 3)))
 		}()
 	}
 	if flushes {
@@ -556,5 +572,126 @@ func TestSubmittedDependencies(t *testing.T) {
 				t.Fatalf("sequence<-last_committed: %s, want %s", g, want)
 			}
 		})
+	}
+}
+
+// jumpingClock is a wall clock that jumps: run moves it, every few
+// hundred microseconds, to one of jumps away from the real time (back a
+// year or an hour, forward an hour or three years, or back to the real
+// time), as an NTP step, a VM restored from a snapshot or an operator's
+// `date -s` would.
+type jumpingClock struct {
+	offset atomic.Int64 // nanoseconds from the real time
+}
+
+var jumps = []time.Duration{-365 * 24 * time.Hour, -time.Hour, 0, time.Hour, 3 * 365 * 24 * time.Hour}
+
+func (c *jumpingClock) Now() time.Time { return time.Now().Add(time.Duration(c.offset.Load())) }
+
+func (c *jumpingClock) run(stop <-chan struct{}, r *rand.Rand) {
+	for {
+		select {
+		case <-stop:
+			return
+		case <-time.After(time.Duration(100+r.IntN(400)) * time.Microsecond):
+			c.offset.Store(int64(jumps[r.IntN(len(jumps))]))
+		}
+	}
+}
+
+// TestCrashRecoveryUnderClockJumps is the crash test with the pipeline's
+// wall clock jumping back and forth by up to years while transactions
+// commit (in-process, as the wall clock of a real machine cannot be moved
+// under one test): every acknowledged commit survives the crash image,
+// GTIDs stay gapless and increasing in the binlog, groups still close on
+// time (a sync delay measured on the wall clock would wait an hour after
+// a jump back), and the events are dated by the clock, jumps included.
+func TestCrashRecoveryUnderClockJumps(t *testing.T) {
+	rounds := 40
+	if testing.Short() {
+		rounds = 8
+	}
+	for round := range rounds {
+		t.Run(fmt.Sprintf("round%d", round), func(t *testing.T) {
+			start := time.Now()
+			seed := uint64(1000 + round)
+			crashRound(t, seed, round%2 == 0, []int64{1 << 20, 2048}[round%2], 1, round%3 == 0, &jumpingClock{})
+			if d := time.Since(start); d > time.Minute {
+				t.Fatalf("a round took %v: a jump held commits back", d)
+			}
+		})
+	}
+	// The dates: a run long enough to see every jump, read back from the
+	// binlog.
+	fs := vfs.NewMem()
+	clock := &jumpingClock{}
+	cfg := newConfig(1, true, 1<<20)
+	cfg.Clock = clock.Now
+	p, s, _ := openAt(t, fs, cfg)
+	tab := createTable(t, p, s)
+	begin := time.Now()
+	stop := make(chan struct{})
+	done := make(chan struct{})
+	go func() { clock.run(stop, rand.New(rand.NewPCG(5, 5))); close(done) }()
+	for i := range 3000 {
+		if err := put(p, s, tab, map[int64]int64{int64(i % 50): int64(i)}, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	close(stop)
+	<-done
+	end := time.Now()
+	p.Close()
+	s.Close()
+	seen := map[time.Duration]int{}
+	var lastGNO int64
+	forEachGTID(t, fs, func(g *replication.GTIDEvent, ts uint32) {
+		if g.GNO != lastGNO+1 {
+			t.Fatalf("GTID %d follows %d", g.GNO, lastGNO)
+		}
+		lastGNO = g.GNO
+		when := time.Unix(int64(ts), 0)
+		for _, j := range jumps {
+			if !when.Before(begin.Add(j).Add(-time.Second)) && !when.After(end.Add(j).Add(time.Second)) {
+				seen[j]++
+				return
+			}
+		}
+		t.Fatalf("GTID %d dated %v: no jump of the clock gives that", g.GNO, when)
+	})
+	if len(seen) != len(jumps) {
+		t.Fatalf("dates by jump %v: the events are not dated by the pipeline's clock", seen)
+	}
+}
+
+// forEachGTID calls f with every GTID event of the binlog in /data, in
+// order, and its header's timestamp.
+func forEachGTID(t *testing.T, fs vfs.FS, f func(g *replication.GTIDEvent, ts uint32)) {
+	t.Helper()
+	names, err := fs.List("/data")
+	if err != nil {
+		t.Fatal(err)
+	}
+	slices.Sort(names)
+	for _, n := range names {
+		if len(n) != len("binlog.000001") || n[:7] != "binlog." {
+			continue
+		}
+		file, err := fs.Open(filepath.Join("/data", n))
+		if err != nil {
+			t.Fatal(err)
+		}
+		data, _ := io.ReadAll(file)
+		file.Close()
+		pr := replication.NewBinlogParser()
+		err = pr.ParseReader(bytes.NewReader(data[4:]), func(e *replication.BinlogEvent) error {
+			if g, ok := e.Event.(*replication.GTIDEvent); ok {
+				f(g, e.Header.Timestamp)
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatalf("%s: %v", n, err)
+		}
 	}
 }

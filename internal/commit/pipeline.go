@@ -147,6 +147,12 @@ type Config struct {
 	// Acks, if set before New, holds each group back until replicas have
 	// acknowledged it (semi-synchronous replication).
 	Acks AckWaiter
+	// Clock, if set before New, is the wall clock that dates events and
+	// binlog files (nil: time.Now). Only those dates come from it: when a
+	// group closes and when it syncs are measured on the monotonic clock,
+	// so a jump of the wall clock, either way, changes no decision and
+	// holds no commit back (TestCrashRecoveryUnderClockJumps).
+	Clock func() time.Time
 }
 
 // AckWaiter is semi-synchronous replication as the pipeline sees it.
@@ -448,7 +454,11 @@ func (p *Pipeline) reserve(t *Trx) error {
 	t.done = make(chan struct{})
 	parent := p.committed.Load()
 	now := time.Now()
-	us := uint64(now.UnixMicro())
+	wall := now
+	if p.cfg.Clock != nil {
+		wall = p.cfg.Clock()
+	}
+	us := uint64(wall.UnixMicro())
 	if t.GTID.OriginalCommitUS == 0 {
 		t.GTID.OriginalCommitUS = us
 	}
@@ -785,7 +795,7 @@ func (p *Pipeline) write(group []*Trx) error {
 			if err := flush(); err != nil {
 				return err
 			}
-			if err := p.log.Rotate(time.Now(), t.prevGTIDs); err != nil {
+			if err := p.log.Rotate(p.wallNow(), t.prevGTIDs); err != nil {
 				return err
 			}
 			p.Stats.RotateCount.Add(1)
@@ -800,6 +810,14 @@ func (p *Pipeline) write(group []*Trx) error {
 		}
 	}
 	return flush()
+}
+
+// wallNow is the time of day that dates events and files (Config.Clock).
+func (p *Pipeline) wallNow() time.Time {
+	if p.cfg.Clock != nil {
+		return p.cfg.Clock()
+	}
+	return time.Now()
 }
 
 // sync syncs the binlog and returns how long it took.
