@@ -129,6 +129,32 @@ func (rc *receiver) close() {
 	<-rc.done
 }
 
+// measureClock asks the source for its time and records how far the
+// replica's wall clock is from it (ApplyStats.SetClockDiff), taking the
+// source's answer as of the middle of the round trip. MySQL's replica
+// asks the same at each connection (clock_diff_with_master), to the
+// second; a source that cannot say leaves the difference at zero.
+func (rc *receiver) measureClock() {
+	before := rc.r.now()
+	rows, err := rc.query("SELECT UNIX_TIMESTAMP(NOW(6))")
+	after := rc.r.now()
+	if err != nil || len(rows) != 1 || len(rows[0]) != 1 {
+		rc.r.Stats.SetClockDiff(0)
+		return
+	}
+	src, err := strconv.ParseFloat(rows[0][0], 64)
+	if err != nil {
+		rc.r.Stats.SetClockDiff(0)
+		return
+	}
+	mid := before.Add(after.Sub(before) / 2)
+	diff := time.Duration(mid.UnixNano() - int64(src*1e9))
+	rc.r.Stats.SetClockDiff(diff)
+	if diff >= time.Second || diff <= -time.Second {
+		rc.r.logf("this server's clock is %v ahead of its source's (negative: behind); Seconds_Behind_Source takes the difference out", diff.Round(time.Millisecond))
+	}
+}
+
 func (rc *receiver) query(q string) ([][]string, error) {
 	res, err := rc.conn.Execute(q)
 	if err != nil {
@@ -193,6 +219,7 @@ func (rc *receiver) session() error {
 		rc.sourceID = uint32(id)
 		rc.posMu.Unlock()
 	}
+	rc.measureClock()
 	if !maria {
 		if rows, err := rc.query("SELECT @@server_uuid"); err == nil && len(rows) == 1 {
 			rc.posMu.Lock()

@@ -62,6 +62,9 @@ type Options struct {
 	// CascadeParent, when set, reports whether a change of a row of the
 	// table can change other rows through a foreign key's action.
 	CascadeParent func(tableID uint64) bool
+	// Clock is the replica's wall clock (nil: time.Now), read to measure
+	// how far it is from its source's.
+	Clock func() time.Time
 }
 
 // SourceConfig is what CHANGE REPLICATION SOURCE TO sets. It is kept in
@@ -181,6 +184,14 @@ func New(o Options) (*Replica, error) {
 }
 
 func (r *Replica) logf(format string, args ...any) { r.o.Logf(format, args...) }
+
+// now is the replica's wall clock (Options.Clock).
+func (r *Replica) now() time.Time {
+	if r.o.Clock != nil {
+		return r.o.Clock()
+	}
+	return time.Now()
+}
 
 // Configured reports whether a source is set.
 func (r *Replica) Configured() bool {

@@ -131,6 +131,11 @@ type ApplyStats struct {
 	workersMu sync.Mutex
 	workers   []*WorkerStats
 
+	// clockDiff is the replica's wall clock minus its source's, measured
+	// at each connection (nanoseconds): Lag takes it out, as MySQL's
+	// Seconds_Behind_Source takes out clock_diff_with_master.
+	clockDiff atomic.Int64
+
 	mu          sync.Mutex
 	pending     []uint64 // original commit times of read, unapplied transactions
 	lastGTID    string
@@ -235,16 +240,25 @@ func (s *ApplyStats) applied(t *relayTrx, skipped bool) {
 
 // Lag is Seconds_Behind_Source: how long ago the oldest transaction the
 // replica has read but not applied committed on its source (0 when there
-// is none).
+// is none), by the source's clock: the difference between the two clocks
+// measured at connection (SetClockDiff) is taken out, so that a replica
+// whose clock is ahead does not report that as lag, nor one behind hide
+// its lag.
 func (s *ApplyStats) Lag(now time.Time) time.Duration {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if len(s.pending) == 0 || s.pending[0] == 0 {
 		return 0
 	}
-	d := now.Sub(time.UnixMicro(int64(s.pending[0])))
+	d := now.Sub(time.UnixMicro(int64(s.pending[0]))) - time.Duration(s.clockDiff.Load())
 	return max(d, 0)
 }
+
+// SetClockDiff records the replica's wall clock minus its source's.
+func (s *ApplyStats) SetClockDiff(d time.Duration) { s.clockDiff.Store(int64(d)) }
+
+// ClockDiff is the difference SetClockDiff recorded.
+func (s *ApplyStats) ClockDiff() time.Duration { return time.Duration(s.clockDiff.Load()) }
 
 // Pending is the number of transactions read from the relay log and not
 // yet applied.
