@@ -260,8 +260,8 @@ type wireConn struct {
 	// is the connection's id, set before authed.
 	authed atomic.Bool
 	connID uint32
-	// queryStart is when the statement now running began (unix nanos), 0
-	// when idle; read by the disconnect watchdog.
+	// queryStart is when the statement now running began (monotonicNanos),
+	// 0 when idle; read by the disconnect watchdog.
 	queryStart atomic.Int64
 	cancel     atomic.Pointer[context.CancelFunc]
 	closeOnce  sync.Once
@@ -274,8 +274,17 @@ func newWireConn(c net.Conn, l *wireListener) *wireConn {
 // statementStarted notes a running statement and how to cancel it.
 func (c *wireConn) statementStarted(cancel context.CancelFunc) {
 	c.cancel.Store(&cancel)
-	c.queryStart.Store(time.Now().UnixNano())
+	c.queryStart.Store(monotonicNanos())
 }
+
+// processStart is the origin of monotonicNanos.
+var processStart = time.Now()
+
+// monotonicNanos is the time since the process started, on the monotonic
+// clock (never 0): a jump of the wall clock does not move it, so the
+// watchdog neither waits out a jump back before cancelling a statement
+// whose client left, nor cancels early after a jump forward.
+func monotonicNanos() int64 { return int64(time.Since(processStart)) + 1 }
 
 // statementEnded notes that the connection is idle again.
 func (c *wireConn) statementEnded() {
@@ -610,7 +619,7 @@ func (l *wireListener) watchDisconnects(stop <-chan struct{}, cancel func(*wireC
 			return
 		case <-tick.C:
 		}
-		now := time.Now().UnixNano()
+		now := monotonicNanos()
 		l.conns.Range(func(k, _ any) bool {
 			c := k.(*wireConn)
 			if st := c.queryStart.Load(); st != 0 && now-st > int64(time.Second) && c.closedByPeer() {
