@@ -82,6 +82,9 @@ var charts = []chart{
 	{id: "replicas", title: "Connected replicas: binlog not yet sent", unit: "bytes", lines: []line{
 		{legend: "replica {v}", metric: "lockstep_replica_behind_bytes", each: "server_id", how: gauge},
 	}, showIf: []string{"lockstep_replica_connected_seconds"}},
+	{id: "replicas_lag", title: "Connected replicas: apply lag", unit: "seconds behind its source", lines: []line{
+		{legend: "replica {v}", metric: "lockstep_replica_apply_lag_seconds", each: "server_id", how: gauge},
+	}, showIf: []string{"lockstep_replica_apply_lag_seconds"}},
 	{id: "semisync", title: "Semi-sync acknowledgement wait", unit: "ms", lines: []line{
 		{legend: "mean", metric: "lockstep_semisync_wait_seconds", how: mean, scale: 1000},
 		{legend: "p99", metric: "lockstep_semisync_wait_seconds", how: quantile, q: 0.99, scale: 1000},

@@ -50,6 +50,11 @@ type ReplicaLink struct {
 	Acknowledged     string  `json:"acknowledged,omitempty"`
 	BehindBytes      int64   `json:"behind_bytes"`
 	ConnectedSeconds float64 `json:"connected_seconds"`
+	// Applying is what a Lockstep replica last reported: "yes" (its SQL
+	// thread runs, ApplyLagSeconds behind its source), "no" (stopped), or
+	// "" (not known: another server, or no recent report).
+	Applying        string  `json:"applying,omitempty"`
+	ApplyLagSeconds float64 `json:"apply_lag_seconds"`
 }
 
 // Dashboard serves the page, its state and its charts.

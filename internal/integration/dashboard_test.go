@@ -72,7 +72,7 @@ func TestDashboardInBrowser(t *testing.T) {
 		data    []string // of those, charts whose lines must rise above 0
 		topoSel string   // an element the topology must fill
 	}{
-		{"primary", p, []string{"commits", "groupsize", "fsync", "statements", "replicas", "semisync", "locks", "cpu"},
+		{"primary", p, []string{"commits", "groupsize", "fsync", "statements", "replicas", "replicas_lag", "semisync", "locks", "cpu"},
 			[]string{"commits", "groupsize", "fsync", "statements", "semisync", "cpu"}, "#replica-nodes .node"},
 		{"replica", r, []string{"commits", "replica_rate", "replica_lag", "replica_queue", "cpu"},
 			[]string{"commits", "replica_rate", "cpu"}, "#source-node:not([hidden])"},

@@ -2,8 +2,10 @@ package integration
 
 import (
 	"database/sql"
+	"encoding/json"
 	"fmt"
 	"math/rand/v2"
+	"net/http"
 	"strings"
 	"testing"
 	"time"
@@ -622,4 +624,73 @@ func TestReplicaOfAReplicaAppliesInOrder(t *testing.T) {
 	if err := cdb.QueryRow("SELECT COALESCE(SUM(v), 0), COUNT(*) FROM ch.t").Scan(&sum, &rows); err != nil || sum != n || rows != n+1 {
 		t.Fatalf("C has %d rows summing to %d (%v), want %d and %d", rows, sum, err, n+1, n)
 	}
+}
+
+// TestPrimaryShowsReplicaApplyLag: a Lockstep replica reports to its
+// Lockstep source how far behind it applies, every second on the dump
+// connection, and the source shows it per replica in its metrics and on
+// its dashboard; with the replica's SQL thread stopped the source says
+// so, and has no lag to show.
+func TestPrimaryShowsReplicaApplyLag(t *testing.T) {
+	p := startServer(t, t.TempDir())
+	r := startServer(t, t.TempDir(), "--server-id=2", "--source-host=127.0.0.1", fmt.Sprintf("--source-port=%d", p.port),
+		"--source-user=root")
+	pdb, rdb := p.db(""), r.db("")
+	mustExec(t, pdb, "CREATE DATABASE applylag")
+	mustExec(t, pdb, "CREATE TABLE applylag.t (id INT PRIMARY KEY)")
+	waitCaughtUp(t, pdb, rdb, 30*time.Second)
+
+	// replica2 is the replica as the primary's dashboard shows it.
+	replica2 := func() map[string]any {
+		resp, err := http.Get(fmt.Sprintf("http://127.0.0.1:%d/dashboard/state.json", p.httpPort))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		var st struct {
+			Topology struct {
+				Replicas []map[string]any `json:"replicas"`
+			} `json:"topology"`
+		}
+		if err := json.NewDecoder(resp.Body).Decode(&st); err != nil {
+			t.Fatal(err)
+		}
+		for _, rep := range st.Topology.Replicas {
+			if rep["server_id"] == float64(2) {
+				return rep
+			}
+		}
+		return nil
+	}
+	// within waits, up to 10 s (reports come every second), until ok.
+	within := func(what string, ok func() bool) {
+		t.Helper()
+		for deadline := time.Now().Add(10 * time.Second); !ok(); time.Sleep(100 * time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatalf("after 10 s: %s; the primary shows %v", what, replica2())
+			}
+		}
+	}
+	within("the replica's apply lag is shown", func() bool {
+		rep := replica2()
+		return rep != nil && rep["applying"] == "yes" && rep["apply_lag_seconds"] == float64(0) &&
+			value(scrape(t, p), "lockstep_replica_apply_lag_seconds", "2") == 0
+	})
+
+	mustExec(t, rdb, "STOP REPLICA SQL_THREAD")
+	for i := range 20 {
+		mustExec(t, pdb, "INSERT INTO applylag.t VALUES (?)", i)
+	}
+	within("the stopped SQL thread is shown", func() bool {
+		rep := replica2()
+		m := scrape(t, p)
+		return rep != nil && rep["applying"] == "no" && value(m, "lockstep_replica_apply_lag_seconds", "2") == -1 &&
+			value(m, "lockstep_replica_applied_transactions", "2") >= 0
+	})
+	mustExec(t, rdb, "START REPLICA SQL_THREAD")
+	waitCaughtUp(t, pdb, rdb, 30*time.Second)
+	within("the replica applies again, caught up", func() bool {
+		rep := replica2()
+		return rep != nil && rep["applying"] == "yes" && rep["apply_lag_seconds"] == float64(0)
+	})
 }

@@ -145,10 +145,15 @@ var (
 		"Binlog bytes published but not yet sent to the replica.", replicaLabels, nil)
 	replicaUpDesc = prometheus.NewDesc("lockstep_replica_connected_seconds",
 		"Seconds the replica's dump connection has been open.", replicaLabels, nil)
+	replicaApplyLagDesc = prometheus.NewDesc("lockstep_replica_apply_lag_seconds",
+		"The replica's Seconds_Behind_Source as it reported it last, to the microsecond (Lockstep replicas applying, only).", replicaLabels, nil)
+	replicaAppliedDesc = prometheus.NewDesc("lockstep_replica_applied_transactions",
+		"Transactions the replica reported it applied since its SQL thread started (Lockstep replicas only).", replicaLabels, nil)
 )
 
 func (c replicaCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{replicaSentDesc, replicaFileDesc, replicaAckDesc, replicaAckFileDesc, replicaBehindDesc, replicaUpDesc} {
+	for _, d := range []*prometheus.Desc{replicaSentDesc, replicaFileDesc, replicaAckDesc, replicaAckFileDesc, replicaBehindDesc, replicaUpDesc,
+		replicaApplyLagDesc, replicaAppliedDesc} {
 		ch <- d
 	}
 }
@@ -166,6 +171,12 @@ func (c replicaCollector) Collect(ch chan<- prometheus.Metric) {
 		if r.SemiSync {
 			g(replicaAckDesc, float64(r.Acked.Pos))
 			g(replicaAckFileDesc, float64(r.Acked.File))
+		}
+		if r.ApplyKnown {
+			g(replicaAppliedDesc, float64(r.Apply.Applied))
+			if r.Apply.Applying {
+				g(replicaApplyLagDesc, r.Apply.Lag.Seconds())
+			}
 		}
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"hash/crc32"
+	"io"
 	"net"
 	"os"
 	"strconv"
@@ -17,6 +18,7 @@ import (
 	"github.com/go-mysql-org/go-mysql/client"
 	gomysql "github.com/go-mysql-org/go-mysql/mysql"
 	"github.com/lockstepdb/lockstep/internal/binlog"
+	"github.com/lockstepdb/lockstep/internal/source"
 	"github.com/lockstepdb/lockstep/internal/tlscert"
 )
 
@@ -270,6 +272,12 @@ func (rc *receiver) session() error {
 	rc.setState("Waiting for source to send event")
 	rc.connected.Store(true)
 	rc.r.clearIOError()
+	if rc.r.sourceLogsCascades.Load() {
+		// A Lockstep source shows its replicas' apply lag.
+		stopReports := make(chan struct{})
+		defer close(stopReports)
+		go rc.reportApply(conn.Conn.Conn, stopReports)
+	}
 
 	// The writer appends to the relay log; this goroutine reads and ACKs.
 	events := make(chan []byte, 4096)
@@ -281,6 +289,27 @@ func (rc *receiver) session() error {
 		err = e
 	}
 	return err
+}
+
+// reportApply sends apply reports (source.ApplyReport) on w until stop
+// closes or a write fails. Each report is one Write of a whole packet,
+// so it never interleaves with an ACK, which is one Write too (net.Conn
+// serializes concurrent Writes).
+func (rc *receiver) reportApply(w io.Writer, stop <-chan struct{}) {
+	tick := time.NewTicker(source.ApplyReportInterval)
+	defer tick.Stop()
+	for {
+		select {
+		case <-stop:
+			return
+		case <-tick.C:
+		}
+		lag, applying := rc.r.applyLag(rc.r.now())
+		pkt := source.ApplyReport{Applying: applying, Lag: lag, Applied: rc.r.Stats.Applied.Load()}.Packet()
+		if _, err := w.Write(pkt); err != nil {
+			return
+		}
+	}
 }
 
 func (rc *receiver) register() error {

@@ -185,6 +185,18 @@ func New(o Options) (*Replica, error) {
 
 func (r *Replica) logf(format string, args ...any) { r.o.Logf(format, args...) }
 
+// applyLag is the applier's Seconds_Behind_Source as of now, and
+// whether the SQL thread runs at all.
+func (r *Replica) applyLag(now time.Time) (time.Duration, bool) {
+	r.mu.Lock()
+	running := r.sql != nil
+	r.mu.Unlock()
+	if !running {
+		return 0, false
+	}
+	return r.Stats.Lag(now), true
+}
+
 // now is the replica's wall clock (Options.Clock).
 func (r *Replica) now() time.Time {
 	if r.o.Clock != nil {

@@ -44,6 +44,12 @@ func (s *Server) topology() dashboard.Topology {
 			BehindBytes:      s.source.BytesBehind(r.Sent),
 			ConnectedSeconds: time.Since(r.Started).Seconds(),
 		}
+		if r.ApplyKnown {
+			link.Applying = "no"
+			if r.Apply.Applying {
+				link.Applying, link.ApplyLagSeconds = "yes", r.Apply.Lag.Seconds()
+			}
+		}
 		if r.SemiSync && r.Acked.File != 0 {
 			link.Acknowledged = fmt.Sprintf("binlog.%06d:%d", r.Acked.File, r.Acked.Pos)
 		}

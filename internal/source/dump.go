@@ -155,7 +155,8 @@ func (d *dumper) heldPrefix(p binlog.Position) {
 }
 
 // readAcks reads what the replica sends during the dump: semi-sync ACKs,
-// or the end of the connection.
+// a Lockstep replica's apply reports (ApplyReport), or the end of the
+// connection.
 func (d *dumper) readAcks(conn net.Conn) {
 	defer close(d.gone)
 	br := bufio.NewReaderSize(conn, 4096)
@@ -169,6 +170,10 @@ func (d *dumper) readAcks(conn net.Conn) {
 			if num, ok := d.s.log.Num(string(pkt[9:])); ok {
 				d.s.Semi.ack(d.r, d.r.clampAck(binlog.Position{File: num, Pos: int64(pos)}))
 			}
+			continue
+		}
+		if rep, ok := parseApplyReport(pkt); ok {
+			d.r.apply.set(rep, time.Now())
 			continue
 		}
 		if len(pkt) > 0 && pkt[0] == comQuit {

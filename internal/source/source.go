@@ -84,6 +84,8 @@ type replica struct {
 	// replica, set before the first byte of it is: the replica cannot
 	// hold anything past it, so a semi-sync ACK past it is clamped to it.
 	offered binlog.Position
+
+	apply applyState // the replica's last apply report
 }
 
 func (r *replica) setSent(p binlog.Position) {
@@ -125,6 +127,10 @@ type ReplicaInfo struct {
 	Started  time.Time
 	Sent     binlog.Position
 	Acked    binlog.Position
+	// Apply is the replica's last apply report, if ApplyKnown (a Lockstep
+	// replica that reported within the last few seconds).
+	Apply      ApplyReport
+	ApplyKnown bool
 }
 
 // Replicas lists the dump connections, by server id.
@@ -148,6 +154,7 @@ func (s *Source) Replicas() []ReplicaInfo {
 			UUID: r.req.UUID, Flavor: r.req.Flavor, SemiSync: r.req.SemiSync,
 			Started: r.started, Sent: sent, Acked: acked,
 		})
+		out[len(out)-1].Apply, out[len(out)-1].ApplyKnown = r.apply.get(time.Now())
 	}
 	sort.Slice(out, func(i, j int) bool {
 		return out[i].ServerID < out[j].ServerID || (out[i].ServerID == out[j].ServerID && out[i].ConnID < out[j].ConnID)

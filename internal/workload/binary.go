@@ -102,11 +102,11 @@ func (b Binary) memberArgs(i int, ms []member) ([]string, error) {
 		return nil, errors.New("a MariaDB cluster needs Galera's provider library (galera-4's libgalera_smm.so)")
 	}
 	if _, err := os.Stat(b.Provider); err != nil {
-		return nil, fmt.Errorf("Galera's provider: %w", err)
+		return nil, fmt.Errorf("the Galera provider: %w", err)
 	}
 	for _, tool := range []string{"mariabackup", "socat"} {
 		if _, err := exec.LookPath(tool); err != nil {
-			return nil, fmt.Errorf("Galera's state transfer here is by mariabackup over socat: %s is not installed", tool)
+			return nil, fmt.Errorf("state transfer between Galera nodes is by mariabackup over socat here: %s is not installed", tool)
 		}
 	}
 	opts := fmt.Sprintf("base_host=%s;base_port=%d;gmcast.listen_addr=tcp://%s;ist.recv_addr=%s:%d;gcache.size=256M",

@@ -65,6 +65,12 @@ function renderTopology(t) {
     const behind = el("span", stateClass(r.behind_bytes === 0, r.behind_bytes < 1 << 20), `${fmt(r.behind_bytes, 0)} bytes behind`);
     const line = el("div");
     line.append(`${kind} · sent ${r.sent}` + (r.acknowledged ? ` · acked ${r.acknowledged}` : "") + " · ", behind);
+    if (r.applying === "yes") {
+      const lag = r.apply_lag_seconds;
+      line.append(" · ", el("span", stateClass(lag < 1, lag < 10), `applies ${fmt(lag, lag < 10 ? 1 : 0)} s behind`));
+    } else if (r.applying === "no") {
+      line.append(" · ", el("span", "state-bad", "SQL thread stopped"));
+    }
     n.append(el("b", "", name), line);
     return n;
   });
