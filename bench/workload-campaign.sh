@@ -7,8 +7,10 @@
 # increment may be lost, and list-append must show no anomaly that
 # REPEATABLE READ forbids in MySQL-family servers.
 #
-# Writes a Markdown table to $OUT and every run's history and report under
-# $WORK (kept for inspection). Everything runs on 127.0.0.1.
+# Writes a Markdown table to $OUT (with each run's longest time without a
+# commit anywhere) and every run's history and report under $WORK (kept
+# for inspection). Everything runs on 127.0.0.1 (or, for partitions, in
+# network namespaces the command makes).
 #
 #   bench/workload-campaign.sh                      # ~100 faults per workload, ~4 x 8 min
 #   ROUNDS=10 INTERVAL=2 bench/workload-campaign.sh  # a short one
@@ -76,8 +78,8 @@ secs=$((ROUNDS * (INTERVAL + 2)))
   echo "$(date -u +%FT%TZ), $(nproc) CPUs, commit $(cd "$ROOT" && git rev-parse --short HEAD)."
   echo "Command: \`CLUSTER=$CLUSTER REPLICAS=$REPLICAS SEMISYNC=$SEMISYNC ROUNDS=$ROUNDS INTERVAL=$INTERVAL CLIENTS=$CLIENTS FAULTS=$FAULTS bench/workload-campaign.sh\`"
   echo
-  echo "| workload | seconds | faults | ok | fail | info | verdict | checks |"
-  echo "|---|---|---|---|---|---|---|---|"
+  echo "| workload | seconds | faults | ok | fail | info | longest stall (s) | verdict | checks |"
+  echo "|---|---|---|---|---|---|---|---|---|"
 } > "$OUT"
 
 # row REPORT_JSON: the report as a row of the table.
@@ -92,7 +94,8 @@ for f in r["faults"] or []:
 faults = f'{len(r["faults"] or [])} (' + ", ".join(f"{n} {k}" for k, n in kinds.items()) + ")"
 for s in r.get("skipped_faults") or []:
     faults += f"; SKIPPED {s}"
-print(f'| {r["workload"]} | {r["elapsed_ns"]/1e9:.0f} | {faults} | {r["ok"]} | {r["fail"]} | {r["info"]} | {"valid" if r["valid"] else "INVALID"} | {checks} |')
+stall = r.get("longest_stall_ns", 0) / 1e9
+print(f'| {r["workload"]} | {r["elapsed_ns"]/1e9:.0f} | {faults} | {r["ok"]} | {r["fail"]} | {r["info"]} | {stall:.2f} | {"valid" if r["valid"] else "INVALID"} | {checks} |')
 PY
 }
 
@@ -123,8 +126,8 @@ if [ "${MARIADB:-1}" = 1 ] && [ -n "$MARIADBD" ] && [ -z "$REPLICAS" ]; then
     echo
     echo "$what on the same box, same workloads and faults:"
     echo
-    echo "| workload | seconds | faults | ok | fail | info | verdict | checks |"
-    echo "|---|---|---|---|---|---|---|---|"
+    echo "| workload | seconds | faults | ok | fail | info | longest stall (s) | verdict | checks |"
+    echo "|---|---|---|---|---|---|---|---|---|"
   } >> "$OUT"
   for w in $WORKLOADS; do
     dir=$WORK/mariadb-$w
@@ -133,7 +136,7 @@ if [ "${MARIADB:-1}" = 1 ] && [ -n "$MARIADBD" ] && [ -z "$REPLICAS" ]; then
     "$BIN" workload "$w" "${TARGET[@]}" --mariadbd "$MARIADBD" --dir "$dir" --duration "${secs}s" \
       --clients "$CLIENTS" --faults "$FAULTS" --fault-interval "${INTERVAL}s" > "$dir.out" 2>"$dir.err"
     set -e
-    if [ -s "$dir/report.json" ]; then row "$dir/report.json" >> "$OUT"; else echo "| $w | - | - | - | - | - | did not run: $(tail -1 "$dir.err") | |" >> "$OUT"; fi
+    if [ -s "$dir/report.json" ]; then row "$dir/report.json" >> "$OUT"; else echo "| $w | - | - | - | - | - | - | did not run: $(tail -1 "$dir.err") | |" >> "$OUT"; fi
     cat "$dir.out" >&2
   done
 fi
