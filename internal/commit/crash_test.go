@@ -396,22 +396,27 @@ func TestFsyncFailureRefusesCommits(t *testing.T) {
 	s.Close()
 }
 
-// TestDiskFullUndoesAndResumes: a write that fails for lack of space
-// (ENOSPC) is never acknowledged; the group is cut from the binlog and
-// taken back, and commits resume by themselves once writes succeed again,
-// with the GTID and sequence numbers the failed ones would have had. Run
-// on memory (nothing written before the error) and on a real directory
-// with half of the group written before the error (cut back with the
-// file's descriptor).
+// TestDiskFullUndoesAndResumes: a write the disk refuses, for lack of
+// space (ENOSPC) or because it is read-only (EROFS), is never
+// acknowledged; the group is cut from the binlog and taken back, and
+// commits resume by themselves once writes succeed again, with the GTID
+// and sequence numbers the failed ones would have had. Run on memory
+// (nothing written before the error) and, for a full disk, on a real
+// directory with half of the group written before the error (cut back
+// with the file's descriptor).
 func TestDiskFullUndoesAndResumes(t *testing.T) {
-	for _, partial := range []bool{false, true} {
-		t.Run(fmt.Sprintf("partial=%v", partial), func(t *testing.T) {
+	for _, c := range []struct {
+		errno   syscall.Errno
+		partial bool
+	}{{syscall.ENOSPC, false}, {syscall.ENOSPC, true}, {syscall.EROFS, false}} {
+		partial := c.partial
+		t.Run(fmt.Sprintf("%v,partial=%v", c.errno, partial), func(t *testing.T) {
 			var base vfs.FS = vfs.NewMem()
 			dir := "/data"
 			if partial {
 				base, dir = vfs.Default, t.TempDir()
 			}
-			ffs := &failFS{FS: base}
+			ffs := &failFS{FS: base, errno: c.errno}
 			ffs.partial.Store(partial)
 			cfg := newConfig(1, true, 1<<30)
 			p, s, _, _, err := Open(OpenOptions{FS: ffs, Dir: dir, Config: cfg})
@@ -426,7 +431,7 @@ func TestDiskFullUndoesAndResumes(t *testing.T) {
 			ffs.failWrite.Store(true)
 			for k := range int64(3) {
 				err := put(p, s, tab, map[int64]int64{10 + k: 1}, nil)
-				if !errors.Is(err, ErrNoSpace) || !strings.Contains(err.Error(), "no space left") {
+				if !errors.Is(err, ErrWriteRefused) || !errors.Is(err, c.errno) {
 					t.Fatalf("commit with a failing write: %v", err)
 				}
 			}
@@ -461,6 +466,7 @@ func TestDiskFullUndoesAndResumes(t *testing.T) {
 
 type failFS struct {
 	vfs.FS
+	errno     syscall.Errno // what a failing write returns (ENOSPC if 0)
 	failSync  atomic.Bool
 	failWrite atomic.Bool
 	partial   atomic.Bool // a failing write writes half its bytes first
@@ -489,6 +495,13 @@ func (f *failFile) Sync() error {
 	return f.File.Sync()
 }
 
+func (f *failFS) writeErr() error {
+	if f.errno == 0 {
+		return syscall.ENOSPC
+	}
+	return f.errno
+}
+
 func runtimeYield() { time.Sleep(100 * time.Microsecond) }
 
 func (f *failFile) SyncData() error { return f.Sync() }
@@ -497,9 +510,9 @@ func (f *failFile) Write(p []byte) (int, error) {
 	if f.fs.failWrite.Load() {
 		if f.fs.partial.Load() {
 			n, _ := f.File.Write(p[:len(p)/2])
-			return n, syscall.ENOSPC
+			return n, f.fs.writeErr()
 		}
-		return 0, syscall.ENOSPC
+		return 0, f.fs.writeErr()
 	}
 	return f.File.Write(p)
 }
@@ -509,9 +522,9 @@ func (f *failFile) WriteAt(p []byte, off int64) (int, error) {
 	if f.fs.failWrite.Load() {
 		if f.fs.partial.Load() {
 			n, _ := f.File.WriteAt(p[:len(p)/2], off)
-			return n, syscall.ENOSPC
+			return n, f.fs.writeErr()
 		}
-		return 0, syscall.ENOSPC
+		return 0, f.fs.writeErr()
 	}
 	return f.File.WriteAt(p, off)
 }

@@ -833,22 +833,24 @@ func (p *Pipeline) sync() (time.Duration, error) {
 	return d, err
 }
 
-// ErrNoSpace wraps a binlog write that failed for lack of disk space and
-// was undone: the transactions it carried and those queued behind it were
-// not committed; later ones are tried again.
-var ErrNoSpace = errors.New("binlog write failed for lack of disk space; the transaction was not committed")
+// ErrWriteRefused wraps a binlog write the disk refused (full, or
+// read-only: storage.IsWriteRefused) and that was undone: the
+// transactions it carried and those queued behind it were not committed;
+// later ones are tried again.
+var ErrWriteRefused = errors.New("the disk refused the binlog write; the transaction was not committed")
 
-// rewind undoes a group whose write failed for lack of space, so that
-// commits resume by themselves once space is freed, instead of stopping
-// the pipeline: the file is cut back to where the group started, the
-// group and everything queued behind it fail with ErrNoSpace, and the
+// rewind undoes a group whose write the disk refused, so that commits
+// resume by themselves once space is freed or the disk is writable
+// again, instead of stopping the pipeline: the file is cut back to where
+// the group started, the group and everything queued behind it fail with
+// ErrWriteRefused, and the
 // reservations they made (positions, GTID numbers, sequence numbers,
 // dependency history) are taken back, so the next transaction is reserved
 // as if they had never been. None of them was acknowledged, published to
 // replicas or applied. A group that rotated the file, and a write the log
 // cannot cut back, still stop the pipeline.
 func (p *Pipeline) rewind(err error, group []*Trx) bool {
-	if !storage.IsNoSpace(err) {
+	if !storage.IsWriteRefused(err) {
 		return false
 	}
 	for _, t := range group {
@@ -877,7 +879,7 @@ func (p *Pipeline) rewind(err error, group []*Trx) bool {
 	p.nextSeq = group[0].GTID.SequenceNumber
 	p.tracker.rollback(p.nextSeq - 1)
 	p.mu.Unlock()
-	err = fmt.Errorf("%w: %w", ErrNoSpace, err)
+	err = fmt.Errorf("%w: %w", ErrWriteRefused, err)
 	for _, t := range failed {
 		if t.Batch != nil {
 			t.Batch.Close()

@@ -3,6 +3,8 @@ package sqlengine
 import (
 	"context"
 	"errors"
+	"strings"
+	"syscall"
 
 	"github.com/dolthub/vitess/go/mysql"
 	"github.com/lockstepdb/lockstep/internal/cluster"
@@ -51,8 +53,14 @@ func mysqlError(err error) error {
 		return mysql.NewSQLError(mysql.ERSPDoesNotExist, "42000", "%s", err.Error())
 	case errors.Is(err, context.Canceled):
 		return mysql.NewSQLError(mysql.ERQueryInterrupted, "70100", "Query execution was interrupted")
-	case errors.Is(err, commit.ErrNoSpace):
-		return mysql.NewSQLError(erErrorOnWrite, "HY000", "Error writing file 'binlog' (errno: 28 - No space left on device): %s", err.Error())
+	case errors.Is(err, commit.ErrWriteRefused):
+		errno := syscall.ENOSPC
+		for _, e := range []syscall.Errno{syscall.EROFS, syscall.EDQUOT} {
+			if errors.Is(err, e) {
+				errno = e
+			}
+		}
+		return mysql.NewSQLError(erErrorOnWrite, "HY000", "Error writing file 'binlog' (errno: %d - %s): %s", int(errno), osErrorText(errno), err.Error())
 	case errors.As(err, new(*storage.TriggerInWrongSchemaError)):
 		return mysql.NewSQLError(erTrgInWrongSchema, "HY000", "Trigger in wrong schema")
 	case errors.Is(err, commit.ErrReadLocked):
@@ -76,4 +84,14 @@ func mysqlError(err error) error {
 		return mysql.NewSQLError(erTransCacheFull, "HY000", "Multi-statement transaction required more than 'wsrep_max_ws_size' bytes of storage (%d on a cluster member); commit it in smaller transactions", txn.MaxClusterTrx)
 	}
 	return err
+}
+
+// osErrorText is errno's text as MySQL prints it (strerror's: "No space
+// left on device", "Read-only file system").
+func osErrorText(errno syscall.Errno) string {
+	s := errno.Error()
+	if s == "" {
+		return s
+	}
+	return strings.ToUpper(s[:1]) + s[1:]
 }

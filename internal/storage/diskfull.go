@@ -11,16 +11,17 @@ import (
 	"github.com/cockroachdb/pebble/v2/vfs"
 )
 
-// A full disk, as the store sees it.
+// A full or read-only disk, as the store sees it.
 //
 // Pebble retries a failed flush or compaction at once, and logs each
 // failure: with the disk full that was a loop of tens of thousands of
 // errors a minute using most of a core. The store's filesystem is wrapped
-// so that a write, sync or create failing for lack of space waits before
+// so that a write, sync or create the disk refuses (IsWriteRefused: no
+// space, no quota, or a filesystem remounted read-only) waits before
 // returning the error, longer each time (backoff, from 50 ms up to 5 s),
 // which paces Pebble's retries; the wait ends at the first success. The
-// log gets one line when an episode starts and one when space is back;
-// messages that repeat meanwhile are counted, not printed.
+// log gets one line when an episode starts and one when the disk takes
+// writes again; messages that repeat meanwhile are counted, not printed.
 //
 // Nothing is lost meanwhile: with the WAL off a failed flush leaves the
 // memtable in memory, and once Pebble's memtables are full, applying
@@ -44,15 +45,17 @@ type noSpaceFS struct {
 	sleep func(time.Duration)
 }
 
-// IsNoSpace reports whether err is a write that failed for lack of space
-// (a full disk or an exhausted quota).
-func IsNoSpace(err error) bool {
-	return errors.Is(err, syscall.ENOSPC) || errors.Is(err, syscall.EDQUOT)
+// IsWriteRefused reports whether err is a write the disk refused and may
+// take later: for lack of space (a full disk, an exhausted quota), or
+// because the filesystem is read-only (remounted so by an operator, or by
+// the kernel after an I/O error, until it is made writable again).
+func IsWriteRefused(err error) bool {
+	return errors.Is(err, syscall.ENOSPC) || errors.Is(err, syscall.EDQUOT) || errors.Is(err, syscall.EROFS)
 }
 
 // outcome records the result of one operation and paces failures.
 func (fs *noSpaceFS) outcome(op string, err error) error {
-	if err == nil || !IsNoSpace(err) {
+	if err == nil || !IsWriteRefused(err) {
 		if err == nil {
 			fs.mu.Lock()
 			was := fs.wait
@@ -149,7 +152,11 @@ func (l *episodeLogger) started(op string, err error) {
 	}
 	l.in, l.muted = true, 0
 	l.mu.Unlock()
-	l.warn(fmt.Sprintf("the store's disk is full (%s: %v): flushes and compactions are retried with a growing pause, commits wait once memory for unflushed writes is used up; store errors are not repeated until space is back", op, err))
+	why := "full"
+	if errors.Is(err, syscall.EROFS) {
+		why = "read-only"
+	}
+	l.warn(fmt.Sprintf("the store's disk is %s (%s: %v): flushes and compactions are retried with a growing pause, commits wait once memory for unflushed writes is used up; store errors are not repeated until the disk takes writes again", why, op, err))
 }
 
 func (l *episodeLogger) ended() {
