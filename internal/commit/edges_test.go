@@ -109,7 +109,8 @@ func waitUntil(t *testing.T, what string, cond func() bool) {
 
 // A failed apply fails the groups queued behind it, which are never
 // applied: storage must not show a transaction without one committed
-// before it.
+// before it. All of them are in the binlog (a restart replays them), so
+// their outcome is unknown, not refused; later commits are refused.
 func TestFailedApplyFailsLaterGroups(t *testing.T) {
 	p, log, st := newEdges(t, newConfig(1, false, 1<<30))
 	gate := make(chan error)
@@ -127,36 +128,38 @@ func TestFailedApplyFailsLaterGroups(t *testing.T) {
 	// being applied.
 	waitUntil(t, "the second group's write", func() bool { a, _ := log.counts(); return a == 2 })
 	gate <- errors.New("injected apply error")
-	if err := first.Wait(); err == nil {
-		t.Fatal("the first transaction committed despite its failed apply")
+	if err := first.Wait(); !errors.Is(err, ErrOutcomeUnknown) {
+		t.Fatalf("the first transaction, whose apply failed: %v, want ErrOutcomeUnknown", err)
 	}
-	if err := second.Wait(); err == nil {
-		t.Fatal("a transaction after a failed apply committed")
+	if err := second.Wait(); !errors.Is(err, ErrOutcomeUnknown) {
+		t.Fatalf("a transaction written after a failed apply: %v, want ErrOutcomeUnknown", err)
 	}
 	if n := st.applies(); n != 1 {
 		t.Fatalf("%d applies after a failed one, want none", n-1)
 	}
-	if err := p.Commit(emptyTrx()); !errors.Is(err, ErrStopped) {
-		t.Fatalf("commit after a failed apply: %v, want ErrStopped", err)
+	if err := p.Commit(emptyTrx()); !errors.Is(err, ErrStopped) || errors.Is(err, ErrOutcomeUnknown) {
+		t.Fatalf("commit after a failed apply: %v, want ErrStopped only", err)
 	}
 }
 
 // A failed write fails the group and stops the pipeline before anything
-// reaches storage.
+// reaches storage. The group's bytes may be in the file (the write may
+// have failed part-way), so its outcome is unknown; later commits are
+// refused.
 func TestFailedWriteStopsBeforeStorage(t *testing.T) {
 	p, log, st := newEdges(t, newConfig(1, true, 1<<30))
 	log.failAt = 2
 	if err := p.Commit(emptyTrx()); err != nil {
 		t.Fatal(err)
 	}
-	if err := p.Commit(emptyTrx()); err == nil {
-		t.Fatal("a transaction whose write failed committed")
+	if err := p.Commit(emptyTrx()); !errors.Is(err, ErrOutcomeUnknown) {
+		t.Fatalf("a transaction whose write failed: %v, want ErrOutcomeUnknown", err)
 	}
 	if n := st.applies(); n != 1 {
 		t.Fatalf("%d applies, want 1", n)
 	}
-	if err := p.Commit(emptyTrx()); !errors.Is(err, ErrStopped) {
-		t.Fatalf("commit after a failed write: %v, want ErrStopped", err)
+	if err := p.Commit(emptyTrx()); !errors.Is(err, ErrStopped) || errors.Is(err, ErrOutcomeUnknown) {
+		t.Fatalf("commit after a failed write: %v, want ErrStopped only", err)
 	}
 }
 

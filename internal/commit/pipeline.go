@@ -197,6 +197,17 @@ type Stats struct {
 // ErrStopped is returned once the pipeline has failed or closed.
 var ErrStopped = errors.New("binlog is not accepting commits")
 
+// ErrOutcomeUnknown wraps the error of a transaction whose bytes may be
+// in the binlog when the pipeline stopped under it: its group's fsync
+// failed (the OS may have written the bytes or not), its group's write
+// failed part-way and could not be cut back, or its group was written
+// and its apply to storage failed (a restart replays the binlog). It was
+// not acknowledged, and it may be there after a restart, so it must not
+// be reported as refused: a client that took it for refused and ran it
+// again could apply it twice. Transactions queued behind the group were
+// never written and get a plain error.
+var ErrOutcomeUnknown = errors.New("the transaction may have been committed")
+
 // ErrGTIDExecuted is returned for a KeepGTID transaction whose GTID is
 // already in the executed set.
 var ErrGTIDExecuted = errors.New("GTID already executed")
@@ -892,6 +903,7 @@ func (p *Pipeline) rewind(err error, group []*Trx) bool {
 // fail stops the pipeline: group and everything queued get err.
 func (p *Pipeline) fail(err error, group []*Trx) {
 	err = fmt.Errorf("binlog write failed, refusing further commits: %w", err)
+	unknown := fmt.Errorf("%w: %w", ErrOutcomeUnknown, err)
 	p.mu.Lock()
 	p.failed = err
 	p.qmu.Lock()
@@ -899,11 +911,15 @@ func (p *Pipeline) fail(err error, group []*Trx) {
 	p.queue = nil
 	p.qmu.Unlock()
 	p.mu.Unlock()
-	for _, t := range append(group, rest...) {
+	for i, t := range append(group, rest...) {
 		if t.Batch != nil {
 			t.Batch.Close()
 		}
-		p.finish(t, err)
+		if i < len(group) {
+			p.finish(t, unknown) // its bytes may be in the binlog
+		} else {
+			p.finish(t, err) // never written
+		}
 	}
 }
 
@@ -969,7 +985,7 @@ func (p *Pipeline) committer() {
 		}
 		err := p.store.Apply(batches, ends, g.synced)
 		if err != nil {
-			applyErr = fmt.Errorf("storage apply failed after the binlog was written: %w", err)
+			applyErr = fmt.Errorf("%w: storage apply failed after the binlog was written: %w", ErrOutcomeUnknown, err)
 			p.mu.Lock()
 			p.failed = applyErr
 			p.mu.Unlock()

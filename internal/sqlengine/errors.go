@@ -67,6 +67,10 @@ func mysqlError(err error) error {
 		return mysql.NewSQLError(erCantUpdateWithReadLock, "HY000", "Can't execute the query because you have a conflicting read lock")
 	case errors.Is(err, commit.ErrLockWaitTimeout):
 		return mysql.NewSQLError(mysql.ERLockWaitTimeout, "HY000", "Lock wait timeout exceeded; try restarting transaction")
+	case errors.Is(err, commit.ErrOutcomeUnknown):
+		// Not refused: it may be there after a restart (MySQL aborts the
+		// server here, and its clients see the connection lost).
+		return mysql.NewSQLError(erErrorDuringCommit, "HY000", "Got error during COMMIT: the binary log failed under it, so the transaction may have been committed: %s", err.Error())
 	case errors.Is(err, commit.ErrStopped):
 		return mysql.NewSQLError(erErrorOnWrite, "HY000", "Error writing the binary log: %s", err.Error())
 	case errors.Is(err, cluster.ErrConflict), errors.Is(err, cluster.ErrNotCommitted):
