@@ -56,8 +56,12 @@ Workloads:
 
 With --start-server, the command starts a Lockstep server of its own (this
 binary, data under --dir) and can inject faults into it: --faults
-kill,pause,restart every --fault-interval, and diskfull (as root: the data
-directory on a tmpfs of --disk-size bytes, filled for half an interval). With --start-cluster N it
+kill,pause,restart every --fault-interval, diskfull (as root: the data
+directory on a tmpfs of --disk-size bytes, filled for half an interval)
+and readonly (as root: the data directory on an ext4 filesystem of
+--disk-size bytes on a loop device, which the kernel makes read-only for
+half an interval, as after an I/O error; the server is then killed, the
+filesystem checked and the server started again). With --start-cluster N it
 starts N cluster members instead, spreads the clients over them, and each
 fault hits one member; partition (as root: members in network namespaces)
 and wipe (a member's data directory emptied: it rejoins with a copy of the
@@ -118,8 +122,8 @@ is 1 when a check fails.`,
 				if (k == "failover" || k == "disconnect") && startReplicas == 0 {
 					return fmt.Errorf("the %s fault needs --start-replicas", k)
 				}
-				if k == "diskfull" && !startServer {
-					return errors.New("the diskfull fault needs --start-server")
+				if (k == "diskfull" || k == "readonly") && !startServer {
+					return fmt.Errorf("the %s fault needs --start-server", k)
 				}
 			}
 			switch {
@@ -177,7 +181,17 @@ is 1 when a check fails.`,
 			case startServer:
 				var skipped []string
 				var s *workload.Server
-				if slices.Contains(kinds, "diskfull") {
+				if slices.Contains(kinds, "readonly") {
+					// An ext4 disk of its own for the kernel to make
+					// read-only (and to fill).
+					s, err = workload.StartServerOnLoopDisk("server1", bin, filepath.Join(cfg.Dir, "server1"), diskSize, strings.Fields(serverOpts)...)
+					if errors.Is(err, workload.ErrNoLoopDisk) {
+						skipped = append(skipped, "readonly ("+err.Error()+")")
+						kinds = slices.DeleteFunc(kinds, func(k string) bool { return k == "readonly" })
+						s, err = nil, nil
+					}
+				}
+				if s == nil && err == nil && slices.Contains(kinds, "diskfull") {
 					// A disk of its own to fill.
 					s, err = workload.StartServerOnTmpfs("server1", bin, filepath.Join(cfg.Dir, "server1"), diskSize, strings.Fields(serverOpts)...)
 					if errors.Is(err, workload.ErrNoTmpfs) {
@@ -240,9 +254,9 @@ is 1 when a check fails.`,
 	f.IntVar(&startCluster, "start-cluster", 0, "start a cluster of this many Lockstep members of this binary for the run (data under --dir); clients are spread over them and faults hit one member at a time")
 	f.IntVar(&startReplicas, "start-replicas", 0, "start a primary and this many servers in all, the others its replicas, of this binary for the run (data under --dir); clients follow the primary across failovers")
 	f.BoolVar(&semiSync, "semi-sync", false, "with --start-replicas: semi-synchronous replication (AFTER_SYNC)")
-	f.Int64Var(&diskSize, "disk-size", 1<<30, "with --faults diskfull: bytes of the tmpfs the started server's data directory is on")
+	f.Int64Var(&diskSize, "disk-size", 1<<30, "with --faults diskfull or readonly: bytes of the disk (tmpfs, or ext4 with readonly) the started server's data directory is on")
 	f.StringVar(&serverOpts, "server-opts", "", "extra options for the started server, space-separated (e.g. \"--sync-binlog=0\")")
-	f.StringVar(&faults, "faults", "", "faults to inject into the started servers: kill, pause, restart, partition, wipe, failover, disconnect (comma-separated; partition puts each cluster member in a network namespace, which needs root, and is reported as skipped where it cannot; wipe empties a cluster member's data directory; failover and disconnect hit --start-replicas; diskfull fills the started server's tmpfs, which needs root)")
+	f.StringVar(&faults, "faults", "", "faults to inject into the started servers: kill, pause, restart, partition, wipe, failover, disconnect (comma-separated; partition puts each cluster member in a network namespace, which needs root, and is reported as skipped where it cannot; wipe empties a cluster member's data directory; failover and disconnect hit --start-replicas; diskfull fills the started server's tmpfs and readonly has the kernel make its ext4 disk read-only, both as root)")
 	f.DurationVar(&faultInterval, "fault-interval", 5*time.Second, "mean time between faults")
 	f.StringVar(&mariadbd, "mariadbd", "", "with --start-server or --start-cluster: start MariaDB's mariadbd at this path instead of Lockstep (mariadb-install-db makes its data directory)")
 	f.StringVar(&provider, "galera-provider", "/usr/lib/galera/libgalera_smm.so", "with --mariadbd and --start-cluster: Galera's provider library")

@@ -107,7 +107,7 @@ func (a *ackedWrites) check(ctx context.Context, r *run) ([]Check, error) {
 		{Name: "refused inserts absent", OK: len(resurrected) == 0,
 			Detail: fmt.Sprintf("%d refused inserts present%s", len(resurrected), sample(resurrected))},
 		{Name: "unknown outcomes", OK: true,
-			Detail: fmt.Sprintf("%d inserts whose connection broke: %d committed, %d not", info, infoPresent, info-infoPresent)},
+			Detail: fmt.Sprintf("%d inserts of unknown outcome (the connection broke at COMMIT, or 1180): %d committed, %d not", info, infoPresent, info-infoPresent)},
 	}
 	return checks, nil
 }

@@ -47,10 +47,17 @@ import (
 //     replica (provisioned again when the new primary refuses it).
 //   - disconnect: the primary of a replica set drops its replicas'
 //     connections; they reconnect by themselves.
-//   - diskfull: the tmpfs a server's data directory is on
-//     (StartServerOnTmpfs) is filled to the last byte for half an
-//     interval, then freed: commits fail meanwhile (1026, never
-//     acknowledged) and must resume by themselves.
+//   - diskfull: the disk a server's data directory is on
+//     (StartServerOnTmpfs, StartServerOnLoopDisk) is filled to the last
+//     byte for half an interval, then freed: commits fail meanwhile
+//     (1026, never acknowledged) and must resume by themselves.
+//   - readonly: the kernel makes the ext4 filesystem a server's data
+//     directory is on (StartServerOnLoopDisk) read-only, as it does
+//     after an I/O error, for half an interval: commits fail meanwhile
+//     (1026, never acknowledged). Such a filesystem stays read-only
+//     until it is checked: the server is then killed, the filesystem
+//     unmounted, checked (e2fsck) and mounted again, and the server
+//     started.
 //
 // When the run ends every target is left running and connected.
 type Faults struct {
@@ -68,7 +75,7 @@ type Faults struct {
 
 // FaultKinds lists the faults a schedule can name.
 func FaultKinds() []string {
-	return []string{"kill", "pause", "restart", "partition", "wipe", "failover", "disconnect", "diskfull"}
+	return []string{"kill", "pause", "restart", "partition", "wipe", "failover", "disconnect", "diskfull", "readonly"}
 }
 
 // ParseFaults checks a comma-separated list of fault kinds.
@@ -130,12 +137,16 @@ func (f *Faults) start(ctx context.Context, r *run) (stop func()) {
 				}
 				continue
 			}
-			if kind == "diskfull" {
-				what, err := s.fillDisk(ctx, f.Interval/2)
+			if kind == "diskfull" || kind == "readonly" {
+				disk := s.fillDisk
+				if kind == "readonly" {
+					disk = s.readOnlyDisk
+				}
+				what, err := disk(ctx, f.Interval/2)
 				if err != nil {
-					r.noteFault(fmt.Sprintf("diskfull %s at %.1fs failed: %v", s.Name, at, err))
+					r.noteFault(fmt.Sprintf("%s %s at %.1fs failed: %v", kind, s.Name, at, err))
 				} else {
-					r.noteFault(fmt.Sprintf("diskfull %s at %.1fs: %s", s.Name, at, what))
+					r.noteFault(fmt.Sprintf("%s %s at %.1fs: %s", kind, s.Name, at, what))
 				}
 				continue
 			}
@@ -259,7 +270,8 @@ type Server struct {
 	first []string // options of the first start only (a Galera bootstrap)
 	dir   string
 	host  *netns.Host // nil: the caller's network namespace
-	disk  string      // the tmpfs its data directory is on ("": none)
+	disk  string      // the mount its data directory is on ("": none)
+	loop  string      // that mount's loop device, if ext4 ("": a tmpfs)
 
 	mu     sync.Mutex
 	cmd    *exec.Cmd
@@ -319,7 +331,7 @@ func startServerAt(name string, bin Binary, dir, data, disk string, extra []stri
 // removes the file; it says how much it wrote.
 func (s *Server) fillDisk(ctx context.Context, hold time.Duration) (string, error) {
 	if s.disk == "" {
-		return "", errors.New("its data directory is not on a disk of its own (StartServerOnTmpfs)")
+		return "", errors.New("its data directory is not on a disk of its own (StartServerOnTmpfs, StartServerOnLoopDisk)")
 	}
 	path := filepath.Join(s.disk, "filler")
 	f, err := os.Create(path)
@@ -618,8 +630,9 @@ func (s *Server) Stop() error {
 	return s.signalAndWait(syscall.SIGTERM, time.Minute)
 }
 
-// Close stops the server for good: Stop, then the tmpfs its data
-// directory is on, if any, is unmounted (its data goes with it).
+// Close stops the server for good: Stop, then the disk its data
+// directory is on, if it has one, is unmounted (a tmpfs's data goes with
+// it) and its loop device freed.
 func (s *Server) Close() error {
 	err := s.Stop()
 	if s.disk != "" {
@@ -627,6 +640,12 @@ func (s *Server) Close() error {
 			err = uerr
 		}
 		s.disk = ""
+	}
+	if s.loop != "" {
+		if lerr := exec.Command("losetup", "-d", s.loop).Run(); lerr != nil && err == nil {
+			err = lerr
+		}
+		s.loop = ""
 	}
 	return err
 }
