@@ -70,12 +70,14 @@ func correctArgs(ctx *sql.Context, e sql.Expression) (sql.Expression, transform.
 	if sf, ok := checkSetRange(ctx, e); ok {
 		return sf, transform.NewTree, nil // outofrange.go
 	}
+	if gc, ok := e.(*aggregation.GroupConcat); ok {
+		if mine, ok := asGroupConcat(gc); ok {
+			return mine.valuesAsText(ctx) // groupconcat.go
+		}
+	}
 	e, sameText, err := wrapTemporalArgs(ctx, e)
 	if err != nil {
 		return nil, transform.SameTree, err
-	}
-	if gc, ok := e.(*aggregation.GroupConcat); ok && len(gc.OutputExpressions()) > 1 {
-		return concatGroupArgs(ctx, gc) // groupconcat.go
 	}
 	e, sameDouble, err := wrapDoubleArgs(ctx, e)
 	if err != nil {

@@ -745,6 +745,7 @@ func note(ctx context.Context, st ast.Statement, text string, queryLen int) erro
 		return err
 	}
 	rewriteRegexpOperators(st, text)
+	rewriteGroupConcat(st, text)
 	rewriteDecimalCasts(st, text)
 	rewriteTimeCasts(st, text)
 	rewriteIntervalArithmetic(st, text)
@@ -867,6 +868,7 @@ func (p parser) ParseSimple(query string) (ast.Statement, error) {
 	st, err := p.Parser.ParseSimple(query)
 	if err == nil {
 		rewriteRegexpOperators(st, query)
+		rewriteGroupConcat(st, query)
 		rewriteDecimalCasts(st, query)
 		rewriteTimeCasts(st, query)
 		rewriteIntervalArithmetic(st, query)
@@ -941,6 +943,7 @@ func (p parser) ParseOneWithOptions(ctx context.Context, query string, o ast.Par
 		return nil, r.consumed, err
 	}
 	rewriteRegexpOperators(r.st, query)
+	rewriteGroupConcat(r.st, query)
 	rewriteDecimalCasts(r.st, query)
 	rewriteTimeCasts(r.st, query)
 	rewriteIntervalArithmetic(r.st, query)
