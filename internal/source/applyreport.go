@@ -2,6 +2,7 @@ package source
 
 import (
 	"encoding/binary"
+	"math"
 	"sync"
 	"time"
 )
@@ -53,8 +54,8 @@ func parseApplyReport(pkt []byte) (r ApplyReport, ok bool) {
 		return ApplyReport{}, false
 	}
 	us := int64(binary.LittleEndian.Uint64(pkt[2:10]))
-	if us < -1 {
-		return ApplyReport{}, false
+	if us < -1 || us > math.MaxInt64/int64(time.Microsecond) {
+		return ApplyReport{}, false // not a lag a Duration holds
 	}
 	r.Applying = us >= 0
 	if r.Applying {

@@ -7,7 +7,8 @@ import (
 
 // TestApplyReport: a report reads back as sent, whether the replica
 // applies or not; anything else (a semi-sync ACK, another length, a later
-// version, a negative lag other than "stopped") is not a report; and a
+// version, a negative lag other than "stopped", a lag past what a
+// time.Duration holds) is not a report; and a
 // report is known for three intervals after it arrived, then forgotten.
 func TestApplyReport(t *testing.T) {
 	for _, r := range []ApplyReport{
@@ -26,13 +27,14 @@ func TestApplyReport(t *testing.T) {
 	}
 	good := ApplyReport{Applying: true, Lag: time.Second, Applied: 3}.Packet()[4:]
 	for name, pkt := range map[string][]byte{
-		"ack":           append([]byte{0xef, 4, 0, 0, 0, 0, 0, 0, 0}, "binlog.000001"...),
-		"short":         good[:17],
-		"long":          append(append([]byte{}, good...), 0),
-		"version 2":     append([]byte{ApplyReportMagic, 2}, good[2:]...),
-		"negative lag":  append([]byte{ApplyReportMagic, 1, 0xfe, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff}, good[10:]...),
-		"empty":         nil,
-		"com_quit byte": {0x01},
+		"ack":                 append([]byte{0xef, 4, 0, 0, 0, 0, 0, 0, 0}, "binlog.000001"...),
+		"short":               good[:17],
+		"long":                append(append([]byte{}, good...), 0),
+		"version 2":           append([]byte{ApplyReportMagic, 2}, good[2:]...),
+		"negative lag":        append([]byte{ApplyReportMagic, 1, 0xfe, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff}, good[10:]...),
+		"lag past a Duration": append([]byte{ApplyReportMagic, 1, 0x30, 0x30, 0x30, 0x30, 0x30, 0x30, 0x30, 0x30}, good[10:]...),
+		"empty":               nil,
+		"com_quit byte":       {0x01},
 	} {
 		if r, ok := parseApplyReport(pkt); ok {
 			t.Errorf("%s read as a report: %+v", name, r)
