@@ -63,13 +63,15 @@ type Server struct {
 	sql       *sqlengine.Engine
 	listener  *gmsserver.Server
 	mariadb   *gmsserver.Server // --mariadb-port, or nil
-	addr      string
-	log       *slog.Logger
-	stop      chan struct{}
-	http      *http.Server
-	httpAddr  string
-	source    *source.Source
-	wire      *wireListener
+	// mariadbWire is the --mariadb-port listener's wire wrapper (or nil).
+	mariadbWire *wireListener
+	addr        string
+	log         *slog.Logger
+	stop        chan struct{}
+	http        *http.Server
+	httpAddr    string
+	source      *source.Source
+	wire        *wireListener
 	// tls is what clients are offered (nil: --ssl=OFF), from tlsFiles;
 	// auth checks logins (auth.go).
 	tls       *tls.Config
@@ -430,7 +432,7 @@ func (s *Server) listenMariaDB() error {
 	}
 	s.unbound.idBase = mariadbConnIDBase
 	s.bind(lst)
-	s.mariadb = lst
+	s.mariadb, s.mariadbWire = lst, wl
 	go wl.watchDisconnects(s.stop, (*wireConn).cancelStatement)
 	go func() {
 		if err := lst.Start(); err != nil && !errors.Is(err, net.ErrClosed) {
@@ -467,7 +469,21 @@ func (s *Server) Close() error {
 	if s.mariadb != nil {
 		s.mariadb.Close()
 	}
+	// Dumps and semi-sync waits end first, so that no commit waits for
+	// an acknowledgement; then the clients' connections are ended and
+	// their handlers waited for, as mysqld kills its client threads
+	// before it stops its engines: a statement still running when the
+	// store closes would read a closed store.
 	s.source.Close()
+	left := 0
+	for _, w := range []*wireListener{s.wire, s.mariadbWire} {
+		if w != nil {
+			left += w.drain(shutdownDrain)
+		}
+	}
+	if left > 0 {
+		s.log.Warn("connections still running at shutdown", "connections", left, "waited", shutdownDrain)
+	}
 	if e := s.shutdownStorage(); err == nil {
 		err = e
 	}
@@ -475,6 +491,9 @@ func (s *Server) Close() error {
 	s.dirLock.Close()
 	return err
 }
+
+// shutdownDrain bounds how long Close waits for connections' handlers.
+const shutdownDrain = 10 * time.Second
 
 // lockDataDir takes <dir>/lockstep.pid with an exclusive advisory lock,
 // held until the returned file is closed (or the process ends), and

@@ -299,6 +299,30 @@ func (c *wireConn) cancelStatement() {
 	}
 }
 
+// drain ends every connection of l at shutdown: its running statement is
+// cancelled and its socket closed, so that its handler returns (a commit
+// in flight still finishes: the pipeline is stopped after this). It
+// waits, at most limit, until every handler has returned (the handler's
+// last act closes its wireConn, which leaves conns) and reports how many
+// had not.
+func (l *wireListener) drain(limit time.Duration) int {
+	l.conns.Range(func(k, _ any) bool {
+		c := k.(*wireConn)
+		c.cancelStatement()
+		_ = c.Conn.Close() // not c.Close: the handler's own Close says it is done
+		return true
+	})
+	deadline := time.Now().Add(limit)
+	for {
+		n := 0
+		l.conns.Range(func(any, any) bool { n++; return true })
+		if n == 0 || time.Now().After(deadline) {
+			return n
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
 func (c *wireConn) Close() error {
 	var err error
 	c.closeOnce.Do(func() {
