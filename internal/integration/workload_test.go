@@ -2,6 +2,7 @@ package integration
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -313,5 +314,33 @@ func TestWorkloadsAgainstGaleraUnderFaults(t *testing.T) {
 	}
 	if injected(t, rep, "kill") == 0 || rep.OK == 0 {
 		t.Fatalf("%d kills, %d transactions acknowledged: the run did not exercise anything", len(rep.Faults), rep.OK)
+	}
+}
+
+// TestWorkloadReportsAServerThatStaysDown: a server that does not answer
+// after the run (here killed half-way and never started again) fails the
+// run with a check saying so, in a report written with what the run
+// recorded, rather than ending the command with an error and no report.
+func TestWorkloadReportsAServerThatStaysDown(t *testing.T) {
+	s := startServer(t, t.TempDir())
+	dir := t.TempDir()
+	killed := make(chan struct{})
+	go func() {
+		defer close(killed)
+		time.Sleep(1500 * time.Millisecond)
+		s.kill()
+	}()
+	rep, err := workload.Run(context.Background(), "acked-writes", workload.Config{
+		Endpoints: []string{fmt.Sprintf("127.0.0.1:%d", s.port)}, User: "root", Clients: 4,
+		Duration: 3 * time.Second, Settle: 2 * time.Second, Dir: dir, Seed: 1})
+	<-killed
+	if err != nil {
+		t.Fatalf("no report: %v", err)
+	}
+	if rep.Valid || len(rep.Checks) != 1 || rep.Checks[0].OK || !strings.Contains(rep.Checks[0].Detail, "does not answer") || rep.OK == 0 {
+		t.Fatalf("a server that stayed down: %s", rep.String())
+	}
+	if _, err := os.Stat(filepath.Join(dir, "report.json")); err != nil {
+		t.Fatal(err)
 	}
 }

@@ -443,16 +443,24 @@ func Run(ctx context.Context, name string, cfg Config) (*Report, error) {
 	}
 
 	// Every server back (a fault schedule ends by restarting what it
-	// stopped) before the final reads.
+	// stopped) before the final reads. One that stays down is a failed
+	// check, reported with what the run recorded: what it held cannot
+	// be checked.
+	var checks []Check
 	if err := waitAll(ctx, r.dbs, cfg.Settle); err != nil {
-		return nil, fmt.Errorf("after the run: %w", err)
-	}
-	checks, err := w.check(ctx, r)
-	if err != nil {
-		return nil, fmt.Errorf("checking %s: %w", name, err)
-	}
-	if cfg.Replication != nil {
-		checks = append(checks, cfg.Replication.converged(ctx, cfg.Database))
+		if ctx.Err() != nil {
+			return nil, fmt.Errorf("after the run: %w", err)
+		}
+		checks = append(checks, Check{Name: "servers answer after the run", OK: false,
+			Detail: fmt.Sprintf("%v (waited %v); nothing else could be checked", err, cfg.Settle)})
+	} else {
+		var err error
+		if checks, err = w.check(ctx, r); err != nil {
+			return nil, fmt.Errorf("checking %s: %w", name, err)
+		}
+		if cfg.Replication != nil {
+			checks = append(checks, cfg.Replication.converged(ctx, cfg.Database))
+		}
 	}
 	r.stallMu.Lock()
 	stall, stallEnd := r.stall, r.stallEnd
