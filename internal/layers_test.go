@@ -19,7 +19,7 @@ const module = "github.com/lockstepdb/lockstep/internal/"
 // transactions and the replication source, the replica, the cluster,
 // SQL, and the server on top.
 var layers = map[string]int{
-	"row": 0, "lock": 0, "elle": 0, "certify": 0, "netns": 0, "icuregex": 0, "loopback": 0, "child": 0,
+	"row": 0, "lock": 0, "elle": 0, "mariadb": 0, "certify": 0, "netns": 0, "icuregex": 0, "loopback": 0, "child": 0,
 	"atomicfile": 1,
 	"tlscert":    2, "binlog": 2,
 	"storage": 3, "raftlog": 3, "failover": 3,

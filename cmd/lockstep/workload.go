@@ -15,6 +15,7 @@ import (
 	"time"
 
 	mysqldrv "github.com/go-sql-driver/mysql"
+	"github.com/lockstepdb/lockstep/internal/mariadb"
 	"github.com/lockstepdb/lockstep/internal/netns"
 	"github.com/lockstepdb/lockstep/internal/workload"
 	"github.com/spf13/cobra"
@@ -259,6 +260,6 @@ is 1 when a check fails.`,
 	f.StringVar(&faults, "faults", "", "faults to inject into the started servers: kill, pause, restart, partition, wipe, failover, disconnect (comma-separated; partition puts each cluster member in a network namespace, which needs root, and is reported as skipped where it cannot; wipe empties a cluster member's data directory; failover and disconnect hit --start-replicas; diskfull fills the started server's tmpfs and readonly has the kernel make its ext4 disk read-only, both as root)")
 	f.DurationVar(&faultInterval, "fault-interval", 5*time.Second, "mean time between faults")
 	f.StringVar(&mariadbd, "mariadbd", "", "with --start-server or --start-cluster: start MariaDB's mariadbd at this path instead of Lockstep (mariadb-install-db makes its data directory)")
-	f.StringVar(&provider, "galera-provider", "/usr/lib/galera/libgalera_smm.so", "with --mariadbd and --start-cluster: Galera's provider library")
+	f.StringVar(&provider, "galera-provider", mariadb.GaleraProvider, "with --mariadbd and --start-cluster: Galera's provider library")
 	return cmd
 }

@@ -26,12 +26,12 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"os"
-	"os/exec"
 	"slices"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/lockstepdb/lockstep/internal/mariadb"
 )
 
 // group is a cluster's nodes seen as one server by the load driver: the
@@ -105,7 +105,7 @@ func runCluster(ctx context.Context, r *runner) error {
 	}
 	galera := r.withMariaDB
 	if galera {
-		if err := galeraInstalled(); err != nil {
+		if err := mariadb.GaleraInstalled(mariadb.GaleraProvider); err != nil {
 			r.notef("%v: Lockstep runs alone.", err)
 			galera = false
 		}
@@ -260,22 +260,6 @@ func (r *runner) lockstepCluster(ctx context.Context) (*group, error) {
 	return g, r.loaded(ctx, g)
 }
 
-// galeraLibrary is Debian's galera-4.
-const galeraLibrary = "/usr/lib/galera/libgalera_smm.so"
-
-// galeraInstalled says what a Galera cluster needs that is missing.
-func galeraInstalled() error {
-	if _, err := os.Stat(galeraLibrary); err != nil {
-		return errors.New("galera-4 is not installed (apt-get install galera-4)")
-	}
-	for _, b := range []string{"mariabackup", "socat"} {
-		if _, err := exec.LookPath(b); err != nil {
-			return fmt.Errorf("a Galera state transfer needs %s (apt-get install mariadb-backup socat)", b)
-		}
-	}
-	return nil
-}
-
 // galeraCluster starts three MariaDB Galera nodes on loopback: the first
 // bootstraps the cluster and is loaded, the others join it by state
 // transfer (mariabackup), as galera_new_cluster and a service start would.
@@ -292,19 +276,15 @@ func (r *runner) galeraCluster(ctx context.Context) (*group, error) {
 		}
 		nodes = append(nodes, n)
 	}
-	var gcomm []string
-	for _, n := range nodes {
-		gcomm = append(gcomm, "127.0.0.1:"+strconv.Itoa(n.gcomm))
+	plan := make([]mariadb.Node, len(nodes))
+	for i, n := range nodes {
+		plan[i] = mariadb.Node{Name: fmt.Sprintf("g%d", i+1), Host: "127.0.0.1", GComm: n.gcomm, IST: n.ist, SST: n.sst}
 	}
 	g := &group{label: "galera"}
 	for i, n := range nodes {
-		cnf := []string{
-			"sync_binlog=1", "innodb_flush_log_at_trx_commit=1", "innodb_autoinc_lock_mode=2",
-			"wsrep_on=ON", "wsrep_provider=" + galeraLibrary, "wsrep_cluster_name=bench",
-			"wsrep_cluster_address=gcomm://" + strings.Join(gcomm, ","),
-			fmt.Sprintf("wsrep_node_name=g%d", i+1), fmt.Sprintf("wsrep_node_address=127.0.0.1:%d", n.gcomm),
-			fmt.Sprintf(`wsrep_provider_options="base_host=127.0.0.1;base_port=%d;gmcast.listen_addr=tcp://127.0.0.1:%d;ist.recv_addr=127.0.0.1:%d;gcache.size=512M"`, n.gcomm, n.gcomm, n.ist),
-			"wsrep_sst_method=mariabackup", "wsrep_sst_auth=root:", fmt.Sprintf("wsrep_sst_receive_address=127.0.0.1:%d", n.sst),
+		cnf := []string{"sync_binlog=1", "innodb_flush_log_at_trx_commit=1"}
+		for _, o := range mariadb.GaleraOptions("bench", i, plan, mariadb.GaleraProvider, "512M") {
+			cnf = append(cnf, o.Line())
 		}
 		var args []string
 		if i == 0 {

@@ -16,6 +16,7 @@ import (
 	_ "github.com/go-sql-driver/mysql" // database/sql driver
 
 	"github.com/lockstepdb/lockstep/internal/child"
+	"github.com/lockstepdb/lockstep/internal/mariadb"
 )
 
 // server is a database process this package started on loopback.
@@ -183,13 +184,8 @@ func startMariaDBWith(dir string, serverID, port int, args []string, extra ...st
 		return nil, errors.New("mariadbd is not installed (apt-get install mariadb-server)")
 	}
 	data := filepath.Join(dir, "data")
-	if err := os.MkdirAll(data, 0o755); err != nil {
+	if err := mariadb.InstallDB("mariadbd", data, currentUser()); err != nil {
 		return nil, err
-	}
-	install := exec.Command("mariadb-install-db", "--no-defaults", "--user="+currentUser(), "--datadir="+data,
-		"--auth-root-authentication-method=normal", "--skip-test-db")
-	if out, err := install.CombinedOutput(); err != nil {
-		return nil, fmt.Errorf("mariadb-install-db: %v\n%s", err, out)
 	}
 	cnf := fmt.Sprintf(`[mariadbd]
 user=%s

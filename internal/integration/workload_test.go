@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/lockstepdb/lockstep/internal/child"
+	"github.com/lockstepdb/lockstep/internal/mariadb"
 	"github.com/lockstepdb/lockstep/internal/workload"
 )
 
@@ -299,7 +300,7 @@ func TestWorkloadsAgainstGaleraUnderFaults(t *testing.T) {
 	for _, tool := range []string{"mariadb-install-db", "mariabackup", "socat"} {
 		needTool(t, tool)
 	}
-	const provider = "/usr/lib/galera/libgalera_smm.so"
+	provider := mariadb.GaleraProvider
 	if _, err := os.Stat(provider); err != nil {
 		if os.Getenv("LOCKSTEP_REQUIRE_TOOLS") == "1" {
 			t.Fatalf("Galera's provider is required (LOCKSTEP_REQUIRE_TOOLS=1): %v", err)

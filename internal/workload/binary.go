@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+
+	"github.com/lockstepdb/lockstep/internal/mariadb"
 )
 
 // Binary is the server program a run starts and injects faults into:
@@ -15,14 +17,15 @@ import (
 // so that the same workloads under the same faults can be compared.
 //
 // A MariaDB server is started the way a careful operator runs one: its
-// data directory made by mariadb-install-db (root with an empty password,
-// reached over TCP from 127.0.0.1, which MariaDB resolves to localhost),
-// durable (the binary log on, sync_binlog=1,
-// innodb_flush_log_at_trx_commit=1, ROW format), and no option file read
-// but the options given. Cluster members are a Galera cluster through
-// Provider (galera-4's libgalera_smm.so): the first member bootstraps it,
-// the others join by state transfer (mariabackup over socat), and a member started again
-// after a fault rejoins by incremental state transfer or a full one.
+// data directory made by mariadb-install-db (package mariadb; root with
+// an empty password, reached over TCP from 127.0.0.1, which MariaDB
+// resolves to localhost), durable (the binary log on, sync_binlog=1,
+// innodb_flush_log_at_trx_commit=1, ROW format), its options, and only
+// those, in an option file of its own. Cluster members are a Galera
+// cluster through Provider (mariadb.GaleraOptions): the first member
+// bootstraps it, the others join by state transfer, and a member started
+// again after a fault rejoins by incremental state transfer or a full
+// one.
 type Binary struct {
 	Path     string
 	MariaDB  bool
@@ -38,26 +41,10 @@ func MariaDB(path, provider string) (Binary, error) {
 	if _, err := exec.LookPath(path); err != nil {
 		return Binary{}, fmt.Errorf("mariadbd: %w", err)
 	}
-	if _, err := installDB(path); err != nil {
+	if err := mariadb.CanInstall(path); err != nil {
 		return Binary{}, err
 	}
 	return Binary{Path: path, MariaDB: true, Provider: provider}, nil
-}
-
-// installDB finds mariadb-install-db: on the PATH, or beside mariadbd
-// (bin/ next to its sbin/).
-func installDB(mariadbd string) (string, error) {
-	if p, err := exec.LookPath("mariadb-install-db"); err == nil {
-		return p, nil
-	}
-	dir := filepath.Dir(mariadbd)
-	for _, p := range []string{filepath.Join(dir, "mariadb-install-db"), filepath.Join(dir, "..", "bin", "mariadb-install-db"),
-		filepath.Join(dir, "..", "scripts", "mariadb-install-db")} {
-		if _, err := os.Stat(p); err == nil {
-			return p, nil
-		}
-	}
-	return "", errors.New("mariadb-install-db is neither on the PATH nor beside mariadbd")
 }
 
 // serverArgs are the options of a server listening on 127.0.0.1:port
@@ -75,48 +62,29 @@ func (b Binary) serverArgs(dir, data string, port int) []string {
 		"--innodb-buffer-pool-size=256M", "--max-connections=500", "--performance-schema=OFF"}
 }
 
-// member is the address plan of one cluster member: where the others
-// reach it (host:port), and for Galera the ports of its incremental and
-// full state transfers.
-type member struct {
-	host               string
-	port, ist, sstPort int
-}
-
-func (m member) addr() string { return m.host + ":" + strconv.Itoa(m.port) }
-
 // memberArgs are the options that make a server member i of the cluster
 // whose members are ms (after serverArgs).
-func (b Binary) memberArgs(i int, ms []member) ([]string, error) {
-	addrs := make([]string, len(ms))
-	for j, m := range ms {
-		addrs[j] = m.addr()
-	}
-	me := ms[i]
+func (b Binary) memberArgs(i int, ms []mariadb.Node) ([]string, error) {
 	if !b.MariaDB {
+		addrs := make([]string, len(ms))
+		for j, m := range ms {
+			addrs[j] = m.Addr()
+		}
 		return []string{"--server-id=" + strconv.Itoa(i+1),
-			"--wsrep-cluster-address=gcomm://" + strings.Join(addrs, ","), "--wsrep-node-address=" + me.addr(),
+			"--wsrep-cluster-address=gcomm://" + strings.Join(addrs, ","), "--wsrep-node-address=" + ms[i].Addr(),
 			"--wsrep-cluster-name=workload"}, nil
 	}
 	if b.Provider == "" {
 		return nil, errors.New("a MariaDB cluster needs Galera's provider library (galera-4's libgalera_smm.so)")
 	}
-	if _, err := os.Stat(b.Provider); err != nil {
-		return nil, fmt.Errorf("the Galera provider: %w", err)
+	if err := mariadb.GaleraInstalled(b.Provider); err != nil {
+		return nil, err
 	}
-	for _, tool := range []string{"mariabackup", "socat"} {
-		if _, err := exec.LookPath(tool); err != nil {
-			return nil, fmt.Errorf("state transfer between Galera nodes is by mariabackup over socat here: %s is not installed", tool)
-		}
+	args := []string{"--server-id=" + strconv.Itoa(i+1)}
+	for _, o := range mariadb.GaleraOptions("workload", i, ms, b.Provider, "256M") {
+		args = append(args, "--"+o.Name+"="+o.Value)
 	}
-	opts := fmt.Sprintf("base_host=%s;base_port=%d;gmcast.listen_addr=tcp://%s;ist.recv_addr=%s:%d;gcache.size=256M",
-		me.host, me.port, me.addr(), me.host, me.ist)
-	return []string{"--server-id=" + strconv.Itoa(i+1), "--wsrep-on=ON", "--wsrep-provider=" + b.Provider,
-		"--wsrep-cluster-name=workload", "--wsrep-cluster-address=gcomm://" + strings.Join(addrs, ","),
-		"--wsrep-node-name=member" + strconv.Itoa(i+1), "--wsrep-node-address=" + me.addr(),
-		"--wsrep-provider-options=" + opts, "--wsrep-sst-method=mariabackup", "--wsrep-sst-auth=root:",
-		"--wsrep-sst-receive-address=" + me.host + ":" + strconv.Itoa(me.sstPort),
-		"--innodb-autoinc-lock-mode=2"}, nil
+	return args, nil
 }
 
 // bootstrapArgs are the options of the first start of the cluster's
@@ -141,14 +109,11 @@ func (b Binary) command(dir string, opts []string) ([]string, error) {
 	cnf.WriteString("[mariadbd]\n")
 	for _, o := range opts {
 		name, value, ok := strings.Cut(strings.TrimPrefix(o, "--"), "=")
-		switch {
-		case !ok:
+		if !ok {
 			cnf.WriteString(name + "\n")
-		case strings.ContainsAny(value, "; \t#\""):
-			cnf.WriteString(name + "=" + strconv.Quote(value) + "\n")
-		default:
-			cnf.WriteString(name + "=" + value + "\n")
+			continue
 		}
+		cnf.WriteString(mariadb.Option{Name: name, Value: value}.Line() + "\n")
 	}
 	path := filepath.Join(dir, "my.cnf")
 	if err := os.WriteFile(path, []byte(cnf.String()), 0o644); err != nil {
@@ -167,18 +132,5 @@ func (b Binary) prepare(dir, data string) error {
 	if _, err := os.Stat(filepath.Join(data, "mysql")); err == nil {
 		return nil
 	}
-	tool, err := installDB(b.Path)
-	if err != nil {
-		return err
-	}
-	if err := os.MkdirAll(data, 0o755); err != nil {
-		return err
-	}
-	out, err := exec.Command(tool, "--no-defaults", "--user=root", "--datadir="+data,
-		"--auth-root-authentication-method=normal", "--skip-test-db").CombinedOutput()
-	if err != nil {
-		_ = os.WriteFile(filepath.Join(dir, "install.log"), out, 0o644)
-		return fmt.Errorf("mariadb-install-db: %v (see %s)", err, filepath.Join(dir, "install.log"))
-	}
-	return nil
+	return mariadb.InstallDB(b.Path, data, "root")
 }

@@ -19,6 +19,7 @@ import (
 	"github.com/go-sql-driver/mysql"
 	"github.com/lockstepdb/lockstep/internal/child"
 	"github.com/lockstepdb/lockstep/internal/loopback"
+	"github.com/lockstepdb/lockstep/internal/mariadb"
 	"github.com/lockstepdb/lockstep/internal/netns"
 	"github.com/lockstepdb/lockstep/internal/tlscert"
 )
@@ -370,10 +371,10 @@ func StartCluster(n int, bin Binary, dir string, extra ...string) ([]*Server, er
 		}
 		ports[i] = p
 	}
-	plan := make([]member, n)
+	plan := make([]mariadb.Node, n)
 	members := make([]*Server, n)
 	for i := range members {
-		plan[i] = member{host: "127.0.0.1", port: ports[n+i], ist: ports[2*n+i], sstPort: ports[3*n+i]}
+		plan[i] = mariadb.Node{Name: fmt.Sprintf("member%d", i+1), Host: "127.0.0.1", GComm: ports[n+i], IST: ports[2*n+i], SST: ports[3*n+i]}
 		members[i] = &Server{Port: ports[i]}
 	}
 	return members, startMembers(members, plan, bin, dir, extra)
@@ -392,10 +393,10 @@ func StartClusterInNamespaces(n int, bin Binary, dir string, extra ...string) (m
 	if err != nil {
 		return nil, nil, err
 	}
-	plan := make([]member, n)
+	plan := make([]mariadb.Node, n)
 	members = make([]*Server, n)
 	for i, h := range nw.Hosts {
-		plan[i] = member{host: h.IP, port: 4567, ist: 4568, sstPort: 4444}
+		plan[i] = mariadb.Node{Name: fmt.Sprintf("member%d", i+1), Host: h.IP, GComm: 4567, IST: 4568, SST: 4444}
 		members[i] = &Server{Port: 3306, host: h}
 		mysql.RegisterDialContext(h.NS, h.Dial)
 	}
@@ -427,7 +428,7 @@ func StartClusterInNamespaces(n int, bin Binary, dir string, extra ...string) (m
 // startMembers starts the members (their Port and host set) of the
 // cluster laid out by plan, and waits until each is in a primary
 // component; on an error none is left running.
-func startMembers(members []*Server, plan []member, bin Binary, dir string, extra []string) error {
+func startMembers(members []*Server, plan []mariadb.Node, bin Binary, dir string, extra []string) error {
 	stopAll := func() {
 		for _, s := range members {
 			_ = s.Stop()
