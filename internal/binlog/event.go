@@ -564,7 +564,9 @@ type GTIDInfo struct {
 	ImmediateCommitUS uint64
 }
 
-const serverVersionID = 80040
+// ServerVersionID is ServerVersion as MySQL numbers versions (8.0.40 is
+// 80040): in GTID events, and in executable comments (/*!80040 ... */).
+const ServerVersionID = 80040
 
 func gtidEventSize(trxLen uint64, differentOriginal bool) int {
 	n := HeaderSize + gtidPostHeader + 7 + PackedIntSize(trxLen) + 4 + ChecksumSize
@@ -613,7 +615,7 @@ func (t *TrxEvents) Finalize(dst []byte, pos uint64, ts uint32, serverID uint32,
 		out = append(out, byte(o), byte(o>>8), byte(o>>16), byte(o>>24), byte(o>>32), byte(o>>40), byte(o>>48))
 	}
 	out = AppendPackedInt(out, total)
-	out = binary.LittleEndian.AppendUint32(out, serverVersionID)
+	out = binary.LittleEndian.AppendUint32(out, ServerVersionID)
 	out = append(out, 0, 0, 0, 0)
 	sealEvent(out, ts, serverID, uint32(pos)+uint32(gsize))
 	base := len(out)

@@ -3,6 +3,8 @@ package server
 import (
 	"strconv"
 	"strings"
+
+	"github.com/lockstepdb/lockstep/internal/binlog"
 )
 
 // Comments in the statements Lockstep answers itself.
@@ -23,7 +25,7 @@ import (
 
 // serverVersionID is binlog.ServerVersion as MySQL's executable comments
 // number versions (8.0.40 is 80040).
-const serverVersionID = 80040
+const serverVersionID = binlog.ServerVersionID
 
 // bareStatement returns query with its comments replaced by spaces and its
 // executable comments unwrapped. A query without comment markers is

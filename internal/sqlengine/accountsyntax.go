@@ -3,9 +3,12 @@ package sqlengine
 import (
 	"context"
 	"encoding/hex"
+	"strconv"
 	"strings"
 
 	"github.com/dolthub/go-mysql-server/sql"
+
+	"github.com/lockstepdb/lockstep/internal/binlog"
 )
 
 // Account syntax the parser lacks, rewritten before parsing into the
@@ -200,11 +203,15 @@ func (t token) hexBytes(query string) string {
 	return string(b)
 }
 
-// lexTokens splits query into tokens, skipping spaces and comments. It is
-// enough for the patterns above, not a SQL lexer: an unterminated quote
-// ends the tokens.
+// lexTokens splits query into tokens, skipping spaces and comments and
+// unwrapping the executable comments (/*!NNNNN ... */) of versions this
+// server has, as MySQL's parser does: mysqldump and mariadb-dump send
+// START TRANSACTION /*!40100 WITH CONSISTENT SNAPSHOT */. It is enough
+// for the patterns above, not a SQL lexer: an unterminated quote ends the
+// tokens.
 func lexTokens(q string) []token {
 	var out []token
+	open := 0 // executable comments entered and not yet closed
 	for i := 0; i < len(q); {
 		c := q[i]
 		switch {
@@ -216,6 +223,25 @@ func lexTokens(q string) []token {
 				return out
 			}
 			i += n + 1
+		case c == '/' && strings.HasPrefix(q[i:], "/*!"):
+			// An executable comment: its text is the statement's when
+			// this server has its version, as MySQL's parser reads it.
+			j := i + 3
+			for j < len(q) && j < i+9 && q[j] >= '0' && q[j] <= '9' {
+				j++
+			}
+			v, _ := strconv.Atoi(q[i+3 : j])
+			if d := j - i - 3; d == 0 || d >= 5 && v <= binlog.ServerVersionID {
+				i, open = j, open+1
+				continue
+			}
+			n := strings.Index(q[i+2:], "*/")
+			if n < 0 {
+				return out
+			}
+			i += n + 4
+		case c == '*' && open > 0 && strings.HasPrefix(q[i:], "*/"):
+			i, open = i+2, open-1
 		case c == '/' && strings.HasPrefix(q[i:], "/*"):
 			n := strings.Index(q[i+2:], "*/")
 			if n < 0 {

@@ -3,7 +3,8 @@ package sqlengine
 import "testing"
 
 // TestConsistentSnapshotAtStart: WITH CONSISTENT SNAPSHOT takes the read
-// view at START TRANSACTION; a plain START TRANSACTION at the first read.
+// view at START TRANSACTION, also from an executable comment; a plain
+// START TRANSACTION at the first read.
 func TestConsistentSnapshotAtStart(t *testing.T) {
 	h := newHarness(t)
 	a, b := h.conn(), h.conn()
@@ -16,7 +17,12 @@ func TestConsistentSnapshotAtStart(t *testing.T) {
 		{"START TRANSACTION WITH CONSISTENT SNAPSHOT", "0"},
 		{"START TRANSACTION WITH CONSISTENT SNAPSHOT, READ ONLY", "0"},
 		{"START TRANSACTION READ WRITE, WITH CONSISTENT SNAPSHOT", "0"},
+		// as mysqldump and mariadb-dump --single-transaction send it
+		{"START TRANSACTION /*!40100 WITH CONSISTENT SNAPSHOT */", "0"},
+		{"START TRANSACTION /*!WITH CONSISTENT SNAPSHOT*/", "0"},
 		{"START TRANSACTION", "1"},
+		{"START TRANSACTION /* WITH CONSISTENT SNAPSHOT */", "1"},
+		{"START TRANSACTION /*!90000 WITH CONSISTENT SNAPSHOT */", "1"},
 	} {
 		b.exec("DELETE FROM d.t")
 		a.exec(c.start)
