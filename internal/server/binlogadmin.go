@@ -125,9 +125,14 @@ var flushStatement = regexp.MustCompile(`(?is)^\s*flush\s+(?:(?:no_write_to_binl
 
 // flush runs the FLUSH statements Lockstep answers itself, after MySQL's
 // check that the account holds RELOAD (1227; go-mysql-server refused them
-// with 1044 on the mysql database). PRIVILEGES and TABLES (without a
-// locking clause, which readlock handles) go on to go-mysql-server.
+// with 1044 on the mysql database). PRIVILEGES goes on to
+// go-mysql-server.
 //
+//   - TABLES (without a locking clause, which readlock handles), LOCAL or
+//     not, has nothing to do: Lockstep keeps no cache of open tables to
+//     close, and a statement never sees a table older than the last DDL.
+//     (mariadb-dump --master-data sends FLUSH LOCAL TABLES, which
+//     go-mysql-server refused.)
 //   - LOGS rotates the binlog (not on a cluster member, whose log raft
 //     rotates) and reopens the slow query log, so that a log rotation
 //     tool can move the file and then flush; SLOW LOGS only reopens it;
@@ -156,11 +161,16 @@ func (s *Server) flush(c *mysql.Conn, query string) (handled bool, err error) {
 	}
 	for _, o := range opts {
 		switch o {
-		case "privileges", "tables":
+		case "privileges":
 			if len(opts) > 1 {
 				return true, mysql.NewSQLError(mysql.ERNotSupportedYet, "42000", "This version of Lockstep doesn't yet support 'FLUSH %s' together with other options: flush it alone", strings.ToUpper(o))
 			}
 			return false, nil // go-mysql-server's
+		case "tables":
+			if len(opts) > 1 {
+				return true, mysql.NewSQLError(mysql.ERNotSupportedYet, "42000", "This version of Lockstep doesn't yet support 'FLUSH %s' together with other options: flush it alone", strings.ToUpper(o))
+			}
+			return true, nil
 		case "relay_logs":
 			return true, mysql.NewSQLError(mysql.ERNotSupportedYet, "42000", "This version of Lockstep doesn't yet support 'FLUSH %s'", strings.ToUpper(strings.ReplaceAll(o, "_", " ")))
 		case "logs", "binary_logs", "slow_logs", "error_logs", "general_logs", "engine_logs", "hosts", "user_resources", "optimizer_costs", "status":
