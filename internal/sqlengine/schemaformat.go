@@ -12,11 +12,19 @@ package sqlengine
 // append_unescaped): a backslash doubled, a quote doubled, NUL, newline,
 // carriage return and Ctrl-Z as \0, \n, \r and \Z. The same formatter
 // writes the CREATE TABLE text the binlog carries.
+//
+// The default of an ENUM or SET column, too: go-mysql-server printed the
+// number it stores (DEFAULT '1' for ENUM('x','y') DEFAULT 'x'), which
+// MySQL, MariaDB and Lockstep refuse as a default, so a dump of such a
+// table did not restore and a replica stopped at its CREATE TABLE. It is
+// written as the member's name, or the members' names for a SET.
 
 import (
+	"strconv"
 	"strings"
 
 	"github.com/dolthub/go-mysql-server/sql"
+	"github.com/dolthub/go-mysql-server/sql/types"
 )
 
 type schemaFormatter struct{ *sql.MySqlSchemaFormatter }
@@ -45,6 +53,8 @@ func (f schemaFormatter) GenerateCreateTableColumnDefinition(col *sql.Column, co
 	plain := *col
 	plain.Comment = ""
 	plain.Virtual = isVirtual(col)
+	colDefault = memberDefault(col.Type, colDefault)
+	onUpdate = memberDefault(col.Type, onUpdate)
 	stmt := f.MySqlSchemaFormatter.GenerateCreateTableColumnDefinition(&plain, colDefault, onUpdate, tableCollation)
 	if col.Comment != "" {
 		stmt += " COMMENT " + quoteComment(col.Comment)
@@ -58,4 +68,28 @@ func (f schemaFormatter) GenerateCreateTableIndexDefinition(isUnique, isSpatial,
 		stmt += " COMMENT " + quoteComment(comment)
 	}
 	return stmt, ok
+}
+
+// memberDefault turns the default go-mysql-server prints for an ENUM or
+// SET column, its stored number quoted ('2'), into the members' names
+// ('b'); any other default is returned as it is.
+func memberDefault(t sql.Type, def string) string {
+	if len(def) < 3 || def[0] != '\'' || def[len(def)-1] != '\'' {
+		return def
+	}
+	n, err := strconv.ParseUint(def[1:len(def)-1], 10, 64)
+	if err != nil {
+		return def
+	}
+	switch t := t.(type) {
+	case types.EnumType:
+		if name, ok := t.At(int(n)); ok {
+			return quoteComment(name)
+		}
+	case types.SetType:
+		if names, err := t.BitsToString(n); err == nil {
+			return quoteComment(names)
+		}
+	}
+	return def
 }
