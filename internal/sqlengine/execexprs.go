@@ -13,8 +13,9 @@ import (
 // go-mysql-server evaluates them otherwise than MySQL, and ok false if
 // nothing needed to change:
 //
-//   - temporal values read as text or numbers (temporaltext.go), and
-//     doubles read as text (doubletext.go);
+//   - temporal values read as text or numbers (temporaltext.go), ENUM
+//     and SET values read as text (members.go), and doubles read as text
+//     (doubletext.go);
 //   - divisions by zero that strict mode makes the statement's error
 //     (strictmode.go);
 //   - COUNT(DISTINCT ...) comparing strings by collation (distinct.go);
@@ -79,12 +80,16 @@ func correctArgs(ctx *sql.Context, e sql.Expression) (sql.Expression, transform.
 	if err != nil {
 		return nil, transform.SameTree, err
 	}
+	e, sameMembers, err := wrapMemberArgs(ctx, e) // members.go
+	if err != nil {
+		return nil, transform.SameTree, err
+	}
 	e, sameDouble, err := wrapDoubleArgs(ctx, e)
 	if err != nil {
 		return nil, transform.SameTree, err
 	}
 	e, sameDiv, err := wrapArithmeticArgs(ctx, e)
-	return e, sameText && sameDouble && sameDiv, err
+	return e, sameText && sameMembers && sameDouble && sameDiv, err
 }
 
 // valueWrapper is embedded by the expressions put in front of one value
