@@ -343,6 +343,26 @@ func ParseTableMap(body []byte) (TableMap, error) {
 	return m, nil
 }
 
+// ColumnMismatch compares the columns a table map describes (src, from
+// another server's binlog) with the table's own (own): "" when they have
+// the same number, types and metadata, else a sentence saying how they
+// differ. Lockstep applies row images only to a table of the same column
+// types.
+func ColumnMismatch(own, src TableMap) string {
+	if len(own.Types) != len(src.Types) {
+		return fmt.Sprintf("Table '%s.%s' has %d columns here and %d in the binlog", src.DB, src.Table, len(own.Types), len(src.Types))
+	}
+	if bytes.Equal(own.Types, src.Types) && bytes.Equal(own.Meta, src.Meta) {
+		return ""
+	}
+	for i := range src.Types {
+		if own.Types[i] != src.Types[i] {
+			return fmt.Sprintf("Column %d of table '%s.%s' cannot be converted from type %d to type %d", i, src.DB, src.Table, src.Types[i], own.Types[i])
+		}
+	}
+	return fmt.Sprintf("Columns of table '%s.%s' differ in length or precision (metadata %x in the binlog, %x here)", src.DB, src.Table, src.Meta, own.Meta)
+}
+
 // MariaGTID is a decoded MariaDB GTID event (the server id is the event
 // header's).
 type MariaGTID struct {

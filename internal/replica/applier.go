@@ -737,16 +737,8 @@ func (a *applier) checkColumns(t *storage.Table, m binlog.TableMap) error {
 		}
 		a.maps.Store(t, own)
 	}
-	if len(own.Types) != len(m.Types) {
-		return &applyError{13146, fmt.Sprintf("Table '%s.%s' has %d columns on the replica and %d on the source", t.Def.DB, t.Def.Name, len(own.Types), len(m.Types))}
-	}
-	if !bytes.Equal(own.Types, m.Types) || !bytes.Equal(own.Meta, m.Meta) {
-		for i := range m.Types {
-			if own.Types[i] != m.Types[i] {
-				return &applyError{13146, fmt.Sprintf("Column %d of table '%s.%s' cannot be converted from type %d to type %d (Lockstep replicas need the source's column types)", i, t.Def.DB, t.Def.Name, m.Types[i], own.Types[i])}
-			}
-		}
-		return &applyError{13146, fmt.Sprintf("Columns of table '%s.%s' differ in length or precision between source and replica (metadata %x on the source, %x here; Lockstep replicas need the source's column types)", t.Def.DB, t.Def.Name, m.Meta, own.Meta)}
+	if msg := binlog.ColumnMismatch(own, m); msg != "" {
+		return &applyError{13146, msg + " (Lockstep replicas need the source's column types)"}
 	}
 	return nil
 }
