@@ -104,6 +104,8 @@ func newEngine(store *storage.Engine, pipe *commit.Pipeline, locks *lock.Manager
 	e.GMS.ProcessList = newProcessList() // a lock per connection (processlist.go)
 	e.GMS.Parser = safeParser{e.GMS.Parser}
 	e.GMS.Parser = p
+	// BINLOG statements apply their row events (binlogstmt.go).
+	e.GMS.Analyzer.Catalog.BinlogConsumer = binlogConsumer{e}
 	registerVariables()
 	installRegistry()
 	return e

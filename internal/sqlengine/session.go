@@ -55,6 +55,9 @@ type Session struct {
 	replGTID      *binlog.GTIDInfo
 	replUsed      bool
 	replCollation uint16 // the source's collation_server
+	// replay is the state of the session's BINLOG statements
+	// (binlogstmt.go); nil before the first.
+	replay *binlogReplay
 	// account is the account statement being run, for the binlog (see
 	// accountlog.go); nil for any other.
 	account *accountNote
