@@ -1042,10 +1042,22 @@ func unsupportedDDL(st ast.Statement) error {
 // SHOW CREATE TABLE then dropped the (M,D). FLOAT(p), FLOAT and DOUBLE
 // are MySQL's own types and supported.
 func unsupportedColumnType(t ast.ColumnType) error {
+	name := strings.ToUpper(t.Type)
+	// go-mysql-server accepted these attributes and dropped them: the
+	// column took negative numbers and showed no padding.
+	if t.Zerofill {
+		return errNotSupported("ZEROFILL (deprecated since MySQL 8.0.17; declare the column UNSIGNED and pad with LPAD where it is shown)")
+	}
+	if t.Unsigned {
+		switch name {
+		case "DECIMAL", "DEC", "NUMERIC", "FIXED", "FLOAT", "DOUBLE", "REAL", "DOUBLE PRECISION", "FLOAT4", "FLOAT8":
+			return errNotSupported("UNSIGNED " + name + " columns (deprecated since MySQL 8.0.17; a CHECK (column >= 0) constraint keeps negative values out)")
+		}
+	}
 	if t.Scale == nil {
 		return nil
 	}
-	switch name := strings.ToUpper(t.Type); name {
+	switch name {
 	case "FLOAT", "DOUBLE", "REAL", "DOUBLE PRECISION", "FLOAT4", "FLOAT8":
 		return errNotSupported(name + "(M,D) columns (DECIMAL(M,D) keeps exact digits; " + name + " without (M,D) is supported)")
 	}
