@@ -155,6 +155,9 @@ func TestPointInTimeRecovery(t *testing.T) {
 		}
 	}
 	rows.Close()
+	if a, b := tableText(t, src, "SHOW MASTER LOGS"), tableText(t, src, "SHOW BINARY LOGS"); a != b {
+		t.Errorf("SHOW MASTER LOGS:\n%s\nSHOW BINARY LOGS:\n%s", a, b)
+	}
 
 	pipe := func(t *testing.T, replay *exec.Cmd, load *exec.Cmd) {
 		t.Helper()
@@ -214,6 +217,12 @@ func TestPointInTimeRecovery(t *testing.T) {
 			conn := conn(t, db)
 			_, err1 := conn.ExecContext(t.Context(), stmts[0])
 			_, err2 := conn.ExecContext(t.Context(), stmts[1])
+			if c.user == "reader" {
+				// Listing the binlogs needs REPLICATION CLIENT.
+				if _, err := conn.ExecContext(t.Context(), "SHOW MASTER LOGS"); err == nil || !strings.Contains(err.Error(), "1227") {
+					t.Errorf("SHOW MASTER LOGS without REPLICATION CLIENT: %v, want 1227", err)
+				}
+			}
 			db.Close()
 			if err := firstErr(err1, err2); err == nil || !strings.Contains(err.Error(), c.want) {
 				t.Errorf("%s's BINLOG statements: %v, %v; want error %s", c.user, err1, err2, c.want)

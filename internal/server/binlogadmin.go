@@ -10,6 +10,7 @@ import (
 	"github.com/dolthub/go-mysql-server/sql/binlogreplication"
 	"github.com/dolthub/vitess/go/mysql"
 	"github.com/dolthub/vitess/go/sqltypes"
+	querypb "github.com/dolthub/vitess/go/vt/proto/query"
 	"github.com/lockstepdb/lockstep/internal/binlog"
 )
 
@@ -87,6 +88,9 @@ var (
 	// (NOW() - INTERVAL 3 DAY).
 	purgeBefExpr = regexp.MustCompile(`(?is)^\s*purge\s+(binary|master)\s+logs\s+before\s+(.+?)\s*;?\s*$`)
 	showRepl     = regexp.MustCompile(`(?is)^\s*show\s+(replicas|slave\s+hosts)\s*;?\s*$`)
+	// SHOW MASTER LOGS is MySQL's older name for SHOW BINARY LOGS, which
+	// go-mysql-server answers; it did not know this one.
+	showMasterLogs = regexp.MustCompile(`(?is)^\s*show\s+master\s+logs\s*;?\s*$`)
 )
 
 // adminStatement runs query if it is one of the binlog administration
@@ -100,6 +104,20 @@ func (s *Server) adminStatement(c *mysql.Conn, query string) (res *sqltypes.Resu
 			return nil, true, err
 		}
 		return s.showReplicas(!strings.EqualFold(m[1], "replicas")), true, nil
+	}
+	if showMasterLogs.MatchString(query) {
+		if err := s.require(c, needReplicationClient); err != nil {
+			return nil, true, err
+		}
+		res := &sqltypes.Result{Fields: []*querypb.Field{
+			{Name: "Log_name", Type: sqltypes.VarChar, Charset: 255},
+			{Name: "File_size", Type: sqltypes.Uint64, Charset: 63},
+			{Name: "Encrypted", Type: sqltypes.VarChar, Charset: 255},
+		}}
+		for _, f := range s.blog.Files() {
+			res.Rows = append(res.Rows, []sqltypes.Value{sqltypes.NewVarChar(f.Name), sqltypes.NewUint64(uint64(f.Size)), sqltypes.NewVarChar("No")})
+		}
+		return res, true, nil
 	}
 	ok, err := s.binlogAdmin(c, query)
 	if ok {
