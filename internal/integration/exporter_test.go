@@ -67,10 +67,11 @@ func TestMysqldExporter(t *testing.T) {
 		t.Fatal(err)
 	}
 	port := fixedPort(t)
-	// The default collectors, SHOW ENGINE INNODB STATUS's and the
-	// statement digests'.
+	// The default collectors, SHOW ENGINE INNODB STATUS's, the
+	// statement digests' and the table I/O summaries'.
 	cmd := exec.Command(bin, "--config.my-cnf="+cnf, fmt.Sprintf("--web.listen-address=127.0.0.1:%d", port), "--collect.engine_innodb_status",
-		"--collect.perf_schema.eventsstatements", "--collect.perf_schema.eventsstatementssum")
+		"--collect.perf_schema.eventsstatements", "--collect.perf_schema.eventsstatementssum",
+		"--collect.perf_schema.tableiowaits", "--collect.perf_schema.indexiowaits")
 	logf, err := os.Create(filepath.Join(dir, "exporter.log"))
 	if err != nil {
 		t.Fatal(err)
@@ -129,6 +130,16 @@ func TestMysqldExporter(t *testing.T) {
 	}
 	if !strings.HasSuffix(insert, " 5") || !strings.Contains(insert, `schema="d"`) {
 		t.Errorf("the INSERT's digest in the scrape: %q", insert)
+	}
+	// The five rows inserted into d.t, counted per table and under no
+	// index.
+	for _, metric := range []string{
+		`mysql_perf_schema_table_io_waits_total{name="t",operation="insert",schema="d"}`,
+		`mysql_perf_schema_index_io_waits_total{index="NONE",name="t",operation="insert",schema="d"}`,
+	} {
+		if v := value(metric); v != "5" {
+			t.Errorf("%s = %q, want 5", metric, v)
+		}
 	}
 	if v := value("mysql_perf_schema_events_statements_sum_total"); v == "" || v == "0" {
 		t.Errorf("mysql_perf_schema_events_statements_sum_total = %q, want a count above 0", v)

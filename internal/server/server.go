@@ -269,6 +269,9 @@ func StartContext(ctx context.Context, cfg Config, log *slog.Logger) (_ *Server,
 	s.sql.GMS.Analyzer.Catalog.BinlogPrimaryController = primary{s}
 	s.registerPerformanceSchema()
 	s.registerDigestTable()
+	if s.cfg.PerformanceSchema {
+		s.sql.EnableTableIO()
+	}
 	s.registerProcessTables()
 	s.registerConnAttrsTables()
 	s.registerGroupTables()

@@ -128,6 +128,13 @@ func eventName(typ byte) string {
 	return fmt.Sprintf("event type %d", typ)
 }
 
+// ioKind is the table I/O each kind of rows event counts as (tableio.go).
+var ioKind = map[byte]int{
+	binlog.WriteRowsEventV2:  ioInsert,
+	binlog.UpdateRowsEventV2: ioUpdate,
+	binlog.DeleteRowsEventV2: ioDelete,
+}
+
 var eventNames = map[byte]string{
 	binlog.WriteRowsEventV2:  "Write_rows",
 	binlog.UpdateRowsEventV2: "Update_rows",
@@ -260,6 +267,7 @@ func (s *Session) applyRows(ctx *sql.Context, tx *txn.Txn, tab *Table, kind byte
 				return err
 			}
 		}
+		s.noteIO(st, ioNoIndex, ioKind[kind], 1)
 		switch kind {
 		case binlog.WriteRowsEventV2:
 			err = tx.Insert(st, after)

@@ -52,6 +52,7 @@ type Engine struct {
 	schemas schemaCache
 	fks     fkCache // the catalog's foreign keys (foreignkeys.go)
 	system  systemDBs
+	io      tableIOs // table_io_waits_summary_* (tableio.go)
 	autoinc autoincState
 
 	sessions sync.Map // connection id -> *Session
@@ -316,6 +317,7 @@ func (e *Engine) StatementEnd(connID uint32) (lockWaitNanos, rowsRead int64, war
 		return 0, 0, 0
 	}
 	s := v.(*Session)
+	s.flushIO() // tableio.go
 	return s.lockWait.Load(), s.rowsRead.Load(), uint64(s.WarningCount())
 }
 

@@ -55,6 +55,9 @@ type Session struct {
 	replGTID      *binlog.GTIDInfo
 	replUsed      bool
 	replCollation uint16 // the source's collation_server
+	// ioRun is the table I/O the session counted and has not yet added
+	// to the engine's counts (tableio.go).
+	ioRun ioRun
 	// replay is the state of the session's BINLOG statements
 	// (binlogstmt.go); nil before the first.
 	replay *binlogReplay
@@ -378,6 +381,7 @@ func (s *Session) CommandEnd() {
 // SessionEnd implements sql.LifecycleAwareSession: an open transaction is
 // rolled back when the client goes away.
 func (s *Session) SessionEnd() {
+	s.flushIO()
 	if s.tx != nil {
 		s.tx.Rollback()
 		s.tx = nil

@@ -158,6 +158,7 @@ type partition struct {
 	index  int // -1 primary key, else position in Def.Indexes
 	lo, hi []byte
 	point  bool // lo is a whole primary key or unique index key
+	whole  bool // the whole table, read without an index (tableio.go)
 }
 
 func (p *partition) Key() []byte { return p.lo }
@@ -167,7 +168,7 @@ func (t *Table) Partitions(ctx *sql.Context) (sql.PartitionIter, error) {
 		return sql.PartitionsToPartitionIter(), nil
 	}
 	pfx := t.st.PrimaryPrefix()
-	return sql.PartitionsToPartitionIter(&partition{index: -1, lo: pfx, hi: row.PrefixEnd(pfx)}), nil
+	return sql.PartitionsToPartitionIter(&partition{index: -1, lo: pfx, hi: row.PrefixEnd(pfx), whole: true}), nil
 }
 
 func (t *Table) PartitionRows(ctx *sql.Context, p sql.Partition) (sql.RowIter, error) {
@@ -186,8 +187,9 @@ func (t *Table) PartitionRows(ctx *sql.Context, p sql.Partition) (sql.RowIter, e
 		// statement's locking clause says.
 		mode, wait = max(mode, lock.Shared), txn.Wait
 	}
+	slot := ioSlot(part.index, part.whole || t.st.Keyless())
 	if part.point {
-		return &pointIter{t: t, s: s, tx: tx, key: part.lo, viaIndex: part.index >= 0, mode: mode, wait: wait}, nil
+		return &pointIter{t: t, s: s, tx: tx, key: part.lo, viaIndex: part.index >= 0, mode: mode, wait: wait, slot: slot}, nil
 	}
 	var it *txn.Iter
 	switch {
@@ -203,7 +205,7 @@ func (t *Table) PartitionRows(ctx *sql.Context, p sql.Partition) (sql.RowIter, e
 	if err != nil {
 		return nil, err
 	}
-	return &rowIter{t: t, s: s, tx: tx, it: it, viaIndex: part.index >= 0, mode: mode, wait: wait}, nil
+	return &rowIter{t: t, s: s, tx: tx, it: it, viaIndex: part.index >= 0, mode: mode, wait: wait, slot: slot}, nil
 }
 
 // rowIter decodes rows from a primary or secondary index iterator.
@@ -216,6 +218,7 @@ type rowIter struct {
 	mode     lock.Mode
 	wait     txn.WaitPolicy // NOWAIT, SKIP LOCKED
 	vals     []row.Value
+	slot     int // the index slot its reads count under (tableio.go)
 }
 
 func (r *rowIter) Next(ctx *sql.Context) (sql.Row, error) {
@@ -260,6 +263,7 @@ func (r *rowIter) Next(ctx *sql.Context) (sql.Row, error) {
 			}
 		}
 		r.s.rowsRead.Add(1)
+		r.s.noteIO(r.t.st, r.slot, ioFetch, 1)
 		return r.t.toSQLRow(img, &r.vals)
 	}
 }
@@ -277,6 +281,7 @@ type pointIter struct {
 	mode     lock.Mode
 	wait     txn.WaitPolicy
 	done     bool
+	slot     int // the index slot its read counts under (tableio.go)
 }
 
 func (p *pointIter) Next(ctx *sql.Context) (sql.Row, error) {
@@ -324,6 +329,7 @@ func (p *pointIter) Next(ctx *sql.Context) (sql.Row, error) {
 		p.tx.Reference(key)
 	}
 	p.s.rowsRead.Add(1)
+	p.s.noteIO(p.t.st, p.slot, ioFetch, 1)
 	var scratch []row.Value
 	return p.t.toSQLRow(img, &scratch)
 }
@@ -716,6 +722,7 @@ func (ed editor) Insert(ctx *sql.Context, r sql.Row) error {
 	if err != nil {
 		return err
 	}
+	s.noteIO(ed.t.st, ioNoIndex, ioInsert, 1)
 	if err := tx.Insert(ed.t.st, vals); err != nil {
 		return ed.writeError(s, err, vals)
 	}
@@ -739,6 +746,7 @@ func (ed editor) Update(ctx *sql.Context, old, new sql.Row) error {
 	if err != nil {
 		return err
 	}
+	s.noteIO(ed.t.st, ioNoIndex, ioUpdate, 1)
 	if err := tx.Update(ed.t.st, ov, nv); err != nil {
 		return ed.writeError(s, err, nv)
 	}
@@ -758,6 +766,7 @@ func (ed editor) Delete(ctx *sql.Context, r sql.Row) error {
 	if err != nil {
 		return err
 	}
+	s.noteIO(ed.t.st, ioNoIndex, ioDelete, 1)
 	ok, err := tx.Delete(ed.t.st, vals)
 	if err != nil {
 		return ed.writeError(s, err, vals)
@@ -1151,6 +1160,8 @@ func (t *Table) deleteAll(ctx *sql.Context) (int, error) {
 			return n, err
 		}
 		scratch = vals
+		s.noteIO(t.st, ioNoIndex, ioFetch, 1)
+		s.noteIO(t.st, ioNoIndex, ioDelete, 1)
 		ok, err := tx.Delete(t.st, vals)
 		if err != nil {
 			return n, s.afterError(err)
