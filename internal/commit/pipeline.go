@@ -260,6 +260,8 @@ type Pipeline struct {
 	closed   bool
 	commitMu sync.RWMutex // DDL excludes other commits (see CommitExclusive)
 	readLock readLock     // FLUSH TABLES WITH READ LOCK (readlock.go)
+	// backupLock holds DDL back: LOCK INSTANCE FOR BACKUP (readlock.go).
+	backupLock readLock
 
 	qmu      sync.Mutex
 	queue    []*Trx
@@ -296,6 +298,8 @@ func New(cfg *Config, log Log, store Store, gtids binlog.GTIDSet) *Pipeline {
 		groups:  make(chan handoff, 64),
 		quit:    make(chan struct{}),
 		epoch:   time.Now(),
+
+		backupLock: readLock{ownerPasses: true},
 	}
 	p.nextGNO = gtids.MaxGNO(cfg.ServerUUID) + 1
 	// sequence_number restarts in every binlog file, as in MySQL, and Open
@@ -437,6 +441,10 @@ func (t *Trx) Done() <-chan struct{} { return t.done }
 //
 // c is who commits, for the global read lock.
 func (p *Pipeline) CommitExclusive(c Caller, build func() (*Trx, error)) error {
+	if err := p.backupLock.enter(c.Ctx, c.Session, c.LockWait); err != nil {
+		return err
+	}
+	defer p.backupLock.exit()
 	if err := p.readLock.enter(c.Ctx, c.Session, c.LockWait); err != nil {
 		return err
 	}

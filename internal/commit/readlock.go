@@ -25,6 +25,14 @@ import (
 // its own timeout, undoing itself on expiry. A session that holds the lock
 // and tries to commit gets ErrReadLocked instead of waiting for itself.
 
+// The backup lock (LOCK INSTANCE FOR BACKUP, and BACKUP STAGE
+// BLOCK_DDL) is the same kind of lock on DDL only: CommitExclusive, the
+// way DDL and account changes commit, enters its shared side, so while a
+// session holds it no other session's DDL commits, and row transactions
+// go on. Unlike the global read lock, the holder's own DDL passes while
+// no other session holds it too (in MySQL a session's metadata locks do
+// not conflict with its own).
+
 // ErrReadLocked is returned to a commit by the session that holds the
 // global read lock (MySQL's 1223).
 var ErrReadLocked = errors.New("the session holds the global read lock")
@@ -34,6 +42,8 @@ var ErrReadLocked = errors.New("the session holds the global read lock")
 var ErrLockWaitTimeout = errors.New("lock wait timeout waiting for the global read lock")
 
 type readLock struct {
+	ownerPasses bool // the holder's own transactions enter (the backup lock)
+
 	mu       sync.Mutex
 	holders  map[uint64]bool // sessions holding the lock
 	released chan struct{}   // closed when the last holder releases
@@ -63,7 +73,10 @@ func (r *readLock) enter(ctx context.Context, session uint64, wait time.Duration
 	deadline := time.Now().Add(wait)
 	r.mu.Lock()
 	for len(r.holders) > 0 {
-		if r.holders[session] {
+		if r.ownerPasses && r.holders[session] && len(r.holders) == 1 {
+			break // the only holder's own
+		}
+		if r.holders[session] && !r.ownerPasses {
 			r.mu.Unlock()
 			return ErrReadLocked
 		}
@@ -90,7 +103,9 @@ func (r *readLock) exit() {
 	r.mu.Unlock()
 }
 
-// lock makes session a holder and waits for the transactions in flight.
+// lock makes session a holder and waits for the transactions in flight
+// (with ownerPasses, session's own may be among them: lock is then called
+// outside them).
 func (r *readLock) lock(ctx context.Context, session uint64, wait time.Duration) error {
 	if wait == 0 {
 		wait = noLimit
@@ -185,3 +200,14 @@ func (p *Pipeline) UnlockCommits(session uint64) { p.readLock.unlock(session) }
 
 // HoldsCommitLock reports whether session holds the global read lock.
 func (p *Pipeline) HoldsCommitLock(session uint64) bool { return p.readLock.holds(session) }
+
+// LockBackup takes the backup lock for session: other sessions' DDL
+// waits, and it returns once the DDL in the pipeline has finished (or
+// with ErrLockWaitTimeout after wait, 0 meaning no limit, or ctx's error,
+// holding nothing).
+func (p *Pipeline) LockBackup(ctx context.Context, session uint64, wait time.Duration) error {
+	return p.backupLock.lock(ctx, session, wait)
+}
+
+// UnlockBackup releases session's backup lock, if it holds it.
+func (p *Pipeline) UnlockBackup(session uint64) { p.backupLock.unlock(session) }

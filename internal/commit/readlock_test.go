@@ -71,3 +71,33 @@ func TestReadLock(t *testing.T) {
 		t.Fatalf("left: %d in flight, holders %v", r.inflight, r.holders)
 	}
 }
+
+// TestBackupLock: the backup lock lets its holder's own DDL in while it
+// is the only holder, and holds everyone's back while another session
+// holds it too.
+func TestBackupLock(t *testing.T) {
+	r := readLock{ownerPasses: true}
+	ctx := context.Background()
+	if err := r.lock(ctx, 1, time.Second); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.enter(ctx, 1, time.Second); err != nil {
+		t.Fatalf("the only holder's own DDL: %v", err)
+	}
+	r.exit()
+	if err := r.enter(ctx, 2, 20*time.Millisecond); !errors.Is(err, ErrLockWaitTimeout) {
+		t.Fatalf("another session's DDL while held: %v", err)
+	}
+	if err := r.lock(ctx, 2, time.Second); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.enter(ctx, 1, 20*time.Millisecond); !errors.Is(err, ErrLockWaitTimeout) {
+		t.Fatalf("a holder's DDL while another session holds it too: %v", err)
+	}
+	r.unlock(2)
+	r.unlock(1)
+	if err := r.enter(ctx, 2, time.Second); err != nil {
+		t.Fatal(err)
+	}
+	r.exit()
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"database/sql/driver"
+	"fmt"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -197,4 +198,55 @@ func lastGNO(t *testing.T, g string) uint64 {
 		max = set.MaxGNO(u)
 	}
 	return max
+}
+
+// TestLockInstanceForBackup: LOCK INSTANCE FOR BACKUP (BACKUP_ADMIN)
+// holds other sessions' DDL back until UNLOCK INSTANCE or the holder's
+// disconnect, lets row changes and the holder's own DDL through, and
+// BACKUP STAGE is refused with 1235.
+func TestLockInstanceForBackup(t *testing.T) {
+	s := startServer(t, t.TempDir())
+	root := s.db("")
+	mustExec(t, root, "CREATE DATABASE d")
+	mustExec(t, root, "CREATE TABLE d.t (id INT PRIMARY KEY)")
+	mustExec(t, root, "CREATE USER plain@'%' IDENTIFIED BY 'pw'")
+	mustExec(t, root, "GRANT ALL ON d.* TO plain@'%'")
+	if _, err := s.as(t, "plain", "pw").Exec("LOCK INSTANCE FOR BACKUP"); errNumber(err) != 1227 {
+		t.Errorf("LOCK INSTANCE FOR BACKUP without BACKUP_ADMIN: %v, want 1227", err)
+	}
+	if _, err := root.Exec("BACKUP STAGE START"); errNumber(err) != 1235 {
+		t.Errorf("BACKUP STAGE START: %v, want 1235", err)
+	}
+
+	holder := conn(t, root)
+	mustConnExec(t, holder, "LOCK INSTANCE FOR BACKUP")
+	other := conn(t, root)
+	mustConnExec(t, other, "SET SESSION lock_wait_timeout = 1")
+	mustConnExec(t, other, "INSERT INTO d.t VALUES (1)")
+	if _, err := other.ExecContext(t.Context(), "CREATE TABLE d.u (id INT PRIMARY KEY)"); errNumber(err) != 1205 {
+		t.Errorf("another session's DDL under the backup lock: %v, want 1205", err)
+	}
+	if _, err := other.ExecContext(t.Context(), "CREATE USER later@'%'"); errNumber(err) != 1205 {
+		t.Errorf("an account change under the backup lock: %v, want 1205", err)
+	}
+	mustConnExec(t, holder, "ALTER TABLE d.t ADD COLUMN v INT") // the holder's own
+	mustConnExec(t, holder, "UNLOCK INSTANCE")
+	mustConnExec(t, other, "CREATE TABLE d.u (id INT PRIMARY KEY)")
+
+	// Released when the holder disconnects.
+	own, err := sql.Open("mysql", fmt.Sprintf("root@tcp(127.0.0.1:%d)/", s.port))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := own.Exec("LOCK INSTANCE FOR BACKUP"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := other.ExecContext(t.Context(), "CREATE TABLE d.w (id INT PRIMARY KEY)"); errNumber(err) != 1205 {
+		t.Errorf("DDL under the second backup lock: %v, want 1205", err)
+	}
+	own.Close()
+	waitFor(t, "the backup lock to go with its session", 10*time.Second, func() bool {
+		_, err := other.ExecContext(t.Context(), "CREATE TABLE IF NOT EXISTS d.w (id INT PRIMARY KEY)")
+		return err == nil
+	})
 }

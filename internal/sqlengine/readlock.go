@@ -130,10 +130,34 @@ func (e *Engine) ReadLockStatement(ctx *sql.Context, query string) (handled bool
 	return true, mysqlError(e.pipe.LockCommits(ctx, uint64(s.ID()), s.readLockWait(ctx)))
 }
 
-// ReleaseReadLock releases connection connID's global read lock, if it
-// holds one (the connection ended).
+// ReleaseReadLock releases connection connID's global read lock and
+// backup lock, if it holds them (the connection ended).
 func (e *Engine) ReleaseReadLock(connID uint32) {
 	if e.pipe != nil {
 		e.pipe.UnlockCommits(uint64(connID))
+		e.pipe.UnlockBackup(uint64(connID))
+	}
+}
+
+// LockInstanceForBackup takes the backup lock for the session (LOCK
+// INSTANCE FOR BACKUP; its privilege is checked by the caller): other
+// sessions' DDL and account changes wait until UNLOCK INSTANCE or the
+// session's end, row changes go on. It waits for DDL in flight, at most
+// lock_wait_timeout (1205).
+func (e *Engine) LockInstanceForBackup(ctx *sql.Context) error {
+	s := sessionOf(ctx)
+	if s == nil {
+		return nil
+	}
+	if e.pipe == nil {
+		return errNotSupported("LOCK INSTANCE FOR BACKUP on a cluster node")
+	}
+	return mysqlError(e.pipe.LockBackup(ctx, uint64(s.ID()), s.readLockWait(ctx)))
+}
+
+// UnlockInstance releases the session's backup lock, if it holds it.
+func (e *Engine) UnlockInstance(ctx *sql.Context) {
+	if e.pipe != nil {
+		e.pipe.UnlockBackup(uint64(ctx.Session.ID()))
 	}
 }
