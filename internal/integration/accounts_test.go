@@ -490,3 +490,58 @@ func TestPasswordValidationComponent(t *testing.T) {
 	}
 	mustExec(t, pdb, weak[0])
 }
+
+// TestShowCreateUser: SHOW CREATE USER gives the statement that makes the
+// account again (a caching_sha2_password hash as a hexadecimal literal,
+// TLS and lock settings), which logs in with the old password once run
+// after the account is dropped; another account needs SELECT on mysql.
+func TestShowCreateUser(t *testing.T) {
+	s := startServer(t, t.TempDir())
+	root := s.db("")
+	mustExec(t, root, "CREATE USER sha@'%' IDENTIFIED WITH caching_sha2_password BY 'pw1'")
+	mustExec(t, root, "CREATE USER nat@'%' IDENTIFIED WITH mysql_native_password BY 'pw2' REQUIRE SSL")
+	mustExec(t, root, "ALTER USER nat@'%' FAILED_LOGIN_ATTEMPTS 3 PASSWORD_LOCK_TIME UNBOUNDED")
+	// show is the result's column name and its statement, a line each.
+	show := func(db *sql.DB, account string) (string, error) {
+		rows, err := db.Query("SHOW CREATE USER " + account)
+		if err != nil {
+			return "", err
+		}
+		defer rows.Close()
+		cols, _ := rows.Columns()
+		var stmt string
+		if !rows.Next() {
+			return "", fmt.Errorf("no row: %v", rows.Err())
+		}
+		if err := rows.Scan(&stmt); err != nil {
+			return "", err
+		}
+		return cols[0] + "\n" + stmt, nil
+	}
+	sha, err := show(root, "sha")
+	if err != nil || !strings.HasPrefix(sha, "CREATE USER for sha@%\nCREATE USER `sha`@`%` IDENTIFIED WITH 'caching_sha2_password' AS 0x") ||
+		!strings.HasSuffix(sha, " REQUIRE NONE PASSWORD EXPIRE DEFAULT ACCOUNT UNLOCK PASSWORD HISTORY DEFAULT PASSWORD REUSE INTERVAL DEFAULT PASSWORD REQUIRE CURRENT DEFAULT") {
+		t.Fatalf("SHOW CREATE USER sha: %q %v", sha, err)
+	}
+	nat, err := show(root, "'nat'@'%'")
+	if err != nil || !strings.Contains(nat, "IDENTIFIED WITH 'mysql_native_password' AS '*") ||
+		!strings.Contains(nat, " REQUIRE SSL ") || !strings.HasSuffix(nat, " FAILED_LOGIN_ATTEMPTS 3 PASSWORD_LOCK_TIME UNBOUNDED") {
+		t.Fatalf("SHOW CREATE USER nat: %q %v", nat, err)
+	}
+	mustExec(t, root, "DROP USER sha@'%'")
+	mustExec(t, root, strings.SplitN(sha, "\n", 2)[1])
+	if _, err := s.as(t, "sha", "pw1").Exec("SELECT 1"); err != nil {
+		t.Fatalf("the account made again from SHOW CREATE USER does not log in: %v", err)
+	}
+	if _, err := show(root, "nobody"); errNumber(err) != 1396 {
+		t.Errorf("SHOW CREATE USER of a missing account: %v, want 1396", err)
+	}
+	// Its own account needs nothing; another needs SELECT on mysql.
+	own := s.as(t, "sha", "pw1")
+	if got, err := show(own, "CURRENT_USER()"); err != nil || !strings.Contains(got, "`sha`@`%`") {
+		t.Errorf("SHOW CREATE USER CURRENT_USER(): %q %v", got, err)
+	}
+	if _, err := show(own, "nat"); errNumber(err) != 1044 {
+		t.Errorf("SHOW CREATE USER of another account without SELECT on mysql: %v, want 1044", err)
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"github.com/dolthub/go-mysql-server/sql"
 	"github.com/dolthub/vitess/go/mysql"
 	"github.com/dolthub/vitess/go/sqltypes"
+	querypb "github.com/dolthub/vitess/go/vt/proto/query"
 	"github.com/lockstepdb/lockstep/internal/sqlengine"
 )
 
@@ -17,6 +18,25 @@ func (s *Server) accountStatement(c *mysql.Conn, query string) (*sqltypes.Result
 	return s.sessionStatement(c, query, sqlengine.MaybeAccountStatement, func(ctx *sql.Context) (bool, error) {
 		return s.sql.AccountStatement(ctx, query, func(names []string) bool { return s.mayGrant(c, names) })
 	})
+}
+
+// showCreateUser answers SHOW CREATE USER (sqlengine/showcreateuser.go).
+func (s *Server) showCreateUser(c *mysql.Conn, query string) (*sqltypes.Result, bool, error) {
+	if !sqlengine.MaybeShowCreateUser(query) {
+		return nil, false, nil
+	}
+	ctx, ok := s.sql.SessionContext(c.ConnectionID)
+	if !ok {
+		return nil, false, nil
+	}
+	column, stmt, handled, err := s.sql.ShowCreateUser(ctx, query)
+	if !handled || err != nil {
+		return nil, handled, err
+	}
+	return &sqltypes.Result{
+		Fields: []*querypb.Field{{Name: column, Type: sqltypes.VarChar, Charset: 255}},
+		Rows:   [][]sqltypes.Value{{sqltypes.NewVarChar(stmt)}},
+	}, true, nil
 }
 
 // sessionStatement runs a statement the SQL layer answers itself on c's
