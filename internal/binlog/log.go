@@ -48,6 +48,7 @@ type Log struct {
 
 	listMu sync.Mutex
 	files  []FileInfo // in order; the last one is the current file
+	io     FileIO     // every file's, purged ones too
 
 	// The published end: readers (dump threads) may read up to it. The
 	// flusher publishes after each group's write (and sync, when the group
@@ -73,6 +74,40 @@ type FileInfo struct {
 	Size int64
 	// Created is when the file was started (from its format description).
 	Created time.Time
+	// IO is what this process wrote and synced to it.
+	IO FileIO
+}
+
+// FileIO counts and times the writes and syncs of binlog files
+// (performance_schema's file summaries). Reads are not counted: dump
+// threads read the files on their own.
+type FileIO struct {
+	Writes, WriteBytes             uint64
+	WriteNanos, MinWrite, MaxWrite uint64
+	Syncs                          uint64
+	SyncNanos, MinSync, MaxSync    uint64
+}
+
+// noteWrite counts a write of n bytes that took d.
+func (f *FileIO) noteWrite(n int, d time.Duration) {
+	f.Writes++
+	f.WriteBytes += uint64(n)
+	f.WriteNanos += uint64(d)
+	f.MinWrite, f.MaxWrite = minMax(f.Writes, f.MinWrite, f.MaxWrite, uint64(d))
+}
+
+// noteSync counts a sync that took d.
+func (f *FileIO) noteSync(d time.Duration) {
+	f.Syncs++
+	f.SyncNanos += uint64(d)
+	f.MinSync, f.MaxSync = minMax(f.Syncs, f.MinSync, f.MaxSync, uint64(d))
+}
+
+func minMax(n, lo, hi, v uint64) (uint64, uint64) {
+	if n == 1 || v < lo {
+		lo = v
+	}
+	return lo, max(hi, v)
 }
 
 // Position is a place in the log.
@@ -162,21 +197,28 @@ func (l *Log) startFile(num int, now time.Time, prev GTIDSet) error {
 	hdr := append([]byte(nil), FileMagic...)
 	hdr = append(hdr, FormatDescription(ts, l.opts.ServerID, false)...)
 	hdr = append(hdr, PreviousGTIDs(ts, l.opts.ServerID, uint32(HeaderLen(prev)), prev)...)
+	var io FileIO
+	start := time.Now()
 	if _, err := f.Write(hdr); err != nil {
 		f.Close()
 		return err
 	}
+	io.noteWrite(len(hdr), time.Since(start))
+	start = time.Now()
 	if err := f.Sync(); err != nil {
 		f.Close()
 		return err
 	}
+	io.noteSync(time.Since(start))
 	if err := atomicfile.SyncDir(l.opts.FS, l.opts.Dir); err != nil {
 		f.Close()
 		return err
 	}
 	l.cur, l.curNum, l.curSize = f, num, int64(len(hdr))
 	l.listMu.Lock()
-	l.files = append(l.files, FileInfo{Name: name, Num: num, Size: l.curSize, Created: now})
+	l.files = append(l.files, FileInfo{Name: name, Num: num, Size: l.curSize, Created: now, IO: io})
+	l.io.noteWrite(len(hdr), time.Duration(io.WriteNanos))
+	l.io.noteSync(time.Duration(io.SyncNanos))
 	err = l.writeIndex()
 	l.listMu.Unlock()
 	if err != nil {
@@ -190,22 +232,55 @@ func (l *Log) Current() Position { return Position{File: l.curNum, Pos: l.curSiz
 
 // Append writes p at the end of the current file (no sync).
 func (l *Log) Append(p []byte) error {
+	start := time.Now()
 	n, err := l.cur.WriteAt(p, l.curSize)
+	took := time.Since(start)
 	l.curSize += int64(n)
 	if err != nil {
 		return err
 	}
 	l.listMu.Lock()
-	l.files[len(l.files)-1].Size = l.curSize
+	cur := &l.files[len(l.files)-1]
+	cur.Size = l.curSize
+	cur.IO.noteWrite(n, took)
+	l.io.noteWrite(n, took)
 	l.listMu.Unlock()
 	return nil
+}
+
+// syncCurrent syncs the current file, its data only or all of it, and
+// counts the sync.
+func (l *Log) syncCurrent(dataOnly bool) error {
+	start := time.Now()
+	var err error
+	if dataOnly {
+		err = l.cur.SyncData()
+	} else {
+		err = l.cur.Sync()
+	}
+	if err != nil {
+		return err
+	}
+	took := time.Since(start)
+	l.listMu.Lock()
+	l.files[len(l.files)-1].IO.noteSync(took)
+	l.io.noteSync(took)
+	l.listMu.Unlock()
+	return nil
+}
+
+// IO returns what this process wrote and synced to every binlog file.
+func (l *Log) IO() FileIO {
+	l.listMu.Lock()
+	defer l.listMu.Unlock()
+	return l.io
 }
 
 // Sync makes everything appended so far durable (fdatasync, as MySQL syncs
 // its binlog: the file's size is data for this purpose), then records the
 // synced end in the synced mark.
 func (l *Log) Sync() error {
-	if err := l.cur.SyncData(); err != nil {
+	if err := l.syncCurrent(true); err != nil {
 		return err
 	}
 	return l.mark.record(l.Current())
@@ -219,7 +294,7 @@ func (l *Log) Rotate(now time.Time, prev GTIDSet) error {
 	if err := l.Append(ev); err != nil {
 		return err
 	}
-	if err := l.cur.Sync(); err != nil {
+	if err := l.syncCurrent(false); err != nil {
 		return err
 	}
 	if err := l.mark.record(l.Current()); err != nil {

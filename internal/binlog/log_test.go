@@ -201,3 +201,58 @@ func TestCopyToStopsAtThePosition(t *testing.T) {
 		t.Fatalf("the copy: GTIDs %q, truncated %d, end %v (want %v)", got, rec.Truncated, rec.End, end)
 	}
 }
+
+// TestFileIO: the log counts what it writes and syncs, per file and in
+// total, the headers of new files included; a purged file's counts stay
+// in the total.
+func TestFileIO(t *testing.T) {
+	l, _, err := Open(Options{FS: vfs.NewMem(), Dir: "/b", ServerID: 1}, GTIDSet{}, Position{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	for i := uint64(1); i <= 3; i++ {
+		writeTrx(t, l, i)
+	}
+	if err := l.Sync(); err != nil {
+		t.Fatal(err)
+	}
+	var g GTIDSet
+	g.AddRange(testSID, 1, 4)
+	if err := l.Rotate(time.Now(), g); err != nil {
+		t.Fatal(err)
+	}
+	writeTrx(t, l, 4)
+	files := l.Files()
+	if len(files) != 2 {
+		t.Fatalf("%d files", len(files))
+	}
+	var sum FileIO
+	for _, f := range files {
+		if f.IO.WriteBytes != uint64(f.Size) {
+			t.Errorf("%s: %d bytes written, the file has %d", f.Name, f.IO.WriteBytes, f.Size)
+		}
+		if f.IO.MinWrite > f.IO.MaxWrite || f.IO.MaxWrite > f.IO.WriteNanos {
+			t.Errorf("%s: write times min %d max %d sum %d", f.Name, f.IO.MinWrite, f.IO.MaxWrite, f.IO.WriteNanos)
+		}
+		sum.Writes += f.IO.Writes
+		sum.WriteBytes += f.IO.WriteBytes
+		sum.Syncs += f.IO.Syncs
+	}
+	// The first file: its header, three transactions and the Rotate
+	// event written; synced at its start, by Sync and by Rotate. The
+	// second: its header, one transaction; synced at its start.
+	if files[0].IO.Writes != 5 || files[0].IO.Syncs != 3 || files[1].IO.Writes != 2 || files[1].IO.Syncs != 1 {
+		t.Errorf("writes and syncs: %+v, %+v", files[0].IO, files[1].IO)
+	}
+	total := l.IO()
+	if total.Writes != sum.Writes || total.WriteBytes != sum.WriteBytes || total.Syncs != sum.Syncs {
+		t.Errorf("total %+v, the files' %+v", total, sum)
+	}
+	if _, err := l.Purge(files[1].Num); err != nil {
+		t.Fatal(err)
+	}
+	if l.IO() != total {
+		t.Errorf("the total changed when a file was purged: %+v, was %+v", l.IO(), total)
+	}
+}

@@ -71,7 +71,8 @@ func TestMysqldExporter(t *testing.T) {
 	// statement digests' and the table I/O summaries'.
 	cmd := exec.Command(bin, "--config.my-cnf="+cnf, fmt.Sprintf("--web.listen-address=127.0.0.1:%d", port), "--collect.engine_innodb_status",
 		"--collect.perf_schema.eventsstatements", "--collect.perf_schema.eventsstatementssum",
-		"--collect.perf_schema.tableiowaits", "--collect.perf_schema.indexiowaits")
+		"--collect.perf_schema.tableiowaits", "--collect.perf_schema.indexiowaits",
+		"--collect.perf_schema.eventswaits", "--collect.perf_schema.file_events", "--collect.perf_schema.file_instances")
 	logf, err := os.Create(filepath.Join(dir, "exporter.log"))
 	if err != nil {
 		t.Fatal(err)
@@ -139,6 +140,16 @@ func TestMysqldExporter(t *testing.T) {
 	} {
 		if v := value(metric); v != "5" {
 			t.Errorf("%s = %q, want 5", metric, v)
+		}
+	}
+	// The binlog's writes and syncs, timed.
+	for _, metric := range []string{
+		`mysql_perf_schema_file_events_bytes_total{event_name="wait/io/file/sql/binlog",mode="write"}`,
+		`mysql_perf_schema_file_events_total{event_name="wait/io/file/sql/binlog",mode="misc"}`,
+		`mysql_perf_schema_events_waits_total{event_name="wait/io/file/sql/binlog"}`,
+	} {
+		if v := value(metric); v == "" || v == "0" {
+			t.Errorf("%s = %q, want a count above 0", metric, v)
 		}
 	}
 	if v := value("mysql_perf_schema_events_statements_sum_total"); v == "" || v == "0" {

@@ -271,6 +271,7 @@ func StartContext(ctx context.Context, cfg Config, log *slog.Logger) (_ *Server,
 	s.registerDigestTable()
 	if s.cfg.PerformanceSchema {
 		s.sql.EnableTableIO()
+		s.registerFileIOTables()
 	}
 	s.registerProcessTables()
 	s.registerConnAttrsTables()
