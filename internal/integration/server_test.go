@@ -384,6 +384,12 @@ func TestMariadbCLI(t *testing.T) {
 	if fl, err := tool(t, time.Minute, admin, "-h127.0.0.1", fmt.Sprintf("-P%d", s.port), "-uroot", "flush-status").CombinedOutput(); err != nil {
 		t.Fatalf("mariadb-admin flush-status: %v\n%s", err, fl)
 	}
+	// COM_REFRESH (refresh, flush-hosts, flush-threads...), which
+	// vitess does not know, and the FLUSH statements it stands for.
+	if fl, err := tool(t, time.Minute, admin, "-h127.0.0.1", fmt.Sprintf("-P%d", s.port), "-uroot",
+		"refresh", "flush-hosts", "flush-threads", "flush-privileges", "flush-tables", "flush-logs").CombinedOutput(); err != nil {
+		t.Fatalf("mariadb-admin refresh and flushes: %v\n%s", err, fl)
+	}
 	out, err = run("SELECT 1; SELECT 2; FLUSH STATUS; SHOW SESSION STATUS LIKE 'Com_select'")
 	if err != nil || out != "1\n2\nCom_select\t0" {
 		t.Fatalf("FLUSH STATUS resets the session's counters: %v\n%s", err, out)
@@ -1002,5 +1008,53 @@ func TestShutdownUnderLoad(t *testing.T) {
 		}
 		t.Logf("round %d: %d inserts acknowledged, all there after the restart", round, len(acked))
 		s2.stop()
+	}
+}
+
+// TestShutdownStatement: SHUTDOWN and mariadb-admin shutdown
+// (COM_SHUTDOWN) need SHUTDOWN and RELOAD is needed by refresh; with
+// them the client gets its OK and the server stops cleanly, as on
+// SIGTERM, and starts again with everything committed.
+func TestShutdownStatement(t *testing.T) {
+	admin := needTool(t, "mariadb-admin")
+	s := startServer(t, t.TempDir())
+	root := s.db("")
+	mustExec(t, root, "CREATE DATABASE d")
+	mustExec(t, root, "CREATE TABLE d.t (id INT PRIMARY KEY)")
+	mustExec(t, root, "INSERT INTO d.t VALUES (1), (2)")
+	mustExec(t, root, "CREATE USER weak@'%' IDENTIFIED BY 'pw'")
+	adminAs := func(user string, args ...string) ([]byte, error) {
+		return tool(t, time.Minute, admin, append([]string{"-h127.0.0.1", fmt.Sprintf("-P%d", s.port), "-u" + user, "-ppw"}, args...)...).CombinedOutput()
+	}
+	for _, c := range []struct{ cmd, need string }{{"shutdown", "SHUTDOWN"}, {"refresh", "RELOAD"}} {
+		if out, err := adminAs("weak", c.cmd); err == nil || !strings.Contains(string(out), c.need) {
+			t.Errorf("mariadb-admin %s without %s: %v\n%s", c.cmd, c.need, err, out)
+		}
+	}
+	if _, err := s.as(t, "weak", "pw").Exec("SHUTDOWN"); errNumber(err) != 1227 {
+		t.Errorf("SHUTDOWN without the privilege: %v, want 1227", err)
+	}
+	for _, how := range []string{"COM_SHUTDOWN", "SHUTDOWN"} {
+		if how == "SHUTDOWN" {
+			if _, err := s.db("").Exec("SHUTDOWN"); err != nil {
+				t.Fatalf("SHUTDOWN: %v", err)
+			}
+		} else if out, err := tool(t, time.Minute, admin, "-h127.0.0.1", fmt.Sprintf("-P%d", s.port), "-uroot", "shutdown").CombinedOutput(); err != nil {
+			t.Fatalf("mariadb-admin shutdown: %v\n%s", err, out)
+		}
+		select {
+		case <-s.exited:
+		case <-time.After(30 * time.Second):
+			t.Fatalf("the server still runs 30 s after %s", how)
+		}
+		if code := s.cmd.ProcessState.ExitCode(); code != 0 {
+			t.Fatalf("after %s the server exited with %d", how, code)
+		}
+		s.cmd = nil
+		s.start()
+		var n int
+		if err := s.db("").QueryRow("SELECT COUNT(*) FROM d.t").Scan(&n); err != nil || n != 2 {
+			t.Fatalf("after %s and a restart: %d rows, %v", how, n, err)
+		}
 	}
 }

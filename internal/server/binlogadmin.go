@@ -143,12 +143,15 @@ var flushStatement = regexp.MustCompile(`(?is)^\s*flush\s+(?:(?:no_write_to_binl
 
 // flush runs the FLUSH statements Lockstep answers itself, after MySQL's
 // check that the account holds RELOAD (1227; go-mysql-server refused them
-// with 1044 on the mysql database). PRIVILEGES goes on to
-// go-mysql-server.
+// with 1044 on the mysql database). PRIVILEGES alone goes on to
+// go-mysql-server; beside other options (COM_REFRESH, mysqladmin refresh)
+// it has nothing to do, since the accounts in memory are always the
+// committed ones (sqlengine/accountlog.go).
 //
 //   - TABLES (without a locking clause, which readlock handles), LOCAL or
 //     not, has nothing to do: Lockstep keeps no cache of open tables to
 //     close, and a statement never sees a table older than the last DDL.
+//     Nor has THREADS (MariaDB's): there is no thread cache.
 //     (mariadb-dump --master-data sends FLUSH LOCAL TABLES, which
 //     go-mysql-server refused.)
 //   - LOGS rotates the binlog (not on a cluster member, whose log raft
@@ -180,18 +183,15 @@ func (s *Server) flush(c *mysql.Conn, query string) (handled bool, err error) {
 	for _, o := range opts {
 		switch o {
 		case "privileges":
-			if len(opts) > 1 {
-				return true, mysql.NewSQLError(mysql.ERNotSupportedYet, "42000", "This version of Lockstep doesn't yet support 'FLUSH %s' together with other options: flush it alone", strings.ToUpper(o))
+			if len(opts) == 1 {
+				return false, nil // go-mysql-server's
 			}
-			return false, nil // go-mysql-server's
-		case "tables":
-			if len(opts) > 1 {
-				return true, mysql.NewSQLError(mysql.ERNotSupportedYet, "42000", "This version of Lockstep doesn't yet support 'FLUSH %s' together with other options: flush it alone", strings.ToUpper(o))
-			}
-			return true, nil
 		case "relay_logs":
 			return true, mysql.NewSQLError(mysql.ERNotSupportedYet, "42000", "This version of Lockstep doesn't yet support 'FLUSH %s'", strings.ToUpper(strings.ReplaceAll(o, "_", " ")))
-		case "logs", "binary_logs", "slow_logs", "error_logs", "general_logs", "engine_logs", "hosts", "user_resources", "optimizer_costs", "status":
+		case "reset_replica", "reset_source":
+			// COM_REFRESH's REFRESH_SLAVE and REFRESH_MASTER (wire.go).
+			return true, mysql.NewSQLError(mysql.ERNotSupportedYet, "42000", "This version of Lockstep doesn't yet support 'COM_REFRESH with REFRESH_SLAVE or REFRESH_MASTER': send RESET REPLICA or RESET MASTER")
+		case "tables", "threads", "logs", "binary_logs", "slow_logs", "error_logs", "general_logs", "engine_logs", "hosts", "user_resources", "optimizer_costs", "status":
 		default:
 			return false, nil // not a FLUSH this knows: go-mysql-server's error
 		}

@@ -199,7 +199,7 @@ func yieldAfterStatement() { runtime.Gosched() }
 // (bareStatement), as MySQL's parser would.
 func (s *Server) intercept(c *mysql.Conn, query string) (res *sqltypes.Result, handled bool, err error) {
 	query = bareStatement(query)
-	for _, f := range []func(*mysql.Conn, string) (*sqltypes.Result, bool, error){s.gtidNextStatement, s.replicaStatement, s.adminStatement, s.killStatement, s.accountStatement, s.showCreateUser, s.readLockStatement, s.backupLockStatement, s.reloadTLS, s.cloneStatement, s.engineStatement, s.maintenanceStatement, s.componentStatement, s.sqlPrepareLimit} {
+	for _, f := range []func(*mysql.Conn, string) (*sqltypes.Result, bool, error){s.gtidNextStatement, s.replicaStatement, s.adminStatement, s.killStatement, s.accountStatement, s.showCreateUser, s.readLockStatement, s.backupLockStatement, s.shutdownStatement, s.reloadTLS, s.cloneStatement, s.engineStatement, s.maintenanceStatement, s.componentStatement, s.sqlPrepareLimit} {
 		if res, ok, err := f(c, query); ok {
 			return res, true, err
 		}

@@ -68,10 +68,13 @@ type Server struct {
 	addr        string
 	log         *slog.Logger
 	stop        chan struct{}
-	http        *http.Server
-	httpAddr    string
-	source      *source.Source
-	wire        *wireListener
+	// shutdownCh is closed by SHUTDOWN (shutdown.go).
+	shutdownCh   chan struct{}
+	shutdownOnce sync.Once
+	http         *http.Server
+	httpAddr     string
+	source       *source.Source
+	wire         *wireListener
 	// tls is what clients are offered (nil: --ssl=OFF), from tlsFiles;
 	// auth checks logins (auth.go).
 	tls       *tls.Config
@@ -188,7 +191,8 @@ func StartContext(ctx context.Context, cfg Config, log *slog.Logger) (_ *Server,
 	if rec.StoreAhead {
 		log.Warn("the binlog lost transactions the store holds (a relaxed sync_binlog / innodb_flush_log_at_trx_commit setting and an OS crash): they stay, replicas will not receive them, and their GTIDs stay executed", "gtids", rec.StoreOnly.String(), "store_position", fmt.Sprintf("%d:%d", rec.DurableFrom.File, rec.DurableFrom.Pos))
 	}
-	s := &Server{cfg: cfg, uuid: id, pipe: pipe, member: m, store: store, blog: blog, log: log, dirLock: dirLock, sessions: newSessions()}
+	s := &Server{cfg: cfg, uuid: id, pipe: pipe, member: m, store: store, blog: blog, log: log, dirLock: dirLock, sessions: newSessions(),
+		shutdownCh: make(chan struct{})}
 	locks := lock.New()
 	if m != nil {
 		s.source = source.New(blog, cfg.ServerID, id, s.gtidVisible, semi, log.With("component", "source"))
@@ -785,6 +789,9 @@ func Run(ctx context.Context, cfg Config, log *slog.Logger) error {
 		select {
 		case <-ctx.Done():
 			log.Info("shutting down")
+			return s.Close()
+		case <-s.ShutdownRequested():
+			log.Info("shutting down: SHUTDOWN")
 			return s.Close()
 		case <-s.behind():
 			// A cluster member behind the cluster's purged log: its data

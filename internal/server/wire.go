@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -50,6 +51,8 @@ const (
 	comStmtReset      = 0x1a
 	comProcessKill    = 0x0c
 	comStatistics     = 0x09
+	comRefresh        = 0x07
+	comShutdown       = 0x08
 	comQuery          = 0x03
 )
 
@@ -239,6 +242,10 @@ type wireConn struct {
 	interactive bool
 	// attrs are the connection attributes of the handshake response.
 	attrs []connAttr
+	// afterReply, if set, runs once the reply to the current command has
+	// been written: when the next command is read, or the connection
+	// closes (SHUTDOWN answers its client before the server stops).
+	afterReply atomic.Pointer[func()]
 	// stmts are this connection's prepared statements, counted in
 	// l.prepared (its own goroutine only; see prepared.go).
 	stmts map[uint32]string // id -> the SQL layer's key for it
@@ -323,7 +330,15 @@ func (l *wireListener) drain(limit time.Duration) int {
 	}
 }
 
+// replied runs afterReply, if set.
+func (c *wireConn) replied() {
+	if f := c.afterReply.Swap(nil); f != nil {
+		(*f)()
+	}
+}
+
 func (c *wireConn) Close() error {
+	defer c.replied()
 	var err error
 	c.closeOnce.Do(func() {
 		c.l.conns.Delete(c)
@@ -393,6 +408,9 @@ func (c *wireConn) Write(p []byte) (int, error) {
 // nextPacket reads the next packet header (and, for a dump command or an
 // SSL request, the whole packet) and queues what the reader gets.
 func (c *wireConn) nextPacket() error {
+	if !c.cont {
+		c.replied() // vitess reads the next command once it has replied
+	}
 	// A deadline matters only for a read that blocks: wait_timeout before
 	// a command's first bytes, net_read_timeout for the rest of a packet
 	// not yet buffered (setting one costs a timer update per call).
@@ -510,6 +528,22 @@ func (c *wireConn) nextPacket() error {
 			c.out = commandPacket(comQuery, fmt.Sprintf("KILL %d", binary.LittleEndian.Uint32(pkt[5:])))
 			return nil
 		}
+		if err == nil && (first[4] == comRefresh && size == 2 || first[4] == comShutdown && size <= 2) {
+			// COM_REFRESH (mysqladmin refresh, flush-hosts, flush-threads)
+			// and COM_SHUTDOWN (mysqladmin shutdown), which vitess does
+			// not know: the FLUSH and SHUTDOWN statements they stand for,
+			// answered the same way.
+			pkt := make([]byte, 4+size)
+			if _, err := io.ReadFull(c.r, pkt); err != nil {
+				return err
+			}
+			if pkt[4] == comShutdown {
+				c.out = commandPacket(comQuery, "SHUTDOWN")
+			} else {
+				c.out = commandPacket(comQuery, refreshStatement(pkt[5]))
+			}
+			return nil
+		}
 		if err == nil && (first[4] == comBinlogDump || first[4] == comBinlogDumpGTID) {
 			pkt := make([]byte, 4+size)
 			if _, err := io.ReadFull(c.r, pkt); err != nil {
@@ -544,6 +578,28 @@ func packet(seq byte, payload []byte) []byte {
 
 // commandPacket is a command packet (sequence 0): cmd, then body, the two
 // shorter than 0xffffff bytes.
+// refreshStatement is the FLUSH statement COM_REFRESH's options stand
+// for. REFRESH_SLAVE and REFRESH_MASTER (RESET REPLICA, RESET MASTER)
+// become words FLUSH refuses.
+func refreshStatement(opts byte) string {
+	var names []string
+	for _, o := range []struct {
+		bit  byte
+		name string
+	}{{0x01, "PRIVILEGES"}, {0x02, "LOGS"}, {0x04, "TABLES"}, {0x08, "HOSTS"}, {0x10, "STATUS"},
+		{0x20, "THREADS"}, {0x40, "RESET_REPLICA"}, {0x80, "RESET_SOURCE"}} {
+		if opts&o.bit != 0 {
+			names = append(names, o.name)
+		}
+	}
+	if len(names) == 0 {
+		// Nothing to flush; FLUSH THREADS has nothing to do either (there
+		// is no thread cache) and checks RELOAD, as COM_REFRESH does.
+		names = []string{"THREADS"}
+	}
+	return "FLUSH " + strings.Join(names, ", ")
+}
+
 func commandPacket(cmd byte, body string) []byte {
 	return packet(0, append([]byte{cmd}, body...))
 }
