@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"net/http"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -693,4 +694,50 @@ func TestPrimaryShowsReplicaApplyLag(t *testing.T) {
 		rep := replica2()
 		return rep != nil && rep["applying"] == "yes" && rep["apply_lag_seconds"] == float64(0)
 	})
+}
+
+// TestReplicationStatusTables: performance_schema's
+// replication_connection_status and replication_applier_status on a
+// replica show its threads' state, the source's heartbeats, the GTIDs
+// received and the transaction queued last, which is the source's last.
+func TestReplicationStatusTables(t *testing.T) {
+	p := startServer(t, t.TempDir())
+	r := startServer(t, t.TempDir(), "--server-id=2", "--source-host=127.0.0.1", fmt.Sprintf("--source-port=%d", p.port),
+		"--source-user=root")
+	pdb, rdb := p.db(""), r.db("")
+	for _, q := range []string{"STOP REPLICA", "CHANGE REPLICATION SOURCE TO SOURCE_HEARTBEAT_PERIOD = 0.1", "START REPLICA"} {
+		mustExec(t, rdb, q)
+	}
+	mustExec(t, pdb, "CREATE DATABASE rs")
+	mustExec(t, pdb, "CREATE TABLE rs.t (id INT PRIMARY KEY)")
+	mustExec(t, pdb, "INSERT INTO rs.t VALUES (1)")
+	waitCaughtUp(t, pdb, rdb, 30*time.Second)
+	var last string
+	if err := pdb.QueryRow("SELECT @@server_uuid").Scan(&last); err != nil {
+		t.Fatal(err)
+	}
+	last += ":" + strconv.FormatUint(lastGNO(t, gtidExecuted(t, pdb)), 10)
+	waitFor(t, "heartbeats", 10*time.Second, func() bool {
+		var n int
+		return rdb.QueryRow("SELECT COUNT_RECEIVED_HEARTBEATS FROM performance_schema.replication_connection_status").Scan(&n) == nil && n > 0
+	})
+	var state, source, received, queued, queueing, start, end string
+	if err := rdb.QueryRow(`SELECT SERVICE_STATE, SOURCE_UUID, RECEIVED_TRANSACTION_SET, LAST_QUEUED_TRANSACTION,
+		LAST_QUEUED_TRANSACTION_START_QUEUE_TIMESTAMP, LAST_QUEUED_TRANSACTION_END_QUEUE_TIMESTAMP, QUEUEING_TRANSACTION
+		FROM performance_schema.replication_connection_status`).Scan(&state, &source, &received, &queued, &start, &end, &queueing); err != nil {
+		t.Fatal(err)
+	}
+	if state != "ON" || !strings.HasPrefix(last, source+":") || !strings.Contains(received, source) || queued != last || queueing != "" ||
+		strings.HasPrefix(start, "0000") || end < start {
+		t.Errorf("replication_connection_status: %s, source %s, received %s, last queued %s (%v to %v), queueing %q; the source's last is %s",
+			state, source, received, queued, start, end, queueing, last)
+	}
+	var applier string
+	if err := rdb.QueryRow("SELECT SERVICE_STATE FROM performance_schema.replication_applier_status").Scan(&applier); err != nil || applier != "ON" {
+		t.Errorf("replication_applier_status: %q %v", applier, err)
+	}
+	mustExec(t, rdb, "STOP REPLICA")
+	if err := rdb.QueryRow("SELECT s.SERVICE_STATE FROM performance_schema.replication_connection_status c, performance_schema.replication_applier_status s").Scan(&applier); err != nil || applier != "OFF" {
+		t.Errorf("after STOP REPLICA: %q %v", applier, err)
+	}
 }

@@ -61,12 +61,13 @@ type receiver struct {
 	sourceID   uint32
 	sourceUUID string
 
-	Events    atomic.Uint64
-	Bytes     atomic.Uint64
-	Acks      atomic.Uint64
-	Heartbeat atomic.Int64 // unix nanos of the last heartbeat
-	semi      atomic.Bool
-	connected atomic.Bool
+	Events     atomic.Uint64
+	Bytes      atomic.Uint64
+	Acks       atomic.Uint64
+	Heartbeat  atomic.Int64 // unix nanos of the last heartbeat
+	Heartbeats atomic.Uint64
+	semi       atomic.Bool
+	connected  atomic.Bool
 }
 
 func (rc *receiver) setState(s string) { rc.state.Store(s) }
@@ -475,6 +476,7 @@ func (rc *receiver) read(conn *client.Conn, semi bool, period float64, events ch
 		}
 		if h.Type == binlog.HeartbeatEvent {
 			rc.Heartbeat.Store(time.Now().UnixNano())
+			rc.Heartbeats.Add(1)
 			continue
 		}
 		select {

@@ -122,8 +122,12 @@ type Replica struct {
 	io         *receiver
 	sql        *applier
 	retrieved  binlog.GTIDSet // complete transactions written to the relay log
-	execPos    execPosition   // last applied source position (file/position mode)
-	recvEnd    execPosition   // source position after the last transaction in the relay log
+	// lastQueued and queueing are the transaction the receiver last wrote
+	// to the relay log whole, and the one it is writing (GTID empty:
+	// none), for replication_connection_status.
+	lastQueued, queueing TrxState
+	execPos              execPosition // last applied source position (file/position mode)
+	recvEnd              execPosition // source position after the last transaction in the relay log
 
 	errMu      sync.Mutex
 	ioErrno    uint16
@@ -449,6 +453,8 @@ func (r *Replica) writeRelay(events <-chan []byte) error {
 	r.mu.Unlock()
 	var asm assembler
 	var failed error
+	var cur *relayTrx // the transaction being queued
+	var curStart time.Time
 	for ev := range events {
 		if failed != nil {
 			continue
@@ -464,11 +470,23 @@ func (r *Replica) writeRelay(events <-chan []byte) error {
 			continue
 		}
 		if t != nil {
+			last := trxState(t, curStart)
+			if t != cur {
+				last.Start = time.Now() // one event: queued as it began
+			}
+			last.End = time.Now()
+			cur = nil
 			r.mu.Lock()
 			r.retrieved.Add(t.GTID.SID, t.GTID.GNO)
 			r.recvEnd = execPosition{File: t.SourceFile, Pos: t.SourceEnd}
+			r.lastQueued, r.queueing = last, TrxState{}
 			r.mu.Unlock()
 			r.Stats.Retrieved.Add(1)
+		} else if asm.cur != nil && asm.cur != cur {
+			cur, curStart = asm.cur, time.Now()
+			r.mu.Lock()
+			r.queueing = trxState(cur, curStart)
+			r.mu.Unlock()
 		}
 		if len(events) == 0 {
 			if err := rl.flush(); err != nil {
@@ -519,7 +537,15 @@ func (r *Replica) skipError(code uint16) bool {
 
 // Status is SHOW REPLICA STATUS.
 type Status struct {
-	Source            SourceConfig
+	Source SourceConfig
+	// LastQueued and Queueing are the transactions last written whole to
+	// the relay log and being written (GTID empty: none), with the start
+	// and end of their queueing.
+	LastQueued, Queueing TrxState
+	// Heartbeats counts the source's heartbeats since the receiver
+	// started; LastHeartbeat is the last one's time.
+	Heartbeats        uint64
+	LastHeartbeat     time.Time
 	IOState           string
 	IORunning         string // Yes, Connecting, No
 	SQLRunning        bool
@@ -550,6 +576,7 @@ func (r *Replica) Status(now time.Time) (Status, bool) {
 	ok := r.configured
 	rc, a, rl := r.io, r.sql, r.relay
 	st.RetrievedGTIDs = r.retrieved.String()
+	st.LastQueued, st.Queueing = r.lastQueued, r.queueing
 	r.mu.Unlock()
 	if !ok {
 		return st, false
@@ -566,6 +593,10 @@ func (r *Replica) Status(now time.Time) (Status, bool) {
 		st.SourceLogFile, st.ReadSourceLogPos = rc.sourceFile, rc.readPos
 		st.SourceServerID, st.SourceUUID = rc.sourceID, rc.sourceUUID
 		rc.posMu.Unlock()
+		st.Heartbeats = rc.Heartbeats.Load()
+		if ns := rc.Heartbeat.Load(); ns > 0 {
+			st.LastHeartbeat = time.Unix(0, ns)
+		}
 	}
 	if rl != nil {
 		pub, _, _ := rl.Published()

@@ -37,11 +37,12 @@ type WorkerStats struct {
 }
 
 // TrxState is a transaction as performance_schema's
-// replication_applier_status_by_worker shows it.
+// replication_applier_status_by_worker (Start and End of its apply) and
+// replication_connection_status (of its queueing) show it.
 type TrxState struct {
 	GTID                            string
 	OriginalCommit, ImmediateCommit time.Time
-	StartApply, EndApply            time.Time
+	Start, End                      time.Time
 }
 
 // WorkerState is a copy of one worker's state.
@@ -61,7 +62,7 @@ func trxState(t *relayTrx, start time.Time) TrxState {
 		return time.UnixMicro(int64(v))
 	}
 	return TrxState{GTID: t.GTID.SID.String() + ":" + itoa(t.GTID.GNO),
-		OriginalCommit: us(t.GTID.OriginalCommitUS), ImmediateCommit: us(t.GTID.ImmediateCommitUS), StartApply: start}
+		OriginalCommit: us(t.GTID.OriginalCommitUS), ImmediateCommit: us(t.GTID.ImmediateCommitUS), Start: start}
 }
 
 func (w *WorkerStats) begin(t *relayTrx, start time.Time) {
@@ -107,7 +108,7 @@ func (w *WorkerStats) State(id int) WorkerState {
 	st := WorkerState{ID: id, ErrCode: w.errCode, ErrMsg: w.errMsg, ErrTime: w.errTime}
 	if w.last != nil {
 		st.Last = trxState(w.last, w.lastStart)
-		st.Last.EndApply = w.lastEnd
+		st.Last.End = w.lastEnd
 	}
 	if w.applying != nil {
 		st.Applying = trxState(w.applying, w.applyingStart)

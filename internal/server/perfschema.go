@@ -76,13 +76,79 @@ func (s *Server) registerPerformanceSchema() {
 			ws := w.State(id)
 			r := sql.Row{"", uint64(id), nil, state, int32(ws.ErrCode), ws.ErrMsg, zero(ws.ErrTime)}
 			l, a := ws.Last, ws.Applying
-			r = append(r, l.GTID, zero(l.OriginalCommit), zero(l.ImmediateCommit), zero(l.StartApply), zero(l.EndApply))
-			r = append(r, a.GTID, zero(a.OriginalCommit), zero(a.ImmediateCommit), zero(a.StartApply))
+			r = append(r, l.GTID, zero(l.OriginalCommit), zero(l.ImmediateCommit), zero(l.Start), zero(l.End))
+			r = append(r, a.GTID, zero(a.OriginalCommit), zero(a.ImmediateCommit), zero(a.Start))
 			r = append(r, uint64(0), int32(0), "", zeroTimestamp, uint64(0), int32(0), "", zeroTimestamp)
 			rows = append(rows, r)
 		}
 		return rows, nil
 	})
+
+	// replication_connection_status: the receiver (the I/O thread).
+	conn := sql.Schema{
+		col("CHANNEL_NAME", str(64), false),
+		col("GROUP_NAME", str(36), false),
+		col("SOURCE_UUID", str(36), false),
+		col("THREAD_ID", types.Uint64, true),
+		col("SERVICE_STATE", str(10), false),
+		col("COUNT_RECEIVED_HEARTBEATS", types.Uint64, false),
+		col("LAST_HEARTBEAT_TIMESTAMP", ts, false),
+		col("RECEIVED_TRANSACTION_SET", types.LongText, false),
+		col("LAST_ERROR_NUMBER", types.Int32, false),
+		col("LAST_ERROR_MESSAGE", str(1024), false),
+		col("LAST_ERROR_TIMESTAMP", ts, false),
+		col("LAST_QUEUED_TRANSACTION", str(57), false),
+		col("LAST_QUEUED_TRANSACTION_ORIGINAL_COMMIT_TIMESTAMP", ts, false),
+		col("LAST_QUEUED_TRANSACTION_IMMEDIATE_COMMIT_TIMESTAMP", ts, false),
+		col("LAST_QUEUED_TRANSACTION_START_QUEUE_TIMESTAMP", ts, false),
+		col("LAST_QUEUED_TRANSACTION_END_QUEUE_TIMESTAMP", ts, false),
+		col("QUEUEING_TRANSACTION", str(57), false),
+		col("QUEUEING_TRANSACTION_ORIGINAL_COMMIT_TIMESTAMP", ts, false),
+		col("QUEUEING_TRANSACTION_IMMEDIATE_COMMIT_TIMESTAMP", ts, false),
+		col("QUEUEING_TRANSACTION_START_QUEUE_TIMESTAMP", ts, false),
+	}
+	s.sql.AddSystemTable("performance_schema", "replication_connection_status", conn, func(*sql.Context) ([]sql.Row, error) {
+		st, ok := s.repl.Status(time.Now())
+		if !ok {
+			return nil, nil
+		}
+		state := map[string]string{"Yes": "ON", "Connecting": "CONNECTING"}[st.IORunning]
+		if state == "" {
+			state = "OFF"
+		}
+		l, q := st.LastQueued, st.Queueing
+		return []sql.Row{{"", "", st.SourceUUID, nil, state, st.Heartbeats, zeroOr(st.LastHeartbeat), st.RetrievedGTIDs,
+			int32(st.IOErrno), st.IOError, zeroOr(st.IOErrorTime),
+			l.GTID, zeroOr(l.OriginalCommit), zeroOr(l.ImmediateCommit), zeroOr(l.Start), zeroOr(l.End),
+			q.GTID, zeroOr(q.OriginalCommit), zeroOr(q.ImmediateCommit), zeroOr(q.Start)}}, nil
+	})
+	// replication_applier_status: the applier (the SQL thread) as a whole.
+	s.sql.AddSystemTable("performance_schema", "replication_applier_status", sql.Schema{
+		col("CHANNEL_NAME", str(64), false),
+		col("SERVICE_STATE", str(3), false),
+		col("REMAINING_DELAY", types.Uint32, true),
+		col("COUNT_TRANSACTIONS_RETRIES", types.Uint64, false),
+	}, func(*sql.Context) ([]sql.Row, error) {
+		st, ok := s.repl.Status(time.Now())
+		if !ok {
+			return nil, nil
+		}
+		state := "OFF"
+		if st.SQLRunning {
+			state = "ON"
+		}
+		// No SOURCE_DELAY (NULL: no delay), and the applier does not
+		// retry transactions (a failed one stops it).
+		return []sql.Row{{"", state, nil, uint64(0)}}, nil
+	})
+}
+
+// zeroOr is t in UTC, or the zero timestamp if t was never set.
+func zeroOr(t time.Time) time.Time {
+	if t.IsZero() {
+		return zeroTimestamp
+	}
+	return t.UTC()
 }
 
 // zeroTimestamp is how a timestamp that was never set is shown.
