@@ -294,6 +294,13 @@ func TestPointInTimeRecovery(t *testing.T) {
 		if got := tableText(t, root, "SELECT * FROM z.t ORDER BY id"); got != "5|5|\n" {
 			t.Errorf("after the committed delete the table holds %q, want only 5|5", got)
 		}
+		// Under autocommit, the statement is its own transaction.
+		if err := run(insert); err != nil {
+			t.Fatal(err)
+		}
+		if got := tableText(t, root, "SELECT * FROM z.t ORDER BY id"); got != "1|1|\n2|2|\n5|5|\n" {
+			t.Errorf("after an insert under autocommit another session sees %q", got)
+		}
 	})
 
 	t.Run("binlogs from the MariaDB port into MariaDB", func(t *testing.T) {
