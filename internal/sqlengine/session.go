@@ -1008,6 +1008,12 @@ func unsupportedDDL(st ast.Statement) error {
 			continue
 		}
 		for _, c := range d.TableSpec.Columns {
+			if c.Type.Zerofill {
+				// ZEROFILL makes the column UNSIGNED, as in MySQL; its
+				// display (leading zeros to the display width) is not
+				// kept (README, "Known to differ").
+				c.Type.Zerofill, c.Type.Unsigned = false, true
+			}
 			if err := unsupportedColumnType(c.Type); err != nil {
 				return err
 			}
@@ -1047,11 +1053,8 @@ func unsupportedDDL(st ast.Statement) error {
 // are MySQL's own types and supported.
 func unsupportedColumnType(t ast.ColumnType) error {
 	name := strings.ToUpper(t.Type)
-	// go-mysql-server accepted these attributes and dropped them: the
-	// column took negative numbers and showed no padding.
-	if t.Zerofill {
-		return errNotSupported("ZEROFILL (deprecated since MySQL 8.0.17; declare the column UNSIGNED and pad with LPAD where it is shown)")
-	}
+	// go-mysql-server accepted UNSIGNED here and dropped it: the column
+	// took negative numbers.
 	if t.Unsigned {
 		switch name {
 		case "DECIMAL", "DEC", "NUMERIC", "FIXED", "FLOAT", "DOUBLE", "REAL", "DOUBLE PRECISION", "FLOAT4", "FLOAT8":
