@@ -7,22 +7,26 @@ import (
 
 	"github.com/dolthub/vitess/go/mysql"
 	"github.com/dolthub/vitess/go/sqltypes"
+
 	"github.com/lockstepdb/lockstep/internal/binlog"
-	"github.com/lockstepdb/lockstep/internal/commit"
+	"github.com/lockstepdb/lockstep/internal/sqlengine"
 )
 
-// gtid_next, as far as skipping a transaction needs it: after
-// SET gtid_next = 'uuid:n', BEGIN and COMMIT commit an empty transaction
-// under that GTID (so a replica never applies it), as in MySQL. If the GTID
-// is already executed, the commit does nothing. Other statements under a
-// fixed gtid_next are refused with a clear error rather than run under a
-// GTID they did not get.
+// SET gtid_next and the statements after it. The session's transaction
+// commits under the GTID (sqlengine/gtidnext.go); here the statement is
+// checked (SYSTEM_VARIABLES_ADMIN, SESSION_VARIABLES_ADMIN or
+// REPLICATION_APPLIER, or SUPER; not on a cluster member, which numbers
+// every transaction in log order), and the statements under a GTID that
+// is executed already are answered with OK without running, as MySQL
+// skips them, until the transaction's COMMIT or ROLLBACK. After that, a
+// statement other than SET, COMMIT or ROLLBACK (which have nothing to
+// end) is refused with 1837 until gtid_next is set again.
 
 var (
 	setGTIDNext = regexp.MustCompile(`(?is)^\s*set\s+(?:@@session\.|@@local\.|@@|session\s+|local\s+)?gtid_next\s*=\s*(?:'([^']*)'|"([^"]*)"|(\w+))\s*;?\s*$`)
-	beginStmt   = regexp.MustCompile(`(?is)^\s*(begin(\s+work)?|start\s+transaction)\s*;?\s*$`)
 	commitStmt  = regexp.MustCompile(`(?is)^\s*commit(\s+work)?\s*;?\s*$`)
 	rollbackStm = regexp.MustCompile(`(?is)^\s*rollback(\s+work)?\s*;?\s*$`)
+	setStmt     = regexp.MustCompile(`(?is)^\s*set\s`)
 )
 
 func (s *Server) gtidNextStatement(c *mysql.Conn, query string) (*sqltypes.Result, bool, error) {
@@ -36,17 +40,32 @@ func (s *Server) gtidNextStatement(c *mysql.Conn, query string) (*sqltypes.Resul
 			return s.setGTIDNext(c, m)
 		}
 	}
-	v, ok := s.gtidNext.Load(c.ConnectionID)
-	if !ok {
+	g, set, used := s.sql.GTIDNext(c.ConnectionID)
+	if !set || setStmt.MatchString(query) {
 		return nil, false, nil
 	}
-	return s.underGTIDNext(c, query, v.(binlog.GTIDInfo))
+	if used {
+		if commitStmt.MatchString(query) || rollbackStm.MatchString(query) {
+			// No transaction to end (mysqlbinlog ends its output with a
+			// ROLLBACK): nothing to do.
+			return &sqltypes.Result{}, true, nil
+		}
+		return nil, true, sqlengine.ErrGTIDNextUsed(g)
+	}
+	if s.pipe == nil || !s.pipe.Executed(g.SID, g.GNO) {
+		return nil, false, nil // the statement runs, and commits under g
+	}
+	// Executed already: the transaction is skipped.
+	if commitStmt.MatchString(query) || rollbackStm.MatchString(query) {
+		s.sql.UseGTIDNext(c.ConnectionID)
+	}
+	return &sqltypes.Result{}, true, nil
 }
 
 func (s *Server) setGTIDNext(c *mysql.Conn, m []string) (*sqltypes.Result, bool, error) {
 	v := strings.TrimSpace(m[1] + m[2] + m[3])
 	if strings.EqualFold(v, "AUTOMATIC") {
-		s.gtidNext.Delete(c.ConnectionID)
+		s.sql.SetGTIDNext(c.ConnectionID, nil)
 		return &sqltypes.Result{}, true, nil
 	}
 	uuid, n, ok := strings.Cut(v, ":")
@@ -62,23 +81,11 @@ func (s *Server) setGTIDNext(c *mysql.Conn, m []string) (*sqltypes.Result, bool,
 		// The cluster numbers every transaction in log order.
 		return nil, true, errOnMember("SET gtid_next")
 	}
-	s.gtidNext.Store(c.ConnectionID, binlog.GTIDInfo{SID: id, GNO: gno})
-	return &sqltypes.Result{}, true, nil
-}
-
-func (s *Server) underGTIDNext(c *mysql.Conn, query string, g binlog.GTIDInfo) (*sqltypes.Result, bool, error) {
-	switch {
-	case beginStmt.MatchString(query):
-		return &sqltypes.Result{}, true, nil
-	case commitStmt.MatchString(query), rollbackStm.MatchString(query):
-		s.gtidNext.Delete(c.ConnectionID)
-		err := s.sql.CommitGTIDOnly(g)
-		if err != nil && !errors.Is(err, commit.ErrGTIDExecuted) {
-			return nil, true, mysql.NewSQLError(mysql.ERUnknownError, "HY000", "%v", err)
-		}
-		return &sqltypes.Result{}, true, nil
+	if s.sql.HasUncommittedWrites(c.ConnectionID) {
+		return nil, true, mysql.NewSQLError(1766, "HY000", "The system variable gtid_next cannot be set when there is an ongoing transaction.")
 	}
-	return nil, true, mysql.NewSQLError(1235, "42000", "This version of Lockstep doesn't yet support statements under a fixed gtid_next other than an empty transaction (BEGIN; COMMIT)")
+	s.sql.SetGTIDNext(c.ConnectionID, &binlog.GTIDInfo{SID: id, GNO: gno})
+	return &sqltypes.Result{}, true, nil
 }
 
 func parseUint(s string) (uint64, error) {

@@ -418,7 +418,6 @@ func (h *handler) ConnectionClosed(c *mysql.Conn) {
 	h.s.source.Forget(c.ConnectionID)
 	h.s.sessionClosed(c)
 	h.s.sql.ReleaseReadLock(c.ConnectionID)
-	h.s.gtidNext.Delete(c.ConnectionID)
 	h.s.connAttrs.m.Delete(c.ConnectionID)
 	h.fast.forget(c.ConnectionID)
 	h.Handler.ConnectionClosed(c)

@@ -87,7 +87,6 @@ type Server struct {
 	preparedBytes atomic.Int64
 	auth          *authServer
 	repl          *replica.Replica
-	gtidNext      sync.Map  // connection id -> binlog.GTIDInfo (SET gtid_next)
 	sessions      *sessions // authenticated connections (sessionlimits.go)
 	unbound       *handler  // the handler wrapHandler made last, until bound
 	dirLock       *os.File  // holds the data directory's lock (lockDataDir)

@@ -325,6 +325,11 @@ func (e *Engine) commitCatalog(ctx *sql.Context, db, stmt string, c *storage.Cat
 			return sql.ErrUnsupportedFeature.New("a replicated DDL statement that needs several catalog changes (CREATE TABLE with foreign keys or checks); create the table on the replica by hand and skip the GTID")
 		}
 		keep, s.replUsed = s.replGTID, true
+	} else if s != nil {
+		var err error
+		if keep, err = s.keepGTIDNext(); err != nil { // gtidnext.go
+			return err
+		}
 	}
 	// The metadata locks hold the tables while a rebuild is written.
 	var caller commit.Caller

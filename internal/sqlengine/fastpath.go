@@ -69,7 +69,7 @@ var errFallback = errors.New("fast path: fall back to GMS")
 // must run through GMS instead; nothing has changed then.
 func (e *Engine) ExecFast(ctx *sql.Context, p *FastPlan, binds map[string]*querypb.BindVariable) (res *sqltypes.Result, handled bool, err error) {
 	s := sessionOf(ctx)
-	if s == nil || s.replGTID != nil {
+	if s == nil || s.replGTID != nil || s.gtidNext != nil {
 		return nil, false, nil
 	}
 	if v, err := s.BaseSession.GetSessionVariable(ctx, "lockstep_fast_path"); err == nil && !isOn(v) {

@@ -55,6 +55,11 @@ type Session struct {
 	replGTID      *binlog.GTIDInfo
 	replUsed      bool
 	replCollation uint16 // the source's collation_server
+	// gtidNext is the session's fixed gtid_next (nil: AUTOMATIC), and
+	// gtidNextUsed whether a transaction has committed or rolled back
+	// under it since it was set (gtidnext.go).
+	gtidNext     *binlog.GTIDInfo
+	gtidNextUsed bool
 	// ioRun is the table I/O the session counted and has not yet added
 	// to the engine's counts (tableio.go).
 	ioRun ioRun
@@ -282,6 +287,9 @@ func (s *Session) StartTransaction(ctx *sql.Context, c sql.TransactionCharacteri
 
 // CommitTransaction implements sql.TransactionSession.
 func (s *Session) CommitTransaction(ctx *sql.Context, _ sql.Transaction) error {
+	if s.gtidNext != nil {
+		return s.commitUnderGTIDNext(ctx) // gtidnext.go
+	}
 	if s.tx == nil {
 		return nil
 	}
@@ -321,6 +329,9 @@ func isOn(v any) bool {
 // Rollback implements sql.TransactionSession.
 func (s *Session) Rollback(ctx *sql.Context, _ sql.Transaction) error {
 	sql.IncrementStatusVariable(ctx, "Com_rollback", 1)
+	if s.gtidNext != nil && explicitTransaction(ctx) {
+		s.gtidNextUsed = true // gtidnext.go
+	}
 	if s.tx != nil {
 		s.tx.Rollback()
 		s.tx = nil

@@ -126,6 +126,7 @@ type Txn struct {
 	ws         []uint64
 	refs       []uint64          // rows referenced, not written (Reference)
 	serial     bool              // wrote to a table without a primary key: no write set
+	keep       *binlog.GTIDInfo  // the GTID to commit under (CommitAs), nil: a new one
 	tables     []uint64          // ids of the tables written (cluster members only)
 	seen       bool              // snapshot is set (cluster members only)
 	snapshot   uint64            // the cluster snapshot of the first read (cluster.go)
@@ -1179,8 +1180,23 @@ func (t *Txn) Commit() (err error) {
 	if len(ws) == 0 || t.serial {
 		ws = nil
 	}
-	return t.m.Pipeline.Commit(&commit.Trx{Events: &t.events, Batch: b, WriteSet: ws,
-		Caller: commit.Caller{Session: t.session, Ctx: t.Ctx, LockWait: t.ReadLockWait}})
+	ct := &commit.Trx{Events: &t.events, Batch: b, WriteSet: ws,
+		Caller: commit.Caller{Session: t.session, Ctx: t.Ctx, LockWait: t.ReadLockWait}}
+	if t.keep != nil {
+		ct.KeepGTID, ct.GTID = true, *t.keep
+	}
+	return t.m.Pipeline.Commit(ct)
+}
+
+// CommitAs commits the transaction under GTID g instead of a new one
+// (gtid_next). A g already executed gives commit.ErrGTIDExecuted, and
+// nothing of the transaction commits.
+func (t *Txn) CommitAs(g binlog.GTIDInfo) error {
+	if t.m.Cluster != nil {
+		return fmt.Errorf("a transaction under gtid_next: %w", ErrNotInCluster)
+	}
+	t.keep = &g
+	return t.Commit()
 }
 
 // batch turns the write buffer into a storage batch. Rows of tables
