@@ -71,7 +71,7 @@ func TestMysqldExporter(t *testing.T) {
 	// statement digests' and the table I/O summaries'.
 	cmd := exec.Command(bin, "--config.my-cnf="+cnf, fmt.Sprintf("--web.listen-address=127.0.0.1:%d", port), "--collect.engine_innodb_status",
 		"--collect.perf_schema.eventsstatements", "--collect.perf_schema.eventsstatementssum",
-		"--collect.perf_schema.tableiowaits", "--collect.perf_schema.indexiowaits",
+		"--collect.perf_schema.tableiowaits", "--collect.perf_schema.indexiowaits", "--collect.perf_schema.tablelocks",
 		"--collect.perf_schema.eventswaits", "--collect.perf_schema.file_events", "--collect.perf_schema.file_instances")
 	logf, err := os.Create(filepath.Join(dir, "exporter.log"))
 	if err != nil {
@@ -137,6 +137,7 @@ func TestMysqldExporter(t *testing.T) {
 	for _, metric := range []string{
 		`mysql_perf_schema_table_io_waits_total{name="t",operation="insert",schema="d"}`,
 		`mysql_perf_schema_index_io_waits_total{index="NONE",name="t",operation="insert",schema="d"}`,
+		`mysql_perf_schema_external_lock_waits_total{name="t",operation="write",schema="d"}`,
 	} {
 		if v := value(metric); v != "5" {
 			t.Errorf("%s = %q, want 5", metric, v)

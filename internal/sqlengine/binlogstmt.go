@@ -268,6 +268,7 @@ func (s *Session) applyRows(ctx *sql.Context, tx *txn.Txn, tab *Table, kind byte
 			}
 		}
 		s.noteIO(st, ioNoIndex, ioKind[kind], 1)
+		s.noteTableUse(st, true)
 		switch kind {
 		case binlog.WriteRowsEventV2:
 			err = tx.Insert(st, after)

@@ -319,6 +319,7 @@ func (e *Engine) StatementEnd(connID uint32) (lockWaitNanos, rowsRead int64, war
 	}
 	s := v.(*Session)
 	s.flushIO() // tableio.go
+	s.flushTableUse()
 	return s.lockWait.Load(), s.rowsRead.Load(), uint64(s.WarningCount())
 }
 

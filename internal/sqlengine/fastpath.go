@@ -935,6 +935,7 @@ func (x *fastExec) rows(tx *txn.Txn, mode lock.Mode, fn func(sql.Row) (more bool
 	var scratch []row.Value
 	var slab rowSlab
 	slot := ioSlot(x.access.index, t.st.Keyless())
+	x.s.noteTableUse(t.st, false)
 	emit := func(img []byte) (bool, error) {
 		x.s.rowsRead.Add(1)
 		x.s.noteIO(t.st, slot, ioFetch, 1)

@@ -63,6 +63,9 @@ type Session struct {
 	// ioRun is the table I/O the session counted and has not yet added
 	// to the engine's counts (tableio.go).
 	ioRun ioRun
+	// tablesUsed are the tables the statement read (false) or wrote
+	// (true), for the table lock counts (tableio.go).
+	tablesUsed map[*storage.Table]bool
 	// replay is the state of the session's BINLOG statements
 	// (binlogstmt.go); nil before the first.
 	replay *binlogReplay
@@ -393,6 +396,7 @@ func (s *Session) CommandEnd() {
 // rolled back when the client goes away.
 func (s *Session) SessionEnd() {
 	s.flushIO()
+	s.flushTableUse()
 	if s.tx != nil {
 		s.tx.Rollback()
 		s.tx = nil

@@ -188,6 +188,7 @@ func (t *Table) PartitionRows(ctx *sql.Context, p sql.Partition) (sql.RowIter, e
 		mode, wait = max(mode, lock.Shared), txn.Wait
 	}
 	slot := ioSlot(part.index, part.whole || t.st.Keyless())
+	s.noteTableUse(t.st, false)
 	if part.point {
 		return &pointIter{t: t, s: s, tx: tx, key: part.lo, viaIndex: part.index >= 0, mode: mode, wait: wait, slot: slot}, nil
 	}
@@ -723,6 +724,7 @@ func (ed editor) Insert(ctx *sql.Context, r sql.Row) error {
 		return err
 	}
 	s.noteIO(ed.t.st, ioNoIndex, ioInsert, 1)
+	s.noteTableUse(ed.t.st, true)
 	if err := tx.Insert(ed.t.st, vals); err != nil {
 		return ed.writeError(s, err, vals)
 	}
@@ -747,6 +749,7 @@ func (ed editor) Update(ctx *sql.Context, old, new sql.Row) error {
 		return err
 	}
 	s.noteIO(ed.t.st, ioNoIndex, ioUpdate, 1)
+	s.noteTableUse(ed.t.st, true)
 	if err := tx.Update(ed.t.st, ov, nv); err != nil {
 		return ed.writeError(s, err, nv)
 	}
@@ -767,6 +770,7 @@ func (ed editor) Delete(ctx *sql.Context, r sql.Row) error {
 		return err
 	}
 	s.noteIO(ed.t.st, ioNoIndex, ioDelete, 1)
+	s.noteTableUse(ed.t.st, true)
 	ok, err := tx.Delete(ed.t.st, vals)
 	if err != nil {
 		return ed.writeError(s, err, vals)
@@ -1162,6 +1166,7 @@ func (t *Table) deleteAll(ctx *sql.Context) (int, error) {
 		scratch = vals
 		s.noteIO(t.st, ioNoIndex, ioFetch, 1)
 		s.noteIO(t.st, ioNoIndex, ioDelete, 1)
+		s.noteTableUse(t.st, true)
 		ok, err := tx.Delete(t.st, vals)
 		if err != nil {
 			return n, s.afterError(err)

@@ -10,6 +10,12 @@ package sqlengine
 //   - an insert, update or delete per row a statement writes, under no
 //     index.
 //
+// table_lock_waits_summary_by_table counts, per table, the statements
+// that read it (READ EXTERNAL) and those that wrote it (WRITE EXTERNAL):
+// the locks MySQL's handler takes on an InnoDB table once per statement.
+// LOCK TABLES is not counted there (its READ and WRITE columns are 0), nor
+// are the MyISAM lock kinds, which InnoDB does not take.
+//
 // Counted, not timed: the SUM/MIN/AVG/MAX_TIMER columns are 0, which is
 // what MySQL shows for an instrument whose setup_instruments TIMED is
 // NO. Rows count when a statement reads or writes them, also if the
@@ -17,8 +23,8 @@ package sqlengine
 // The counts are those of client statements (and triggers and BINLOG
 // statements they run); the replica's and a cluster member's appliers
 // write below the SQL layer and are not counted. A table's counts start
-// again after DDL changes it, and TRUNCATE TABLE on either summary
-// starts every count again.
+// again after DDL changes it, and TRUNCATE TABLE on any of the three
+// summaries starts every count of all three again.
 //
 // A session counts a run of rows of one table and index in its own
 // fields (noteIO) and adds them to the shared counters when the table or
@@ -56,6 +62,11 @@ const (
 type tableIO struct {
 	def    *storage.TableDef
 	counts [][ioKinds]atomic.Uint64 // by index slot
+	// readLocks and writeLocks count the statements that read the table
+	// and those that wrote it: table_lock_waits_summary_by_table's READ
+	// EXTERNAL and WRITE EXTERNAL, the table locks MySQL's handler takes
+	// for InnoDB once per statement and table.
+	readLocks, writeLocks atomic.Uint64
 }
 
 // tableIOs are the engine's counts, by table id.
@@ -105,6 +116,32 @@ func (s *Session) noteIO(st *storage.Table, slot, kind int, n uint64) {
 		s.ioRun = ioRun{def: st.Def, table: st, slot: slot, kind: kind}
 	}
 	s.ioRun.n += n
+}
+
+// noteTableUse records that the session's statement reads (or writes)
+// table st, for the table lock counts added at the statement's end.
+func (s *Session) noteTableUse(st *storage.Table, write bool) {
+	if !s.eng.io.on {
+		return
+	}
+	if s.tablesUsed == nil {
+		s.tablesUsed = map[*storage.Table]bool{}
+	}
+	if write || !s.tablesUsed[st] {
+		s.tablesUsed[st] = write
+	}
+}
+
+// flushTableUse adds the statement's table locks to the shared counts.
+func (s *Session) flushTableUse() {
+	for st, write := range s.tablesUsed {
+		if write {
+			s.eng.ioOf(st).writeLocks.Add(1)
+		} else {
+			s.eng.ioOf(st).readLocks.Add(1)
+		}
+	}
+	clear(s.tablesUsed)
 }
 
 // ioRun is a session's run of uncounted operations.
@@ -165,6 +202,7 @@ func (e *Engine) registerTableIO() {
 	each := func(ctx *sql.Context, fn func(st *storage.Table, io *tableIO)) {
 		if s := sessionOf(ctx); s != nil {
 			s.flushIO() // the reader's own statement so far
+			s.flushTableUse()
 		}
 		for _, d := range e.store.Databases() {
 			for _, st := range e.store.Tables(d.Name) {
@@ -183,6 +221,32 @@ func (e *Engine) registerTableIO() {
 				}
 			}
 			rows = append(rows, append(sql.Row{"TABLE", st.Def.DB, st.Def.Name}, measured(&sum)...))
+		})
+		return rows, nil
+	}, reset)
+	var locks sql.Schema
+	lockKinds := []string{"READ_NORMAL", "READ_WITH_SHARED_LOCKS", "READ_HIGH_PRIORITY", "READ_NO_INSERT", "READ_EXTERNAL",
+		"WRITE_ALLOW_WRITE", "WRITE_CONCURRENT_INSERT", "WRITE_LOW_PRIORITY", "WRITE_NORMAL", "WRITE_EXTERNAL"}
+	for _, m := range append([]string{"STAR", "READ", "WRITE"}, lockKinds...) {
+		suffix := "_" + m
+		if m == "STAR" {
+			suffix = "_WAIT"
+		}
+		locks = append(locks, u64("COUNT_"+m), u64("SUM_TIMER"+suffix), u64("MIN_TIMER"+suffix),
+			u64("AVG_TIMER"+suffix), u64("MAX_TIMER"+suffix))
+	}
+	byLock := append(sql.Schema{name("OBJECT_TYPE", true), name("OBJECT_SCHEMA", true), name("OBJECT_NAME", true)}, locks...)
+	e.AddTruncatableSystemTable("performance_schema", "table_lock_waits_summary_by_table", byLock, func(ctx *sql.Context) ([]sql.Row, error) {
+		var rows []sql.Row
+		each(ctx, func(st *storage.Table, io *tableIO) {
+			r, w := io.readLocks.Load(), io.writeLocks.Load()
+			row := sql.Row{"TABLE", st.Def.DB, st.Def.Name}
+			// STAR, READ, WRITE, then the ten kinds: all but READ
+			// EXTERNAL (the fifth) and WRITE EXTERNAL (the tenth) are 0.
+			for _, n := range []uint64{r + w, r, w, 0, 0, 0, 0, r, 0, 0, 0, 0, w} {
+				row = append(row, n, uint64(0), uint64(0), uint64(0), uint64(0))
+			}
+			rows = append(rows, row)
 		})
 		return rows, nil
 	}, reset)
