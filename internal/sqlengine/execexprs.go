@@ -18,7 +18,8 @@ import (
 //     (doubletext.go);
 //   - divisions by zero that strict mode makes the statement's error
 //     (strictmode.go);
-//   - COUNT(DISTINCT ...) comparing strings by collation (distinct.go);
+//   - COUNT(DISTINCT ...) comparing strings by collation (distinct.go),
+//     and IN over a list of strings too (collatedin.go);
 //   - numbers an UPDATE assigns out of a column's range (outofrange.go).
 //
 // It runs as each node is built for execution (boundedTopN.Build), not as
@@ -70,6 +71,9 @@ func correctArgs(ctx *sql.Context, e sql.Expression) (sql.Expression, transform.
 	}
 	if sf, ok := checkSetRange(ctx, e); ok {
 		return sf, transform.NewTree, nil // outofrange.go
+	}
+	if in, ok, err := asCollatedIn(ctx, e); err != nil || ok {
+		return in, transform.NewTree, err // collatedin.go
 	}
 	if gc, ok := e.(*aggregation.GroupConcat); ok {
 		if mine, ok := asGroupConcat(gc); ok {
