@@ -19,7 +19,8 @@ import (
 //   - divisions by zero that strict mode makes the statement's error
 //     (strictmode.go);
 //   - COUNT(DISTINCT ...) comparing strings by collation (distinct.go),
-//     and IN over a list of strings too (collatedin.go);
+//     and IN over a list of strings and <=> too (collatedin.go,
+//     nullsafe.go);
 //   - numbers an UPDATE assigns out of a column's range (outofrange.go).
 //
 // It runs as each node is built for execution (boundedTopN.Build), not as
@@ -74,6 +75,9 @@ func correctArgs(ctx *sql.Context, e sql.Expression) (sql.Expression, transform.
 	}
 	if in, ok, err := asCollatedIn(ctx, e); err != nil || ok {
 		return in, transform.NewTree, err // collatedin.go
+	}
+	if eq, ok := asNullSafeEqual(ctx, e); ok {
+		return eq, transform.NewTree, nil // nullsafe.go
 	}
 	if gc, ok := e.(*aggregation.GroupConcat); ok {
 		if mine, ok := asGroupConcat(gc); ok {
