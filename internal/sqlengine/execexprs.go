@@ -19,8 +19,8 @@ import (
 //   - divisions by zero that strict mode makes the statement's error
 //     (strictmode.go);
 //   - COUNT(DISTINCT ...) comparing strings by collation (distinct.go),
-//     and IN over a list of strings and <=> too (collatedin.go,
-//     nullsafe.go);
+//     and IN over a list of strings, <=> and COALESCE too
+//     (collatedin.go, nullsafe.go);
 //   - numbers an UPDATE assigns out of a column's range (outofrange.go).
 //
 // It runs as each node is built for execution (boundedTopN.Build), not as
@@ -78,6 +78,9 @@ func correctArgs(ctx *sql.Context, e sql.Expression) (sql.Expression, transform.
 	}
 	if eq, ok := asNullSafeEqual(ctx, e); ok {
 		return eq, transform.NewTree, nil // nullsafe.go
+	}
+	if c, ok := asCollatedCoalesce(ctx, e); ok {
+		return c, transform.NewTree, nil // nullsafe.go
 	}
 	if gc, ok := e.(*aggregation.GroupConcat); ok {
 		if mine, ok := asGroupConcat(gc); ok {
