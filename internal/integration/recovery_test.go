@@ -199,10 +199,15 @@ func tryStart(t *testing.T, data string, args ...string) (*server, string) {
 			return nil, string(b)
 		default:
 		}
-		if c, err := net.DialTimeout("tcp", fmt.Sprintf("127.0.0.1:%d", s.port), 200*time.Millisecond); err == nil {
-			c.Close()
-			t.Cleanup(s.stop)
-			return s, ""
+		// Started once it says so and answers: a port found free may
+		// have been taken by another test's server, which would answer
+		// for one that is still starting or about to refuse.
+		if b, _ := os.ReadFile(logPath); strings.Contains(string(b), "lockstep is ready for connections") {
+			if c, err := net.DialTimeout("tcp", fmt.Sprintf("127.0.0.1:%d", s.port), 200*time.Millisecond); err == nil {
+				c.Close()
+				t.Cleanup(s.stop)
+				return s, ""
+			}
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
