@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"net"
 	"os"
 	"os/exec"
@@ -24,6 +25,24 @@ import (
 func runWorkload(t *testing.T, name string, args ...string) (*workload.Report, int, string) {
 	t.Helper()
 	dir := t.TempDir()
+	// A failed run shows what its servers logged (the directory goes
+	// with the test).
+	t.Cleanup(func() {
+		if !t.Failed() {
+			return
+		}
+		filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+			if err == nil && !d.IsDir() && d.Name() == "server.log" {
+				b, _ := os.ReadFile(p)
+				lines := strings.Split(strings.TrimRight(string(b), "\n"), "\n")
+				if len(lines) > 80 {
+					lines = lines[len(lines)-80:]
+				}
+				t.Logf("the end of %s:\n%s", strings.TrimPrefix(p, dir+"/"), strings.Join(lines, "\n"))
+			}
+			return nil
+		})
+	})
 	start := "--start-server"
 	for _, a := range args {
 		if a == "--start-cluster" || a == "--start-replicas" {
