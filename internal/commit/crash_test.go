@@ -380,7 +380,10 @@ func TestWriteSetParallelism(t *testing.T) {
 func TestFsyncFailureRefusesCommits(t *testing.T) {
 	mem := vfs.NewMem()
 	ffs := &failFS{FS: mem}
-	p, s, _ := openAt(t, ffs, newConfig(1, false, 1<<30))
+	cfg := newConfig(1, false, 1<<30)
+	var warned []string
+	cfg.Warn = func(msg string, args ...any) { warned = append(warned, fmt.Sprintln(append([]any{msg}, args...)...)) }
+	p, s, _ := openAt(t, ffs, cfg)
 	tab := createTable(t, p, s)
 	if err := put(p, s, tab, map[int64]int64{1: 1}, nil); err != nil {
 		t.Fatal(err)
@@ -391,6 +394,9 @@ func TestFsyncFailureRefusesCommits(t *testing.T) {
 	}
 	if err := put(p, s, tab, map[int64]int64{3: 3}, nil); err == nil || errors.Is(err, ErrOutcomeUnknown) {
 		t.Fatalf("commit after an fsync failure: %v, want a refusal", err)
+	}
+	if len(warned) != 1 || !strings.Contains(warned[0], "refusing further commits") || !strings.Contains(warned[0], "binlog.000001:") {
+		t.Fatalf("warnings after the fsync failure: %q", warned)
 	}
 	got := readAllRows(t, s, tab)
 	if _, ok := got[2]; ok {
@@ -423,6 +429,8 @@ func TestDiskFullUndoesAndResumes(t *testing.T) {
 			ffs := &failFS{FS: base, errno: c.errno}
 			ffs.partial.Store(partial)
 			cfg := newConfig(1, true, 1<<30)
+			var warned []string
+			cfg.Warn = func(msg string, args ...any) { warned = append(warned, fmt.Sprintln(append([]any{msg}, args...)...)) }
 			p, s, _, _, err := Open(OpenOptions{FS: ffs, Dir: dir, Config: cfg})
 			if err != nil {
 				t.Fatal(err)
@@ -442,9 +450,16 @@ func TestDiskFullUndoesAndResumes(t *testing.T) {
 			if g := p.GTIDExecuted().MaxGNO(crashUUID); g != before {
 				t.Fatalf("failed commits kept GTIDs up to %d (had %d)", g, before)
 			}
+			// One line when the episode starts, naming the last synced end.
+			if len(warned) != 1 || !strings.Contains(warned[0], "refused a binlog write") || !strings.Contains(warned[0], "binlog.000001:") {
+				t.Fatalf("warnings during the refusals: %q", warned)
+			}
 			ffs.failWrite.Store(false)
 			if err := put(p, s, tab, map[int64]int64{3: 3}, nil); err != nil {
 				t.Fatalf("commit after space returned: %v", err)
+			}
+			if len(warned) != 2 || !strings.Contains(warned[1], "takes binlog writes again") {
+				t.Fatalf("warnings after the disk took writes again: %q", warned)
 			}
 			if g := p.GTIDExecuted().MaxGNO(crashUUID); g != before+1 {
 				t.Fatalf("the commit after the failures took GTID %d, want %d", g, before+1)

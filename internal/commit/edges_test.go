@@ -2,6 +2,7 @@ package commit
 
 import (
 	"errors"
+	"fmt"
 	"sync"
 	"testing"
 	"time"
@@ -44,6 +45,7 @@ func (l *memLog) Rotate(time.Time, binlog.GTIDSet) error {
 }
 func (l *memLog) Rewind(binlog.Position) error { return errors.New("memLog does not rewind") }
 func (l *memLog) Publish()                     {}
+func (l *memLog) Name(n int) string            { return fmt.Sprintf("mem.%06d", n) }
 func (l *memLog) Close() error                 { return nil }
 
 func (l *memLog) counts() (appends, syncs int) {

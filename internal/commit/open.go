@@ -69,9 +69,12 @@ type OpenOptions struct {
 
 // Recovery reports what Open did.
 type Recovery struct {
-	Replayed    int   // transactions replayed from the binlog
-	Truncated   int64 // bytes of torn binlog tail cut
-	StoreAhead  bool  // storage held transactions the binlog had lost
+	Replayed  int   // transactions replayed from the binlog
+	Truncated int64 // bytes of torn binlog tail cut
+	// End is where the binlog found ended (after any cut): the last
+	// file's end, before Open started a new file.
+	End         binlog.Position
+	StoreAhead  bool // storage held transactions the binlog had lost
 	DurableFrom binlog.Position
 	// StoreOnly are the GTIDs of transactions the store holds and the
 	// binlog lost (StoreAhead).
@@ -170,6 +173,7 @@ func Open(o OpenOptions) (*Pipeline, *storage.Engine, *binlog.Log, Recovery, err
 		return fail(err)
 	}
 	rec.Truncated = found.Cut
+	rec.End = found.End
 	fail = func(err error) (*Pipeline, *storage.Engine, *binlog.Log, Recovery, error) {
 		log.Close()
 		store.Close()

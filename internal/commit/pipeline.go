@@ -153,6 +153,12 @@ type Config struct {
 	// so a jump of the wall clock, either way, changes no decision and
 	// holds no commit back (TestCrashRecoveryUnderClockJumps).
 	Clock func() time.Time
+	// Warn, if set before New, is told when the pipeline stops on a
+	// failed write or sync, and when the disk starts refusing binlog
+	// writes and takes them again (one line each per episode), with the
+	// binlog's last synced end: after a restart, a binlog that ends
+	// before it lost bytes an fsync had reported durable.
+	Warn func(msg string, args ...any)
 }
 
 // AckWaiter is semi-synchronous replication as the pipeline sees it.
@@ -227,6 +233,8 @@ type Log interface {
 	Rewind(to binlog.Position) error
 	// Publish lets readers (dump threads) see everything appended so far.
 	Publish()
+	// Name is the name of file number n, for messages.
+	Name(n int) string
 	Close() error
 }
 
@@ -598,15 +606,20 @@ func (p *Pipeline) flusher() {
 	defer tick.Stop()
 	var policy syncPolicy
 	var seen committers
+	// synced is the binlog's end at the last successful sync; refusing
+	// says the disk refused the last group's write (rewind).
+	synced := p.log.Current()
+	refusing := false
 	for {
 		select {
 		case <-p.kick:
 		case <-tick.C:
 			if policy.tick(p.cfg.FlushLogAtTrxCommit.Load()) {
 				if _, err := p.sync(); err != nil {
-					p.fail(err, nil)
+					p.fail(err, nil, synced)
 					return
 				}
+				synced = p.log.Current()
 				policy.synced()
 			}
 			continue
@@ -647,11 +660,16 @@ func (p *Pipeline) flusher() {
 		}
 		// 3. write
 		if err := p.write(group); err != nil {
-			if p.rewind(err, group) {
+			if p.rewind(err, group, synced, !refusing) {
+				refusing = true
 				continue
 			}
-			p.fail(err, group)
+			p.fail(err, group, synced)
 			return
+		}
+		if refusing {
+			refusing = false
+			p.warn("the disk takes binlog writes again", "synced_end", p.posName(synced))
 		}
 		// 4. sync
 		force, trxs := false, 0
@@ -665,9 +683,10 @@ func (p *Pipeline) flusher() {
 			p.Stats.InCommitAtSync.Add(uint64(p.inCommit.Load()))
 			d, err := p.sync()
 			if err != nil {
-				p.fail(err, group)
+				p.fail(err, group, synced)
 				return
 			}
+			synced = p.log.Current()
 			seen.synced(d)
 			policy.synced()
 		}
@@ -868,7 +887,10 @@ var ErrWriteRefused = errors.New("the disk refused the binlog write; the transac
 // as if they had never been. None of them was acknowledged, published to
 // replicas or applied. A group that rotated the file, and a write the log
 // cannot cut back, still stop the pipeline.
-func (p *Pipeline) rewind(err error, group []*Trx) bool {
+//
+// If first, the episode of refusals starts here: it is logged, with
+// synced, the binlog's end at the last successful sync.
+func (p *Pipeline) rewind(err error, group []*Trx, synced binlog.Position, first bool) bool {
 	if !storage.IsWriteRefused(err) {
 		return false
 	}
@@ -898,6 +920,9 @@ func (p *Pipeline) rewind(err error, group []*Trx) bool {
 	p.nextSeq = group[0].GTID.SequenceNumber
 	p.tracker.rollback(p.nextSeq - 1)
 	p.mu.Unlock()
+	if first {
+		p.warn("the disk refused a binlog write: commits fail until it takes writes again", "error", err, "synced_end", p.posName(synced))
+	}
 	err = fmt.Errorf("%w: %w", ErrWriteRefused, err)
 	for _, t := range failed {
 		if t.Batch != nil {
@@ -908,8 +933,10 @@ func (p *Pipeline) rewind(err error, group []*Trx) bool {
 	return true
 }
 
-// fail stops the pipeline: group and everything queued get err.
-func (p *Pipeline) fail(err error, group []*Trx) {
+// fail stops the pipeline: group and everything queued get err. synced
+// is the binlog's end at the last successful sync, for the log.
+func (p *Pipeline) fail(err error, group []*Trx, synced binlog.Position) {
+	p.warn("a binlog write or sync failed: refusing further commits until restarted", "error", err, "synced_end", p.posName(synced))
 	err = fmt.Errorf("binlog write failed, refusing further commits: %w", err)
 	unknown := fmt.Errorf("%w: %w", ErrOutcomeUnknown, err)
 	p.mu.Lock()
@@ -928,6 +955,18 @@ func (p *Pipeline) fail(err error, group []*Trx) {
 		} else {
 			p.finish(t, err) // never written
 		}
+	}
+}
+
+// posName names binlog position pos as file:offset.
+func (p *Pipeline) posName(pos binlog.Position) string {
+	return fmt.Sprintf("%s:%d", p.log.Name(pos.File), pos.Pos)
+}
+
+// warn passes msg to Config.Warn, if set.
+func (p *Pipeline) warn(msg string, args ...any) {
+	if p.cfg.Warn != nil {
+		p.cfg.Warn(msg, args...)
 	}
 }
 

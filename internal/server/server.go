@@ -139,6 +139,7 @@ func StartContext(ctx context.Context, cfg Config, log *slog.Logger) (_ *Server,
 	pc.ServerUUID = id
 	obs := metrics.NewObserver()
 	pc.Observer = obs
+	pc.Warn = func(msg string, args ...any) { log.Warn(msg, append(args, "component", "binlog")...) }
 	semi := source.NewSemiSync(func(on bool, reason string) {
 		if on {
 			log.Info("semi-sync replication switched on", "reason", reason)
@@ -185,7 +186,7 @@ func StartContext(ctx context.Context, cfg Config, log *slog.Logger) (_ *Server,
 		log.Warn("recovery: " + n)
 	}
 	if rec.Replayed > 0 || rec.Truncated > 0 {
-		log.Info("recovered from the binlog", "replayed_transactions", rec.Replayed, "truncated_tail_bytes", rec.Truncated)
+		log.Info("recovered from the binlog", "replayed_transactions", rec.Replayed, "truncated_tail_bytes", rec.Truncated, "binlog_end", fmt.Sprintf("%s:%d", blog.Name(rec.End.File), rec.End.Pos))
 	}
 	if rec.StoreAhead {
 		log.Warn("the binlog lost transactions the store holds (a relaxed sync_binlog / innodb_flush_log_at_trx_commit setting and an OS crash): they stay, replicas will not receive them, and their GTIDs stay executed", "gtids", rec.StoreOnly.String(), "store_position", fmt.Sprintf("%d:%d", rec.DurableFrom.File, rec.DurableFrom.Pos))
