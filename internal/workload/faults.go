@@ -58,7 +58,11 @@ import (
 //     (1026, never acknowledged). Such a filesystem stays read-only
 //     until it is checked: the server is then killed, the filesystem
 //     unmounted, checked (e2fsck) and mounted again, and the server
-//     started.
+//     started. The error is raised with the filesystem frozen, so that
+//     no fsync is in flight when the journal aborts: an fdatasync in
+//     flight then can report success for bytes the abort throws away
+//     (loopdisk.go), and the run would measure the kernel, not the
+//     server.
 //
 // When the run ends every target is left running and connected.
 type Faults struct {
