@@ -72,7 +72,8 @@ func TestMysqldExporter(t *testing.T) {
 	cmd := exec.Command(bin, "--config.my-cnf="+cnf, fmt.Sprintf("--web.listen-address=127.0.0.1:%d", port), "--collect.engine_innodb_status",
 		"--collect.perf_schema.eventsstatements", "--collect.perf_schema.eventsstatementssum",
 		"--collect.perf_schema.tableiowaits", "--collect.perf_schema.indexiowaits", "--collect.perf_schema.tablelocks",
-		"--collect.perf_schema.eventswaits", "--collect.perf_schema.file_events", "--collect.perf_schema.file_instances")
+		"--collect.perf_schema.eventswaits", "--collect.perf_schema.file_events", "--collect.perf_schema.file_instances",
+		"--collect.perf_schema.memory_events", "--collect.info_schema.innodb_metrics")
 	logf, err := os.Create(filepath.Join(dir, "exporter.log"))
 	if err != nil {
 		t.Fatal(err)
@@ -151,6 +152,15 @@ func TestMysqldExporter(t *testing.T) {
 	} {
 		if v := value(metric); v == "" || v == "0" {
 			t.Errorf("%s = %q, want a count above 0", metric, v)
+		}
+	}
+	// The Go heap: allocated, freed, in use.
+	for _, metric := range []string{
+		`mysql_perf_schema_memory_events_alloc_bytes_total{event_name="lockstep/go_heap"}`,
+		`mysql_perf_schema_memory_events_used_bytes{event_name="lockstep/go_heap"}`,
+	} {
+		if v := value(metric); v == "" || v == "0" {
+			t.Errorf("%s = %q, want bytes above 0", metric, v)
 		}
 	}
 	if v := value("mysql_perf_schema_events_statements_sum_total"); v == "" || v == "0" {

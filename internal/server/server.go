@@ -285,6 +285,9 @@ func StartContext(ctx context.Context, cfg Config, log *slog.Logger) (_ *Server,
 	if s.stop == nil {
 		s.stop = make(chan struct{})
 	}
+	if s.cfg.PerformanceSchema {
+		s.registerMemoryTable()
+	}
 	if m == nil {
 		go s.expireLogs(s.stop)
 	}
