@@ -83,6 +83,8 @@ func (b boundedTopN) Build(ctx *sql.Context, n sql.Node, r sql.Row) (sql.RowIter
 			return nil, err
 		}
 		return newDistinctRows(it, child.Schema(ctx)), nil
+	case *collatedSetOp:
+		return b.buildSetOpRows(ctx, n, r)
 	case *plan.HashLookup:
 		return buildHashLookup(ctx, b.base, n, r)
 	case *plan.TopN:
@@ -112,8 +114,8 @@ func (b boundedTopN) Build(ctx *sql.Context, n sql.Node, r sql.Row) (sql.RowIter
 		}
 		return &iters.LimitIter{Limit: limit, CalcFoundRows: n.CalcFoundRows, ChildIter: it}, nil
 	case *plan.SetOp:
-		if n.Distinct && n.SetOpType == plan.UnionType {
-			return b.collatedUnion(ctx, n, r)
+		if n.Distinct || n.SetOpType != plan.UnionType {
+			return b.buildCollatedSetOp(ctx, n, r) // setops_collated.go
 		}
 		if n.Limit == nil || len(n.SortFields) == 0 {
 			return nil, nil
@@ -133,32 +135,6 @@ func (b boundedTopN) Build(ctx *sql.Context, n sql.Node, r sql.Row) (sql.RowIter
 		return &disposingIter{RowIter: &iters.LimitIter{Limit: limit, ChildIter: it}, node: &cp}, nil
 	}
 	return nil, nil
-}
-
-// collatedUnion runs UNION [DISTINCT] with its rows told apart by their
-// columns' collations, as DISTINCT is (distinct.go): go-mysql-server
-// hashed their bytes, so SELECT 'a' UNION SELECT 'A' gave two rows where
-// MySQL gives one. The union without DISTINCT is built by go-mysql-server;
-// the distinct rows, then the union's ORDER BY, OFFSET and LIMIT, in that
-// order, above it.
-func (b boundedTopN) collatedUnion(ctx *sql.Context, n *plan.SetOp, r sql.Row) (sql.RowIter, error) {
-	all := *n
-	all.Distinct, all.SortFields, all.Offset, all.Limit = false, nil, nil, nil
-	var node sql.Node = plan.NewDistinct(&all)
-	if len(n.SortFields) > 0 {
-		node = plan.NewSort(n.SortFields, node)
-	}
-	if n.Offset != nil {
-		node = plan.NewOffset(n.Offset, node)
-	}
-	if n.Limit != nil {
-		node = plan.NewLimit(n.Limit, node)
-	}
-	it, err := b.base.Build(ctx, node, r)
-	if err != nil {
-		return nil, err
-	}
-	return &disposingIter{RowIter: it, node: &all}, nil
 }
 
 // hugeLimit evaluates a LIMIT and reports whether it is too large for the
