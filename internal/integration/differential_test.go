@@ -17,7 +17,8 @@ import (
 // (multi-row inserts, ON DUPLICATE KEY UPDATE, INSERT ... SELECT,
 // rolled-back transactions among the statements; and the metamorphic
 // test's additions: point statements, changes of identical keyless rows,
-// transactions of several statements, DDL), runs against Lockstep and
+// transactions of several statements, DDL; set operations of a column
+// and a literal), runs against Lockstep and
 // MariaDB 10.11 statement by statement. Each
 // statement must succeed on both or fail on both with the same error, and
 // each SELECT must return the same rows in the same order (the table
@@ -71,7 +72,20 @@ var diffSQLModes = []string{
 // diffStatement returns a random statement of the stream.
 func diffStatement(r *rand.Rand) string {
 	id := func() int { return 1 + r.IntN(12) }
-	switch r.IntN(31) {
+	switch r.IntN(32) {
+	case 31:
+		// Set operations of a column and a literal compare by the
+		// column's collation: 'N3' is the row 'n3'.
+		lit := fmt.Sprintf("'N%d'", r.IntN(15))
+		switch r.IntN(4) {
+		case 0:
+			return "SELECT name FROM diff.p UNION SELECT " + lit + " ORDER BY 1"
+		case 1:
+			return "SELECT name FROM diff.p INTERSECT SELECT " + lit
+		case 2:
+			return "SELECT name FROM diff.p EXCEPT SELECT " + lit + " ORDER BY 1"
+		}
+		return fmt.Sprintf("SELECT name FROM diff.p EXCEPT ALL SELECT UPPER(name) FROM diff.p WHERE id < %d ORDER BY 1", id())
 	case 30:
 		// Bit operators in unsigned 64 bits: negative operands are their
 		// two's complement, and dates and times their digits.
