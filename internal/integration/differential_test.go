@@ -75,9 +75,15 @@ func diffStatement(r *rand.Rand) string {
 	switch r.IntN(32) {
 	case 31:
 		// Set operations of a column and a literal compare by the
-		// column's collation: 'N3' is the row 'n3'.
+		// column's collation: 'N3' is the row 'n3'; quantified
+		// comparisons.
 		lit := fmt.Sprintf("'N%d'", r.IntN(15))
-		switch r.IntN(4) {
+		switch r.IntN(6) {
+		case 4:
+			// = ANY is IN, <> ALL is NOT IN, NULLs included.
+			return "SELECT id, id = ANY (SELECT p FROM diff.c), score <> ALL (SELECT qty FROM diff.c) FROM diff.p ORDER BY id"
+		case 5:
+			return "SELECT name FROM diff.p WHERE id <> ALL (SELECT p FROM diff.c WHERE p IS NOT NULL) ORDER BY id"
 		case 0:
 			return "SELECT name FROM diff.p UNION SELECT " + lit + " ORDER BY 1"
 		case 1:

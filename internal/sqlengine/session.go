@@ -904,6 +904,11 @@ func (p parser) Parse(ctx *sql.Context, query string, multi bool) (ast.Statement
 	query = rewriteBegin(ctx, rewriteAccountSyntax(ctx, query))
 	query = noteAlterView(ctx, rewriteTriggerDefiner(rewriteLongByte(QuoteNonASCIIIdents(query))))
 	query, _ = rewriteDo(query)
+	quantified, err := rewriteQuantified(query)
+	if err != nil {
+		return nil, query, "", err
+	}
+	query = quantified
 	r, err := withForShare(query, func(q string) (parsed, error) {
 		// GMS's Parse with the session's parsed sql_mode (sqlmode.go).
 		st, pq, rem, err := p.Parser.ParseWithOptions(ctx, q, ';', multi, ParserOptions(ctx))
@@ -933,6 +938,11 @@ func (p parser) ParseWithOptions(ctx context.Context, query string, delimiter ru
 	query = rewriteBegin(ctx, rewriteAccountSyntax(ctx, query))
 	query = noteAlterView(ctx, rewriteTriggerDefiner(rewriteLongByte(QuoteNonASCIIIdents(query))))
 	query, _ = rewriteDo(query)
+	quantified, err := rewriteQuantified(query)
+	if err != nil {
+		return nil, query, "", err
+	}
+	query = quantified
 	r, err := withForShare(query, func(q string) (parsed, error) {
 		st, pq, rem, err := p.Parser.ParseWithOptions(ctx, q, delimiter, multi, o)
 		return parsed{st: st, q: pq, rem: rem}, err
