@@ -47,10 +47,22 @@ func TestSlowQueryLog(t *testing.T) {
 	}()
 	mustConnExec(t, c, "UPDATE d.t SET v = 1 WHERE id = 1")
 
-	for q, want := range map[string]uint16{"SET GLOBAL general_log = ON": 1235, "SET GLOBAL log_output = 'TABLE'": 1235} {
-		if _, err := db.Exec(q); errNumber(err) != want {
-			t.Errorf("%s: %v, want %d", q, err, want)
+	for q, want := range map[string]uint16{"SET GLOBAL general_log = ON": 1235, "SET GLOBAL log_output = 'TABLE'": 1235, "SET GLOBAL log_output = 'FILE,TABLE'": 1235} {
+		if _, err := db.Exec(q); errNumber(err) != want || !strings.Contains(err.Error(), "ON") && !strings.Contains(err.Error(), "TABLE") {
+			t.Errorf("%s: %v, want %d naming the value", q, err, want)
 		}
+	}
+	// FILE and NONE are taken (NONE wins over TABLE, as in MySQL), and
+	// NONE writes nothing.
+	mustConnExec(t, c, "SET GLOBAL long_query_time = 0")
+	for _, q := range []string{"SET GLOBAL log_output = 'TABLE,NONE'", "SET GLOBAL log_output = 'NONE'"} {
+		mustConnExec(t, c, q)
+	}
+	mustConnExec(t, c, "SELECT 'while the output is NONE'")
+	mustConnExec(t, c, "SET GLOBAL log_output = 'FILE'")
+	var output string
+	if err := c.QueryRowContext(ctx, "SELECT @@global.log_output").Scan(&output); err != nil || output != "FILE" {
+		t.Errorf("@@global.log_output: %q, %v", output, err)
 	}
 
 	// Every statement is logged from here: passwords are not.
@@ -66,6 +78,9 @@ func TestSlowQueryLog(t *testing.T) {
 	log := string(b)
 	if strings.Contains(log, "hunter2secret") || strings.Contains(log, "another2secret") || !strings.Contains(log, "IDENTIFIED BY '<secret>'") {
 		t.Errorf("passwords in the slow log:\n%s", log)
+	}
+	if strings.Contains(log, "while the output is NONE") {
+		t.Errorf("a statement run with log_output NONE is in the slow log:\n%s", log)
 	}
 	if strings.Contains(log, "SELECT 1;") {
 		t.Errorf("a fast statement is in the slow log:\n%s", log)
