@@ -17,7 +17,6 @@ import (
 
 	"github.com/dolthub/vitess/go/mysql"
 	"github.com/lockstepdb/lockstep/internal/binlog"
-	"github.com/lockstepdb/lockstep/internal/sqlengine"
 )
 
 // The MySQL protocol listener (vitess) dispatches COM_BINLOG_DUMP_GTID to
@@ -73,11 +72,12 @@ type wireListener struct {
 	// connectTimeout reads connect_timeout (nil: none).
 	connectTimeout func() time.Duration
 	// checkPrepare, if set, sees each COM_STMT_PREPARE's statement (in
-	// one packet) before vitess parses it, and refuses it with its error
-	// instead. vitess parses prepared statements itself, outside every
-	// recover that turns a parser panic into an error, and miscounts
-	// their placeholders past 65,528: either would drop the connection.
-	checkPrepare func(connID uint32, query string) error
+	// one packet) before vitess parses it, and returns the text vitess is
+	// to parse, or refuses it with its error instead. vitess parses
+	// prepared statements itself, with none of the text rewrites of
+	// Lockstep's parser, outside every recover that turns a parser panic
+	// into an error, and miscounts their placeholders past 65,528.
+	checkPrepare func(connID uint32, query string) (string, error)
 	// prepared counts the prepared statements of every connection
 	// (Prepared_stmt_count, see prepared.go).
 	prepared *atomic.Int64
@@ -496,13 +496,13 @@ func (c *wireConn) nextPacket() error {
 			if _, err := io.ReadFull(c.r, pkt); err != nil {
 				return err
 			}
-			if err := c.l.checkPrepare(c.connID, string(pkt[5:])); err != nil {
+			q, err := c.l.checkPrepare(c.connID, string(pkt[5:]))
+			if err != nil {
 				// Answered here; vitess sees nothing of it.
 				_, werr := c.Write(errPacket(1, err))
 				return werr
 			}
-			// vitess parses the text before Lockstep's parser sees it.
-			if q := sqlengine.QuoteNonASCIIIdents(string(pkt[5:])); len(q) != size-1 && len(q) < 0xffffff-1 {
+			if q != string(pkt[5:]) && len(q) < 0xffffff-1 {
 				pkt = commandPacket(comStmtPrepare, q)
 			}
 			c.out = pkt

@@ -73,25 +73,33 @@ func ParseOne(ctx context.Context, query string, options ast.ParserOptions) (st 
 // past 65,535 the count wraps around.
 const MaxPreparedParams = 65528
 
-// CheckPrepare parses query as vitess will for connection connID's
-// COM_STMT_PREPARE (with the session's sql_mode) and returns an error if
-// the parser panics (vitess parses prepared statements outside any
-// recover, so the panic would drop the connection) or the statement has
-// more placeholders than vitess handles (1390). Ordinary syntax errors are
-// left for vitess to report.
-func (e *Engine) CheckPrepare(connID uint32, query string) (err error) {
+// CheckPrepare returns the text vitess is to parse for connection
+// connID's COM_STMT_PREPARE of query, or the error to answer it with.
+// vitess parses prepared statements itself before Lockstep's parser
+// sees them, so the text rewrites its parser cannot do without (quoted
+// non-ASCII identifiers, quantified comparisons read as IN and NOT IN)
+// are made here. The text is then parsed as vitess will (with the
+// session's sql_mode), and refused if the parser panics (vitess parses
+// outside any recover, so the panic would drop the connection) or the
+// statement has more placeholders than vitess handles (1390). Ordinary
+// syntax errors are left for vitess to report.
+func (e *Engine) CheckPrepare(connID uint32, query string) (text string, err error) {
+	text = QuoteNonASCIIIdents(query)
+	if text, err = rewriteQuantified(text); err != nil {
+		return "", err
+	}
 	ctx, ok := e.SessionContext(connID)
 	if !ok {
-		return nil
+		return text, nil
 	}
 	defer func() {
 		if r := recover(); r != nil {
-			err = parserPanic(r)
+			text, err = "", parserPanic(r)
 		}
 	}()
-	st, perr := ast.ParseWithOptions(ctx, query, ParserOptions(ctx))
+	st, perr := ast.ParseWithOptions(ctx, text, ParserOptions(ctx))
 	if perr != nil || st == nil {
-		return nil
+		return text, nil
 	}
 	n := 0
 	_ = ast.Walk(func(node ast.SQLNode) (bool, error) {
@@ -101,9 +109,9 @@ func (e *Engine) CheckPrepare(connID uint32, query string) (err error) {
 		return true, nil
 	}, st)
 	if n > MaxPreparedParams {
-		return mysql.NewSQLError(erPSManyParam, "HY000", "Prepared statement contains too many placeholders (%d; at most %d)", n, MaxPreparedParams)
+		return "", mysql.NewSQLError(erPSManyParam, "HY000", "Prepared statement contains too many placeholders (%d; at most %d)", n, MaxPreparedParams)
 	}
-	return nil
+	return text, nil
 }
 
 // erPSManyParam is ER_PS_MANY_PARAM.

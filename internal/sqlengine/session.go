@@ -958,6 +958,14 @@ func (p parser) ParseWithOptions(ctx context.Context, query string, delimiter ru
 
 func (p parser) ParseOneWithOptions(ctx context.Context, query string, o ast.ParserOptions) (ast.Statement, int, error) {
 	query = QuoteNonASCIIIdents(query)
+	quantified, err := rewriteQuantified(query)
+	if err != nil {
+		return nil, 0, err
+	}
+	// The parser counts the bytes it took of the rewritten text: when it
+	// took all of it, it took all of query.
+	grown := len(quantified) - len(query)
+	query = quantified
 	if IsDo(query) {
 		// A prepared statement (PREPARE ... FROM, COM_STMT_PREPARE) sends
 		// its result columns, which DO has none of; only a DO run as text
@@ -968,6 +976,9 @@ func (p parser) ParseOneWithOptions(ctx context.Context, query string, o ast.Par
 		st, n, err := p.Parser.ParseOneWithOptions(ctx, q, o)
 		return parsed{st: st, consumed: n}, err
 	})
+	if grown != 0 && r.consumed >= len(query) {
+		r.consumed -= grown
+	}
 	if err != nil {
 		return nil, r.consumed, syntaxError(err)
 	}
