@@ -384,7 +384,9 @@ func (s *Server) replicaVariables() []sql.SystemVariable {
 	}, "slave_parallel_workers")
 	add(&sql.MysqlSystemVariable{
 		Name: "replica_parallel_type", Scope: global, Dynamic: true,
-		Type:    types.NewSystemEnumType("replica_parallel_type", replica.TypeLogicalClock, replica.TypeWriteset, replica.TypeDatabase),
+		// MySQL's members first, in its order (a number means what it
+		// means there: 0 DATABASE, 1 LOGICAL_CLOCK), then Lockstep's.
+		Type:    types.NewSystemEnumType("replica_parallel_type", replica.TypeDatabase, replica.TypeLogicalClock, replica.TypeWriteset),
 		Default: set.Type.Load().(string),
 		NotifyChanged: notify(func(v any) error {
 			set.Type.Store(strings.ToUpper(fmt.Sprint(v)))

@@ -163,6 +163,19 @@ func registerVariables() {
 			Name: "timestamp", Scope: sql.GetMysqlScope(sql.SystemVariableScope_Session), Dynamic: true, SetVarHintApplies: true,
 			Type: types.NewSystemDoubleType("timestamp", 0, 2147483647), Default: timestampDefault,
 		},
+		// MySQL's members in MySQL's order, so that a number means what
+		// it means there (SET binlog_format = 2 is ROW, binlog_row_image
+		// = 1 NOBLOB; go-mysql-server's lists read 0 as ROW and 1 as
+		// FULL). Every value but ROW and FULL is refused (fixedValues),
+		// by its name. Both can be set per session, as in MySQL.
+		&sql.MysqlSystemVariable{
+			Name: "binlog_format", Scope: sql.GetMysqlScope(sql.SystemVariableScope_Both), Dynamic: true,
+			Type: types.NewSystemEnumType("binlog_format", "MIXED", "STATEMENT", "ROW"), Default: "ROW",
+		},
+		&sql.MysqlSystemVariable{
+			Name: "binlog_row_image", Scope: sql.GetMysqlScope(sql.SystemVariableScope_Both), Dynamic: true,
+			Type: types.NewSystemEnumType("binlog_row_image", "MINIMAL", "NOBLOB", "FULL"), Default: "FULL",
+		},
 		&sql.MysqlSystemVariable{
 			// OFF sends every statement through go-mysql-server (for
 			// comparing the two paths, or ruling the fast path out).

@@ -1395,8 +1395,8 @@ func checkAlwaysOn(name string, val any) error {
 		return mysql.NewSQLError(mysql.ERNotSupportedYet, "42000", "This version of Lockstep doesn't yet support 'log_output = %s': the slow query log is written to a file (FILE) or not at all (NONE)", setVariableText("log_output", val))
 	}
 	if want, ok := fixedValues[n]; ok {
-		if got := strings.ToUpper(fmt.Sprint(val)); got != want {
-			return mysql.NewSQLError(mysql.ERNotSupportedYet, "42000", "This version of Lockstep doesn't yet support '%s = %s': the binlog is always %s", n, got, strings.Join(fixedSettings(), ", "))
+		if got, ok := enumText(n, val); ok && strings.ToUpper(got) != want {
+			return mysql.NewSQLError(mysql.ERNotSupportedYet, "42000", "This version of Lockstep doesn't yet support '%s = %s': the binlog is always %s", n, strings.ToUpper(got), strings.Join(fixedSettings(), ", "))
 		}
 		return nil
 	}
@@ -1405,6 +1405,21 @@ func checkAlwaysOn(name string, val any) error {
 		return nil
 	}
 	return mysql.NewSQLError(mysql.ERNotSupportedYet, "42000", "This version of Lockstep doesn't yet support '%s = 0': %s", strings.ToLower(name), why)
+}
+
+// enumText is the member an ENUM-typed system variable's value names: a
+// number is the member at that place in the variable's list (MySQL's
+// order, registerVariables). ok is false for a value the type refuses
+// (left to the type's own error, 1231).
+func enumText(name string, val any) (text string, ok bool) {
+	if sv, _, found := sql.SystemVariables.GetGlobal(name); found {
+		v, _, err := sv.GetType().Convert(context.Background(), val)
+		if err != nil {
+			return "", false
+		}
+		return fmt.Sprint(v), true
+	}
+	return fmt.Sprint(val), true
 }
 
 // sqlModeText is a sql_mode value as names: the registry hands SET's
