@@ -130,7 +130,7 @@ func registerVariables() {
 			Type: types.NewSystemIntType("cte_max_recursion_depth", 0, 4294967295, false), Default: int64(10000)},
 		// Events are not supported.
 		&sql.MysqlSystemVariable{Name: "event_scheduler", Scope: global, Dynamic: false,
-			Type: types.NewSystemEnumType("event_scheduler", "ON", "OFF", "DISABLED"), Default: "DISABLED"},
+			Type: types.NewSystemEnumType("event_scheduler", "OFF", "ON", "DISABLED"), Default: "DISABLED"},
 		// max_execution_time works (server/sessionlimits.go).
 		&sql.MysqlSystemVariable{Name: "have_statement_timeout", Scope: global, Dynamic: false,
 			Type: types.NewSystemBoolType("have_statement_timeout"), Default: int8(1)},
@@ -185,6 +185,15 @@ func registerVariables() {
 	})
 	// The password policy's (shown once it is installed).
 	sql.SystemVariables.AddSystemVariables(passwordPolicyVariables())
+	// rbr_exec_mode's members in MySQL's order (0 is STRICT; only STRICT
+	// is taken, fixedValues).
+	if v, _, ok := sql.SystemVariables.GetGlobal("rbr_exec_mode"); ok {
+		if mv, isMySQL := v.(*sql.MysqlSystemVariable); isMySQL {
+			mode := *mv
+			mode.Type, mode.Default = types.NewSystemEnumType("rbr_exec_mode", "STRICT", "IDEMPOTENT"), "STRICT"
+			sql.SystemVariables.AddSystemVariables([]sql.SystemVariable{&mode})
+		}
+	}
 	// MySQL 8's default sql_mode (GMS's lacks the zero-date and division
 	// flags, which strictmode.go applies), also what SET sql_mode =
 	// DEFAULT gives.

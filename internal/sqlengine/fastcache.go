@@ -151,6 +151,9 @@ func planText(ctx context.Context, query string, opts ast.ParserOptions) (*FastP
 		// from the text (readlock.go).
 		return nil, nil, false
 	}
+	if chainOrRelease(st, query) != "" {
+		return nil, nil, false // refused on GMS's path (txnend.go)
+	}
 	p := PlanFast(st)
 	return p, nil, p != nil
 }

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
-	"sort"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -766,6 +765,9 @@ func note(ctx context.Context, st ast.Statement, text string, queryLen int) erro
 	if err := checkDepth(st, queryLen); err != nil {
 		return err
 	}
+	if err := checkTxnEnd(st, text); err != nil {
+		return err
+	}
 	rewriteRegexpOperators(st, text)
 	rewriteGroupConcat(st, text)
 	rewriteDecimalCasts(st, text)
@@ -983,6 +985,9 @@ func (p parser) ParseOneWithOptions(ctx context.Context, query string, o ast.Par
 		return nil, r.consumed, syntaxError(err)
 	}
 	if err := checkDepth(r.st, len(query)); err != nil {
+		return nil, r.consumed, err
+	}
+	if err := checkTxnEnd(r.st, query); err != nil {
 		return nil, r.consumed, err
 	}
 	rewriteRegexpOperators(r.st, query)
@@ -1331,11 +1336,17 @@ var alwaysOn = map[string]string{
 }
 
 // fixedValues are variables with one value Lockstep supports: another is
-// refused (1235) instead of being shown and not acted on.
-var fixedValues = map[string]string{
-	"binlog_format":    "ROW",
-	"binlog_row_image": "FULL",
+// refused (1235), saying why, instead of being shown and not acted on.
+var fixedValues = map[string]struct{ value, why string }{
+	"binlog_format":    {"ROW", binlogFixed},
+	"binlog_row_image": {"FULL", binlogFixed},
+	"completion_type": {"NO_CHAIN", "COMMIT and ROLLBACK end the transaction and start no other (COMMIT AND CHAIN " +
+		"and COMMIT RELEASE are not supported either)"},
+	"rbr_exec_mode": {"STRICT", "row events (the BINLOG statement's too) stop at a duplicate or missing row"},
 }
+
+// binlogFixed is why binlog_format and binlog_row_image are fixed.
+const binlogFixed = "the binlog is always binlog_format = ROW, binlog_row_image = FULL"
 
 // sessionReadOnly are variables whose session value MySQL does not let a
 // session set (1621): it takes the global one at connect.
@@ -1394,9 +1405,9 @@ func checkAlwaysOn(name string, val any) error {
 	case n == "log_output" && LogOutputHas(val, "TABLE") && !LogOutputHas(val, "NONE"):
 		return mysql.NewSQLError(mysql.ERNotSupportedYet, "42000", "This version of Lockstep doesn't yet support 'log_output = %s': the slow query log is written to a file (FILE) or not at all (NONE)", setVariableText("log_output", val))
 	}
-	if want, ok := fixedValues[n]; ok {
-		if got, ok := enumText(n, val); ok && strings.ToUpper(got) != want {
-			return mysql.NewSQLError(mysql.ERNotSupportedYet, "42000", "This version of Lockstep doesn't yet support '%s = %s': the binlog is always %s", n, strings.ToUpper(got), strings.Join(fixedSettings(), ", "))
+	if fixed, ok := fixedValues[n]; ok {
+		if got, ok := enumText(n, val); ok && strings.ToUpper(got) != fixed.value {
+			return mysql.NewSQLError(mysql.ERNotSupportedYet, "42000", "This version of Lockstep doesn't yet support '%s = %s': %s", n, strings.ToUpper(got), fixed.why)
 		}
 		return nil
 	}
@@ -1435,16 +1446,6 @@ func sqlModeText(val any) string {
 		}
 	}
 	return fmt.Sprint(val)
-}
-
-// fixedSettings names the fixed values, for messages.
-func fixedSettings() []string {
-	var out []string
-	for n, v := range fixedValues {
-		out = append(out, n+" = "+v)
-	}
-	sort.Strings(out)
-	return out
 }
 
 // GetAllSessionVariables shows computed variables' live values (SHOW
