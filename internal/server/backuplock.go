@@ -2,6 +2,7 @@ package server
 
 import (
 	"regexp"
+	"strings"
 
 	"github.com/dolthub/go-mysql-server/sql"
 	"github.com/dolthub/vitess/go/mysql"
@@ -23,6 +24,11 @@ var (
 
 func (s *Server) backupLockStatement(c *mysql.Conn, query string) (*sqltypes.Result, bool, error) {
 	if len(query) > 256 {
+		return nil, false, nil
+	}
+	// Every statement passes by here: the first word rules out all but
+	// these before any expression runs.
+	if q := strings.TrimLeft(query, " \t\r\n\f\v"); !hasPrefixFold(q, "lock") && !hasPrefixFold(q, "unlock") && !hasPrefixFold(q, "backup") {
 		return nil, false, nil
 	}
 	switch {
