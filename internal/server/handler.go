@@ -170,7 +170,7 @@ func track(ctx context.Context, c *mysql.Conn) (context.Context, func()) {
 	if !ok {
 		return ctx, func() {}
 	}
-	ctx, cancel := context.WithCancel(ctx)
+	ctx, cancel := sqlengine.StatementContext(ctx)
 	w.statementStarted(cancel)
 	return ctx, func() {
 		w.statementEnded()

@@ -83,6 +83,38 @@ var _ sql.ProcessList = (*processList)(nil)
 type process struct {
 	mu sync.Mutex
 	p  sql.Process
+	// borrowed says that p.Kill is the cancel function of a context
+	// made by StatementContext, which its maker calls when the
+	// statement is over: EndQuery leaves it alone.
+	borrowed bool
+}
+
+// statementCtx is a statement's cancellable context, made by
+// StatementContext before the statement's sql.Context exists.
+type statementCtx struct {
+	context.Context
+	cancel context.CancelFunc
+}
+
+// statementCtxKey finds a statementCtx among a context's ancestors.
+type statementCtxKey struct{}
+
+func (c *statementCtx) Value(key any) any {
+	if key == (statementCtxKey{}) {
+		return c
+	}
+	return c.Context.Value(key)
+}
+
+// StatementContext returns a cancellable context for the statement about
+// to run on a connection, and its cancel function, which the caller
+// calls once the statement is over. BeginQuery gives KILL QUERY this
+// context's cancel function instead of deriving a cancellable context of
+// its own from it (a channel and an entry in this context's children
+// for every statement, about 2% of a point select's CPU).
+func StatementContext(parent context.Context) (context.Context, context.CancelFunc) {
+	ctx, cancel := context.WithCancel(parent)
+	return &statementCtx{Context: ctx, cancel: cancel}, cancel
 }
 
 func newProcessList() *processList { return &processList{} }
@@ -178,10 +210,18 @@ func (l *processList) BeginQuery(ctx *sql.Context, query string) (*sql.Context, 
 		return nil, sql.ErrPidAlreadyUsed.New(pid)
 	}
 	sql.StatusVariables.IncrementGlobal("Threads_running", 1)
-	qctx, cancel := context.WithCancel(ctx)
-	ctx = ctx.WithContext(qctx)
+	var cancel context.CancelFunc
+	sc, borrowed := ctx.Value(statementCtxKey{}).(*statementCtx)
+	if borrowed {
+		cancel = sc.cancel
+	} else {
+		var qctx context.Context
+		qctx, cancel = context.WithCancel(ctx)
+		ctx = ctx.WithContext(qctx)
+	}
 	p.mu.Lock()
 	p.p.Command, p.p.Query, p.p.QueryPid, p.p.StartedAt, p.p.Kill, p.p.Progress = sql.ProcessCommandQuery, query, pid, time.Now(), cancel, nil
+	p.borrowed = borrowed
 	p.mu.Unlock()
 	return ctx, nil
 }
@@ -205,7 +245,11 @@ func (l *processList) EndQuery(ctx *sql.Context) {
 	}
 	took := time.Since(p.p.StartedAt)
 	kill := p.p.Kill
+	if p.borrowed {
+		kill = nil // its maker cancels it (StatementContext)
+	}
 	p.p.Command, p.p.Query, p.p.QueryPid, p.p.StartedAt, p.p.Kill, p.p.Progress = sql.ProcessCommandSleep, "", 0, time.Now(), nil, nil
+	p.borrowed = false
 	p.mu.Unlock()
 	sql.StatusVariables.IncrementGlobal("Threads_running", -1)
 	if kill != nil {
