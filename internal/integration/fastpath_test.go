@@ -564,3 +564,24 @@ func TestReadOnlyTransactionsBothPaths(t *testing.T) {
 		t.Fatalf("v = %d (%v), want 3: only the READ WRITE updates", v, err)
 	}
 }
+
+// TestForSharePrepared: FOR SHARE in a statement prepared with the binary
+// protocol, which vitess parses itself and whose grammar lacks it, reads
+// as LOCK IN SHARE MODE; with NOWAIT or SKIP LOCKED, which that form
+// cannot carry, it is refused (1235) rather than run without them.
+func TestForSharePrepared(t *testing.T) {
+	s := startServer(t, t.TempDir())
+	db := s.db("")
+	mustExec(t, db, "CREATE DATABASE d")
+	mustExec(t, db, "CREATE TABLE d.j (id INT PRIMARY KEY)")
+	mustExec(t, db, "INSERT INTO d.j VALUES (1)")
+	var id int
+	if err := db.QueryRow("SELECT id FROM d.j WHERE id = ? FOR SHARE", 1).Scan(&id); err != nil || id != 1 {
+		t.Fatalf("prepared FOR SHARE: %d %v", id, err)
+	}
+	for _, q := range []string{"SELECT id FROM d.j WHERE id = ? FOR SHARE NOWAIT", "SELECT id FROM d.j WHERE id = ? for share skip  locked"} {
+		if err := db.QueryRow(q, 1).Scan(&id); errNumber(err) != 1235 {
+			t.Fatalf("%s: %v, want 1235", q, err)
+		}
+	}
+}

@@ -3,6 +3,7 @@ package sqlengine
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	"github.com/dolthub/go-mysql-server/sql"
 	"github.com/dolthub/vitess/go/mysql"
@@ -98,6 +99,19 @@ func (e *Engine) CheckPrepare(connID uint32, query string) (text string, err err
 		}
 	}()
 	st, perr := ast.ParseWithOptions(ctx, text, ParserOptions(ctx))
+	if m := forShare.FindStringSubmatch(text); perr != nil && m != nil {
+		// MySQL 8's FOR SHARE, which the grammar lacks: vitess keeps the
+		// text it parses as the statement, so it is given LOCK IN SHARE
+		// MODE, which cannot carry NOWAIT or SKIP LOCKED.
+		if m[1] != "" {
+			return "", mysql.NewSQLError(mysql.ERNotSupportedYet, "42000",
+				"This version of Lockstep doesn't yet support 'FOR SHARE %s' in a statement prepared with the binary protocol: use FOR UPDATE %[1]s, or send the statement as text", strings.ToUpper(strings.Join(strings.Fields(m[1]), " ")))
+		}
+		shared := forShare.ReplaceAllString(text, " LOCK IN SHARE MODE")
+		if st2, err2 := ast.ParseWithOptions(ctx, shared, ParserOptions(ctx)); err2 == nil {
+			text, st, perr = shared, st2, nil
+		}
+	}
 	if perr != nil || st == nil {
 		return text, nil
 	}

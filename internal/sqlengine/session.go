@@ -687,17 +687,27 @@ func (s *Session) afterError(err error) error {
 // MySQL's 1064.
 type parser struct{ sql.Parser }
 
-var forShare = regexp.MustCompile(`(?i)\bfor\s+share\s*;?\s*$`)
+var forShare = regexp.MustCompile(`(?i)\bfor\s+share(\s+(?:nowait|skip\s+locked))?\s*;?\s*$`)
 
-// withForShare retries a parse that failed on a trailing FOR SHARE. It
-// also blanks MariaDB's executable comments first (see
-// blankMariaDBComments).
-func withForShare[T any](query string, parse func(string) (T, error)) (T, error) {
+// withForShare retries a parse that failed on a trailing FOR SHARE, with
+// NOWAIT or SKIP LOCKED after it or not. The grammar's LOCK IN SHARE MODE
+// takes neither, so the one given is added to the SELECT's lock clause,
+// where the session reads it (note). It also blanks MariaDB's executable
+// comments first (see blankMariaDBComments).
+func withForShare(query string, parse func(string) (parsed, error)) (parsed, error) {
 	query = blankMariaDBComments(query)
 	r, err := parse(query)
-	if err != nil && forShare.MatchString(query) {
-		if r2, err2 := parse(forShare.ReplaceAllString(query, " LOCK IN SHARE MODE")); err2 == nil {
-			return r2, nil
+	if err != nil {
+		if m := forShare.FindStringSubmatch(query); m != nil {
+			if r2, err2 := parse(forShare.ReplaceAllString(query, " LOCK IN SHARE MODE")); err2 == nil {
+				if m[1] == "" {
+					return r2, nil
+				}
+				if sel, ok := r2.st.(*ast.Select); ok && sel.Lock != nil {
+					sel.Lock.Type += " " + strings.ToLower(strings.Join(strings.Fields(m[1]), " "))
+					return r2, nil
+				}
+			}
 		}
 	}
 	return r, err
