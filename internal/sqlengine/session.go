@@ -912,15 +912,26 @@ func (p parser) ParseSimple(query string) (ast.Statement, error) {
 	return st, err
 }
 
-func (p parser) Parse(ctx *sql.Context, query string, multi bool) (ast.Statement, string, string, error) {
+// rewriteText makes the text rewrites both of GMS's parse entry points
+// need before the grammar sees a query (the statements it lacks or
+// reads otherwise than MySQL); with an error, the query as far as it was
+// rewritten.
+func rewriteText(ctx context.Context, query string) (string, error) {
 	query = rewriteBegin(ctx, rewriteAccountSyntax(ctx, query))
 	query = noteAlterView(ctx, rewriteTriggerDefiner(rewriteLongByte(QuoteNonASCIIIdents(query))))
 	query, _ = rewriteDo(query)
 	quantified, err := rewriteQuantified(query)
 	if err != nil {
+		return query, err
+	}
+	return quantified, nil
+}
+
+func (p parser) Parse(ctx *sql.Context, query string, multi bool) (ast.Statement, string, string, error) {
+	query, err := rewriteText(ctx, query)
+	if err != nil {
 		return nil, query, "", err
 	}
-	query = quantified
 	r, err := withForShare(query, func(q string) (parsed, error) {
 		// GMS's Parse with the session's parsed sql_mode (sqlmode.go).
 		st, pq, rem, err := p.Parser.ParseWithOptions(ctx, q, ';', multi, ParserOptions(ctx))
@@ -947,14 +958,10 @@ func statementText(q, query string) string {
 }
 
 func (p parser) ParseWithOptions(ctx context.Context, query string, delimiter rune, multi bool, o ast.ParserOptions) (ast.Statement, string, string, error) {
-	query = rewriteBegin(ctx, rewriteAccountSyntax(ctx, query))
-	query = noteAlterView(ctx, rewriteTriggerDefiner(rewriteLongByte(QuoteNonASCIIIdents(query))))
-	query, _ = rewriteDo(query)
-	quantified, err := rewriteQuantified(query)
+	query, err := rewriteText(ctx, query)
 	if err != nil {
 		return nil, query, "", err
 	}
-	query = quantified
 	r, err := withForShare(query, func(q string) (parsed, error) {
 		st, pq, rem, err := p.Parser.ParseWithOptions(ctx, q, delimiter, multi, o)
 		return parsed{st: st, q: pq, rem: rem}, err
@@ -1403,7 +1410,7 @@ func LogOutputHas(val any, member string) bool {
 
 func checkAlwaysOn(name string, val any) error {
 	n := strings.ToLower(name)
-	if n == "sql_mode" && strings.Contains(strings.ToUpper(sqlModeText(val)), "NO_BACKSLASH_ESCAPES") {
+	if n == "sql_mode" && strings.Contains(strings.ToUpper(setVariableText("sql_mode", val)), "NO_BACKSLASH_ESCAPES") {
 		// The parser always reads backslash escapes in strings: accepted,
 		// the mode would change nothing, and a client escaping quotes by
 		// doubling them as the mode asks would be misread.
@@ -1441,21 +1448,6 @@ func enumText(name string, val any) (text string, ok bool) {
 		return fmt.Sprint(v), true
 	}
 	return fmt.Sprint(val), true
-}
-
-// sqlModeText is a sql_mode value as names: the registry hands SET's
-// value over as its set bits.
-func sqlModeText(val any) string {
-	if bits, ok := val.(uint64); ok {
-		if sv, _, found := sql.SystemVariables.GetGlobal("sql_mode"); found {
-			if st, isSet := sv.GetType().(sql.SetType); isSet {
-				if text, err := st.BitsToString(bits); err == nil {
-					return text
-				}
-			}
-		}
-	}
-	return fmt.Sprint(val)
 }
 
 // GetAllSessionVariables shows computed variables' live values (SHOW
