@@ -64,10 +64,8 @@ var benchShapes = []struct {
 	{"index-4KiB", Options{indexBlockSize: 4 << 10}},
 }
 
-// BenchmarkPointGet reads rows by key. Without filters every Get seeks
-// the level-0 table's index and data blocks before it finds the row
-// below; with a two-level index each table costs one more block.
-func BenchmarkPointGet(b *testing.B) {
+// benchReads runs read on every store shape, from parallel goroutines.
+func benchReads(b *testing.B, read func(b *testing.B, r Reader, rng *rand.Rand)) {
 	for _, sh := range benchShapes {
 		b.Run(sh.name, func(b *testing.B) {
 			r := benchStore(b, sh.o).Latest()
@@ -75,39 +73,39 @@ func BenchmarkPointGet(b *testing.B) {
 			b.RunParallel(func(pb *testing.PB) {
 				rng := rand.New(rand.NewPCG(1, 2))
 				for pb.Next() {
-					if _, ok, err := r.Get(benchKey(2 * rng.IntN(benchRows/2))); err != nil || !ok {
-						b.Fatal(ok, err)
-					}
+					read(b, r, rng)
 				}
 			})
 		})
 	}
 }
 
+// BenchmarkPointGet reads rows by key. Without filters every Get seeks
+// the level-0 table's index and data blocks before it finds the row
+// below; with a two-level index each table costs one more block.
+func BenchmarkPointGet(b *testing.B) {
+	benchReads(b, func(b *testing.B, r Reader, rng *rand.Rand) {
+		if _, ok, err := r.Get(benchKey(2 * rng.IntN(benchRows/2))); err != nil || !ok {
+			b.Fatal(ok, err)
+		}
+	})
+}
+
 // BenchmarkRangeScan reads 100 consecutive rows from a random key, as
 // sysbench's range queries do: an iterator, a seek, 99 steps.
 func BenchmarkRangeScan(b *testing.B) {
-	for _, sh := range benchShapes {
-		b.Run(sh.name, func(b *testing.B) {
-			r := benchStore(b, sh.o).Latest()
-			b.ResetTimer()
-			b.RunParallel(func(pb *testing.PB) {
-				rng := rand.New(rand.NewPCG(1, 2))
-				for pb.Next() {
-					lo := rng.IntN(benchRows - 100)
-					it, err := r.NewIter(benchKey(lo), benchKey(lo+100))
-					if err != nil {
-						b.Fatal(err)
-					}
-					n := 0
-					for ok := it.First(); ok; ok = it.Next() {
-						n++
-					}
-					if err := it.Close(); err != nil || n != 100 {
-						b.Fatal(n, err)
-					}
-				}
-			})
-		})
-	}
+	benchReads(b, func(b *testing.B, r Reader, rng *rand.Rand) {
+		lo := rng.IntN(benchRows - 100)
+		it, err := r.NewIter(benchKey(lo), benchKey(lo+100))
+		if err != nil {
+			b.Fatal(err)
+		}
+		n := 0
+		for ok := it.First(); ok; ok = it.Next() {
+			n++
+		}
+		if err := it.Close(); err != nil || n != 100 {
+			b.Fatal(n, err)
+		}
+	})
 }
