@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"hash/fnv"
 	"hash/maphash"
 	"strings"
 	"sync"
@@ -20,16 +19,20 @@ import (
 // The applier (the SQL thread). Per transaction:
 //
 //  1. the coordinator reads it from the relay log and numbers it; a pool of
-//     decoders turns its row images into values and keys (no dependency is
-//     needed for that, so they run ahead in parallel, stopping only at DDL);
+//     decoders turns its row images into values and plans each row change
+//     from them (storage.RowChange: keys, writes, write set; no dependency
+//     is needed for that, so they run ahead in parallel, stopping only at
+//     DDL);
 //  2. the scheduler goroutine takes transactions in relay order, gives each
 //     its dependency (schedule.go) and hands runs of consecutive ones to the
 //     workers (or applies them itself with 0 or 1 workers); DDL runs here,
 //     as a barrier;
 //  3. a worker waits until the dependency has reserved its commit slot,
 //     checks the rows against its own writes, the overlay of submitted rows
-//     and storage, and builds the storage batch and the replica's own
-//     binlog events;
+//     and storage (planning a change again if its row is not as the before
+//     image says, and a keyless table's changes only now, when the row is
+//     found), and builds the storage batch and the replica's own binlog
+//     events;
 //  4. it waits for its turn (the previous transaction submitted), publishes
 //     its rows to the overlay and submits to the commit pipeline, without
 //     waiting for the commit.
@@ -86,10 +89,17 @@ type rowChange struct {
 	t             *storage.Table
 	before, after []byte
 	bvals, avals  []row.Value
-	bkey, akey    []byte
-	bents, aents  []storage.IndexEntry
-	stmtEnd       bool
-	event         string // "Write_rows" ...
+	// bkey is the key of the row an update or delete changes, akey the
+	// key of the row inserted or updated (tables with a primary key).
+	bkey, akey []byte
+	// at is the row an update or delete acts on, plan the change against
+	// the before image at decode and against the current row at build
+	// (storage.RowChange). For a table without a primary key both are
+	// made at build, when the row is found.
+	at      storage.Located
+	plan    storage.RowChange
+	stmtEnd bool
+	event   string // "Write_rows" ...
 
 	// Prefetch of the row key (bkey, or akey for an insert), see above.
 	pre      []byte
@@ -534,12 +544,6 @@ func (a *applier) complete() {
 	}
 }
 
-func hashKey(k []byte) uint64 {
-	h := fnv.New64a()
-	h.Write(k)
-	return h.Sum64()
-}
-
 var eventNames = map[byte]string{
 	binlog.WriteRowsEventV2:  "Write_rows",
 	binlog.UpdateRowsEventV2: "Update_rows",
@@ -603,48 +607,33 @@ func (a *applier) decode(j *job) error {
 		first := len(j.changes)
 		for len(data) > 0 {
 			c := rowChange{kind: kind, t: t, event: eventNames[kind]}
-			img := func() ([]byte, []row.Value, []byte, []storage.IndexEntry, error) {
+			img := func() ([]byte, []row.Value, error) {
 				vals, n, err := row.DecodeImage(data, t.Def.Columns, nil)
 				if err != nil {
-					return nil, nil, nil, nil, err
+					return nil, nil, err
 				}
 				im := data[:n]
 				data = data[n:]
-				if t.Keyless() {
-					return im, vals, nil, nil, nil // build finds the row
-				}
-				k, err := t.RowKey(nil, vals)
-				if err != nil {
-					return nil, nil, nil, nil, err
-				}
-				ents, err := t.IndexEntries(vals, k)
-				return im, vals, k, ents, err
+				return im, vals, nil
 			}
 			if kind != binlog.WriteRowsEventV2 {
-				if c.before, c.bvals, c.bkey, c.bents, err = img(); err != nil {
+				if c.before, c.bvals, err = img(); err != nil {
 					return err
 				}
-				j.addWS(c.bkey, c.bents)
 			}
 			if kind != binlog.DeleteRowsEventV2 {
-				if c.after, c.avals, c.akey, c.aents, err = img(); err != nil {
+				if c.after, c.avals, err = img(); err != nil {
 					return err
-				}
-				if t.Keyless() {
-					j.serial = true
-				} else if kind == binlog.WriteRowsEventV2 || !bytes.Equal(c.akey, c.bkey) {
-					j.addWS(c.akey, c.aents)
-				} else {
-					for _, e := range c.aents {
-						if e.UniqueKey {
-							j.ws = append(j.ws, hashKey(e.Key))
-						}
-					}
 				}
 			}
 			if t.Keyless() {
-				j.serial = true
+				j.serial = true // build finds the row
 				j.finds = j.finds || kind != binlog.WriteRowsEventV2
+			} else {
+				if err := c.planFromImages(); err != nil {
+					return err
+				}
+				j.ws = append(j.ws, c.plan.WriteSet...)
 			}
 			j.changes = append(j.changes, c)
 		}
@@ -692,6 +681,32 @@ func (c *rowChange) checked() []byte {
 	return c.bkey
 }
 
+// planFromImages plans a change of a table with a primary key from the
+// event's images alone, the before image taken as the current row: its
+// keys and write set are known before the data is read.
+func (c *rowChange) planFromImages() error {
+	var err error
+	switch c.kind {
+	case binlog.WriteRowsEventV2:
+		err = c.t.PlanInsert(&c.plan, c.after, c.avals, nil, nil)
+		c.akey = c.plan.Key
+		return err
+	case binlog.DeleteRowsEventV2:
+		if c.at, err = c.t.Locate(c.before, c.bvals, nil, nil, nil); err != nil {
+			return err
+		}
+		c.bkey = c.at.Key
+		return c.t.PlanDelete(&c.plan, c.at, c.bvals)
+	}
+	if c.at, err = c.t.Locate(c.before, c.bvals, nil, nil, nil); err != nil {
+		return err
+	}
+	c.bkey = c.at.Key
+	err = c.t.PlanUpdate(&c.plan, c.at, c.before, c.bvals, c.after, c.avals, nil, nil)
+	c.akey = c.plan.Key
+	return err
+}
+
 func (a *applier) slot(k string) uint32 {
 	return uint32(maphash.String(a.seed, k)) & uint32(len(a.lastWrite)-1)
 }
@@ -712,15 +727,6 @@ func (a *applier) prefetched(c *rowChange, key []byte) (v []byte, found, ok bool
 	}
 	a.r.Stats.PrefetchUsed.Add(1)
 	return c.pre, c.preFound, true
-}
-
-func (j *job) addWS(k []byte, ents []storage.IndexEntry) {
-	j.ws = append(j.ws, hashKey(k))
-	for _, e := range ents {
-		if e.UniqueKey {
-			j.ws = append(j.ws, hashKey(e.Key))
-		}
-	}
 }
 
 // checkColumns verifies that the source's column types are the replica
@@ -804,22 +810,12 @@ func (a *applier) build(worker int, j *job) (*commit.Trx, map[string][]byte, err
 			ev.AddQuery(c.t.Def.DB, "BEGIN", binlog.QueryOptions{})
 			began = true
 		}
-		var err error
-		var entries func() error
-		if c.t.Keyless() {
-			entries, err = a.findKeyless(c, local, set, del)
+		err := a.plan(c, local)
+		if err == nil {
+			err = a.checkAbsent(c, local)
 		}
-		switch {
-		case err != nil:
-		case c.kind == binlog.WriteRowsEventV2:
-			err = a.applyWrite(c, local, set)
-		case c.kind == binlog.UpdateRowsEventV2:
-			err = a.applyUpdate(c, local, set, del)
-		case c.kind == binlog.DeleteRowsEventV2:
-			err = a.applyDelete(c, local, del)
-		}
-		if err == nil && entries != nil {
-			err = entries()
+		if err == nil {
+			err = storage.WriteChange(&c.plan, set, del)
 		}
 		var ae *applyError
 		if err != nil && errors.As(err, &ae) && a.r.skipError(ae.code) {
@@ -850,187 +846,74 @@ func (a *applier) build(worker int, j *job) (*commit.Trx, map[string][]byte, err
 	return ct, local, nil
 }
 
-// findKeyless finds the row a change of a table without a primary key
-// acts on, or the key a new row takes, as the source did (see package
-// storage): it sets the change's keys and index entries, and returns the
-// image-index writes to make once the change is applied.
-func (a *applier) findKeyless(c *rowChange, local map[string][]byte, set func(k, v []byte) error, del func(k []byte) error) (func() error, error) {
-	get := func(k []byte) ([]byte, bool, error) {
-		var out []byte
-		ok, err := a.lookup(nil, local, k, func(v []byte) error {
-			out = append([]byte(nil), v...)
-			return nil
-		})
-		return out, ok, err
+// plan makes c's plan against the data the transaction sees now: the
+// row an update or delete acts on as it is (normally the source's before
+// image, which the plan made at decode assumed), and for a table without
+// a primary key the row found by its image, or the key a new row takes,
+// as the source did (see package storage).
+func (a *applier) plan(c *rowChange, local map[string][]byte) error {
+	if c.t.Keyless() {
+		get := func(k []byte) ([]byte, bool, error) {
+			var out []byte
+			ok, err := a.lookup(nil, local, k, func(v []byte) error {
+				out = append([]byte(nil), v...)
+				return nil
+			})
+			return out, ok, err
+		}
+		c.plan.Reset()
+		if c.kind == binlog.WriteRowsEventV2 {
+			return c.t.PlanInsert(&c.plan, c.after, c.avals, get, nil)
+		}
+		at, err := c.t.Locate(c.before, c.bvals, nil, get, nil)
+		if err != nil {
+			return err
+		}
+		if at.Key == nil {
+			return notFound(c.t, c.bvals)
+		}
+		if c.kind == binlog.DeleteRowsEventV2 {
+			return c.t.PlanDelete(&c.plan, at, c.bvals)
+		}
+		return c.t.PlanUpdate(&c.plan, at, c.before, c.bvals, c.after, c.avals, get, nil)
 	}
-	var err error
 	if c.kind == binlog.WriteRowsEventV2 {
-		key, entry, err := c.t.KeylessInsert(c.after, get, nil)
-		if err != nil {
-			return nil, err
+		return nil // an insert's plan does not depend on the data
+	}
+	var cur []byte
+	ok, err := a.lookup(c, local, c.bkey, func(v []byte) error {
+		if !bytes.Equal(v, c.before) {
+			cur = append([]byte(nil), v...)
 		}
-		c.akey = key
-		if c.aents, err = c.t.IndexEntries(c.avals, key); err != nil {
-			return nil, err
-		}
-		return func() error { return set(entry, key) }, nil
-	}
-	key, entries, err := c.t.KeylessFind(c.before, nil, get, nil)
-	if err != nil {
-		return nil, err
-	}
-	if key == nil {
-		return nil, notFound(c.t, c.bvals)
-	}
-	c.bkey = key
-	if c.bents, err = c.t.IndexEntries(c.bvals, key); err != nil {
-		return nil, err
-	}
-	write := func() error { return storage.WriteEntries(entries, set, del) }
-	if c.kind == binlog.DeleteRowsEventV2 {
-		return write, nil
-	}
-	c.akey = key
-	if c.aents, err = c.t.IndexEntries(c.avals, key); err != nil {
-		return nil, err
-	}
-	if bytes.Equal(c.before, c.after) {
-		return nil, nil
-	}
-	return func() error {
-		if err := write(); err != nil {
-			return err
-		}
-		next, err := c.t.KeylessEntry(c.after, get, nil)
-		if err != nil {
-			return err
-		}
-		return set(next, key)
-	}, nil
-}
-
-func (a *applier) exists(c *rowChange, local map[string][]byte, k []byte) (bool, error) {
-	return a.lookup(c, local, k, nil)
-}
-
-func (a *applier) applyWrite(c *rowChange, local map[string][]byte, set func(k, v []byte) error) error {
-	if ok, err := a.exists(c, local, c.akey); err != nil {
-		return err
-	} else if ok {
-		return dupError(c.t, -1, c.avals)
-	}
-	for _, e := range c.aents {
-		if !e.UniqueKey {
-			continue
-		}
-		if ok, err := a.exists(c, local, e.Key); err != nil {
-			return err
-		} else if ok {
-			return dupError(c.t, e.Index, c.avals)
-		}
-	}
-	if err := set(c.akey, c.after); err != nil {
-		return err
-	}
-	for _, e := range c.aents {
-		if err := set(e.Key, e.Value); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// current finds the row a before image names and its index entries.
-func (a *applier) current(c *rowChange, local map[string][]byte) ([]storage.IndexEntry, error) {
-	var ents []storage.IndexEntry
-	ok, err := a.lookup(c, local, c.bkey, func(cur []byte) error {
-		if bytes.Equal(cur, c.before) {
-			ents = c.bents
-			return nil
-		}
-		vals, err := c.t.Decode(cur, nil)
-		if err != nil {
-			return err
-		}
-		ents, err = c.t.IndexEntries(vals, c.bkey)
-		return err
+		return nil
 	})
 	if err != nil {
-		return nil, err
+		return err
 	}
 	if !ok {
-		return nil, notFound(c.t, c.bvals)
+		return notFound(c.t, c.bvals)
 	}
-	return ents, nil
-}
-
-func (a *applier) applyUpdate(c *rowChange, local map[string][]byte, set func(k, v []byte) error, del func(k []byte) error) error {
-	curEnts, err := a.current(c, local)
+	if cur == nil {
+		return nil
+	}
+	vals, err := c.t.Decode(cur, nil)
 	if err != nil {
 		return err
 	}
-	pkChanged := !bytes.Equal(c.bkey, c.akey)
-	if pkChanged {
-		if ok, err := a.exists(c, local, c.akey); err != nil {
+	c.plan.Reset()
+	if c.kind == binlog.DeleteRowsEventV2 {
+		return c.t.PlanDelete(&c.plan, c.at, vals)
+	}
+	return c.t.PlanUpdate(&c.plan, c.at, cur, vals, c.after, c.avals, nil, nil)
+}
+
+// checkAbsent fails with 1062 if a key c's plan must not find exists.
+func (a *applier) checkAbsent(c *rowChange, local map[string][]byte) error {
+	for _, k := range c.plan.Absent {
+		if ok, err := a.lookup(c, local, k.Key, nil); err != nil {
 			return err
 		} else if ok {
-			return dupError(c.t, -1, c.avals)
-		}
-	}
-	owned := make(map[string]bool, len(curEnts))
-	for _, e := range curEnts {
-		owned[string(e.Key)] = true
-	}
-	for _, e := range c.aents {
-		if !e.UniqueKey || (owned[string(e.Key)] && !pkChanged) {
-			continue
-		}
-		if ok, err := a.exists(c, local, e.Key); err != nil {
-			return err
-		} else if ok && !owned[string(e.Key)] {
-			return dupError(c.t, e.Index, c.avals)
-		}
-	}
-	newSet := make(map[string]bool, len(c.aents))
-	for _, e := range c.aents {
-		newSet[string(e.Key)] = true
-	}
-	for _, e := range curEnts {
-		if !newSet[string(e.Key)] {
-			if err := del(e.Key); err != nil {
-				return err
-			}
-		}
-	}
-	if pkChanged {
-		if err := del(c.bkey); err != nil {
-			return err
-		}
-	}
-	if err := set(c.akey, c.after); err != nil {
-		return err
-	}
-	for _, e := range c.aents {
-		if !owned[string(e.Key)] || pkChanged {
-			if err := set(e.Key, e.Value); err != nil {
-				return err
-			}
-		}
-	}
-	return nil
-}
-
-func (a *applier) applyDelete(c *rowChange, local map[string][]byte, del func(k []byte) error) error {
-	curEnts, err := a.current(c, local)
-	if err != nil {
-		return err
-	}
-	if err := del(c.bkey); err != nil {
-		return err
-	}
-	for _, e := range curEnts {
-		if err := del(e.Key); err != nil {
-			return err
+			return dupError(c.t, k.Index, c.avals)
 		}
 	}
 	return nil

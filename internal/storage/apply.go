@@ -1,7 +1,6 @@
 package storage
 
 import (
-	"bytes"
 	"encoding/binary"
 	"encoding/json"
 	"fmt"
@@ -360,6 +359,7 @@ func (e *Engine) ApplyRowEvent(b *Batch, own ownWrites, typ byte, r binlog.Rows)
 		vals = v
 		return img, v, nil
 	}
+	var c RowChange
 	for len(data) > 0 {
 		switch typ {
 		case binlog.WriteRowsEventV2:
@@ -367,7 +367,7 @@ func (e *Engine) ApplyRowEvent(b *Batch, own ownWrites, typ byte, r binlog.Rows)
 			if err != nil {
 				return err
 			}
-			if err := e.putRow(b, own, t, img, v); err != nil {
+			if err := e.putRow(b, own, &c, t, img, v); err != nil {
 				return err
 			}
 		case binlog.DeleteRowsEventV2:
@@ -375,7 +375,7 @@ func (e *Engine) ApplyRowEvent(b *Batch, own ownWrites, typ byte, r binlog.Rows)
 			if err != nil {
 				return err
 			}
-			if err := e.deleteRow(b, own, t, img, v); err != nil {
+			if err := e.deleteRow(b, own, &c, t, img, v); err != nil {
 				return err
 			}
 		case binlog.UpdateRowsEventV2:
@@ -383,26 +383,13 @@ func (e *Engine) ApplyRowEvent(b *Batch, own ownWrites, typ byte, r binlog.Rows)
 			if err != nil {
 				return err
 			}
-			if t.Keyless() {
-				bv = append([]row.Value(nil), bv...)
-				vals = nil
-				aimg, av, err := next()
-				if err != nil {
-					return err
-				}
-				if err := e.updateKeyless(b, own, t, bimg, bv, aimg, av); err != nil {
-					return err
-				}
-				continue
-			}
-			if err := e.deleteRow(b, own, t, bimg, bv); err != nil {
-				return err
-			}
-			img, v2, err := next()
+			bv = append([]row.Value(nil), bv...)
+			vals = nil
+			aimg, av, err := next()
 			if err != nil {
 				return err
 			}
-			if err := e.putRow(b, own, t, img, v2); err != nil {
+			if err := e.updateRow(b, own, &c, t, bimg, bv, aimg, av); err != nil {
 				return err
 			}
 		default:
@@ -438,12 +425,6 @@ func (own ownWrites) set(b *Batch, keyless bool, k, v []byte) error {
 	return b.Set(k, v)
 }
 
-func (own ownWrites) write(b *Batch, ws []EntryWrite) error {
-	return WriteEntries(ws,
-		func(k, v []byte) error { return own.set(b, true, k, v) },
-		func(k []byte) error { return own.del(b, true, k) })
-}
-
 func (own ownWrites) del(b *Batch, keyless bool, k []byte) error {
 	if keyless {
 		own[string(k)] = nil
@@ -451,108 +432,59 @@ func (own ownWrites) del(b *Batch, keyless bool, k []byte) error {
 	return b.Delete(k)
 }
 
-func (e *Engine) putRow(b *Batch, own ownWrites, t *Table, img []byte, vals []row.Value) error {
-	kl := t.Keyless()
-	var k []byte
-	var err error
-	if kl {
-		var entry []byte
-		if k, entry, err = t.KeylessInsert(img, e.getter(own), nil); err != nil {
-			return err
-		}
-		if err := own.set(b, kl, entry, k); err != nil {
-			return err
-		}
-	} else if k, err = t.RowKey(nil, vals); err != nil {
+// putRow, deleteRow and updateRow plan a row change of t (see change.go)
+// and write it to b.
+
+func (e *Engine) putRow(b *Batch, own ownWrites, c *RowChange, t *Table, img []byte, vals []row.Value) error {
+	c.Reset()
+	if err := t.PlanInsert(c, img, vals, e.getter(own), nil); err != nil {
 		return err
 	}
-	if err := own.set(b, kl, k, img); err != nil {
-		return err
-	}
-	return setEntries(b, t, vals, k)
+	return own.apply(b, t.Keyless(), c)
 }
 
-func (e *Engine) deleteRow(b *Batch, own ownWrites, t *Table, img []byte, vals []row.Value) error {
-	kl := t.Keyless()
-	var k []byte
-	var err error
-	if kl {
-		var writes []EntryWrite
-		if k, writes, err = t.KeylessFind(img, nil, e.getter(own), nil); err != nil {
-			return err
-		}
-		if k == nil {
-			return fmt.Errorf("row to delete from %s.%s (no primary key) not found", t.Def.DB, t.Def.Name)
-		}
-		if err := own.write(b, writes); err != nil {
-			return err
-		}
-	} else if k, err = t.RowKey(nil, vals); err != nil {
-		return err
-	}
-	if err := own.del(b, kl, k); err != nil {
-		return err
-	}
-	return deleteEntries(b, t, vals, k)
-}
-
-// updateKeyless changes a keyless row in place: it keeps its key and moves
-// from its old image's index entry to a new one.
-func (e *Engine) updateKeyless(b *Batch, own ownWrites, t *Table, bimg []byte, bvals []row.Value, aimg []byte, avals []row.Value) error {
-	get := e.getter(own)
-	k, writes, err := t.KeylessFind(bimg, nil, get, nil)
+func (e *Engine) deleteRow(b *Batch, own ownWrites, c *RowChange, t *Table, img []byte, vals []row.Value) error {
+	at, err := e.locate(own, t, img, vals)
 	if err != nil {
 		return err
 	}
-	if k == nil {
-		return fmt.Errorf("row to update in %s.%s (no primary key) not found", t.Def.DB, t.Def.Name)
-	}
-	if bytes.Equal(bimg, aimg) {
-		return nil
-	}
-	if err := own.write(b, writes); err != nil {
+	c.Reset()
+	if err := t.PlanDelete(c, at, vals); err != nil {
 		return err
 	}
-	if err := deleteEntries(b, t, bvals, k); err != nil {
-		return err
-	}
-	entry, err := t.KeylessEntry(aimg, get, nil)
-	if err != nil {
-		return err
-	}
-	if err := own.set(b, true, entry, k); err != nil {
-		return err
-	}
-	if err := own.set(b, true, k, aimg); err != nil {
-		return err
-	}
-	return setEntries(b, t, avals, k)
+	return own.apply(b, t.Keyless(), c)
 }
 
-func setEntries(b *Batch, t *Table, vals []row.Value, k []byte) error {
-	ents, err := t.IndexEntries(vals, k)
+// updateRow changes the row with image bimg (values bvals) to aimg
+// (avals). A keyless row keeps its key and moves from its old image's
+// index entry to a new one.
+func (e *Engine) updateRow(b *Batch, own ownWrites, c *RowChange, t *Table, bimg []byte, bvals []row.Value, aimg []byte, avals []row.Value) error {
+	at, err := e.locate(own, t, bimg, bvals)
 	if err != nil {
 		return err
 	}
-	for _, en := range ents {
-		if err := b.Set(en.Key, en.Value); err != nil {
-			return err
-		}
+	c.Reset()
+	if err := t.PlanUpdate(c, at, bimg, bvals, aimg, avals, e.getter(own), nil); err != nil {
+		return err
 	}
-	return nil
+	return own.apply(b, t.Keyless(), c)
 }
 
-func deleteEntries(b *Batch, t *Table, vals []row.Value, k []byte) error {
-	ents, err := t.IndexEntries(vals, k)
-	if err != nil {
-		return err
+// locate finds the row a logged change acts on: the log's before image is
+// the row as the source changed it.
+func (e *Engine) locate(own ownWrites, t *Table, img []byte, vals []row.Value) (Located, error) {
+	at, err := t.Locate(img, vals, nil, e.getter(own), nil)
+	if err == nil && at.Key == nil {
+		err = fmt.Errorf("row to change in %s.%s (no primary key) not found", t.Def.DB, t.Def.Name)
 	}
-	for _, en := range ents {
-		if err := b.Delete(en.Key); err != nil {
-			return err
-		}
-	}
-	return nil
+	return at, err
+}
+
+// apply writes a planned change to b.
+func (own ownWrites) apply(b *Batch, keyless bool, c *RowChange) error {
+	return WriteChange(c,
+		func(k, v []byte) error { return own.set(b, keyless, k, v) },
+		func(k []byte) error { return own.del(b, keyless, k) })
 }
 
 // Replay applies one logged transaction (recovery), redoing any catalog

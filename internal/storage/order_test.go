@@ -142,10 +142,10 @@ func (s *orderState) op(t *testing.T, b *Batch, own ownWrites, tab *Table, op st
 	switch {
 	case op[0] == '+':
 		img, vals := enc(op[1:])
-		return s.e.putRow(b, own, tab, img, vals)
+		return s.e.putRow(b, own, &RowChange{}, tab, img, vals)
 	case op[0] == '-':
 		img, vals := enc(op[1:])
-		return s.e.deleteRow(b, own, tab, img, vals)
+		return s.e.deleteRow(b, own, &RowChange{}, tab, img, vals)
 	case op[0] == '=':
 		img, _ := enc(op[1:])
 		k, _, err := tab.KeylessFind(img, nil, s.e.getter(own), nil)
@@ -157,7 +157,7 @@ func (s *orderState) op(t *testing.T, b *Batch, own ownWrites, tab *Table, op st
 		from, to, _ := strings.Cut(op, ">")
 		bimg, bvals := enc(from)
 		aimg, avals := enc(to)
-		return s.e.updateKeyless(b, own, tab, bimg, bvals, aimg, avals)
+		return s.e.updateRow(b, own, &RowChange{}, tab, bimg, bvals, aimg, avals)
 	}
 	t.Fatalf("bad op %q", op)
 	return nil

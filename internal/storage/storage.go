@@ -600,22 +600,6 @@ func (t *Table) KeylessInsert(img []byte, get Getter, lock func(k []byte) error)
 // EntryWrite is one image-index write (Value nil: delete).
 type EntryWrite struct{ Key, Value []byte }
 
-// WriteEntries makes image-index writes with the caller's set and del.
-func WriteEntries(ws []EntryWrite, set func(k, v []byte) error, del func(k []byte) error) error {
-	for _, w := range ws {
-		var err error
-		if w.Value == nil {
-			err = del(w.Key)
-		} else {
-			err = set(w.Key, w.Value)
-		}
-		if err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
 // KeylessFind returns the row a change of a row with image img acts on,
 // and the image-index writes that take it out of the image's entries
 // (the last entry moves into its place, keeping them gapless): hint, if

@@ -97,10 +97,10 @@ func (t *Txn) noteTable(tab *storage.Table) {
 // tableKey and catalogKey are the certification keys of a table's schema
 // and of the catalog as a whole.
 func tableKey(id uint64) uint64 {
-	return hashKey(binary.BigEndian.AppendUint64([]byte("\x00table"), id))
+	return storage.KeyHash(binary.BigEndian.AppendUint64([]byte("\x00table"), id))
 }
 
-var catalogKey = hashKey([]byte("\x00catalog"))
+var catalogKey = storage.KeyHash([]byte("\x00catalog"))
 
 // commitCluster is Commit on a cluster member.
 func (t *Txn) commitCluster() error {
@@ -116,7 +116,7 @@ func (t *Txn) commitCluster() error {
 		if strings.HasPrefix(k, "mdl:") {
 			return // a table's metadata lock, not a row
 		}
-		if h := hashKey([]byte(k)); !seen[h] {
+		if h := storage.KeyHash([]byte(k)); !seen[h] {
 			seen[h] = true
 			keys = append(keys, certify.Key{Hash: h})
 		}

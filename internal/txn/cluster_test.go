@@ -74,7 +74,7 @@ func TestClusterCommitCarriesSnapshotAndKeys(t *testing.T) {
 		t.Fatalf("snapshot %d, want 5 (the first read's)", c.snapshot)
 	}
 	k, _ := tab.RowKey(nil, vals(1, 0, nil))
-	if !hasKey(c.keys, certify.Key{Hash: hashKey(storage.LockKey(k))}) {
+	if !hasKey(c.keys, certify.Key{Hash: storage.KeyHash(storage.LockKey(k))}) {
 		t.Fatalf("keys %v lack the row's exclusive key", c.keys)
 	}
 	if !hasKey(c.keys, certify.Key{Hash: tableKey(tab.Def.ID), Shared: true}) {
@@ -164,7 +164,7 @@ func TestClusterLockedRowIsCertified(t *testing.T) {
 	if err := x.Commit(); err != nil {
 		t.Fatal(err)
 	}
-	if len(fc.commits) != 1 || !hasKey(fc.commits[0].keys, certify.Key{Hash: hashKey(storage.LockKey(k))}) {
+	if len(fc.commits) != 1 || !hasKey(fc.commits[0].keys, certify.Key{Hash: storage.KeyHash(storage.LockKey(k))}) {
 		t.Fatalf("a locked row's transaction sent %+v", fc.commits)
 	}
 	for _, e := range fc.commits[0].trx.Events {
@@ -221,10 +221,10 @@ func TestClusterReferencedRowIsShared(t *testing.T) {
 		t.Fatal(err)
 	}
 	keys := fc.commits[0].keys
-	if !hasKey(keys, certify.Key{Hash: hashKey(storage.LockKey(parent)), Shared: true}) {
+	if !hasKey(keys, certify.Key{Hash: storage.KeyHash(storage.LockKey(parent)), Shared: true}) {
 		t.Fatalf("keys %v lack the referenced row's shared key", keys)
 	}
-	if hasKey(keys, certify.Key{Hash: hashKey(storage.LockKey(gone)), Shared: true}) {
+	if hasKey(keys, certify.Key{Hash: storage.KeyHash(storage.LockKey(gone)), Shared: true}) {
 		t.Fatalf("keys %v keep a reference of a statement rolled back", keys)
 	}
 	y := m.Begin(RepeatableRead, 2, 0)
@@ -240,7 +240,7 @@ func TestClusterReferencedRowIsShared(t *testing.T) {
 		t.Fatal(err)
 	}
 	written, _ := tab.RowKey(nil, vals(2, 0, nil))
-	if keys := fc.commits[1].keys; hasKey(keys, certify.Key{Hash: hashKey(storage.LockKey(written)), Shared: true}) {
+	if keys := fc.commits[1].keys; hasKey(keys, certify.Key{Hash: storage.KeyHash(storage.LockKey(written)), Shared: true}) {
 		t.Fatalf("keys %v name a row the transaction writes as shared too", keys)
 	}
 }

@@ -28,11 +28,9 @@
 package txn
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
-	"hash/fnv"
 	"sort"
 	"sync"
 	"sync/atomic"
@@ -126,6 +124,7 @@ type Txn struct {
 	ws         []uint64
 	refs       []uint64          // rows referenced, not written (Reference)
 	serial     bool              // wrote to a table without a primary key: no write set
+	plan       storage.RowChange // the row change being made (reused)
 	keep       *binlog.GTIDInfo  // the GTID to commit under (CommitAs), nil: a new one
 	tables     []uint64          // ids of the tables written (cluster members only)
 	seen       bool              // snapshot is set (cluster members only)
@@ -777,12 +776,6 @@ func (i *Iter) Err() error { return i.err }
 // Close releases the iterator.
 func (i *Iter) Close() error { return i.it.Close() }
 
-func hashKey(k []byte) uint64 {
-	h := fnv.New64a()
-	h.Write(k)
-	return h.Sum64()
-}
-
 func (t *Txn) beginWrite() {
 	if t.events.Empty() {
 		t.events.AddQuery(t.DB, "BEGIN", t.QueryOptions)
@@ -805,101 +798,76 @@ func (t *Txn) dupError(tab *storage.Table, index int, key []byte, rowKey []byte)
 
 // Insert adds a row, failing with a DuplicateKeyError on a key collision.
 func (t *Txn) Insert(tab *storage.Table, vals []row.Value) error {
-	var key, entry []byte
-	var err error
-	if tab.Keyless() {
-		key, entry, err = t.keylessInsert(tab, vals)
-	} else {
-		key, err = tab.RowKey(nil, vals)
-	}
-	if err != nil {
-		return err
-	}
-	ents, err := tab.IndexEntries(vals, key)
-	if err != nil {
-		return err
-	}
-	// Gaps first, as InnoDB's insert intention: a gap's owner may then
-	// insert the same key itself, and this insert finds it a duplicate.
-	if err := t.intend(key, ents, nil, true); err != nil {
-		return err
-	}
-	if err := t.Lock(key, lock.Exclusive); err != nil {
-		return err
-	}
-	if _, exists, err := t.latest(key); err != nil {
-		return err
-	} else if exists {
-		return t.dupError(tab, -1, key, key)
-	}
-	if err := t.checkUnique(tab, ents, nil); err != nil {
-		return err
-	}
 	img, err := tab.Encode(nil, vals)
 	if err != nil {
 		return err
 	}
-	t.beginWrite()
-	t.putNew(key, img)
-	if entry != nil {
-		t.put(entry, key, false)
+	c := t.change()
+	if tab.Keyless() {
+		t.serial = true
 	}
-	for _, e := range ents {
-		t.put(e.Key, e.Value, false)
+	if err := tab.PlanInsert(c, img, vals, t.latest, t.lockX); err != nil {
+		return err
 	}
+	if err := t.check(tab, c); err != nil {
+		return err
+	}
+	t.write(c, true)
 	t.addRow(binlog.WriteRowsEventV2, tab, nil, img)
-	t.addWriteSet(key, ents)
 	t.noteTable(tab)
 	return nil
 }
 
-// intend announces the keys a row write adds (its key if withKey, and its
-// index entries but those in owned), waiting while another transaction's
-// gap lock covers one (lock/gap.go).
-func (t *Txn) intend(key []byte, ents []storage.IndexEntry, owned map[string]bool, withKey bool) error {
-	keys := make([][]byte, 0, len(ents)+1)
-	if withKey {
-		keys = append(keys, key)
-	}
-	for _, e := range ents {
-		if !owned[string(e.Key)] {
-			keys = append(keys, e.Key)
-		}
-	}
-	if len(keys) == 0 {
-		return nil
-	}
-	return t.m.Locks.InsertIntent(t.Ctx, t.owner, storage.GapSpace(key), t.LockTimeout, keys...)
+// change returns the transaction's row-change plan, reset.
+func (t *Txn) change() *storage.RowChange {
+	t.plan.Reset()
+	return &t.plan
 }
 
-// checkUnique locks and checks the unique entries of ents that are not in
-// skip (entries the row already owns).
-func (t *Txn) checkUnique(tab *storage.Table, ents []storage.IndexEntry, skip map[string]bool) error {
-	for _, e := range ents {
-		if !e.UniqueKey || skip[string(e.Key)] {
-			continue
-		}
-		if err := t.Lock(e.Key, lock.Exclusive); err != nil {
+// check makes the checks of a planned change: gap locks first, as
+// InnoDB's insert intention (a gap's owner may then insert the same key
+// itself, and this change finds it a duplicate), then each key that must
+// not exist, locked and read.
+func (t *Txn) check(tab *storage.Table, c *storage.RowChange) error {
+	if len(c.Adds) > 0 {
+		if err := t.m.Locks.InsertIntent(t.Ctx, t.owner, storage.GapSpace(c.Key), t.LockTimeout, c.Adds...); err != nil {
 			return err
 		}
-		v, exists, err := t.latest(e.Key)
+	}
+	for _, a := range c.Absent {
+		if err := t.Lock(a.Key, lock.Exclusive); err != nil {
+			return err
+		}
+		v, exists, err := t.latest(a.Key)
 		if err != nil {
 			return err
 		}
 		if exists {
-			return t.dupError(tab, e.Index, e.Key, v)
+			rowKey := a.Key
+			if a.Index >= 0 {
+				rowKey = v // a unique entry's value is its row's key
+			}
+			return t.dupError(tab, a.Index, a.Key, rowKey)
 		}
 	}
 	return nil
 }
 
-func (t *Txn) addWriteSet(key []byte, ents []storage.IndexEntry) {
-	t.ws = append(t.ws, hashKey(storage.LockKey(key)))
-	for _, e := range ents {
-		if e.UniqueKey {
-			t.ws = append(t.ws, hashKey(e.Key))
+// write buffers a planned change's writes and adds its write set; fresh
+// says the row is inserted.
+func (t *Txn) write(c *storage.RowChange, fresh bool) {
+	t.beginWrite()
+	for _, k := range c.Deletes {
+		t.put(k, nil, true)
+	}
+	for i, w := range c.Sets {
+		if i == 0 && fresh {
+			t.putNew(w.Key, w.Value)
+		} else {
+			t.put(w.Key, w.Value, false)
 		}
 	}
+	t.ws = append(t.ws, c.WriteSet...)
 }
 
 // MayCascade says the current statement changes a table with foreign
@@ -930,7 +898,7 @@ func (t *Txn) addRow(typ byte, tab *storage.Table, before, after []byte) {
 // (MySQL's write sets name foreign-key parents for the same reason), and a
 // cluster member certifies it as a shared key.
 func (t *Txn) Reference(key []byte) {
-	t.refs = append(t.refs, hashKey(storage.LockKey(key)))
+	t.refs = append(t.refs, storage.KeyHash(storage.LockKey(key)))
 }
 
 // ErrRowNotFound means the row to change no longer exists.
@@ -939,22 +907,14 @@ var ErrRowNotFound = errors.New("row not found")
 // Update replaces the row old by new. The row must have been read under a
 // lock (or is locked here), and old must match its latest version's key.
 func (t *Txn) Update(tab *storage.Table, old, new []row.Value) error {
-	var oldKey, newKey, newEntry []byte
-	var oldEntries []storage.EntryWrite
-	var err error
-	if tab.Keyless() {
-		oldKey, oldEntries, newEntry, err = t.keylessUpdate(tab, old, new)
-		newKey = oldKey
-	} else {
-		oldKey, err = tab.RowKey(nil, old)
-	}
+	at, err := t.locate(tab, old)
 	if err != nil {
 		return err
 	}
-	if oldKey == nil {
+	if at.Key == nil {
 		return ErrRowNotFound
 	}
-	before, exists, err := t.GetLocked(oldKey, lock.Exclusive)
+	before, exists, err := t.GetLocked(at.Key, lock.Exclusive)
 	if err != nil {
 		return err
 	}
@@ -965,106 +925,31 @@ func (t *Txn) Update(tab *storage.Table, old, new []row.Value) error {
 	if err != nil {
 		return err
 	}
-	if newKey == nil {
-		if newKey, err = tab.RowKey(nil, new); err != nil {
-			return err
-		}
-	}
-	pkChanged := !bytes.Equal(oldKey, newKey)
-	oldEnts, err := tab.IndexEntries(curVals, oldKey)
-	if err != nil {
-		return err
-	}
-	newEnts, err := tab.IndexEntries(new, newKey)
-	if err != nil {
-		return err
-	}
-	owned := map[string]bool{}
-	for _, e := range oldEnts {
-		owned[string(e.Key)] = true
-	}
-	skip := owned // the entries the row keeps
-	if pkChanged {
-		skip = nil
-	}
-	if err := t.intend(newKey, newEnts, skip, pkChanged); err != nil {
-		return err // gaps first, as in Insert
-	}
-	if pkChanged {
-		if err := t.Lock(newKey, lock.Exclusive); err != nil {
-			return err
-		}
-		if _, exists, err := t.latest(newKey); err != nil {
-			return err
-		} else if exists {
-			return t.dupError(tab, -1, newKey, newKey)
-		}
-	}
-	if err := t.checkUnique(tab, newEnts, owned); err != nil {
-		return err
-	}
 	img, err := tab.Encode(nil, new)
 	if err != nil {
 		return err
 	}
-	t.beginWrite()
-	newSet := map[string]bool{}
-	for _, e := range newEnts {
-		newSet[string(e.Key)] = true
+	c := t.change()
+	if err := tab.PlanUpdate(c, at, before, curVals, img, new, t.latest, t.lockX); err != nil {
+		return err
 	}
-	for _, e := range oldEnts {
-		if !newSet[string(e.Key)] || pkChanged {
-			t.put(e.Key, nil, true)
-		}
+	if err := t.check(tab, c); err != nil {
+		return err
 	}
-	if pkChanged {
-		t.put(oldKey, nil, true)
-	}
-	if newEntry != nil {
-		t.putEntries(oldEntries)
-		t.put(newEntry, newKey, false)
-	}
-	t.put(newKey, img, false)
-	for _, e := range newEnts {
-		if !owned[string(e.Key)] || pkChanged {
-			t.put(e.Key, e.Value, false)
-		}
-	}
+	t.write(c, false)
 	t.addRow(binlog.UpdateRowsEventV2, tab, before, img)
-	t.addWriteSet(oldKey, oldEnts)
 	t.noteTable(tab)
-	if pkChanged {
-		t.addWriteSet(newKey, newEnts)
-	} else {
-		for _, e := range newEnts {
-			if e.UniqueKey && !owned[string(e.Key)] {
-				t.ws = append(t.ws, hashKey(e.Key))
-			}
-		}
-	}
 	return nil
 }
 
 // Delete removes the row with vals' primary key. It reports whether a row
 // was deleted.
 func (t *Txn) Delete(tab *storage.Table, vals []row.Value) (bool, error) {
-	var key []byte
-	var entries []storage.EntryWrite
-	var err error
-	if tab.Keyless() {
-		img, err := tab.Encode(nil, vals)
-		if err != nil {
-			return false, err
-		}
-		t.serial = true
-		key, entries, err = tab.KeylessFind(img, t.hints[string(img)], t.latest, t.lockX)
-		if err != nil || key == nil {
-			return false, err
-		}
-	} else if key, err = tab.RowKey(nil, vals); err != nil {
+	at, err := t.locate(tab, vals)
+	if err != nil || at.Key == nil {
 		return false, err
 	}
-	before, exists, err := t.GetLocked(key, lock.Exclusive)
+	before, exists, err := t.GetLocked(at.Key, lock.Exclusive)
 	if err != nil || !exists {
 		return false, err
 	}
@@ -1072,65 +957,34 @@ func (t *Txn) Delete(tab *storage.Table, vals []row.Value) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	ents, err := tab.IndexEntries(cur, key)
-	if err != nil {
+	c := t.change()
+	if err := tab.PlanDelete(c, at, cur); err != nil {
 		return false, err
 	}
-	t.beginWrite()
-	t.put(key, nil, true)
-	t.putEntries(entries)
-	for _, e := range ents {
-		t.put(e.Key, nil, true)
-	}
+	t.write(c, false)
 	t.addRow(binlog.DeleteRowsEventV2, tab, before, nil)
-	t.addWriteSet(key, ents)
 	t.noteTable(tab)
 	return true, nil
 }
 
-// Tables without a primary key (see package storage): a row is found by
-// its image's index entry and keeps its key when it changes. Their
-// transactions get no write set, as in MySQL (WRITESET dependency tracking
-// needs a primary key): a replica applies them in commit order.
-
-func (t *Txn) lockX(k []byte) error { return t.Lock(k, lock.Exclusive) }
-
-// keylessInsert returns the row key and image-index entry a new row takes.
-func (t *Txn) keylessInsert(tab *storage.Table, vals []row.Value) (key, entry []byte, err error) {
+// locate finds the row a change of the row vals acts on. A row of a table without a primary key is found by its image
+// (see package storage), preferring the one the statement read (NoteRow).
+// Such tables' transactions get no write set, as in MySQL (WRITESET
+// dependency tracking needs a primary key): a replica applies them in
+// commit order.
+func (t *Txn) locate(tab *storage.Table, vals []row.Value) (storage.Located, error) {
+	if !tab.Keyless() {
+		return tab.Locate(nil, vals, nil, nil, nil)
+	}
 	img, err := tab.Encode(nil, vals)
 	if err != nil {
-		return nil, nil, err
+		return storage.Located{}, err
 	}
 	t.serial = true
-	return tab.KeylessInsert(img, t.latest, t.lockX)
+	return tab.Locate(img, vals, t.hints[string(img)], t.latest, t.lockX)
 }
 
-// keylessUpdate returns the key of the row an update of old acts on (nil
-// if there is none), the image-index entry it leaves and the one it takes
-// (both nil if the image does not change).
-func (t *Txn) keylessUpdate(tab *storage.Table, old, new []row.Value) (key []byte, oldEntries []storage.EntryWrite, newEntry []byte, err error) {
-	oldImg, err := tab.Encode(nil, old)
-	if err != nil {
-		return nil, nil, nil, err
-	}
-	newImg, err := tab.Encode(nil, new)
-	if err != nil {
-		return nil, nil, nil, err
-	}
-	t.serial = true
-	key, oldEntries, err = tab.KeylessFind(oldImg, t.hints[string(oldImg)], t.latest, t.lockX)
-	if err != nil || key == nil || bytes.Equal(oldImg, newImg) {
-		return key, nil, nil, err
-	}
-	newEntry, err = tab.KeylessEntry(newImg, t.latest, t.lockX)
-	return key, oldEntries, newEntry, err
-}
-
-func (t *Txn) putEntries(ws []storage.EntryWrite) {
-	for _, w := range ws {
-		t.put(w.Key, w.Value, w.Value == nil)
-	}
-}
+func (t *Txn) lockX(k []byte) error { return t.Lock(k, lock.Exclusive) }
 
 // maxHints bounds the rows NoteRow remembers.
 const maxHints = 4096
