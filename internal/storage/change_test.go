@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/cockroachdb/datadriven"
+	"github.com/cockroachdb/pebble/v2/vfs"
 	"github.com/lockstepdb/lockstep/internal/row"
 )
 
@@ -43,8 +44,12 @@ type planState struct {
 	known map[uint64]string // write-set hash -> name
 }
 
-func newPlanState(t *testing.T, keyless bool) *planState {
-	e := open(t)
+func newPlanState(tb testing.TB, keyless bool) *planState {
+	e, err := Open(Options{FS: vfs.NewMem(), Dir: "/s"})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { e.Close() })
 	def := &TableDef{ID: 7, DB: "d", Name: "t", Columns: []row.Column{
 		{Name: "id", Type: row.TypeLong},
 		{Name: "u", Type: row.TypeLong, Nullable: true},
@@ -142,7 +147,7 @@ func (s *planState) run(t *testing.T, d *datadriven.TestData) string {
 }
 
 // row parses id,u,n and names every key a row with those values can have.
-func (s *planState) row(t *testing.T, text string) ([]byte, []row.Value) {
+func (s *planState) row(t testing.TB, text string) ([]byte, []row.Value) {
 	parts := strings.Split(text, ",")
 	if len(parts) != 3 {
 		t.Fatalf("row %q: want id,u,n", text)
@@ -218,4 +223,36 @@ func (s *planState) value(v []byte) string {
 		return n
 	}
 	return fmt.Sprintf("%x", v)
+}
+
+// BenchmarkPlanUpdate plans an update of a row of a table with a unique
+// and a plain index, with a fresh plan each time (as a replica's decoder
+// makes them) and with one plan reused (as a transaction does).
+func BenchmarkPlanUpdate(b *testing.B) {
+	s := newPlanState(b, false)
+	img, vals := s.row(b, "1,10,5")
+	nimg, nvals := s.row(b, "1,10,6")
+	at, err := s.tab.Locate(img, vals, nil, nil, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Run("fresh", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			var c RowChange
+			if err := s.tab.PlanUpdate(&c, at, img, vals, nimg, nvals, nil, nil); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("reused", func(b *testing.B) {
+		b.ReportAllocs()
+		var c RowChange
+		for b.Loop() {
+			c.Reset()
+			if err := s.tab.PlanUpdate(&c, at, img, vals, nimg, nvals, nil, nil); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
 }
