@@ -3,14 +3,10 @@ package bench
 import (
 	"bytes"
 	"encoding/csv"
-	"fmt"
 	"image/png"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 )
@@ -144,50 +140,5 @@ func TestReplicaBroken(t *testing.T) {
 		if got != tc.want {
 			t.Errorf("replicaBroken(%v, %v) = %q, want %q", tc.st, tc.failing, got, tc.want)
 		}
-	}
-}
-
-// TestServerDiesWithBench: a server the bench started does not outlive a
-// bench killed before it could stop it. The test runs itself again as the
-// "bench", which starts a process and exits without stopping it.
-func TestServerDiesWithBench(t *testing.T) {
-	if dir := os.Getenv("LOCKSTEP_TEST_ORPHAN_DIR"); dir != "" {
-		p, err := startProcess("sleep", []string{"300"}, filepath.Join(dir, "sleep.log"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		os.WriteFile(filepath.Join(dir, "pid"), []byte(strconv.Itoa(p.cmd.Process.Pid)), 0o644)
-		os.Exit(0)
-	}
-	dir := t.TempDir()
-	cmd := exec.Command(os.Args[0], "-test.run=^TestServerDiesWithBench$")
-	cmd.Env = append(os.Environ(), "LOCKSTEP_TEST_ORPHAN_DIR="+dir)
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("the helper: %v\n%s", err, out)
-	}
-	b, err := os.ReadFile(filepath.Join(dir, "pid"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	pid, err := strconv.Atoi(string(b))
-	if err != nil {
-		t.Fatal(err)
-	}
-	// Dead, or a zombie waiting for init to reap it.
-	alive := func() bool {
-		stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-		if err != nil {
-			return false
-		}
-		fields := strings.Fields(string(stat[bytes.LastIndexByte(stat, ')')+1:]))
-		return len(fields) > 0 && fields[0] != "Z"
-	}
-	deadline := time.Now().Add(5 * time.Second)
-	for alive() && time.Now().Before(deadline) {
-		time.Sleep(20 * time.Millisecond)
-	}
-	if alive() {
-		syscall.Kill(pid, syscall.SIGKILL)
-		t.Fatalf("process %d outlived the bench that started it", pid)
 	}
 }

@@ -10,12 +10,11 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 
 	_ "github.com/go-sql-driver/mysql" // database/sql driver
 
-	"github.com/lockstepdb/lockstep/internal/child"
+	"github.com/lockstepdb/lockstep/internal/launch"
 	"github.com/lockstepdb/lockstep/internal/mariadb"
 )
 
@@ -31,75 +30,8 @@ type server interface {
 	DataPaths() []string
 }
 
-// process is a started server process and its log.
-type process struct {
-	cmd    *exec.Cmd
-	exited chan struct{}
-	log    string
-}
-
-func startProcess(name string, args []string, logPath string) (*process, error) {
-	f, err := os.Create(logPath)
-	if err != nil {
-		return nil, err
-	}
-	cmd := exec.Command(name, args...)
-	cmd.Stdout, cmd.Stderr = f, f
-	// A terminal's Ctrl-C reaches us, not it (we stop it in order); if we
-	// die without stopping it, it is killed rather than left running
-	// (child.Start).
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	if err := child.Start(cmd); err != nil {
-		f.Close()
-		return nil, err
-	}
-	p := &process{cmd: cmd, exited: make(chan struct{}), log: logPath}
-	go func() { cmd.Wait(); f.Close(); close(p.exited) }()
-	return p, nil
-}
-
-// waitReady pings the server until it answers or the process dies.
-func (p *process) waitReady(dsn string, timeout time.Duration) error {
-	db, err := sql.Open("mysql", dsn)
-	if err != nil {
-		return err
-	}
-	defer db.Close()
-	deadline := time.Now().Add(timeout)
-	for {
-		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
-		err = db.PingContext(ctx)
-		cancel()
-		if err == nil {
-			return nil
-		}
-		select {
-		case <-p.exited:
-			return fmt.Errorf("the server exited at start; its log (%s) ends:\n%s", p.log, tail(p.log, 20))
-		default:
-		}
-		if time.Now().After(deadline) {
-			return fmt.Errorf("the server did not answer in %v: %v; log %s", timeout, err, p.log)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
-}
-
-func (p *process) stop() error {
-	select {
-	case <-p.exited:
-		return nil
-	default:
-	}
-	p.cmd.Process.Signal(syscall.SIGTERM)
-	select {
-	case <-p.exited:
-	case <-time.After(60 * time.Second):
-		p.cmd.Process.Kill()
-		<-p.exited
-	}
-	return nil
-}
+// stopGrace is how long a server may take to stop before it is killed.
+const stopGrace = 60 * time.Second
 
 func tail(path string, n int) string {
 	b, _ := os.ReadFile(path)
@@ -109,7 +41,7 @@ func tail(path string, n int) string {
 
 // lockstepServer is a `lockstep serve` process.
 type lockstepServer struct {
-	p        *process
+	p        *launch.Process
 	port     int
 	httpPort int
 	dir      string
@@ -122,16 +54,14 @@ func startLockstep(binary, dir string, serverID, port, httpPort int, opts ...str
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
 	}
-	args := append([]string{"serve", "--bind-address=127.0.0.1", "--port=" + strconv.Itoa(port),
-		"--http-port=" + strconv.Itoa(httpPort), "--datadir=" + filepath.Join(dir, "data"),
-		"--server-id=" + strconv.Itoa(serverID)}, opts...)
-	p, err := startProcess(binary, args, filepath.Join(dir, "server.log"))
+	args := launch.Lockstep{DataDir: filepath.Join(dir, "data"), Port: port, HTTPPort: httpPort, ServerID: serverID, Extra: opts}.Args()
+	p, err := launch.Start(exec.Command(binary, args...), filepath.Join(dir, "server.log"))
 	if err != nil {
 		return nil, err
 	}
 	s := &lockstepServer{p: p, port: port, httpPort: httpPort, dir: dir}
-	if err := p.waitReady(s.dsn(""), 60*time.Second); err != nil {
-		p.stop()
+	if err := p.WaitAnswers(s.dsn(""), 60*time.Second); err != nil {
+		p.Stop(stopGrace)
 		return nil, err
 	}
 	return s, nil
@@ -139,8 +69,8 @@ func startLockstep(binary, dir string, serverID, port, httpPort int, opts ...str
 
 func (s *lockstepServer) Label() string { return "lockstep" }
 func (s *lockstepServer) Port() int     { return s.port }
-func (s *lockstepServer) PID() int      { return s.p.cmd.Process.Pid }
-func (s *lockstepServer) Stop() error   { return s.p.stop() }
+func (s *lockstepServer) PID() int      { return s.p.Cmd.Process.Pid }
+func (s *lockstepServer) Stop() error   { s.p.Stop(stopGrace); return nil }
 func (s *lockstepServer) DataPaths() []string {
 	return []string{filepath.Join(s.dir, "data")}
 }
@@ -155,7 +85,7 @@ func (s *lockstepServer) DB(dbname string) (*sql.DB, error) { return sql.Open("m
 
 // mariadbServer is a mariadbd process with its own data directory.
 type mariadbServer struct {
-	p    *process
+	p    *launch.Process
 	port int
 	dir  string
 }
@@ -214,13 +144,13 @@ character-set-server=utf8mb4
 	if err := os.WriteFile(cnfPath, []byte(cnf), 0o644); err != nil {
 		return nil, err
 	}
-	p, err := startProcess("mariadbd", append([]string{"--defaults-file=" + cnfPath}, args...), filepath.Join(dir, "stdout.log"))
+	p, err := launch.Start(exec.Command("mariadbd", append([]string{"--defaults-file=" + cnfPath}, args...)...), filepath.Join(dir, "stdout.log"))
 	if err != nil {
 		return nil, err
 	}
 	s := &mariadbServer{p: p, port: port, dir: dir}
-	if err := p.waitReady(s.dsn(""), 120*time.Second); err != nil {
-		p.stop()
+	if err := p.WaitAnswers(s.dsn(""), 120*time.Second); err != nil {
+		p.Stop(stopGrace)
 		return nil, fmt.Errorf("%w\nerror.log:\n%s", err, tail(filepath.Join(dir, "error.log"), 20))
 	}
 	return s, nil
@@ -235,8 +165,8 @@ func currentUser() string {
 
 func (s *mariadbServer) Label() string { return "mariadb" }
 func (s *mariadbServer) Port() int     { return s.port }
-func (s *mariadbServer) PID() int      { return s.p.cmd.Process.Pid }
-func (s *mariadbServer) Stop() error   { return s.p.stop() }
+func (s *mariadbServer) PID() int      { return s.p.Cmd.Process.Pid }
+func (s *mariadbServer) Stop() error   { s.p.Stop(stopGrace); return nil }
 func (s *mariadbServer) DataPaths() []string {
 	paths := []string{filepath.Join(s.dir, "data")}
 	binlogs, _ := filepath.Glob(filepath.Join(s.dir, "binlog.*"))

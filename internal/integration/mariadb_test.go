@@ -10,14 +10,13 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/go-mysql-org/go-mysql/mysql"
 	"github.com/go-mysql-org/go-mysql/replication"
 
-	"github.com/lockstepdb/lockstep/internal/child"
+	"github.com/lockstepdb/lockstep/internal/launch"
 )
 
 // mariadbServer is a real MariaDB server (Debian's mariadbd) on a loopback
@@ -26,7 +25,7 @@ type mariadbServer struct {
 	t    *testing.T
 	dir  string
 	port int
-	cmd  *exec.Cmd
+	proc *launch.Process
 }
 
 func startMariaDB(t *testing.T, serverID int, extra ...string) *mariadbServer {
@@ -44,22 +43,17 @@ func startMariaDB(t *testing.T, serverID int, extra ...string) *mariadbServer {
 		"--port=" + strconv.Itoa(m.port), "--bind-address=127.0.0.1", "--skip-name-resolve",
 		"--server-id=" + strconv.Itoa(serverID), "--innodb-buffer-pool-size=64M", "--innodb-log-file-size=48M",
 		"--performance-schema=OFF"}, extra...)
-	m.cmd = exec.Command(mariadbd, args...)
-	if err := child.Start(m.cmd); err != nil {
+	p, err := launch.Start(exec.Command(mariadbd, args...), filepath.Join(m.dir, "stdout.log"))
+	if err != nil {
 		t.Fatal(err)
 	}
+	m.proc = p
 	t.Cleanup(m.stop)
-	deadline := time.Now().Add(60 * time.Second)
-	for time.Now().Before(deadline) {
-		db := m.db()
-		if err := db.Ping(); err == nil {
-			return m
-		}
-		time.Sleep(200 * time.Millisecond)
+	if err := p.WaitAnswers("root@unix("+m.sock()+")/", 60*time.Second); err != nil {
+		log, _ := os.ReadFile(filepath.Join(m.dir, "error.log"))
+		t.Fatalf("mariadbd did not start: %v\n%s", err, log)
 	}
-	log, _ := os.ReadFile(filepath.Join(m.dir, "error.log"))
-	t.Fatalf("mariadbd did not start:\n%s", log)
-	return nil
+	return m
 }
 
 func (m *mariadbServer) sock() string { return filepath.Join(m.dir, "mysqld.sock") }
@@ -75,19 +69,11 @@ func (m *mariadbServer) db() *sql.DB {
 }
 
 func (m *mariadbServer) stop() {
-	if m.cmd == nil || m.cmd.Process == nil {
+	if m.proc == nil {
 		return
 	}
-	m.cmd.Process.Signal(syscall.SIGTERM)
-	done := make(chan error, 1)
-	go func() { done <- m.cmd.Wait() }()
-	select {
-	case <-done:
-	case <-time.After(60 * time.Second):
-		m.cmd.Process.Kill()
-		<-done
-	}
-	m.cmd = nil
+	m.proc.Stop(60 * time.Second)
+	m.proc = nil
 }
 
 // tableHash hashes a table's rows in primary key order.

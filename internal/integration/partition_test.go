@@ -5,14 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
 	mysqldrv "github.com/go-sql-driver/mysql"
+	"github.com/lockstepdb/lockstep/internal/launch"
 	"github.com/lockstepdb/lockstep/internal/netns"
 	"github.com/lockstepdb/lockstep/internal/tlscert"
 )
@@ -34,8 +33,8 @@ type nsMember struct {
 	addr   string // cluster address
 	port   int    // client port, on the namespace's loopback
 	dir    string
-	cmd    *exec.Cmd
-	exited chan struct{}
+	proc   *launch.Process
+	exited <-chan struct{}
 	db     *sql.DB
 }
 
@@ -79,27 +78,13 @@ func startNetnsCluster(t *testing.T, n int) *netnsCluster {
 // reaches it there.
 func (m *nsMember) start(t *testing.T, args ...string) {
 	t.Helper()
-	logf, err := os.Create(filepath.Join(m.dir, "server.log"))
+	p, err := launch.Start(m.host.Command(binary, launch.Lockstep{DataDir: filepath.Join(m.dir, "data"), Port: m.port, Extra: args}.Args()...),
+		filepath.Join(m.dir, "server.log"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	m.cmd = m.host.Command(binary, append([]string{"serve", "--port", fmt.Sprint(m.port), "--http-port", "0",
-		"--datadir", filepath.Join(m.dir, "data")}, args...)...)
-	m.cmd.Stdout, m.cmd.Stderr = logf, logf
-	if err := m.cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	m.exited = make(chan struct{})
-	go func(c *exec.Cmd) { c.Wait(); logf.Close(); close(m.exited) }(m.cmd)
-	t.Cleanup(func() {
-		m.cmd.Process.Signal(syscall.SIGTERM)
-		select {
-		case <-m.exited:
-		case <-time.After(30 * time.Second):
-			m.cmd.Process.Kill()
-			<-m.exited
-		}
-	})
+	m.proc, m.exited = p, p.Exited()
+	t.Cleanup(func() { p.Stop(30 * time.Second) })
 	mysqldrv.RegisterDialContext(m.host.NS, m.host.Dial)
 	m.db, err = sql.Open("mysql", fmt.Sprintf("root@%s(127.0.0.1:%d)/", m.host.NS, m.port))
 	if err != nil {

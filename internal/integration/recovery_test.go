@@ -4,7 +4,6 @@ import (
 	"database/sql"
 	"fmt"
 	"math/rand/v2"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -16,7 +15,6 @@ import (
 	"time"
 
 	"github.com/lockstepdb/lockstep/internal/binlog"
-	"github.com/lockstepdb/lockstep/internal/child"
 )
 
 // A data directory left by kill -9 of a real server, with what its
@@ -171,50 +169,31 @@ func flip(t *testing.T, path string, at func(n int) int) {
 }
 
 // tryStart starts the binary on data and returns the running server, or
-// the log of a server that exited.
+// the log of a server that exited. A port found free may be taken before
+// the server binds it: then it tries again on new ports.
 func tryStart(t *testing.T, data string, args ...string) (*server, string) {
 	t.Helper()
-	s := &server{t: t, dir: filepath.Dir(data), args: args}
-	s.port, s.httpPort = freePort(t), freePort(t)
-	logPath := filepath.Join(filepath.Dir(data), "try.log")
-	logf, err := os.Create(logPath)
-	if err != nil {
-		t.Fatal(err)
-	}
-	all := append([]string{"serve", "--bind-address", "127.0.0.1", "--port", fmt.Sprint(s.port),
-		"--http-port", fmt.Sprint(s.httpPort), "--datadir", data, "--skip-replica-start", "--max-binlog-size", "8192"}, args...)
-	s.cmd = exec.Command(binary, all...)
-	s.cmd.Stdout, s.cmd.Stderr = logf, logf
-	if err := child.Start(s.cmd); err != nil {
-		t.Fatal(err)
-	}
-	s.exited = make(chan struct{})
-	go func(c *exec.Cmd, f *os.File, exited chan struct{}) { c.Wait(); f.Close(); close(exited) }(s.cmd, logf, s.exited)
-	deadline := time.Now().Add(30 * time.Second)
-	for time.Now().Before(deadline) {
-		select {
-		case <-s.exited:
-			b, _ := os.ReadFile(logPath)
-			s.cmd = nil
-			return nil, string(b)
-		default:
+	s := &server{t: t, dir: filepath.Dir(data), data: data, args: append([]string{"--skip-replica-start", "--max-binlog-size", "8192"}, args...)}
+	s.logPath = filepath.Join(filepath.Dir(data), "try.log")
+	for attempt := 0; ; attempt++ {
+		s.port, s.httpPort = freePort(t), freePort(t)
+		os.Remove(s.logPath)
+		if s.launch(30*time.Second, true) {
+			t.Cleanup(s.stop)
+			return s, ""
 		}
-		// Started once it says so and answers: a port found free may
-		// have been taken by another test's server, which would answer
-		// for one that is still starting or about to refuse.
-		if b, _ := os.ReadFile(logPath); strings.Contains(string(b), "lockstep is ready for connections") {
-			if c, err := net.DialTimeout("tcp", fmt.Sprintf("127.0.0.1:%d", s.port), 200*time.Millisecond); err == nil {
-				c.Close()
-				t.Cleanup(s.stop)
-				return s, ""
-			}
+		if s.proc.Running() {
+			s.kill()
+			b, _ := os.ReadFile(s.logPath)
+			t.Fatalf("server neither started nor exited:\n%s", b)
 		}
-		time.Sleep(50 * time.Millisecond)
+		b, _ := os.ReadFile(s.logPath)
+		s.proc, s.cmd = nil, nil
+		if attempt < 2 && strings.Contains(string(b), "address already in use") {
+			continue
+		}
+		return nil, string(b)
 	}
-	s.kill()
-	b, _ := os.ReadFile(logPath)
-	t.Fatalf("server neither started nor exited:\n%s", b)
-	return nil, ""
 }
 
 // idSet returns the integers a query's first column holds.

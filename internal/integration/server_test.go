@@ -17,13 +17,12 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"testing"
 	"time"
 
 	mysqldrv "github.com/go-sql-driver/mysql"
 
-	"github.com/lockstepdb/lockstep/internal/child"
+	"github.com/lockstepdb/lockstep/internal/launch"
 	"github.com/lockstepdb/lockstep/internal/loopback"
 )
 
@@ -88,8 +87,10 @@ type server struct {
 	port     int
 	httpPort int
 	args     []string
-	cmd      *exec.Cmd
-	exited   chan struct{} // closed when cmd has been waited for
+	data     string // the data directory ("": dir/data)
+	proc     *launch.Process
+	cmd      *exec.Cmd       // proc's, nil once stopped
+	exited   <-chan struct{} // proc's: closed when cmd has been waited for
 	logPath  string
 }
 
@@ -149,64 +150,53 @@ func (s *server) start() {
 func (s *server) tryStart() bool {
 	s.t.Helper()
 	s.logPath = filepath.Join(s.dir, fmt.Sprintf("server-%d.log", time.Now().UnixNano()))
-	logf, err := os.Create(s.logPath)
+	if !s.launch(20*time.Second, false) {
+		s.proc.Kill()
+		s.proc, s.cmd = nil, nil
+		return false
+	}
+	return true
+}
+
+// launch starts the server on its ports with its log at s.logPath and
+// waits up to limit until it listens (and, if logged, says it is ready);
+// it reports whether it did, the process still running if not.
+func (s *server) launch(limit time.Duration, logged bool) bool {
+	s.t.Helper()
+	data := s.data
+	if data == "" {
+		data = filepath.Join(s.dir, "data")
+	}
+	args := launch.Lockstep{DataDir: data, Port: s.port, HTTPPort: s.httpPort, Extra: s.args}.Args()
+	p, err := launch.Start(exec.Command(binary, args...), s.logPath)
 	if err != nil {
 		s.t.Fatal(err)
 	}
-	args := append([]string{"serve", "--bind-address", "127.0.0.1", "--port", fmt.Sprint(s.port),
-		"--http-port", fmt.Sprint(s.httpPort), "--datadir", filepath.Join(s.dir, "data")}, s.args...)
-	s.cmd = exec.Command(binary, args...)
-	s.cmd.Stdout, s.cmd.Stderr = logf, logf
-	if err := child.Start(s.cmd); err != nil {
-		s.t.Fatal(err)
+	s.proc, s.cmd, s.exited = p, p.Cmd, p.Exited()
+	if logged {
+		// Started once it says so and answers: a port found free may
+		// have been taken by another test's server, which would answer
+		// for one that is still starting or about to refuse.
+		err = p.WaitLogged("lockstep is ready for connections", s.port, limit)
+	} else {
+		err = p.WaitListening(s.port, limit)
 	}
-	s.exited = make(chan struct{})
-	go func(c *exec.Cmd, f *os.File, exited chan struct{}) { c.Wait(); f.Close(); close(exited) }(s.cmd, logf, s.exited)
-	deadline := time.Now().Add(20 * time.Second)
-	for time.Now().Before(deadline) {
-		if c, err := net.DialTimeout("tcp", fmt.Sprintf("127.0.0.1:%d", s.port), 200*time.Millisecond); err == nil {
-			c.Close()
-			return true
-		}
-		select {
-		case <-s.exited:
-			deadline = time.Now()
-		default:
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	s.cmd.Process.Kill()
-	<-s.exited
-	s.cmd = nil
-	return false
+	return err == nil
 }
 
-// stop shuts the server down gracefully (SIGTERM).
+// stop shuts the server down gracefully (SIGTERM, SIGKILL after 30 s).
 func (s *server) stop() {
-	if s.cmd == nil || s.cmd.Process == nil {
+	if s.proc == nil {
 		return
 	}
-	terminate(s.cmd, s.exited)
-	s.cmd = nil
-}
-
-// terminate stops a process gracefully (SIGTERM), or with SIGKILL if it
-// has not exited 30 s later; exited is closed once it has been waited for.
-func terminate(cmd *exec.Cmd, exited <-chan struct{}) {
-	cmd.Process.Signal(syscall.SIGTERM)
-	select {
-	case <-exited:
-	case <-time.After(30 * time.Second):
-		cmd.Process.Kill()
-		<-exited
-	}
+	s.proc.Stop(30 * time.Second)
+	s.proc, s.cmd = nil, nil
 }
 
 // kill stops the server with SIGKILL, as a crash would.
 func (s *server) kill() {
-	s.cmd.Process.Kill()
-	<-s.exited
-	s.cmd = nil
+	s.proc.Kill()
+	s.proc, s.cmd = nil, nil
 }
 
 func (s *server) db(dbname string) *sql.DB {
@@ -1050,7 +1040,7 @@ func TestShutdownStatement(t *testing.T) {
 		if code := s.cmd.ProcessState.ExitCode(); code != 0 {
 			t.Fatalf("after %s the server exited with %d", how, code)
 		}
-		s.cmd = nil
+		s.proc, s.cmd = nil, nil
 		s.start()
 		var n int
 		if err := s.db("").QueryRow("SELECT COUNT(*) FROM d.t").Scan(&n); err != nil || n != 2 {

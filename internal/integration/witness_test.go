@@ -11,18 +11,17 @@ import (
 	"testing"
 	"time"
 
-	"github.com/lockstepdb/lockstep/internal/child"
+	"github.com/lockstepdb/lockstep/internal/launch"
 )
 
 // witnessProc is a `lockstep witness` process.
 type witnessProc struct {
-	t      *testing.T
-	dir    string
-	addr   string
-	args   []string
-	cmd    *exec.Cmd
-	exited chan struct{}
-	log    string
+	t    *testing.T
+	dir  string
+	addr string
+	args []string
+	proc *launch.Process
+	log  string
 }
 
 // startWitness starts a witness listening at addr, and waits until its
@@ -39,17 +38,11 @@ func startWitness(t *testing.T, dir, addr string, args ...string) *witnessProc {
 func (w *witnessProc) start() {
 	w.t.Helper()
 	w.log = filepath.Join(w.dir, fmt.Sprintf("witness-%d.log", time.Now().UnixNano()))
-	f, err := os.Create(w.log)
+	p, err := launch.Start(exec.Command(binary, append([]string{"witness", "--datadir", filepath.Join(w.dir, "data"), "--wsrep-node-address", w.addr}, w.args...)...), w.log)
 	if err != nil {
 		w.t.Fatal(err)
 	}
-	w.cmd = exec.Command(binary, append([]string{"witness", "--datadir", filepath.Join(w.dir, "data"), "--wsrep-node-address", w.addr}, w.args...)...)
-	w.cmd.Stdout, w.cmd.Stderr = f, f
-	if err := child.Start(w.cmd); err != nil {
-		w.t.Fatal(err)
-	}
-	w.exited = make(chan struct{})
-	go func(c *exec.Cmd, exited chan struct{}) { c.Wait(); f.Close(); close(exited) }(w.cmd, w.exited)
+	w.proc = p
 	waitFor(w.t, "the witness's cluster port", 20*time.Second, func() bool {
 		c, err := net.DialTimeout("tcp", w.addr, 200*time.Millisecond)
 		if err == nil {
@@ -60,17 +53,16 @@ func (w *witnessProc) start() {
 }
 
 func (w *witnessProc) stop() {
-	if w.cmd == nil {
+	if w.proc == nil {
 		return
 	}
-	terminate(w.cmd, w.exited)
-	w.cmd = nil
+	w.proc.Stop(30 * time.Second)
+	w.proc = nil
 }
 
 func (w *witnessProc) kill() {
-	w.cmd.Process.Kill()
-	<-w.exited
-	w.cmd = nil
+	w.proc.Kill()
+	w.proc = nil
 }
 
 // TestClusterWitness: two data members and a witness (Galera's garbd).

@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/lockstepdb/lockstep/internal/launch"
 	"github.com/lockstepdb/lockstep/internal/mariadb"
 )
 
@@ -52,8 +53,7 @@ func MariaDB(path, provider string) (Binary, error) {
 // (socket, pid file) in dir, before the caller's extra options.
 func (b Binary) serverArgs(dir, data string, port int) []string {
 	if !b.MariaDB {
-		return []string{"serve", "--bind-address=127.0.0.1", "--port=" + strconv.Itoa(port),
-			"--http-port=0", "--datadir=" + data}
+		return launch.Lockstep{DataDir: data, Port: port}.Args()
 	}
 	return []string{"--datadir=" + data,
 		"--socket=" + filepath.Join(dir, "mysqld.sock"), "--pid-file=" + filepath.Join(dir, "mariadbd.pid"),

@@ -17,7 +17,7 @@ import (
 	"time"
 
 	"github.com/go-sql-driver/mysql"
-	"github.com/lockstepdb/lockstep/internal/child"
+	"github.com/lockstepdb/lockstep/internal/launch"
 	"github.com/lockstepdb/lockstep/internal/loopback"
 	"github.com/lockstepdb/lockstep/internal/mariadb"
 	"github.com/lockstepdb/lockstep/internal/netns"
@@ -280,7 +280,7 @@ type Server struct {
 
 	mu     sync.Mutex
 	cmd    *exec.Cmd
-	exited chan struct{}
+	exited <-chan struct{}
 	paused bool
 }
 
@@ -528,19 +528,12 @@ func (s *Server) Start() error {
 		s.mu.Unlock()
 		return errors.New("already running")
 	}
-	logf, err := os.OpenFile(filepath.Join(s.dir, "server.log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
-	if err != nil {
-		s.mu.Unlock()
-		return err
-	}
 	if err := s.bin.prepare(s.dir, s.dataDir()); err != nil {
-		logf.Close()
 		s.mu.Unlock()
 		return err
 	}
 	args, err := s.bin.command(s.dir, append(slices.Clone(s.args), s.first...))
 	if err != nil {
-		logf.Close()
 		s.mu.Unlock()
 		return err
 	}
@@ -549,47 +542,27 @@ func (s *Server) Start() error {
 	if s.host != nil {
 		cmd = s.host.Command(s.bin.Path, args...)
 	}
-	cmd.Stdout, cmd.Stderr = logf, logf
 	// Its own process group, so that a signal meant for the workload does
-	// not reach it; killed if the workload dies (child.Start), so that a
-	// killed workload leaves no server behind.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	if err := child.Start(cmd); err != nil {
-		logf.Close()
+	// not reach it; killed if the workload dies, so that a killed workload
+	// leaves no server behind (launch.Start).
+	p, err := launch.Start(cmd, filepath.Join(s.dir, "server.log"))
+	if err != nil {
 		s.mu.Unlock()
 		return err
 	}
-	exited := make(chan struct{})
-	go func() { _ = cmd.Wait(); logf.Close(); close(exited) }()
-	s.cmd, s.exited, s.paused = cmd, exited, false
+	s.cmd, s.exited, s.paused = cmd, p.Exited(), false
 	s.mu.Unlock()
 
-	db, err := sql.Open("mysql", s.rootDSN())
-	if err != nil {
-		return err
-	}
-	defer db.Close()
-	deadline := time.Now().Add(2 * time.Minute)
-	for {
-		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
-		err := db.PingContext(ctx)
-		cancel()
-		if err == nil {
-			return nil
-		}
-		select {
-		case <-exited:
+	if err := p.WaitAnswers(s.rootDSN(), 2*time.Minute); err != nil {
+		if errors.Is(err, launch.ErrExited) {
 			s.mu.Lock()
 			s.cmd = nil
 			s.mu.Unlock()
 			return fmt.Errorf("%s exited at start (see %s)", s.Name, filepath.Join(s.dir, "server.log"))
-		default:
 		}
-		if time.Now().After(deadline) {
-			return fmt.Errorf("%s did not answer: %w", s.Name, err)
-		}
-		time.Sleep(50 * time.Millisecond)
+		return fmt.Errorf("%s did not answer: %w", s.Name, err)
 	}
+	return nil
 }
 
 // Running reports whether the process is up.
