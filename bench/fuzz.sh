@@ -13,11 +13,11 @@ targets=(
   "./internal/binlog FuzzDecodeGTIDSet"   # GTID sets in dump commands and events
   "./internal/row FuzzDecodeImage"        # row images
   "./internal/row FuzzDecodeJSON"         # binary JSON documents in row images
-  "./internal/server FuzzParseDumpCommand" # COM_BINLOG_DUMP(_GTID) packets
-  "./internal/server FuzzWireStream"      # any client bytes, before and after login, TLS offered or not
+  "./internal/protocol FuzzParseDumpCommand" # COM_BINLOG_DUMP(_GTID) packets
+  "./internal/protocol FuzzWireStream"    # any client bytes, before and after login, TLS offered or not
   "./internal/server FuzzDefaultsFile"    # --defaults-file (my.cnf) contents
   "./internal/server FuzzBareStatement"   # comments around the statements the server answers itself
-  "./internal/server FuzzReplicationOptions" # CHANGE REPLICATION SOURCE TO option lists
+  "./internal/admin FuzzReplicationOptions" # CHANGE REPLICATION SOURCE TO option lists
   "./internal/sqlengine FuzzPlanCacheSameAsParse" # the fast path's statement recognizer, against the parser
   "./internal/elle FuzzReadHistory"       # histories read back from disk by the checker
   "./internal/source FuzzReadPacket"      # a replica's semi-sync ACKs and other packets on a dump connection

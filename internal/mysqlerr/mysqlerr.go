@@ -240,3 +240,9 @@ var texts = map[int]string{
 	ReadOnlyTransaction: readOnlyTransactionMsg,
 	1242:                "Subquery returns more than 1 row",
 }
+
+// NotOnClusterMember refuses on a cluster member what only a single
+// server does (1235).
+func NotOnClusterMember(what string) error {
+	return mysql.NewSQLError(mysql.ERNotSupportedYet, "42000", "This version of Lockstep doesn't yet support '%s on a cluster node'", what)
+}

@@ -24,12 +24,13 @@ import (
 	"github.com/dolthub/go-mysql-server/sql/mysql_db"
 	"github.com/dolthub/vitess/go/mysql"
 	"github.com/lockstepdb/lockstep/internal/atomicfile"
+	"github.com/lockstepdb/lockstep/internal/protocol"
 	"github.com/lockstepdb/lockstep/internal/sqlengine"
 )
 
 // Authentication: Lockstep checks logins itself, against the accounts in
 // go-mysql-server's mysql database, because it terminates TLS itself
-// (tls.go) and because go-mysql-server's caching_sha2_password has neither
+// (package protocol) and because go-mysql-server's caching_sha2_password has neither
 // the cache nor the RSA exchange MySQL 8 clients rely on.
 //
 //   - mysql_native_password: the client proves SHA1(password) against the
@@ -104,9 +105,9 @@ func remoteHost(addr net.Addr) string {
 // handles reports whether plugin is the one to use for user: the
 // account's own plugin, or, for a name with no account, the one the
 // client asked for. It also tells the protocol library that the
-// connection is secure, which it cannot see (see tls.go).
+// connection is secure, which it cannot see (see package protocol).
 func (a *authServer) handles(c *mysql.Conn, user string, plugin mysql.AuthMethodDescription) bool {
-	if w, ok := c.Conn.(*wireConn); ok && w.secure.Load() != nil {
+	if w, ok := c.Conn.(*protocol.Conn); ok && w.TLS() != nil {
 		c.Capabilities |= mysql.CapabilityClientSSL
 	}
 	u := a.account(c, user)
@@ -137,8 +138,8 @@ func (a *authServer) admit(c *mysql.Conn, u *mysql_db.User, usedPassword bool) (
 		return nil, mysql.NewSQLError(3118, "HY000", "Access denied for user '%s'@'%s'. Account is locked.", u.User, u.Host)
 	}
 	var state *tls.ConnectionState
-	if w, ok := c.Conn.(*wireConn); ok {
-		if tc := w.secure.Load(); tc != nil {
+	if w, ok := c.Conn.(*protocol.Conn); ok {
+		if tc := w.TLS(); tc != nil {
 			st := tc.ConnectionState()
 			state = &st
 		}
@@ -284,7 +285,7 @@ func (sha2Auth) AllowClearTextWithoutTLS() bool  { return true }
 func (sha2Auth) AuthPluginData() ([]byte, error) { return newNonce() }
 
 func (s sha2Auth) HandleAuthPluginData(c *mysql.Conn, user string, server, client []byte, _ net.Addr) (mysql.Getter, error) {
-	w, ok := c.Conn.(*wireConn)
+	w, ok := c.Conn.(*protocol.Conn)
 	if !ok || len(server) != 21 {
 		return nil, accessDenied(c, user, len(client) > 0)
 	}
@@ -311,7 +312,7 @@ func (s sha2Auth) HandleAuthPluginData(c *mysql.Conn, user string, server, clien
 	if u == nil || u.AuthString == "" {
 		// Go through full authentication as for a real account, so that
 		// the exchange does not tell a client which names exist.
-		if err := w.authWrite([]byte{mysql.AuthMoreDataPacket, sha2FullAuth}); err != nil {
+		if err := w.AuthWrite([]byte{mysql.AuthMoreDataPacket, sha2FullAuth}); err != nil {
 			return nil, err
 		}
 		if _, err := s.fullAuthPassword(w, nonce); err != nil {
@@ -324,12 +325,12 @@ func (s sha2Auth) HandleAuthPluginData(c *mysql.Conn, user string, server, clien
 	cached, hit := s.a.cache[key]
 	s.a.mu.Unlock()
 	if hit && cached.authString == u.AuthString && checkSha2Scramble(cached.stage2, nonce, client) {
-		if err := w.authWrite([]byte{mysql.AuthMoreDataPacket, sha2FastAuthOK}); err != nil {
+		if err := w.AuthWrite([]byte{mysql.AuthMoreDataPacket, sha2FastAuthOK}); err != nil {
 			return nil, err
 		}
 		return s.a.admit(c, u, true)
 	}
-	if err := w.authWrite([]byte{mysql.AuthMoreDataPacket, sha2FullAuth}); err != nil {
+	if err := w.AuthWrite([]byte{mysql.AuthMoreDataPacket, sha2FullAuth}); err != nil {
 		return nil, err
 	}
 	password, err := s.fullAuthPassword(w, nonce)
@@ -350,12 +351,12 @@ func (s sha2Auth) HandleAuthPluginData(c *mysql.Conn, user string, server, clien
 // clear over TLS; otherwise RSA-encrypted (XORed with the nonce first),
 // after sending the public key if the client asks for it. nil means the
 // client sent something that is not a password.
-func (s sha2Auth) fullAuthPassword(w *wireConn, nonce []byte) ([]byte, error) {
-	pkt, err := w.authRead()
+func (s sha2Auth) fullAuthPassword(w *protocol.Conn, nonce []byte) ([]byte, error) {
+	pkt, err := w.AuthRead()
 	if err != nil {
 		return nil, err
 	}
-	if w.secure.Load() != nil {
+	if w.TLS() != nil {
 		if n := len(pkt); n > 0 && pkt[n-1] == 0 {
 			return pkt[:n-1], nil
 		}
@@ -366,10 +367,10 @@ func (s sha2Auth) fullAuthPassword(w *wireConn, nonce []byte) ([]byte, error) {
 		return nil, err
 	}
 	if len(pkt) == 1 && pkt[0] == sha2RequestPublicKey {
-		if err := w.authWrite(append([]byte{mysql.AuthMoreDataPacket}, pub...)); err != nil {
+		if err := w.AuthWrite(append([]byte{mysql.AuthMoreDataPacket}, pub...)); err != nil {
 			return nil, err
 		}
-		if pkt, err = w.authRead(); err != nil {
+		if pkt, err = w.AuthRead(); err != nil {
 			return nil, err
 		}
 	}

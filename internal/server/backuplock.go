@@ -7,6 +7,7 @@ import (
 	"github.com/dolthub/go-mysql-server/sql"
 	"github.com/dolthub/vitess/go/mysql"
 	"github.com/dolthub/vitess/go/sqltypes"
+	"github.com/lockstepdb/lockstep/internal/sqlengine"
 )
 
 // MySQL's backup lock: LOCK INSTANCE FOR BACKUP (BACKUP_ADMIN) holds
@@ -33,7 +34,7 @@ func (s *Server) backupLockStatement(c *mysql.Conn, query string) (*sqltypes.Res
 	}
 	switch {
 	case lockInstance.MatchString(query):
-		if err := s.require(c, needBackupAdmin); err != nil {
+		if err := s.sql.Require(c, sqlengine.NeedBackupAdmin); err != nil {
 			return nil, true, err
 		}
 		return s.sessionStatement(c, query, always, func(ctx *sql.Context) (bool, error) {

@@ -41,6 +41,7 @@ import (
 	"github.com/dolthub/vitess/go/mysql"
 	"github.com/dolthub/vitess/go/sqltypes"
 	"github.com/lockstepdb/lockstep/internal/binlog"
+	"github.com/lockstepdb/lockstep/internal/sqlengine"
 )
 
 // MySQL's errors for CLONE.
@@ -50,8 +51,6 @@ const (
 	erWrongArguments  = 1210 // ER_WRONG_ARGUMENTS
 	erCloneInProgress = 3634 // ER_CLONE_IN_PROGRESS
 )
-
-var needBackupAdmin = need{dynamic: []string{"backup_admin"}, super: true}
 
 var (
 	cloneLocalStatement = regexp.MustCompile(`(?is)^\s*clone\s+local\s+data\s+directory\s*(?:=\s*)?('(?:[^'\\]|\\.|'')*'|"(?:[^"\\]|\\.|"")*")\s*;?\s*$`)
@@ -64,7 +63,7 @@ func (s *Server) cloneStatement(c *mysql.Conn, query string) (*sqltypes.Result, 
 	if len(q) < 5 || !strings.EqualFold(q[:5], "clone") || !cloneStatementWord.MatchString(q) {
 		return nil, false, nil
 	}
-	if err := s.require(c, needBackupAdmin); err != nil {
+	if err := s.sql.Require(c, sqlengine.NeedBackupAdmin); err != nil {
 		return nil, true, err
 	}
 	m := cloneLocalStatement.FindStringSubmatch(q)

@@ -54,7 +54,9 @@ import (
 	"github.com/dolthub/vitess/go/mysql"
 	"github.com/lockstepdb/lockstep/internal/binlog"
 	"github.com/lockstepdb/lockstep/internal/cluster"
+	"github.com/lockstepdb/lockstep/internal/protocol"
 	"github.com/lockstepdb/lockstep/internal/raftlog"
+	"github.com/lockstepdb/lockstep/internal/sqlengine"
 	"github.com/lockstepdb/lockstep/internal/storage"
 	"go.etcd.io/raft/v3/raftpb"
 )
@@ -583,7 +585,7 @@ func (m *member) status(vars map[string]func() any) {
 	vars["wsrep_flow_control_recv"] = func() any { return fs().Recv }
 	vars["wsrep_flow_control_active"] = func() any { return fmt.Sprint(fs().Active) }
 	vars["wsrep_flow_control_requested"] = func() any { return fmt.Sprint(fs().Requested) }
-	vars["wsrep_desync_count"] = func() any { return boolNum(m.Desynced()) }
+	vars["wsrep_desync_count"] = func() any { return sqlengine.StatusNum(m.Desynced()) }
 	vars["wsrep_cert_deps_distance"] = func() any { return fmt.Sprintf("%.6f", m.Stats().DepsDistance) }
 	vars["wsrep_applier_thread_count"] = func() any { return uint64(m.Threads()) }
 	vars["Lockstep_cluster_pace_rate"] = func() any { return fmt.Sprintf("%.1f", fs().Rate) }
@@ -610,11 +612,6 @@ func gtidsOfStore(store *storage.Engine) binlog.GTIDSet {
 	return set
 }
 
-// errOnMember refuses on a cluster member what only a single server does.
-func errOnMember(what string) error {
-	return mysql.NewSQLError(mysql.ERNotSupportedYet, "42000", "This version of Lockstep doesn't yet support '%s on a cluster node'", what)
-}
-
 // gtidVisible is @@gtid_executed: the GTIDs whose effects clients can see.
 func (s *Server) gtidVisible() binlog.GTIDSet {
 	if s.member != nil {
@@ -631,6 +628,15 @@ func (s *Server) binlogExpireSeconds() int64 { return s.cfg.BinlogExpireSeconds 
 // the raft log then starts later. A member whose log is behind the new
 // start (stopped meanwhile) cannot be sent the entries it lacks, and must
 // join again from a copy of the data.
+// memberAdmin is a member as package admin sees it.
+type memberAdmin struct {
+	m     *member
+	store *storage.Engine
+}
+
+func (a memberAdmin) Compact(keep int) ([]string, error) { return a.m.compact(a.store, keep) }
+func (a memberAdmin) ResetFlowStats()                    { a.m.ResetFlowStats() }
+
 func (m *member) compact(store *storage.Engine, keep int) ([]string, error) {
 	durable, err := store.Flush()
 	if err != nil {
@@ -698,8 +704,8 @@ func (s *Server) causalWait(ctx context.Context, c *mysql.Conn, query string) er
 		return nil
 	}
 	var mask int64
-	if w, ok := c.Conn.(*wireConn); ok {
-		mask = w.syncMask.Load() // kept current by refreshTimeouts
+	if w, ok := c.Conn.(*protocol.Conn); ok {
+		mask = w.SyncMask.Load() // kept current by refreshTimeouts
 	} else {
 		mask = s.sessionSyncMask(c)
 	}
@@ -734,7 +740,7 @@ func (s *Server) sessionSyncMask(c *mysql.Conn) int64 {
 		return syncRead | syncUpdate | syncInsert | syncShow
 	}
 	v, _ := s.sql.SessionVariable(c.ConnectionID, "wsrep_sync_wait")
-	return toInt64(v)
+	return sqlengine.IntValue(v)
 }
 
 // retryAutocommit reports whether a statement that failed with err runs
@@ -752,7 +758,7 @@ func (s *Server) retryAutocommit(c *mysql.Conn, err error, attempt int, inTrx bo
 		return false
 	}
 	v, ok := s.sql.SessionVariable(c.ConnectionID, "wsrep_retry_autocommit")
-	return ok && int64(attempt) < toInt64(v)
+	return ok && int64(attempt) < sqlengine.IntValue(v)
 }
 
 // clusterVariables are the wsrep_* system variables. wsrep_sync_wait,
@@ -803,7 +809,7 @@ func (s *Server) clusterVariables() []sql.SystemVariable {
 func (s *Server) clusterSettings() []sql.SystemVariable {
 	global := sql.GetMysqlScope(sql.SystemVariableScope_Global)
 	var vars []sql.SystemVariable
-	add := variableAdder(&vars)
+	add := sqlengine.VariableAdder(&vars)
 	onMember := func(name string, f func(v any) error) func(*sql.Context, sql.SystemVariableScope, sql.SystemVarValue) error {
 		return func(_ *sql.Context, _ sql.SystemVariableScope, v sql.SystemVarValue) error {
 			if s.member == nil {
@@ -817,7 +823,7 @@ func (s *Server) clusterSettings() []sql.SystemVariable {
 		Type:    types.NewSystemIntType("wsrep_slave_threads", 1, cluster.MaxApplierThreads, false),
 		Default: s.cfg.Cluster.ApplierThreads,
 		NotifyChanged: onMember("wsrep_slave_threads", func(v any) error {
-			s.member.SetThreads(int(toInt64(v)))
+			s.member.SetThreads(int(sqlengine.IntValue(v)))
 			return nil
 		}),
 	}, "wsrep_applier_threads")

@@ -20,10 +20,8 @@ import (
 	"github.com/dolthub/go-mysql-server/sql/expression"
 	"github.com/dolthub/go-mysql-server/sql/types"
 	"github.com/dolthub/vitess/go/mysql"
+	"github.com/lockstepdb/lockstep/internal/sqlengine"
 )
-
-// needGroupAdmin is what MySQL asks of Group Replication's functions.
-var needGroupAdmin = need{dynamic: []string{"group_replication_admin"}, super: true}
 
 type removeMember struct {
 	expression.UnaryExpressionStub
@@ -57,7 +55,7 @@ func (f *removeMember) Eval(ctx *sql.Context, row sql.Row) (any, error) {
 	if c == nil {
 		return nil, fmt.Errorf("lockstep_remove_member: no client connection")
 	}
-	if err := s.require(c, needGroupAdmin); err != nil {
+	if err := s.sql.Require(c, sqlengine.NeedGroupAdmin); err != nil {
 		return nil, err
 	}
 	if s.member == nil {

@@ -167,7 +167,7 @@ func parseComponentURNs(list string) (urns []string, rest string, err error) {
 // holdsOnTable reports whether c's account (with its roles) holds priv on
 // db.table, globally, on the database or on the table.
 func (s *Server) holdsOnTable(c *mysql.Conn, priv sql.PrivilegeType, db, table string) bool {
-	set, ok := s.privileges(c)
+	set, ok := s.sql.ConnPrivileges(c)
 	if !ok {
 		return false
 	}

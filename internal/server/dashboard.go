@@ -7,6 +7,7 @@ import (
 	"github.com/dolthub/go-mysql-server/sql"
 	"github.com/lockstepdb/lockstep/internal/binlog"
 	"github.com/lockstepdb/lockstep/internal/dashboard"
+	"github.com/lockstepdb/lockstep/internal/sqlengine"
 )
 
 // dashboardKeep is how many one-second samples the dashboard keeps.
@@ -20,7 +21,7 @@ func (s *Server) topology() dashboard.Topology {
 		UUID:         s.uuid.String(),
 		Version:      binlog.ServerVersion,
 		Address:      s.addr,
-		ReadOnly:     toInt64(ro) != 0,
+		ReadOnly:     sqlengine.IntValue(ro) != 0,
 		GTIDExecuted: s.gtidVisible().String(),
 	}
 	if st, ok := s.repl.Status(time.Now()); ok {

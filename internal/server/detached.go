@@ -6,6 +6,7 @@ import (
 
 	"github.com/dolthub/vitess/go/mysql"
 	ast "github.com/dolthub/vitess/go/vt/sqlparser"
+	"github.com/lockstepdb/lockstep/internal/sqlengine"
 )
 
 // A cluster member cut off from the majority (no raft leader it follows,
@@ -45,7 +46,7 @@ func (s *Server) refuseDetached(c *mysql.Conn, query string) error {
 	}
 	dirty := false
 	if v, ok := s.sql.SessionVariable(c.ConnectionID, "wsrep_dirty_reads"); ok {
-		dirty = toInt64(v) != 0
+		dirty = sqlengine.IntValue(v) != 0
 	}
 	if runsDetached(bareStatement(query), s.currentDB(c), dirty) {
 		return nil

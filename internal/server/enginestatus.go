@@ -23,13 +23,12 @@ import (
 	"github.com/dolthub/vitess/go/mysql"
 	"github.com/dolthub/vitess/go/sqltypes"
 	querypb "github.com/dolthub/vitess/go/vt/proto/query"
+	"github.com/lockstepdb/lockstep/internal/sqlengine"
 )
 
 var showEngine = regexp.MustCompile(`(?is)^\s*show\s+engine\s+(\w+)\s+(status|mutex)\s*;?\s*$`)
 
 const erUnknownStorageEngine = 1286 // ER_UNKNOWN_STORAGE_ENGINE
-
-var needProcess = need{static: []sql.PrivilegeType{sql.PrivilegeType_Process}}
 
 // engineStatement answers SHOW ENGINE name STATUS | MUTEX.
 func (s *Server) engineStatement(c *mysql.Conn, query string) (*sqltypes.Result, bool, error) {
@@ -41,7 +40,7 @@ func (s *Server) engineStatement(c *mysql.Conn, query string) (*sqltypes.Result,
 	if m == nil {
 		return nil, false, nil
 	}
-	if err := s.require(c, needProcess); err != nil {
+	if err := s.sql.Require(c, sqlengine.NeedProcess); err != nil {
 		return nil, true, err
 	}
 	if !strings.EqualFold(m[1], "innodb") {

@@ -60,7 +60,7 @@ func (s *Server) sessionStatement(c *mysql.Conn, query string, maybe func(string
 // mayGrant reports whether c's account may grant or revoke names: it
 // holds each with GRANT OPTION, or holds SUPER with GRANT OPTION.
 func (s *Server) mayGrant(c *mysql.Conn, names []string) bool {
-	set, ok := s.privileges(c)
+	set, ok := s.sql.ConnPrivileges(c)
 	if !ok {
 		return false
 	}

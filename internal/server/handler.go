@@ -12,6 +12,7 @@ import (
 	querypb "github.com/dolthub/vitess/go/vt/proto/query"
 	ast "github.com/dolthub/vitess/go/vt/sqlparser"
 	"github.com/lockstepdb/lockstep/internal/mysqlerr"
+	"github.com/lockstepdb/lockstep/internal/protocol"
 	"github.com/lockstepdb/lockstep/internal/sqlengine"
 )
 
@@ -66,7 +67,7 @@ func deniedFor(query string, err error) error {
 	if se.Num == mysqlerr.DBAccessDenied && tableStatement.MatchString(query) {
 		return tableDenied(query, se, err)
 	}
-	if se.Num != erSpecificAccessDenied || !strings.HasPrefix(se.Message, "command denied to user ") {
+	if se.Num != mysqlerr.SpecificAccessDenied || !strings.HasPrefix(se.Message, "command denied to user ") {
 		return err
 	}
 	if tableStatement.MatchString(query) {
@@ -164,16 +165,16 @@ func deniedCommand(st ast.Statement) string {
 var grantTarget = regexp.MustCompile(`(?is)^\s*(grant|revoke)\s.+?\son\s+(?:table\s+)?(\S+)\s+(?:to|from)\s`)
 
 // track makes the statement about to run cancellable by the disconnect
-// watchdog (see wireConn.closedByPeer).
+// watchdog (see protocol.Conn.closedByPeer).
 func track(ctx context.Context, c *mysql.Conn) (context.Context, func()) {
-	w, ok := c.Conn.(*wireConn)
+	w, ok := c.Conn.(*protocol.Conn)
 	if !ok {
 		return ctx, func() {}
 	}
 	ctx, cancel := sqlengine.StatementContext(ctx)
-	w.statementStarted(cancel)
+	w.StatementStarted(cancel)
 	return ctx, func() {
-		w.statementEnded()
+		w.StatementEnded()
 		cancel()
 	}
 }
@@ -192,19 +193,19 @@ func track(ctx context.Context, c *mysql.Conn) (context.Context, func()) {
 // the p95 at 64 threads fell by a third and throughput did not drop.
 func yieldAfterStatement() { runtime.Gosched() }
 
-// intercept runs the statements Lockstep answers itself, in one order
-// for both query entry points: SET gtid_next and what follows it, replica
-// control and status, binlog administration. handled reports whether
-// query was one of them. They see the query without its comments
-// (bareStatement), as MySQL's parser would.
+// interceptors is the chain of the statements Lockstep answers itself,
+// in the order they are tried: SET gtid_next and what follows it, replica
+// control and status, binlog administration (package admin), then the
+// server's own.
+func (s *Server) interceptors() protocol.Chain {
+	return protocol.Chain{s.adm.GTIDNextStatement, s.adm.ReplicaStatement, s.adm.BinlogStatement, s.killStatement, s.accountStatement, s.showCreateUser, s.readLockStatement, s.backupLockStatement, s.shutdownStatement, s.reloadTLS, s.cloneStatement, s.engineStatement, s.maintenanceStatement, s.componentStatement, s.sqlPrepareLimit}
+}
+
+// intercept runs the interceptors for both query entry points; handled
+// reports whether query was one of their statements. They see the query
+// without its comments (bareStatement), as MySQL's parser would.
 func (s *Server) intercept(c *mysql.Conn, query string) (res *sqltypes.Result, handled bool, err error) {
-	query = bareStatement(query)
-	for _, f := range []func(*mysql.Conn, string) (*sqltypes.Result, bool, error){s.gtidNextStatement, s.replicaStatement, s.adminStatement, s.killStatement, s.accountStatement, s.showCreateUser, s.readLockStatement, s.backupLockStatement, s.shutdownStatement, s.reloadTLS, s.cloneStatement, s.engineStatement, s.maintenanceStatement, s.componentStatement, s.sqlPrepareLimit} {
-		if res, ok, err := f(c, query); ok {
-			return res, true, err
-		}
-	}
-	return nil, false, nil
+	return s.chain.Run(c, bareStatement(query))
 }
 
 func (h *handler) ComQuery(ctx context.Context, c *mysql.Conn, query string, cb mysql.ResultSpoolFn) (err error) {
@@ -328,16 +329,16 @@ func (h *handler) ComPrepare(ctx context.Context, c *mysql.Conn, query string, p
 		f, err = h.Handler.ComPrepare(ctx, c, query, p)
 		return err
 	})
-	w, _ := c.Conn.(*wireConn)
+	w, _ := c.Conn.(*protocol.Conn)
 	if w != nil {
-		w.stmtKept(p.StatementID, key)
+		w.StmtKept(p.StatementID, key)
 	}
 	if err == nil {
 		h.fast.prepare(ctx, h.Handler, c, query, p)
 	} else {
 		delete(c.PrepareData, p.StatementID) // vitess keeps a statement that failed
 		if w != nil {
-			w.stmtClosed(p.StatementID)
+			w.StmtClosed(p.StatementID)
 		}
 	}
 	fixFieldTypes(f)
@@ -399,9 +400,9 @@ func (h *handler) execute(ctx context.Context, c *mysql.Conn, p *mysql.PrepareDa
 // the protocol library drops after it, and reads the new session's
 // timeouts and causal-read setting.
 func (h *handler) ComResetConnection(c *mysql.Conn) error {
-	w, ok := c.Conn.(*wireConn)
+	w, ok := c.Conn.(*protocol.Conn)
 	if ok {
-		w.stmtsClosed()
+		w.StmtsClosed()
 	}
 	err := h.Handler.ComResetConnection(c)
 	if ok && err == nil {
@@ -412,8 +413,8 @@ func (h *handler) ComResetConnection(c *mysql.Conn) error {
 
 // ConnectionClosed forgets the connection's COM_REGISTER_SLAVE, if any.
 func (h *handler) ConnectionClosed(c *mysql.Conn) {
-	if w, ok := c.Conn.(*wireConn); ok {
-		w.stmtsClosed()
+	if w, ok := c.Conn.(*protocol.Conn); ok {
+		w.StmtsClosed()
 	}
 	h.s.source.Forget(c.ConnectionID)
 	h.s.sessionClosed(c)
@@ -424,24 +425,22 @@ func (h *handler) ConnectionClosed(c *mysql.Conn) {
 }
 
 // ConnectionAuthenticated lets the wire wrapper parse dump commands from
-// now on (see wireConn.authed).
+// now on (see protocol.Conn.LoggedIn).
 //
 // It also enforces max_connections' reserved slot: past the limit only an
 // account with SUPER or CONNECTION_ADMIN stays; then offline_mode and
 // max_user_connections (admitSession).
 func (h *handler) ConnectionAuthenticated(c *mysql.Conn) error {
-	if w, ok := c.Conn.(*wireConn); ok {
-		if w.l.limit.over() && !h.s.holds(c, needConnectionAdmin) {
+	if w, ok := c.Conn.(*protocol.Conn); ok {
+		if w.OverLimit() && !h.s.sql.Holds(c, sqlengine.NeedConnectionAdmin) {
 			return mysql.NewSQLError(mysql.ERConCount, "08004", "Too many connections")
 		}
 		if err := h.s.admitSession(c); err != nil {
 			return err
 		}
-		w.connID = c.ConnectionID
-		if w.attrs != nil {
-			h.s.connAttrs.m.Store(c.ConnectionID, w.attrs)
+		if attrs := w.LoggedIn(c.ConnectionID); attrs != nil {
+			h.s.connAttrs.m.Store(c.ConnectionID, attrs)
 		}
-		w.authed.Store(true)
 		if err := h.Handler.ConnectionAuthenticated(c); err != nil {
 			return err
 		}

@@ -8,6 +8,7 @@ import (
 	gmsserver "github.com/dolthub/go-mysql-server/server"
 	"github.com/dolthub/vitess/go/mysql"
 	"github.com/dolthub/vitess/go/sqltypes"
+	"github.com/lockstepdb/lockstep/internal/sqlengine"
 )
 
 // KILL [CONNECTION | QUERY] id, with MySQL's privileges: any account may
@@ -45,7 +46,7 @@ func (s *Server) killStatement(c *mysql.Conn, query string) (*sqltypes.Result, b
 	if !found {
 		return nil, true, mysql.NewSQLError(erNoSuchThread, "HY000", "Unknown thread id: %d", id)
 	}
-	if owner != c.User && !s.holds(c, needConnectionAdmin) {
+	if owner != c.User && !s.sql.Holds(c, sqlengine.NeedConnectionAdmin) {
 		return nil, true, mysql.NewSQLError(erKillDenied, "HY000", "You are not owner of thread %d", id)
 	}
 	s.sql.GMS.ProcessList.Kill(id)

@@ -7,6 +7,8 @@ import (
 	"github.com/dolthub/go-mysql-server/sql"
 	"github.com/dolthub/vitess/go/mysql"
 	"github.com/dolthub/vitess/go/sqltypes"
+	"github.com/lockstepdb/lockstep/internal/protocol"
+	"github.com/lockstepdb/lockstep/internal/sqlengine"
 )
 
 // max_prepared_stmt_count bounds the prepared statements of all
@@ -23,7 +25,7 @@ import (
 // kinds; 16 MiB by default, far above what applications prepare), with
 // the same 1461 past it.
 //
-// Each connection keeps the ids of its statements (wireConn.stmts, touched
+// Each connection keeps the ids of its statements (protocol.Conn's, touched
 // by its own goroutine only), and Server.prepared their total, which is
 // Prepared_stmt_count: a statement counts from its admission here until
 // COM_STMT_CLOSE (seen by the wire layer, since the protocol library does
@@ -34,97 +36,26 @@ const erMaxPreparedStmtCount = 1461 // ER_MAX_PREPARED_STMT_COUNT_REACHED
 // admitPrepare counts p, which the protocol library has just added to c's
 // statements, and refuses it (removing it again) past the limit.
 func (s *Server) admitPrepare(c *mysql.Conn, p *mysql.PrepareData) error {
-	w, ok := c.Conn.(*wireConn)
+	w, ok := c.Conn.(*protocol.Conn)
 	if !ok {
 		return nil
 	}
-	if w.stmts == nil {
-		w.stmts = map[uint32]string{}
-	}
-	w.stmts[p.StatementID] = ""
+	w.StmtAdmitted(p.StatementID)
 	total := s.prepared.Add(1) + s.sql.SQLPrepared.Load()
 	_, v, _ := sql.SystemVariables.GetGlobal("max_prepared_stmt_count")
-	if limit := toInt64(v); total > limit {
+	if limit := sqlengine.IntValue(v); total > limit {
 		delete(c.PrepareData, p.StatementID)
-		w.stmtClosed(p.StatementID)
+		w.StmtClosed(p.StatementID)
 		return mysql.NewSQLError(erMaxPreparedStmtCount, "42000", "Can't create more than max_prepared_stmt_count statements (current value: %d)", limit)
 	}
 	n := int64(len(p.PrepareStmt))
 	if err := s.sql.AdmitPreparedBytes(n, &s.preparedBytes); err != nil {
 		delete(c.PrepareData, p.StatementID)
-		w.stmtClosed(p.StatementID)
+		w.StmtClosed(p.StatementID)
 		return err
 	}
-	if w.stmtBytes == nil {
-		w.stmtBytes = map[uint32]int64{}
-	}
-	w.stmtBytes[p.StatementID] = n
+	w.StmtBytes(p.StatementID, n)
 	return nil
-}
-
-// Parameters sent in pieces (COM_STMT_SEND_LONG_DATA) are kept by the
-// protocol library until the statement is executed, reset or closed, with
-// no limit of their own: a connection's pieces together are bounded by
-// max_allowed_packet, as one command is (past it, 1153 and the connection
-// ends, as for a command too large).
-
-// admitLongData counts n more bytes of long data for statement id and
-// reports whether the connection's total stays within limit.
-func (c *wireConn) admitLongData(id uint32, n, limit int64) bool {
-	if c.longData == nil {
-		c.longData = map[uint32]int64{}
-	}
-	c.longData[id] += n
-	c.longTotal += n
-	return c.longTotal <= limit
-}
-
-// longDataUsed forgets statement id's long data (executed or reset).
-func (c *wireConn) longDataUsed(id uint32) {
-	if n, ok := c.longData[id]; ok {
-		c.longTotal -= n
-		delete(c.longData, id)
-	}
-}
-
-// stmtKept records the SQL layer's key for statement id (once prepared).
-func (c *wireConn) stmtKept(id uint32, key string) {
-	if _, ok := c.stmts[id]; ok {
-		c.stmts[id] = key
-	}
-}
-
-// stmtClosed uncounts statement id of the connection, if it was counted,
-// and lets the SQL layer drop what it kept for it.
-func (c *wireConn) stmtClosed(id uint32) {
-	c.longDataUsed(id)
-	if n, ok := c.stmtBytes[id]; ok && c.l.preparedBytes != nil {
-		delete(c.stmtBytes, id)
-		c.l.preparedBytes.Add(-n)
-	}
-	if key, ok := c.stmts[id]; ok && c.l.prepared != nil {
-		delete(c.stmts, id)
-		c.l.prepared.Add(-1)
-		if key != "" && c.l.releaseStatement != nil {
-			c.l.releaseStatement(c.connID, key)
-		}
-	}
-}
-
-// stmtsClosed uncounts every statement of the connection (its session,
-// and what the SQL layer kept in it, ends or is replaced).
-func (c *wireConn) stmtsClosed() {
-	if c.l.prepared != nil {
-		c.l.prepared.Add(-int64(len(c.stmts)))
-	}
-	c.stmts = nil
-	if c.l.preparedBytes != nil {
-		for _, n := range c.stmtBytes {
-			c.l.preparedBytes.Add(-n)
-		}
-	}
-	c.stmtBytes = nil
-	c.longData, c.longTotal = nil, 0
 }
 
 func (s *Server) preparedStatus(live map[string]func() any) {
@@ -153,7 +84,7 @@ func (s *Server) sqlPrepareLimit(c *mysql.Conn, query string) (*sqltypes.Result,
 		return nil, false, nil
 	}
 	_, v, _ := sql.SystemVariables.GetGlobal("max_prepared_stmt_count")
-	if limit := toInt64(v); s.prepared.Load()+s.sql.SQLPrepared.Load() >= limit {
+	if limit := sqlengine.IntValue(v); s.prepared.Load()+s.sql.SQLPrepared.Load() >= limit {
 		return nil, true, mysql.NewSQLError(erMaxPreparedStmtCount, "42000", "Can't create more than max_prepared_stmt_count statements (current value: %d)", limit)
 	}
 	return nil, false, nil

@@ -27,6 +27,7 @@ import (
 	"github.com/dolthub/go-mysql-server/sql/types"
 	"github.com/dolthub/vitess/go/mysql"
 	"github.com/google/uuid"
+	"github.com/lockstepdb/lockstep/internal/admin"
 	"github.com/lockstepdb/lockstep/internal/atomicfile"
 	"github.com/lockstepdb/lockstep/internal/binlog"
 	"github.com/lockstepdb/lockstep/internal/commit"
@@ -34,6 +35,7 @@ import (
 	"github.com/lockstepdb/lockstep/internal/digest"
 	"github.com/lockstepdb/lockstep/internal/lock"
 	"github.com/lockstepdb/lockstep/internal/metrics"
+	"github.com/lockstepdb/lockstep/internal/protocol"
 	"github.com/lockstepdb/lockstep/internal/replica"
 	"github.com/lockstepdb/lockstep/internal/source"
 	"github.com/lockstepdb/lockstep/internal/sqlengine"
@@ -59,12 +61,12 @@ type Server struct {
 	stmtMetrics atomic.Pointer[metrics.Statements]
 	// connAttrs are the open connections' attributes (connattrs.go).
 	connAttrs connAttrsOf
-	traffic   trafficStats
+	traffic   protocol.Traffic
 	sql       *sqlengine.Engine
 	listener  *gmsserver.Server
 	mariadb   *gmsserver.Server // --mariadb-port, or nil
 	// mariadbWire is the --mariadb-port listener's wire wrapper (or nil).
-	mariadbWire *wireListener
+	mariadbWire *protocol.Listener
 	addr        string
 	log         *slog.Logger
 	stop        chan struct{}
@@ -74,26 +76,28 @@ type Server struct {
 	http         *http.Server
 	httpAddr     string
 	source       *source.Source
-	wire         *wireListener
+	wire         *protocol.Listener
 	// tls is what clients are offered (nil: --ssl=OFF), from tlsFiles;
 	// auth checks logins (auth.go).
 	tls       *tls.Config
 	tlsReload *tlscert.Reloadable // what tls serves (nil: --ssl=OFF)
 	tlsFiles  tlscert.Files
-	tlsStats  tlsStats
+	tlsStats  protocol.TLSStats
 	// prepared counts the connections' prepared statements, and
 	// preparedBytes their texts' bytes (prepared.go).
 	prepared      atomic.Int64
 	preparedBytes atomic.Int64
 	auth          *authServer
 	repl          *replica.Replica
-	sessions      *sessions // authenticated connections (sessionlimits.go)
-	unbound       *handler  // the handler wrapHandler made last, until bound
-	dirLock       *os.File  // holds the data directory's lock (lockDataDir)
+	adm           *admin.Admin   // replication and binlog administration
+	chain         protocol.Chain // the statements answered before go-mysql-server
+	sessions      *sessions      // authenticated connections (sessionlimits.go)
+	unbound       *handler       // the handler wrapHandler made last, until bound
+	dirLock       *os.File       // holds the data directory's lock (lockDataDir)
 	// secureFilePriv is the folder LOAD_FILE, LOAD DATA and SELECT ...
 	// INTO OUTFILE are confined to ("" = anywhere).
 	secureFilePriv string
-	conns          *connLimit // max_connections, over both client ports
+	conns          *protocol.ConnLimit // max_connections, over both client ports
 	// components are the installed components' URNs (components.go).
 	componentsMu sync.Mutex
 	components   []string
@@ -230,8 +234,16 @@ func StartContext(ctx context.Context, cfg Config, log *slog.Logger) (_ *Server,
 	}
 	s.sql.ReadOnly.Store(cfg.ReadOnly || cfg.SuperReadOnly)
 	s.sql.SuperReadOnly.Store(cfg.SuperReadOnly)
+	ac := admin.Components{SQL: s.sql, Binlog: blog, Store: store, Pipe: pipe, Source: s.source, Replica: s.repl,
+		Log: log, GTIDVisible: s.gtidVisible, ReopenSlowLog: s.closeSlowLog, FlushStatus: flushServerStatus,
+		ServerID: cfg.ServerID, GTIDDomainID: cfg.GTIDDomainID, ReadOnly: cfg.ReadOnly, SuperReadOnly: cfg.SuperReadOnly}
+	if m != nil {
+		ac.Member = memberAdmin{m, store}
+	}
+	s.adm = admin.New(ac)
+	s.chain = s.interceptors()
 	started := time.Now()
-	status := []func(map[string]func() any){s.semiSyncStatus, s.replicaStatus, s.fastPathStatus, s.tlsStatus, s.preparedStatus, s.trafficStatus}
+	status := []func(map[string]func() any){s.adm.SemiSyncStatus, s.adm.ReplicaStatus, s.fastPathStatus, s.tlsStatus, s.preparedStatus, s.trafficStatus}
 	if m != nil {
 		status = append(status, m.status)
 	}
@@ -267,10 +279,10 @@ func StartContext(ctx context.Context, cfg Config, log *slog.Logger) (_ *Server,
 	}
 	s.auth = newAuthServer(s.sql.GMS.Analyzer.Catalog.MySQLDb, cfg.DataDir, func() bool {
 		_, v, _ := sql.SystemVariables.GetGlobal("require_secure_transport")
-		return toInt64(v) != 0
+		return sqlengine.IntValue(v) != 0
 	})
 	s.sql.LoginFailuresReset = s.auth.failures.reset
-	s.sql.GMS.Analyzer.Catalog.BinlogPrimaryController = primary{s}
+	s.sql.GMS.Analyzer.Catalog.BinlogPrimaryController = s.adm.PrimaryController()
 	s.registerPerformanceSchema()
 	s.registerDigestTable()
 	if s.cfg.PerformanceSchema {
@@ -289,7 +301,7 @@ func StartContext(ctx context.Context, cfg Config, log *slog.Logger) (_ *Server,
 		s.registerMemoryTable()
 	}
 	if m == nil {
-		go s.expireLogs(s.stop)
+		go s.adm.ExpireLogs(s.stop)
 	}
 	addr := net.JoinHostPort(cfg.BindAddress, strconv.Itoa(cfg.Port))
 	tl, err := net.Listen("tcp", addr)
@@ -297,13 +309,13 @@ func StartContext(ctx context.Context, cfg Config, log *slog.Logger) (_ *Server,
 		s.shutdownStorage()
 		return nil, fmt.Errorf("listening on %s: %w", addr, err)
 	}
-	s.conns = &connLimit{max: func() int64 {
+	s.conns = &protocol.ConnLimit{Max: func() int64 {
 		_, v, _ := sql.SystemVariables.GetGlobal("max_connections")
-		return toInt64(v)
+		return sqlengine.IntValue(v)
 	}}
-	s.wire = &wireListener{Listener: tl, limit: s.conns, maxPacket: maxAllowedPacket, tls: s.tls, tlsStats: &s.tlsStats, connectTimeout: connectTimeout,
-		checkPrepare: s.sql.CheckPrepare, prepared: &s.prepared, preparedBytes: &s.preparedBytes, releaseStatement: s.sql.ReleaseProtocol,
-		traffic: &s.traffic, countStatus: s.sql.CountStatus, statistics: s.statistics}
+	s.wire = &protocol.Listener{Listener: tl, Limit: s.conns, MaxPacket: maxAllowedPacket, TLS: s.tls, TLSStats: &s.tlsStats, ConnectTimeout: connectTimeout,
+		CheckPrepare: s.sql.CheckPrepare, Prepared: &s.prepared, PreparedBytes: &s.preparedBytes, ReleaseStatement: s.sql.ReleaseProtocol,
+		Traffic: &s.traffic, CountStatus: s.sql.CountStatus, Statistics: s.statistics}
 	lst, err := gmsserver.NewServerWithHandler(gmsserver.Config{
 		Protocol:                "tcp",
 		Address:                 addr,
@@ -317,7 +329,7 @@ func StartContext(ctx context.Context, cfg Config, log *slog.Logger) (_ *Server,
 		return nil, fmt.Errorf("listening on %s: %w", addr, err)
 	}
 	s.bind(lst)
-	go s.wire.watchDisconnects(s.stop, (*wireConn).cancelStatement)
+	go s.wire.WatchDisconnects(s.stop, (*protocol.Conn).CancelStatement)
 	if cfg.MariaDBPort != 0 {
 		if err := s.listenMariaDB(); err != nil {
 			lst.Close()
@@ -344,7 +356,7 @@ func StartContext(ctx context.Context, cfg Config, log *slog.Logger) (_ *Server,
 		reg := metrics.Registry(obs, pipe, locks, s.source, started)
 		metrics.RegisterReplica(reg, s.repl)
 		metrics.RegisterFastPath(reg, s.sql.Fast.Executed.Load, s.sql.Fast.Fallbacks.Load)
-		metrics.RegisterServer(reg, s.store.DiskBytes, s.binlogBytes)
+		metrics.RegisterServer(reg, s.store.DiskBytes, s.adm.BinlogBytes)
 		if s.digests != nil {
 			s.stmtMetrics.Store(metrics.RegisterStatements(reg))
 		}
@@ -430,9 +442,9 @@ func (s *Server) listenMariaDB() error {
 	if err != nil {
 		return fmt.Errorf("listening on %s (--mariadb-port): %w", addr, err)
 	}
-	wl := &wireListener{Listener: tl, mariadb: true, limit: s.conns, maxPacket: maxAllowedPacket, tls: s.tls, tlsStats: &s.tlsStats, connectTimeout: connectTimeout,
-		checkPrepare: s.sql.CheckPrepare, prepared: &s.prepared, preparedBytes: &s.preparedBytes, releaseStatement: s.sql.ReleaseProtocol,
-		traffic: &s.traffic, countStatus: s.sql.CountStatus, statistics: s.statistics}
+	wl := &protocol.Listener{Listener: tl, MariaDB: true, Limit: s.conns, MaxPacket: maxAllowedPacket, TLS: s.tls, TLSStats: &s.tlsStats, ConnectTimeout: connectTimeout,
+		CheckPrepare: s.sql.CheckPrepare, Prepared: &s.prepared, PreparedBytes: &s.preparedBytes, ReleaseStatement: s.sql.ReleaseProtocol,
+		Traffic: &s.traffic, CountStatus: s.sql.CountStatus, Statistics: s.statistics}
 	lst, err := gmsserver.NewServerWithHandler(gmsserver.Config{
 		Protocol: "tcp", Address: addr, Listener: wl, Version: mariadbVersion,
 		ProtocolListenerFactory: s.protocolListener,
@@ -444,7 +456,7 @@ func (s *Server) listenMariaDB() error {
 	s.unbound.idBase = mariadbConnIDBase
 	s.bind(lst)
 	s.mariadb, s.mariadbWire = lst, wl
-	go wl.watchDisconnects(s.stop, (*wireConn).cancelStatement)
+	go wl.WatchDisconnects(s.stop, (*protocol.Conn).CancelStatement)
 	go func() {
 		if err := lst.Start(); err != nil && !errors.Is(err, net.ErrClosed) {
 			s.log.Error("MariaDB-port listener stopped", "err", err)
@@ -487,9 +499,9 @@ func (s *Server) Close() error {
 	// store closes would read a closed store.
 	s.source.Close()
 	left := 0
-	for _, w := range []*wireListener{s.wire, s.mariadbWire} {
+	for _, w := range []*protocol.Listener{s.wire, s.mariadbWire} {
 		if w != nil {
-			left += w.drain(shutdownDrain)
+			left += w.Drain(shutdownDrain)
 		}
 	}
 	if left > 0 {
@@ -612,7 +624,7 @@ func (s *Server) registerVariables() error {
 			Type: types.NewSystemIntType(name, lo, hi, false), Default: def,
 			NotifyChanged: func(_ *sql.Context, _ sql.SystemVariableScope, v sql.SystemVarValue) error {
 				if set != nil {
-					set(toInt64(v.Val))
+					set(sqlengine.IntValue(v.Val))
 				}
 				return nil
 			},
@@ -625,12 +637,12 @@ func (s *Server) registerVariables() error {
 			Name: name, Scope: global, Dynamic: s.member == nil,
 			Type: types.NewSystemBoolType(name), Default: onOff(b.Load()),
 			NotifyChanged: func(_ *sql.Context, _ sql.SystemVariableScope, v sql.SystemVarValue) error {
-				b.Store(toInt64(v.Val) != 0)
+				b.Store(sqlengine.IntValue(v.Val) != 0)
 				return nil
 			},
 		}
 	}
-	vars := append(append(s.semiSyncVariables(), s.replicaVariables()...),
+	vars := append(append(s.adm.SemiSyncVariables(), s.adm.ReplicaVariables()...),
 		intVar("sync_binlog", 0, 1<<32-1, pc.SyncBinlog.Load(), dynamic(pc.SyncBinlog.Store)),
 		intVar("innodb_flush_log_at_trx_commit", 0, 2, pc.FlushLogAtTrxCommit.Load(), dynamic(pc.FlushLogAtTrxCommit.Store)),
 		intVar("binlog_group_commit_sync_delay", 0, 1_000_000, pc.SyncDelay.Load(), dynamic(pc.SyncDelay.Store)),
@@ -704,7 +716,7 @@ func (s *Server) registerVariables() error {
 // maxAllowedPacket reads max_allowed_packet.
 func maxAllowedPacket() int64 {
 	_, v, _ := sql.SystemVariables.GetGlobal("max_allowed_packet")
-	return toInt64(v)
+	return sqlengine.IntValue(v)
 }
 
 // secureFileDir resolves --secure-file-priv (relative to the data
@@ -726,29 +738,6 @@ func secureFileDir(cfg Config) (string, error) {
 		return "", fmt.Errorf("--secure-file-priv %s: %w", abs, err)
 	}
 	return abs, nil
-}
-
-func toInt64(v any) int64 {
-	switch x := v.(type) {
-	case int64:
-		return x
-	case int8:
-		return int64(x)
-	case int32:
-		return int64(x)
-	case int:
-		return int64(x)
-	case uint64:
-		return int64(x)
-	case bool:
-		if x {
-			return 1
-		}
-	case string:
-		n, _ := strconv.ParseInt(x, 10, 64)
-		return n
-	}
-	return 0
 }
 
 // Run starts the server and serves until ctx ends.

@@ -15,6 +15,7 @@ import (
 	"github.com/dolthub/go-mysql-server/sql"
 	"github.com/dolthub/go-mysql-server/sql/types"
 	"github.com/dolthub/vitess/go/mysql"
+	"github.com/lockstepdb/lockstep/internal/protocol"
 	"github.com/lockstepdb/lockstep/internal/sqlengine"
 )
 
@@ -77,7 +78,7 @@ func (s *Server) accountOf(c *mysql.Conn) string {
 // admitSession checks offline_mode and max_user_connections for a
 // connection that has just authenticated, and registers it.
 func (s *Server) admitSession(c *mysql.Conn) error {
-	admin := s.holds(c, needConnectionAdmin)
+	admin := s.sql.Holds(c, sqlengine.NeedConnectionAdmin)
 	if globalInt("offline_mode") != 0 && !admin {
 		return mysql.NewSQLError(erServerOfflineMode, "HY000", "The server is currently in offline mode")
 	}
@@ -118,7 +119,7 @@ func (s *Server) goOffline() {
 	r.mu.Lock()
 	var out []uint32
 	for id, c := range r.conns {
-		if !s.holds(c, needConnectionAdmin) {
+		if !s.sql.Holds(c, sqlengine.NeedConnectionAdmin) {
 			out = append(out, id)
 		}
 	}
@@ -138,7 +139,7 @@ func globalInt(name string) int64 {
 	if !ok {
 		return 0
 	}
-	return toInt64(v)
+	return sqlengine.IntValue(v)
 }
 
 // executionHint is SELECT's MAX_EXECUTION_TIME(n) optimizer hint.
@@ -158,8 +159,8 @@ func (s *Server) statementTimeout(c *mysql.Conn, query string) time.Duration {
 			return time.Duration(ms) * time.Millisecond
 		}
 	}
-	if w, ok := c.Conn.(*wireConn); ok {
-		return time.Duration(w.execTimeout.Load())
+	if w, ok := c.Conn.(*protocol.Conn); ok {
+		return time.Duration(w.ExecTimeout.Load())
 	}
 	return 0
 }
@@ -204,7 +205,7 @@ func (s *Server) limitVariables() []sql.SystemVariable {
 		&sql.MysqlSystemVariable{Name: "offline_mode", Scope: global, Dynamic: true,
 			Type: types.NewSystemBoolType("offline_mode"), Default: int8(0),
 			NotifyChanged: func(_ *sql.Context, _ sql.SystemVariableScope, v sql.SystemVarValue) error {
-				if toInt64(v.Val) != 0 {
+				if sqlengine.IntValue(v.Val) != 0 {
 					go s.goOffline() // not under the variable registry's lock
 				}
 				return nil

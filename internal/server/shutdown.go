@@ -3,9 +3,10 @@ package server
 import (
 	"regexp"
 
-	"github.com/dolthub/go-mysql-server/sql"
 	"github.com/dolthub/vitess/go/mysql"
 	"github.com/dolthub/vitess/go/sqltypes"
+	"github.com/lockstepdb/lockstep/internal/protocol"
+	"github.com/lockstepdb/lockstep/internal/sqlengine"
 )
 
 // SHUTDOWN (and COM_SHUTDOWN, which mysqladmin shutdown sends and the
@@ -17,19 +18,17 @@ import (
 
 var shutdownStatement = regexp.MustCompile(`(?is)^\s*shutdown\s*;?\s*$`)
 
-var needShutdown = need{static: []sql.PrivilegeType{sql.PrivilegeType_Shutdown}}
-
 func (s *Server) shutdownStatement(c *mysql.Conn, query string) (*sqltypes.Result, bool, error) {
 	if len(query) > 64 || !shutdownStatement.MatchString(query) {
 		return nil, false, nil
 	}
-	if err := s.require(c, needShutdown); err != nil {
+	if err := s.sql.Require(c, sqlengine.NeedShutdown); err != nil {
 		return nil, true, err
 	}
 	s.log.Info("shutdown requested", "user", c.User, "connection", c.ConnectionID)
 	stop := func() { s.shutdownOnce.Do(func() { close(s.shutdownCh) }) }
-	if w, ok := c.Conn.(*wireConn); ok {
-		w.afterReply.Store(&stop) // once the OK is on its way
+	if w, ok := c.Conn.(*protocol.Conn); ok {
+		w.AfterReply(stop) // once the OK is on its way
 	} else {
 		stop()
 	}

@@ -45,7 +45,7 @@ func (s *Server) refreshSlowLog() {
 		_, v, _ := sql.SystemVariables.GetGlobal(name)
 		return v
 	}
-	on := toInt64(get("slow_query_log")) != 0 && !sqlengine.LogOutputHas(get("log_output"), "NONE")
+	on := sqlengine.IntValue(get("slow_query_log")) != 0 && !sqlengine.LogOutputHas(get("log_output"), "NONE")
 	secs, _ := get("long_query_time").(float64)
 	s.slow.threshold.Store(int64(secs * float64(time.Second)))
 	path := fmt.Sprint(get("slow_query_log_file"))

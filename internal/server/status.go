@@ -10,6 +10,7 @@ import (
 	"github.com/dolthub/go-mysql-server/sql/types"
 	"github.com/lockstepdb/lockstep/internal/commit"
 	"github.com/lockstepdb/lockstep/internal/lock"
+	"github.com/lockstepdb/lockstep/internal/sqlengine"
 )
 
 // statusRegistry adds the server's own status variables, read live from the
@@ -22,6 +23,15 @@ import (
 // only by a dot (validate_password.dictionary_file_words_count), which
 // mysqld_exporter refuses outright. SHOW STATUS lists only what some part
 // of the server maintains: the live ones and maintainedStatus.
+// flushServerStatus is the server's part of FLUSH STATUS: as in MySQL,
+// Max_used_connections becomes the connections open now.
+func flushServerStatus(uint32) {
+	if r, ok := sql.StatusVariables.(*statusRegistry); ok {
+		_, threads, _ := r.GetGlobal("Threads_connected")
+		r.SetGlobal("Max_used_connections", threads)
+	}
+}
+
 type statusRegistry struct {
 	sql.StatusVariableRegistry
 	live map[string]func() any
@@ -151,8 +161,8 @@ func (r *statusRegistry) GetGlobal(name string) (sql.StatusVariable, any, bool) 
 // connection, and Queries, which counts what Questions does here (no
 // stored programs run statements of their own).
 func (s *Server) trafficStatus(live map[string]func() any) {
-	live["Bytes_received"] = func() any { return s.traffic.received.Load() }
-	live["Bytes_sent"] = func() any { return s.traffic.sent.Load() }
+	live["Bytes_received"] = func() any { return s.traffic.Received.Load() }
+	live["Bytes_sent"] = func() any { return s.traffic.Sent.Load() }
 	live["Queries"] = func() any {
 		if r, ok := sql.StatusVariables.(*statusRegistry); ok {
 			_, v, _ := r.StatusVariableRegistry.GetGlobal("Questions")
@@ -169,7 +179,7 @@ func (s *Server) trafficStatus(live map[string]func() any) {
 func (s *Server) statistics() string {
 	get := func(name string) uint64 {
 		_, v, _ := sql.StatusVariables.GetGlobal(name)
-		return uint64(toInt64(v))
+		return uint64(sqlengine.IntValue(v))
 	}
 	uptime := get("Uptime")
 	questions := get("Questions")

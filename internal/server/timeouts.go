@@ -1,14 +1,13 @@
 package server
 
 import (
-	"errors"
-	"net"
-	"os"
 	"strings"
 	"time"
 
 	"github.com/dolthub/go-mysql-server/sql"
 	"github.com/dolthub/vitess/go/mysql"
+	"github.com/lockstepdb/lockstep/internal/protocol"
+	"github.com/lockstepdb/lockstep/internal/sqlengine"
 )
 
 // Connection timeouts, as mysqld's:
@@ -29,39 +28,17 @@ import (
 // binlog dump has none of them: a replica may stay quiet for longer than
 // any of them between semi-sync ACKs.
 
-func isTimeout(err error) bool {
-	var ne net.Error
-	return errors.Is(err, os.ErrDeadlineExceeded) || (errors.As(err, &ne) && ne.Timeout())
-}
-
-func (c *wireConn) setReadDeadline(d int64) {
-	if d > 0 {
-		_ = c.Conn.SetReadDeadline(time.Now().Add(time.Duration(d)))
-	} else {
-		_ = c.Conn.SetReadDeadline(time.Time{})
-	}
-}
-
-// disconnectIdle tells a client idle past wait_timeout why the connection
-// ends (ER_CLIENT_INTERACTION_TIMEOUT).
-func (c *wireConn) disconnectIdle() {
-	payload := append([]byte{0xff, 0xbf, 0x0f}, "#HY000The client was disconnected by the server because of inactivity. See wait_timeout and interactive_timeout for configuring this behavior."...)
-	n := len(payload)
-	_ = c.Conn.SetWriteDeadline(time.Now().Add(time.Second))
-	_, _ = c.w.Write(append([]byte{byte(n), byte(n >> 8), byte(n >> 16), 0}, payload...))
-}
-
 // connectTimeout reads connect_timeout.
 func connectTimeout() time.Duration {
 	_, v, _ := sql.SystemVariables.GetGlobal("connect_timeout")
-	return time.Duration(toInt64(v)) * time.Second
+	return time.Duration(sqlengine.IntValue(v)) * time.Second
 }
 
 // startTimeouts applies the session's timeouts once c has logged in; an
 // interactive client's session gets interactive_timeout as wait_timeout.
-func (s *Server) startTimeouts(c *mysql.Conn, w *wireConn) {
+func (s *Server) startTimeouts(c *mysql.Conn, w *protocol.Conn) {
 	_ = w.Conn.SetDeadline(time.Time{}) // the end of connect_timeout
-	if w.interactive {
+	if w.Interactive() {
 		if v, ok := s.sql.SessionVariable(c.ConnectionID, "interactive_timeout"); ok {
 			_ = s.sql.SetSessionVariable(c.ConnectionID, "wait_timeout", v)
 		}
@@ -70,24 +47,24 @@ func (s *Server) startTimeouts(c *mysql.Conn, w *wireConn) {
 }
 
 // refreshTimeouts reads the session's timeouts into the connection.
-func (s *Server) refreshTimeouts(c *mysql.Conn, w *wireConn) {
+func (s *Server) refreshTimeouts(c *mysql.Conn, w *protocol.Conn) {
 	for _, t := range []struct {
 		name string
 		to   interface{ Store(int64) }
 	}{
-		{"wait_timeout", &w.waitTimeout},
-		{"net_read_timeout", &w.readTimeout},
-		{"net_write_timeout", &w.writeTimeout},
+		{"wait_timeout", &w.WaitTimeout},
+		{"net_read_timeout", &w.ReadTimeout},
+		{"net_write_timeout", &w.WriteTimeout},
 	} {
 		if v, ok := s.sql.SessionVariable(c.ConnectionID, t.name); ok {
-			t.to.Store(toInt64(v) * int64(time.Second))
+			t.to.Store(sqlengine.IntValue(v) * int64(time.Second))
 		}
 	}
 	if v, ok := s.sql.SessionVariable(c.ConnectionID, "max_execution_time"); ok {
-		w.execTimeout.Store(toInt64(v) * int64(time.Millisecond))
+		w.ExecTimeout.Store(sqlengine.IntValue(v) * int64(time.Millisecond))
 	}
 	if s.member != nil {
-		w.syncMask.Store(s.sessionSyncMask(c))
+		w.SyncMask.Store(s.sessionSyncMask(c))
 	}
 }
 
@@ -107,7 +84,7 @@ func (s *Server) afterStatement(c *mysql.Conn, query string) {
 		!strings.Contains(l, "sync_wait") && !strings.Contains(l, "consistency") {
 		return
 	}
-	if w, ok := c.Conn.(*wireConn); ok {
+	if w, ok := c.Conn.(*protocol.Conn); ok {
 		s.refreshTimeouts(c, w)
 	}
 }

@@ -44,6 +44,7 @@ import (
 	"time"
 
 	"github.com/cockroachdb/pebble/v2/vfs"
+	"github.com/lockstepdb/lockstep/internal/admin"
 	"github.com/lockstepdb/lockstep/internal/atomicfile"
 	"github.com/lockstepdb/lockstep/internal/binlog"
 	"github.com/lockstepdb/lockstep/internal/cluster"
@@ -285,7 +286,7 @@ func seedWitness(cfg Config, bopts binlog.Options, ropts raftlog.Options, sid bi
 // expire removes the binlog files started before t, as far as their
 // entries are committed (the witness has nothing else to wait for).
 func (w *witness) expire(t time.Time) error {
-	_, err := w.rlog.Compact(firstKept(w.blog.Files(), t), w.driver.Applied())
+	_, err := w.rlog.Compact(admin.FirstKept(w.blog.Files(), t), w.driver.Applied())
 	return err
 }
 

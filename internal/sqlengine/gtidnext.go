@@ -27,7 +27,7 @@ import (
 //     in MySQL; SET statements still run.
 //   - A GTID already executed makes its transaction a no-op, as in MySQL:
 //     the server answers its statements with OK without running them
-//     (server/gtidnext.go), so replaying a binlog twice applies it once.
+//     (admin/gtidnext.go), so replaying a binlog twice applies it once.
 //     A transaction that finds its GTID executed only when it commits (by
 //     another session in between) commits nothing.
 //   - The fast path leaves these statements to go-mysql-server.

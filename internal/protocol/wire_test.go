@@ -1,4 +1,4 @@
-package server
+package protocol
 
 import (
 	"bytes"
@@ -31,8 +31,8 @@ func comBinlogDumpPacket(pos uint32, flags uint16, serverID uint32, file string)
 // packets pass through byte for byte.
 func TestWireRewritesDumpCommands(t *testing.T) {
 	client, server := net.Pipe()
-	l := &wireListener{}
-	w := newWireConn(server, l)
+	l := &Listener{}
+	w := newConn(server, l)
 	w.authed.Store(true)
 	handshake := pkt(1, bytes.Repeat([]byte{'h'}, 60))
 	query := pkt(0, append([]byte{0x03}, "SELECT 1"...))
@@ -51,12 +51,12 @@ func TestWireRewritesDumpCommands(t *testing.T) {
 	if !bytes.Equal(got, want) {
 		t.Fatalf("stream after the wrapper:\n got %x\nwant %x", got, want)
 	}
-	cmd := w.takeDump()
-	if cmd == nil || cmd.err != nil || cmd.gtidKind || cmd.pos != 1234 || cmd.flags != 1 || cmd.serverID != 77 || cmd.file != "binlog.000003" {
+	cmd := w.TakeDump()
+	if cmd == nil || cmd.Err != nil || cmd.GTIDKind || cmd.Pos != 1234 || cmd.Flags != 1 || cmd.ServerID != 77 || cmd.File != "binlog.000003" {
 		t.Fatalf("parsed dump %+v", cmd)
 	}
-	if w.takeDump() != nil {
-		t.Fatal("takeDump must forget the command")
+	if w.TakeDump() != nil {
+		t.Fatal("TakeDump must forget the command")
 	}
 }
 
@@ -65,7 +65,7 @@ func TestWireRewritesDumpCommands(t *testing.T) {
 // untouched and nothing is parsed.
 func TestWireIgnoresDumpsBeforeLogin(t *testing.T) {
 	client, server := net.Pipe()
-	w := newWireConn(server, &wireListener{})
+	w := newConn(server, &Listener{})
 	p := []byte{comBinlogDumpGTID, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0}
 	p = binary.LittleEndian.AppendUint64(p, 4)
 	p = binary.LittleEndian.AppendUint32(p, 8)
@@ -77,7 +77,7 @@ func TestWireIgnoresDumpsBeforeLogin(t *testing.T) {
 	if _, err := io.ReadFull(w, got); err != nil {
 		t.Fatal(err)
 	}
-	if !bytes.Equal(got, dump) || w.takeDump() != nil {
+	if !bytes.Equal(got, dump) || w.TakeDump() != nil {
 		t.Fatal("a dump-shaped packet before login must pass untouched")
 	}
 }
@@ -98,7 +98,7 @@ func TestWireTerminatesTLS(t *testing.T) {
 	}
 	client, server := net.Pipe()
 	defer client.Close()
-	w := newWireConn(server, &wireListener{tls: cfg})
+	w := newConn(server, &Listener{TLS: cfg})
 	defer w.Close()
 	deadline := time.Now().Add(10 * time.Second)
 	_ = client.SetDeadline(deadline)
@@ -178,7 +178,7 @@ func TestWireTerminatesTLS(t *testing.T) {
 	if err := <-layer; err != nil {
 		t.Fatal(err)
 	}
-	if cmd := w.takeDump(); cmd == nil || cmd.serverID != 9 || cmd.file != "binlog.000001" {
+	if cmd := w.TakeDump(); cmd == nil || cmd.ServerID != 9 || cmd.File != "binlog.000001" {
 		t.Fatalf("parsed dump %+v", cmd)
 	}
 }
@@ -196,7 +196,7 @@ func FuzzParseDumpCommand(f *testing.F) {
 			return
 		}
 		cmd := parseDumpCommand(p) // must not panic
-		if cmd.err == nil && cmd.gtidKind && cmd.gtids == nil {
+		if cmd.Err == nil && cmd.GTIDKind && cmd.GTIDs == nil {
 			t.Fatal("a well-formed COM_BINLOG_DUMP_GTID carries a GTID set")
 		}
 	})
@@ -223,11 +223,11 @@ func FuzzWireStream(f *testing.F) {
 			return
 		}
 		client, server := net.Pipe()
-		l := &wireListener{maxPacket: func() int64 { return 1 << 20 }}
+		l := &Listener{MaxPacket: func() int64 { return 1 << 20 }}
 		if mode[0]&2 != 0 {
-			l.tls = tlsCfg
+			l.TLS = tlsCfg
 		}
-		w := newWireConn(server, l)
+		w := newConn(server, l)
 		w.authed.Store(mode[0]&1 != 0)
 		deadline := time.Now().Add(2 * time.Second)
 		_ = client.SetDeadline(deadline)

@@ -1,4 +1,4 @@
-package server
+package admin
 
 import (
 	"errors"
@@ -44,22 +44,24 @@ func replicaPrefix(q string) bool {
 	return false
 }
 
-func (s *Server) replicaStatement(c *mysql.Conn, query string) (*sqltypes.Result, bool, error) {
+// ReplicaStatement runs query if it is one of the replica-side statements
+// above; handled reports whether it was.
+func (a *Admin) ReplicaStatement(c *mysql.Conn, query string) (*sqltypes.Result, bool, error) {
 	if len(query) > 4096 || !replicaPrefix(query) {
 		return nil, false, nil
 	}
-	admin := func() error { return s.require(c, needReplicaAdmin) }
+	admin := func() error { return a.sql.Require(c, sqlengine.NeedReplicaAdmin) }
 	if m := showReplica.FindStringSubmatch(query); m != nil {
-		if err := s.require(c, needReplicationClient); err != nil {
+		if err := a.sql.Require(c, sqlengine.NeedReplicationClient); err != nil {
 			return nil, true, err
 		}
-		return s.showReplicaStatus(strings.EqualFold(m[1], "slave")), true, nil
+		return a.showReplicaStatus(strings.EqualFold(m[1], "slave")), true, nil
 	}
 	if m := changeSource.FindStringSubmatch(query); m != nil {
 		if err := admin(); err != nil {
 			return nil, true, err
 		}
-		if s.member != nil {
+		if a.member != nil {
 			return nil, true, errOnMember("replication from a source")
 		}
 		if m[2] != "" {
@@ -71,7 +73,7 @@ func (s *Server) replicaStatement(c *mysql.Conn, query string) (*sqltypes.Result
 			msg := err.Error()
 			return nil, true, mysql.NewSQLError(1064, "42000", "%s", strings.ToUpper(msg[:1])+msg[1:])
 		}
-		return &sqltypes.Result{}, true, replicaError(s.repl.ChangeSource(func(c *replica.SourceConfig) error { return applySourceOptions(c, opts) }))
+		return &sqltypes.Result{}, true, replicaError(a.repl.ChangeSource(func(c *replica.SourceConfig) error { return applySourceOptions(c, opts) }))
 	}
 	if m := startStop.FindStringSubmatch(query); m != nil {
 		if err := admin(); err != nil {
@@ -81,19 +83,19 @@ func (s *Server) replicaStatement(c *mysql.Conn, query string) (*sqltypes.Result
 		io := threads == "" || strings.Contains(threads, "io_thread")
 		sqlThread := threads == "" || strings.Contains(threads, "sql_thread")
 		if strings.EqualFold(m[1], "start") {
-			if s.member != nil {
+			if a.member != nil {
 				return nil, true, errOnMember("replication from a source")
 			}
-			return &sqltypes.Result{}, true, replicaError(s.repl.Start(io, sqlThread))
+			return &sqltypes.Result{}, true, replicaError(a.repl.Start(io, sqlThread))
 		}
-		s.repl.Stop(io, sqlThread)
+		a.repl.Stop(io, sqlThread)
 		return &sqltypes.Result{}, true, nil
 	}
 	if m := resetReplica.FindStringSubmatch(query); m != nil {
-		if err := s.require(c, needReload); err != nil {
+		if err := a.sql.Require(c, sqlengine.NeedReload); err != nil {
 			return nil, true, err
 		}
-		return &sqltypes.Result{}, true, replicaError(s.repl.Reset(m[1] != ""))
+		return &sqltypes.Result{}, true, replicaError(a.repl.Reset(m[1] != ""))
 	}
 	return nil, false, nil
 }
@@ -304,9 +306,9 @@ func legacyName(n string) string {
 	return strings.NewReplacer("Source", "Master", "Replica", "Slave").Replace(n)
 }
 
-func (s *Server) showReplicaStatus(legacy bool) *sqltypes.Result {
+func (a *Admin) showReplicaStatus(legacy bool) *sqltypes.Result {
 	res := &sqltypes.Result{}
-	st, ok := s.repl.Status(time.Now())
+	st, ok := a.repl.Status(time.Now())
 	for _, n := range replicaStatusColumns {
 		if legacy {
 			n = legacyName(n)
@@ -353,34 +355,27 @@ func (s *Server) showReplicaStatus(legacy bool) *sqltypes.Result {
 		num(uint64(st.SQLErrno)), str(st.SQLError), str(""), num(uint64(st.SourceServerID)), str(st.SourceUUID),
 		str("mysql.slave_master_info"), num(0), null, str(st.SQLState), num(src.RetryCount),
 		str(""), ts(st.IOErrorTime), ts(st.SQLErrorTime), str(""), str(""),
-		str(st.RetrievedGTIDs), str(st.ExecutedGTIDs), num(boolNum(src.AutoPosition)), str(""), str(""),
+		str(st.RetrievedGTIDs), str(st.ExecutedGTIDs), num(sqlengine.StatusNum(src.AutoPosition)), str(""), str(""),
 		str(""), str(""), num(0), str(""),
 	}
 	res.Rows = append(res.Rows, row)
 	return res
 }
 
-func boolNum(b bool) uint64 {
-	if b {
-		return 1
-	}
-	return 0
-}
-
-// replicaVariables are the replica's system variables (with the slave_
+// ReplicaVariables are the replica's system variables (with the slave_
 // aliases MySQL keeps).
-func (s *Server) replicaVariables() []sql.SystemVariable {
+func (a *Admin) ReplicaVariables() []sql.SystemVariable {
 	global := sql.GetMysqlScope(sql.SystemVariableScope_Global)
-	set := &s.repl.Settings
+	set := &a.repl.Settings
 	var vars []sql.SystemVariable
-	add := variableAdder(&vars)
+	add := sqlengine.VariableAdder(&vars)
 	notify := func(f func(v any) error) func(*sql.Context, sql.SystemVariableScope, sql.SystemVarValue) error {
 		return func(_ *sql.Context, _ sql.SystemVariableScope, v sql.SystemVarValue) error { return f(v.Val) }
 	}
 	add(&sql.MysqlSystemVariable{
 		Name: "replica_parallel_workers", Scope: global, Dynamic: true,
 		Type: types.NewSystemIntType("replica_parallel_workers", 0, replica.MaxWorkers, false), Default: set.Workers.Load(),
-		NotifyChanged: notify(func(v any) error { set.Workers.Store(toInt64(v)); return nil }),
+		NotifyChanged: notify(func(v any) error { set.Workers.Store(sqlengine.IntValue(v)); return nil }),
 	}, "slave_parallel_workers")
 	add(&sql.MysqlSystemVariable{
 		Name: "replica_parallel_type", Scope: global, Dynamic: true,
@@ -397,7 +392,7 @@ func (s *Server) replicaVariables() []sql.SystemVariable {
 		Name: "replica_preserve_commit_order", Scope: global, Dynamic: true,
 		Type: types.NewSystemBoolType("replica_preserve_commit_order"), Default: int8(1),
 		NotifyChanged: notify(func(v any) error {
-			if toInt64(v) == 0 {
+			if sqlengine.IntValue(v) == 0 {
 				return mysql.NewSQLError(1231, "42000", "Variable 'replica_preserve_commit_order' can't be set to the value of 'OFF': Lockstep replicas always commit in source order")
 			}
 			return nil
@@ -411,19 +406,19 @@ func (s *Server) replicaVariables() []sql.SystemVariable {
 	add(&sql.MysqlSystemVariable{
 		Name: "replica_net_timeout", Scope: global, Dynamic: true,
 		Type: types.NewSystemIntType("replica_net_timeout", 1, 31536000, false), Default: set.NetTimeout.Load(),
-		NotifyChanged: notify(func(v any) error { set.NetTimeout.Store(toInt64(v)); return nil }),
+		NotifyChanged: notify(func(v any) error { set.NetTimeout.Store(sqlengine.IntValue(v)); return nil }),
 	}, "slave_net_timeout")
 	add(&sql.MysqlSystemVariable{
 		Name: "rpl_semi_sync_replica_enabled", Scope: global, Dynamic: true,
-		Type: types.NewSystemBoolType("rpl_semi_sync_replica_enabled"), Default: int8(boolNum(set.SemiSync.Load())),
-		NotifyChanged: notify(func(v any) error { set.SemiSync.Store(toInt64(v) != 0); return nil }),
+		Type: types.NewSystemBoolType("rpl_semi_sync_replica_enabled"), Default: int8(sqlengine.StatusNum(set.SemiSync.Load())),
+		NotifyChanged: notify(func(v any) error { set.SemiSync.Store(sqlengine.IntValue(v) != 0); return nil }),
 	}, "rpl_semi_sync_slave_enabled")
-	eng := s.sql
+	eng := a.sql
 	add(&sql.MysqlSystemVariable{
 		Name: "read_only", Scope: global, Dynamic: true,
-		Type: types.NewSystemBoolType("read_only"), Default: int8(boolNum(s.cfg.ReadOnly || s.cfg.SuperReadOnly)),
+		Type: types.NewSystemBoolType("read_only"), Default: int8(sqlengine.StatusNum(a.c.ReadOnly || a.c.SuperReadOnly)),
 		NotifyChanged: func(_ *sql.Context, _ sql.SystemVariableScope, v sql.SystemVarValue) error {
-			on := toInt64(v.Val) != 0
+			on := sqlengine.IntValue(v.Val) != 0
 			eng.ReadOnly.Store(on)
 			if !on {
 				eng.SuperReadOnly.Store(false)
@@ -433,9 +428,9 @@ func (s *Server) replicaVariables() []sql.SystemVariable {
 	})
 	add(&sql.MysqlSystemVariable{
 		Name: "super_read_only", Scope: global, Dynamic: true,
-		Type: types.NewSystemBoolType("super_read_only"), Default: int8(boolNum(s.cfg.SuperReadOnly)),
+		Type: types.NewSystemBoolType("super_read_only"), Default: int8(sqlengine.StatusNum(a.c.SuperReadOnly)),
 		NotifyChanged: func(_ *sql.Context, _ sql.SystemVariableScope, v sql.SystemVarValue) error {
-			on := toInt64(v.Val) != 0
+			on := sqlengine.IntValue(v.Val) != 0
 			eng.SuperReadOnly.Store(on)
 			if on {
 				eng.ReadOnly.Store(true)
@@ -446,13 +441,13 @@ func (s *Server) replicaVariables() []sql.SystemVariable {
 	// As in MySQL: read_only=OFF turns super_read_only off too, and
 	// super_read_only=ON turns read_only on.
 	sqlengine.RegisterVariableHook("read_only", func(v any) map[string]any {
-		if toInt64(v) == 0 {
+		if sqlengine.IntValue(v) == 0 {
 			return map[string]any{"super_read_only": int8(0)}
 		}
 		return nil
 	})
 	sqlengine.RegisterVariableHook("super_read_only", func(v any) map[string]any {
-		if toInt64(v) != 0 {
+		if sqlengine.IntValue(v) != 0 {
 			return map[string]any{"read_only": int8(1)}
 		}
 		return nil
@@ -460,14 +455,14 @@ func (s *Server) replicaVariables() []sql.SystemVariable {
 	add(&sql.MysqlSystemVariable{
 		Name: "max_relay_log_size", Scope: global, Dynamic: true,
 		Type: types.NewSystemIntType("max_relay_log_size", 0, 1<<30, false), Default: set.MaxRelaySize.Load(),
-		NotifyChanged: notify(func(v any) error { set.MaxRelaySize.Store(toInt64(v)); return nil }),
+		NotifyChanged: notify(func(v any) error { set.MaxRelaySize.Store(sqlengine.IntValue(v)); return nil }),
 	})
 	return vars
 }
 
-// replicaStatus adds the Replica_* status variables.
-func (s *Server) replicaStatus(live map[string]func() any) {
-	st := &s.repl.Stats
+// ReplicaStatus adds the Replica_* status variables.
+func (a *Admin) ReplicaStatus(live map[string]func() any) {
+	st := &a.repl.Stats
 	live["Replica_transactions_retrieved"] = func() any { return st.Retrieved.Load() }
 	live["Replica_transactions_applied"] = func() any { return st.Applied.Load() }
 	live["Replica_transactions_skipped"] = func() any { return st.Skipped.Load() }
@@ -484,7 +479,7 @@ func (s *Server) replicaStatus(live map[string]func() any) {
 	}
 	live["Replica_parallelism_avg"] = func() any { return fmt.Sprintf("%.4f", st.ParallelismAvg()) }
 	live["Replica_running"] = func() any {
-		if st, ok := s.repl.Status(time.Now()); ok && st.SQLRunning && st.IORunning == "Yes" {
+		if st, ok := a.repl.Status(time.Now()); ok && st.SQLRunning && st.IORunning == "Yes" {
 			return "ON"
 		}
 		return "OFF"

@@ -1,4 +1,14 @@
-package server
+// Package protocol is Lockstep's layer of the MySQL client/server protocol
+// below the protocol library (vitess): a listener whose connections
+// terminate TLS, enforce max_connections, max_allowed_packet and the
+// connection timeouts, count prepared statements and bytes, keep the
+// connection attributes, and take over binlog dump commands (this file,
+// tls.go, timeouts.go, prepared.go, connattrs.go); and the chain of
+// statements the server answers before go-mysql-server (chain.go). It
+// knows nothing of the server that configures it: what it needs (the
+// limits, the TLS configuration, the SQL layer's prepare check) comes in
+// the Listener's fields.
+package protocol
 
 import (
 	"bufio"
@@ -26,8 +36,8 @@ import (
 // wraps the listener's connections at the byte level: every dump command
 // (either kind) is parsed here, remembered on the connection, and replaced
 // by a canonical COM_BINLOG_DUMP_GTID that vitess hands to the handler,
-// which then takes over the connection (handler.ComBinlogDumpGTID,
-// replication.go).
+// which then takes over the connection (Conn.TakeDump; the server's
+// handler.ComBinlogDumpGTID).
 //
 // The wrapper parses only packet boundaries: a 4-byte header (3-byte
 // length, sequence number) per packet, payloads of 0xffffff bytes
@@ -37,7 +47,7 @@ import (
 // tls.go, which also covers the connection phase's renumbering).
 //
 // Wrapping also turns off go-mysql-server's per-query socket poll (it looks
-// for a *net.TCPConn); wireConn.closedByPeer gives the server a cheaper
+// for a *net.TCPConn); Conn.closedByPeer gives the server a cheaper
 // check it runs only for long statements.
 
 const (
@@ -55,69 +65,70 @@ const (
 	comQuery          = 0x03
 )
 
-type wireListener struct {
+type Listener struct {
 	net.Listener
-	conns sync.Map // *wireConn -> struct{}
-	// mariadb marks the --mariadb-port listener.
-	mariadb bool
-	// maxPacket is max_allowed_packet: a command larger than this (over
+	conns sync.Map // *Conn -> struct{}
+	// MariaDB marks the --mariadb-port listener.
+	MariaDB bool
+	// MaxPacket is max_allowed_packet: a command larger than this (over
 	// all its packets) is refused before it is buffered.
-	maxPacket func() int64
-	// limit counts the connections of every listener against
+	MaxPacket func() int64
+	// Limit counts the connections of every listener against
 	// max_connections.
-	limit *connLimit
-	// tls, if set, is offered to clients (see tls.go).
-	tls      *tls.Config
-	tlsStats *tlsStats
-	// connectTimeout reads connect_timeout (nil: none).
-	connectTimeout func() time.Duration
-	// checkPrepare, if set, sees each COM_STMT_PREPARE's statement (in
+	Limit *ConnLimit
+	// TLS, if set, is offered to clients (see tls.go).
+	TLS      *tls.Config
+	TLSStats *TLSStats
+	// ConnectTimeout reads connect_timeout (nil: none).
+	ConnectTimeout func() time.Duration
+	// CheckPrepare, if set, sees each COM_STMT_PREPARE's statement (in
 	// one packet) before vitess parses it, and returns the text vitess is
 	// to parse, or refuses it with its error instead. vitess parses
-	// prepared statements itself, with none of the text rewrites of
+	// Prepared statements itself, with none of the text rewrites of
 	// Lockstep's parser, outside every recover that turns a parser panic
 	// into an error, and miscounts their placeholders past 65,528.
-	checkPrepare func(connID uint32, query string) (string, error)
-	// prepared counts the prepared statements of every connection
+	CheckPrepare func(connID uint32, query string) (string, error)
+	// Prepared counts the prepared statements of every connection
 	// (Prepared_stmt_count, see prepared.go).
-	prepared *atomic.Int64
-	// preparedBytes adds up their texts (lockstep_max_prepared_stmt_bytes).
-	preparedBytes *atomic.Int64
-	// releaseStatement, if set, tells the SQL layer a connection closed a
-	// prepared statement it keeps under key (see prepared.go).
-	releaseStatement func(connID uint32, key string)
-	// traffic, if set, counts every connection's bytes (Bytes_received,
+	Prepared *atomic.Int64
+	// PreparedBytes adds up their texts (lockstep_max_prepared_stmt_bytes).
+	PreparedBytes *atomic.Int64
+	// ReleaseStatement, if set, tells the SQL layer a connection closed a
+	// Prepared statement it keeps under key (see prepared.go).
+	ReleaseStatement func(connID uint32, key string)
+	// Traffic, if set, counts every connection's bytes (Bytes_received,
 	// Bytes_sent); countStatus, if set, counts a command vitess answers
 	// without the handler (Com_stmt_close, Com_stmt_reset).
-	traffic     *trafficStats
-	countStatus func(connID uint32, name string)
-	// statistics, if set, answers COM_STATISTICS (mysqladmin status),
+	Traffic     *Traffic
+	CountStatus func(connID uint32, name string)
+	// Statistics, if set, answers COM_STATISTICS (mysqladmin status),
 	// which vitess does not know.
-	statistics func() string
+	Statistics func() string
 }
 
-// trafficStats counts the bytes clients sent and were sent, over every
+// Traffic counts the bytes clients sent and were sent, over every
 // connection of every listener.
-type trafficStats struct{ received, sent atomic.Uint64 }
+type Traffic struct{ Received, Sent atomic.Uint64 }
 
-// connLimit enforces max_connections as MySQL does: one connection more
+// ConnLimit enforces max_connections as MySQL does: one connection more
 // than the limit is accepted, for an account with SUPER or
 // CONNECTION_ADMIN (checked once it has logged in, see
-// handler.ConnectionAuthenticated); past that a client gets 1040 "Too many
+// the server's handler.ConnectionAuthenticated, Conn.OverLimit); past that a client gets 1040 "Too many
 // connections" instead of the handshake, before anything it sends is read.
-type connLimit struct {
+type ConnLimit struct {
 	active atomic.Int64
-	max    func() int64
+	// Max reads max_connections.
+	Max func() int64
 }
 
-// over reports whether the active connections exceed max_connections.
-func (l *connLimit) over() bool { return l != nil && l.active.Load() > l.max() }
+// Over reports whether the active connections exceed max_connections.
+func (l *ConnLimit) Over() bool { return l != nil && l.active.Load() > l.Max() }
 
 // Accept waits for the next connection. Errors that end one connection
 // attempt (too many open files, an aborted handshake) do not end the
 // accept loop: the listener pauses, briefly and then longer, and goes on;
 // only closing the listener ends it.
-func (l *wireListener) Accept() (net.Conn, error) {
+func (l *Listener) Accept() (net.Conn, error) {
 	pause := 5 * time.Millisecond
 	for {
 		c, err := l.Listener.Accept()
@@ -130,17 +141,17 @@ func (l *wireListener) Accept() (net.Conn, error) {
 			continue
 		}
 		pause = 5 * time.Millisecond
-		if l.limit != nil {
-			if n := l.limit.active.Add(1); n > l.limit.max()+1 {
-				l.limit.active.Add(-1)
+		if l.Limit != nil {
+			if n := l.Limit.active.Add(1); n > l.Limit.Max()+1 {
+				l.Limit.active.Add(-1)
 				refuseTooMany(c)
 				continue
 			}
 		}
-		w := newWireConn(c, l)
-		if l.connectTimeout != nil {
+		w := newConn(c, l)
+		if l.ConnectTimeout != nil {
 			// The whole connection phase, TLS handshake included.
-			w.connectDeadline = time.Now().Add(l.connectTimeout())
+			w.connectDeadline = time.Now().Add(l.ConnectTimeout())
 			_ = c.SetDeadline(w.connectDeadline)
 		}
 		l.conns.Store(w, struct{}{})
@@ -169,7 +180,7 @@ var errPacketTooLarge = errors.New("packet bigger than max_allowed_packet")
 // rest of the command is read and dropped first (for at most a few
 // seconds, and never kept), so that a client still writing it is not cut
 // off before it can read why.
-func (c *wireConn) refuseLargePacket(seq byte, size int) {
+func (c *Conn) refuseLargePacket(seq byte, size int) {
 	pkt := packet(seq, append([]byte{0xff, 0x81, 0x04}, "#08S01Got a packet bigger than 'max_allowed_packet' bytes"...))
 	_ = c.Conn.SetDeadline(time.Now().Add(5 * time.Second))
 	_, _ = c.w.Write(pkt)
@@ -202,20 +213,20 @@ func errPacket(seq byte, err error) []byte {
 
 func newReader(c net.Conn) *bufio.Reader { return bufio.NewReaderSize(c, 16<<10) }
 
-// dumpCommand is a parsed COM_BINLOG_DUMP or COM_BINLOG_DUMP_GTID.
-type dumpCommand struct {
-	gtidKind bool
-	flags    uint16
-	serverID uint32
-	file     string
-	pos      uint64
-	gtids    *binlog.GTIDSet
-	err      error // the command was malformed
+// DumpCommand is a parsed COM_BINLOG_DUMP or COM_BINLOG_DUMP_GTID.
+type DumpCommand struct {
+	GTIDKind bool
+	Flags    uint16
+	ServerID uint32
+	File     string
+	Pos      uint64
+	GTIDs    *binlog.GTIDSet
+	Err      error // the command was malformed
 }
 
-type wireConn struct {
+type Conn struct {
 	net.Conn // the socket
-	l        *wireListener
+	l        *Listener
 	r        *bufio.Reader // the socket's bytes, or after TLS the plaintext
 	w        io.Writer     // the socket, or after TLS the TLS connection
 	hdr      [4]byte
@@ -234,22 +245,22 @@ type wireConn struct {
 	// The session's wait_timeout, net_read_timeout and net_write_timeout
 	// (nanoseconds, 0: none), set once logged in (see timeouts.go);
 	// interactive is the client's CLIENT_INTERACTIVE flag.
-	waitTimeout, readTimeout, writeTimeout atomic.Int64
-	// execTimeout is the session's max_execution_time, in nanoseconds;
-	// syncMask, on a cluster member, its causal-read mask (causalWait).
-	execTimeout atomic.Int64
-	syncMask    atomic.Int64
+	WaitTimeout, ReadTimeout, WriteTimeout atomic.Int64
+	// ExecTimeout is the session's max_execution_time, in nanoseconds;
+	// SyncMask, on a cluster member, its causal-read mask (causalWait).
+	ExecTimeout atomic.Int64
+	SyncMask    atomic.Int64
 	interactive bool
 	// attrs are the connection attributes of the handshake response.
-	attrs []connAttr
+	attrs []ConnAttr
 	// afterReply, if set, runs once the reply to the current command has
 	// been written: when the next command is read, or the connection
 	// closes (SHUTDOWN answers its client before the server stops).
 	afterReply atomic.Pointer[func()]
 	// stmts are this connection's prepared statements, counted in
-	// l.prepared (its own goroutine only; see prepared.go).
+	// l.Prepared (its own goroutine only; see prepared.go).
 	stmts map[uint32]string // id -> the SQL layer's key for it
-	// stmtBytes are their texts' lengths, counted in l.preparedBytes.
+	// stmtBytes are their texts' lengths, counted in l.PreparedBytes.
 	stmtBytes map[uint32]int64
 	// longData counts the bytes of parameters sent in pieces, by
 	// statement, and longTotal their sum (prepared.go).
@@ -260,7 +271,7 @@ type wireConn struct {
 	// reads (semi-sync ACKs) and writes have no timeouts.
 	streaming atomic.Bool
 
-	dump atomic.Pointer[dumpCommand]
+	dump atomic.Pointer[DumpCommand]
 	// authed is set once the client has logged in (the handler's
 	// ConnectionAuthenticated): dump commands are parsed only after, so
 	// nothing from a peer that has not logged in is decoded here. connID
@@ -274,12 +285,39 @@ type wireConn struct {
 	closeOnce  sync.Once
 }
 
-func newWireConn(c net.Conn, l *wireListener) *wireConn {
-	return &wireConn{Conn: c, r: newReader(c), w: c, l: l}
+func newConn(c net.Conn, l *Listener) *Conn {
+	return &Conn{Conn: c, r: newReader(c), w: c, l: l}
 }
 
-// statementStarted notes a running statement and how to cancel it.
-func (c *wireConn) statementStarted(cancel context.CancelFunc) {
+// TLS is the connection's TLS, or nil if it is in plain text.
+func (c *Conn) TLS() *tls.Conn { return c.secure.Load() }
+
+// Interactive reports the client's CLIENT_INTERACTIVE flag.
+func (c *Conn) Interactive() bool { return c.interactive }
+
+// MariaDBPort reports whether the connection came in on the listener for
+// MariaDB replicas (--mariadb-port).
+func (c *Conn) MariaDBPort() bool { return c.l.MariaDB }
+
+// OverLimit reports whether the connections exceed max_connections (this
+// one being the administrators' extra one).
+func (c *Conn) OverLimit() bool { return c.l.Limit.Over() }
+
+// LoggedIn tells the connection its client has logged in as connection
+// id: dump commands are parsed from now on (see authed). It returns the
+// connection attributes of the handshake response.
+func (c *Conn) LoggedIn(id uint32) []ConnAttr {
+	c.connID = id
+	c.authed.Store(true)
+	return c.attrs
+}
+
+// AfterReply runs f once the reply to the current command has been
+// written (SHUTDOWN answers its client before the server stops).
+func (c *Conn) AfterReply(f func()) { c.afterReply.Store(&f) }
+
+// StatementStarted notes a running statement and how to cancel it.
+func (c *Conn) StatementStarted(cancel context.CancelFunc) {
 	c.cancel.Store(&cancel)
 	c.queryStart.Store(monotonicNanos())
 }
@@ -293,29 +331,29 @@ var processStart = time.Now()
 // whose client left, nor cancels early after a jump forward.
 func monotonicNanos() int64 { return int64(time.Since(processStart)) + 1 }
 
-// statementEnded notes that the connection is idle again.
-func (c *wireConn) statementEnded() {
+// StatementEnded notes that the connection is idle again.
+func (c *Conn) StatementEnded() {
 	c.queryStart.Store(0)
 	c.cancel.Store(nil)
 }
 
-// cancelStatement cancels the running statement, if any.
-func (c *wireConn) cancelStatement() {
+// CancelStatement cancels the running statement, if any.
+func (c *Conn) CancelStatement() {
 	if f := c.cancel.Load(); f != nil {
 		(*f)()
 	}
 }
 
-// drain ends every connection of l at shutdown: its running statement is
+// Drain ends every connection of l at shutdown: its running statement is
 // cancelled and its socket closed, so that its handler returns (a commit
 // in flight still finishes: the pipeline is stopped after this). It
 // waits, at most limit, until every handler has returned (the handler's
-// last act closes its wireConn, which leaves conns) and reports how many
+// last act closes its Conn, which leaves conns) and reports how many
 // had not.
-func (l *wireListener) drain(limit time.Duration) int {
+func (l *Listener) Drain(limit time.Duration) int {
 	l.conns.Range(func(k, _ any) bool {
-		c := k.(*wireConn)
-		c.cancelStatement()
+		c := k.(*Conn)
+		c.CancelStatement()
 		_ = c.Conn.Close() // not c.Close: the handler's own Close says it is done
 		return true
 	})
@@ -331,34 +369,34 @@ func (l *wireListener) drain(limit time.Duration) int {
 }
 
 // replied runs afterReply, if set.
-func (c *wireConn) replied() {
+func (c *Conn) replied() {
 	if f := c.afterReply.Swap(nil); f != nil {
 		(*f)()
 	}
 }
 
-func (c *wireConn) Close() error {
+func (c *Conn) Close() error {
 	defer c.replied()
 	var err error
 	c.closeOnce.Do(func() {
 		c.l.conns.Delete(c)
-		if c.l.limit != nil {
-			c.l.limit.active.Add(-1)
+		if c.l.Limit != nil {
+			c.l.Limit.active.Add(-1)
 		}
 		err = c.Conn.Close()
 	})
 	return err
 }
 
-// takeDump returns (and forgets) the dump command last seen; the dump
+// TakeDump returns (and forgets) the dump command last seen; the dump
 // takes the connection over, without timeouts.
-func (c *wireConn) takeDump() *dumpCommand {
+func (c *Conn) TakeDump() *DumpCommand {
 	c.streaming.Store(true)
 	_ = c.Conn.SetDeadline(time.Time{})
 	return c.dump.Swap(nil)
 }
 
-func (c *wireConn) Read(p []byte) (int, error) {
+func (c *Conn) Read(p []byte) (int, error) {
 	for len(c.out) == 0 {
 		if c.remaining > 0 {
 			n := min(len(p), c.remaining)
@@ -378,22 +416,22 @@ func (c *wireConn) Read(p []byte) (int, error) {
 }
 
 // counted adds to the listener's byte counts.
-func (c *wireConn) counted(received, sent int) {
-	if t := c.l.traffic; t != nil {
+func (c *Conn) counted(received, sent int) {
+	if t := c.l.Traffic; t != nil {
 		if received > 0 {
-			t.received.Add(uint64(received))
+			t.Received.Add(uint64(received))
 		}
 		if sent > 0 {
-			t.sent.Add(uint64(sent))
+			t.Sent.Add(uint64(sent))
 		}
 	}
 }
 
 // Write sends the server's bytes: during the connection phase packet by
 // packet (see connPhase), then as they come.
-func (c *wireConn) Write(p []byte) (int, error) {
+func (c *Conn) Write(p []byte) (int, error) {
 	if c.phase.done.Load() {
-		if d := c.writeTimeout.Load(); d > 0 && !c.streaming.Load() {
+		if d := c.WriteTimeout.Load(); d > 0 && !c.streaming.Load() {
 			_ = c.Conn.SetWriteDeadline(time.Now().Add(time.Duration(d)))
 		}
 		n, err := c.w.Write(p)
@@ -407,7 +445,7 @@ func (c *wireConn) Write(p []byte) (int, error) {
 
 // nextPacket reads the next packet header (and, for a dump command or an
 // SSL request, the whole packet) and queues what the reader gets.
-func (c *wireConn) nextPacket() error {
+func (c *Conn) nextPacket() error {
 	if !c.cont {
 		c.replied() // vitess reads the next command once it has replied
 	}
@@ -417,7 +455,7 @@ func (c *wireConn) nextPacket() error {
 	timed := c.phase.done.Load() && !c.streaming.Load()
 	waiting := timed && !c.cont && c.r.Buffered() < 4
 	if waiting {
-		c.setReadDeadline(c.waitTimeout.Load())
+		c.setReadDeadline(c.WaitTimeout.Load())
 	}
 	hdr, err := c.r.Peek(4)
 	if err != nil {
@@ -431,7 +469,7 @@ func (c *wireConn) nextPacket() error {
 	}
 	size := int(hdr[0]) | int(hdr[1])<<8 | int(hdr[2])<<16
 	if timed && c.r.Buffered() < 4+size {
-		c.setReadDeadline(c.readTimeout.Load())
+		c.setReadDeadline(c.ReadTimeout.Load())
 	}
 	seq := hdr[3]
 	wasCont := c.cont
@@ -442,15 +480,15 @@ func (c *wireConn) nextPacket() error {
 		c.cmdSize = int64(size)
 	}
 	limit := int64(maxPacketBeforeLogin)
-	if c.authed.Load() && c.l.maxPacket != nil {
-		limit = c.l.maxPacket()
+	if c.authed.Load() && c.l.MaxPacket != nil {
+		limit = c.l.MaxPacket()
 	}
 	if c.cmdSize > limit {
 		c.refuseLargePacket(seq+1, size)
 		return errPacketTooLarge
 	}
 	if !c.phase.done.Load() {
-		if c.l.tls != nil && c.secure.Load() == nil && isSSLRequest(c.r, seq, size) {
+		if c.l.TLS != nil && c.secure.Load() == nil && isSSLRequest(c.r, seq, size) {
 			return c.startTLS()
 		}
 		seq = c.phase.fromClient(seq)
@@ -467,17 +505,17 @@ func (c *wireConn) nextPacket() error {
 	}
 	if c.authed.Load() && !wasCont && seq == 0 && size > 0 && size < 0xffffff {
 		first, err := c.r.Peek(5)
-		if err == nil && c.l.countStatus != nil {
+		if err == nil && c.l.CountStatus != nil {
 			switch first[4] {
 			case comStmtClose:
-				c.l.countStatus(c.connID, "Com_stmt_close")
+				c.l.CountStatus(c.connID, "Com_stmt_close")
 			case comStmtReset:
-				c.l.countStatus(c.connID, "Com_stmt_reset")
+				c.l.CountStatus(c.connID, "Com_stmt_reset")
 			}
 		}
-		if err == nil && first[4] == comStmtClose && size == 5 && c.l.prepared != nil {
+		if err == nil && first[4] == comStmtClose && size == 5 && c.l.Prepared != nil {
 			if b, err := c.r.Peek(9); err == nil {
-				c.stmtClosed(binary.LittleEndian.Uint32(b[5:]))
+				c.StmtClosed(binary.LittleEndian.Uint32(b[5:]))
 			}
 		}
 		if err == nil && size >= 5 && (first[4] == comStmtLongData || first[4] == comStmtExecute || first[4] == comStmtReset) {
@@ -491,12 +529,12 @@ func (c *wireConn) nextPacket() error {
 				}
 			}
 		}
-		if err == nil && first[4] == comStmtPrepare && c.l.checkPrepare != nil {
+		if err == nil && first[4] == comStmtPrepare && c.l.CheckPrepare != nil {
 			pkt := make([]byte, 4+size)
 			if _, err := io.ReadFull(c.r, pkt); err != nil {
 				return err
 			}
-			q, err := c.l.checkPrepare(c.connID, string(pkt[5:]))
+			q, err := c.l.CheckPrepare(c.connID, string(pkt[5:]))
 			if err != nil {
 				// Answered here; vitess sees nothing of it.
 				_, werr := c.Write(errPacket(1, err))
@@ -508,13 +546,13 @@ func (c *wireConn) nextPacket() error {
 			c.out = pkt
 			return nil
 		}
-		if err == nil && first[4] == comStatistics && size == 1 && c.l.statistics != nil {
+		if err == nil && first[4] == comStatistics && size == 1 && c.l.Statistics != nil {
 			// COM_STATISTICS (mysqladmin status): its answer is one
 			// packet of text, no OK or result set around it.
 			if _, err := c.r.Discard(4 + size); err != nil {
 				return err
 			}
-			_, werr := c.Write(packet(1, []byte(c.l.statistics())))
+			_, werr := c.Write(packet(1, []byte(c.l.Statistics())))
 			return werr
 		}
 		if err == nil && first[4] == comProcessKill && size == 5 {
@@ -616,50 +654,50 @@ func canonicalDump() []byte {
 
 var errBadDump = errors.New("malformed binlog dump command")
 
-func parseDumpCommand(p []byte) *dumpCommand {
-	cmd := &dumpCommand{gtidKind: p[0] == comBinlogDumpGTID}
+func parseDumpCommand(p []byte) *DumpCommand {
+	cmd := &DumpCommand{GTIDKind: p[0] == comBinlogDumpGTID}
 	p = p[1:]
-	if !cmd.gtidKind {
+	if !cmd.GTIDKind {
 		// pos(4) flags(2) server_id(4) file(rest)
 		if len(p) < 10 {
-			cmd.err = errBadDump
+			cmd.Err = errBadDump
 			return cmd
 		}
-		cmd.pos = uint64(binary.LittleEndian.Uint32(p))
-		cmd.flags = binary.LittleEndian.Uint16(p[4:])
-		cmd.serverID = binary.LittleEndian.Uint32(p[6:])
-		cmd.file = string(p[10:])
+		cmd.Pos = uint64(binary.LittleEndian.Uint32(p))
+		cmd.Flags = binary.LittleEndian.Uint16(p[4:])
+		cmd.ServerID = binary.LittleEndian.Uint32(p[6:])
+		cmd.File = string(p[10:])
 		return cmd
 	}
 	// flags(2) server_id(4) name_len(4) name pos(8) [data_len(4) data]
 	if len(p) < 10 {
-		cmd.err = errBadDump
+		cmd.Err = errBadDump
 		return cmd
 	}
-	cmd.flags = binary.LittleEndian.Uint16(p)
-	cmd.serverID = binary.LittleEndian.Uint32(p[2:])
+	cmd.Flags = binary.LittleEndian.Uint16(p)
+	cmd.ServerID = binary.LittleEndian.Uint32(p[2:])
 	nameLen := int(binary.LittleEndian.Uint32(p[6:]))
 	p = p[10:]
 	if nameLen < 0 || len(p) < nameLen+8 {
-		cmd.err = errBadDump
+		cmd.Err = errBadDump
 		return cmd
 	}
-	cmd.file = string(p[:nameLen])
-	cmd.pos = binary.LittleEndian.Uint64(p[nameLen:])
+	cmd.File = string(p[:nameLen])
+	cmd.Pos = binary.LittleEndian.Uint64(p[nameLen:])
 	p = p[nameLen+8:]
 	// MySQL reads the GTID set whatever the flags say (vitess only when
 	// BINLOG_THROUGH_GTID is set, which replicas do not send).
 	{
 		if len(p) < 4 || len(p)-4 < int(binary.LittleEndian.Uint32(p)) {
-			cmd.err = errBadDump
+			cmd.Err = errBadDump
 			return cmd
 		}
 		set, err := binlog.ParsePreviousGTIDs(p[4 : 4+int(binary.LittleEndian.Uint32(p))])
 		if err != nil {
-			cmd.err = errBadDump
+			cmd.Err = errBadDump
 			return cmd
 		}
-		cmd.gtids = &set
+		cmd.GTIDs = &set
 	}
 	return cmd
 }
@@ -667,7 +705,7 @@ func parseDumpCommand(p []byte) *dumpCommand {
 // closedByPeer reports whether the client has closed its side: a
 // non-blocking peek at the socket returns 0 bytes at end of stream. Data
 // waiting (a pipelined command) or no data means the client is there.
-func (c *wireConn) closedByPeer() bool {
+func (c *Conn) closedByPeer() bool {
 	sc, ok := c.Conn.(syscall.Conn)
 	if !ok {
 		return false
@@ -686,11 +724,11 @@ func (c *wireConn) closedByPeer() bool {
 	return closed
 }
 
-// watchDisconnects cancels statements that have run for more than a second
+// WatchDisconnects cancels statements that have run for more than a second
 // on connections whose client has gone (go-mysql-server's poll does the
 // same when it sees a bare TCP connection). cancel is given the
 // connection; it returns once stop closes.
-func (l *wireListener) watchDisconnects(stop <-chan struct{}, cancel func(*wireConn)) {
+func (l *Listener) WatchDisconnects(stop <-chan struct{}, cancel func(*Conn)) {
 	tick := time.NewTicker(time.Second)
 	defer tick.Stop()
 	for {
@@ -701,7 +739,7 @@ func (l *wireListener) watchDisconnects(stop <-chan struct{}, cancel func(*wireC
 		}
 		now := monotonicNanos()
 		l.conns.Range(func(k, _ any) bool {
-			c := k.(*wireConn)
+			c := k.(*Conn)
 			if st := c.queryStart.Load(); st != 0 && now-st > int64(time.Second) && c.closedByPeer() {
 				cancel(c)
 			}

@@ -1,4 +1,4 @@
-package server
+package admin
 
 import (
 	"errors"
@@ -29,18 +29,21 @@ var (
 	setStmt     = regexp.MustCompile(`(?is)^\s*set\s`)
 )
 
-func (s *Server) gtidNextStatement(c *mysql.Conn, query string) (*sqltypes.Result, bool, error) {
+// GTIDNextStatement runs SET gtid_next, and answers the statements of a
+// transaction under an executed GTID (see above); handled reports
+// whether it did.
+func (a *Admin) GTIDNextStatement(c *mysql.Conn, query string) (*sqltypes.Result, bool, error) {
 	// Cheap filter first: this runs before every query.
 	q := strings.TrimLeft(query, " \t\r\n")
 	if len(q) < 200 && len(q) > 3 && strings.EqualFold(q[:3], "set") && strings.Contains(strings.ToLower(q), "gtid_next") {
 		if m := setGTIDNext.FindStringSubmatch(query); m != nil {
-			if err := s.require(c, needGTIDNext); err != nil {
+			if err := a.sql.Require(c, sqlengine.NeedGTIDNext); err != nil {
 				return nil, true, err
 			}
-			return s.setGTIDNext(c, m)
+			return a.setGTIDNext(c, m)
 		}
 	}
-	g, set, used := s.sql.GTIDNext(c.ConnectionID)
+	g, set, used := a.sql.GTIDNext(c.ConnectionID)
 	if !set || setStmt.MatchString(query) {
 		return nil, false, nil
 	}
@@ -52,20 +55,20 @@ func (s *Server) gtidNextStatement(c *mysql.Conn, query string) (*sqltypes.Resul
 		}
 		return nil, true, sqlengine.ErrGTIDNextUsed(g)
 	}
-	if s.pipe == nil || !s.pipe.Executed(g.SID, g.GNO) {
+	if a.pipe == nil || !a.pipe.Executed(g.SID, g.GNO) {
 		return nil, false, nil // the statement runs, and commits under g
 	}
 	// Executed already: the transaction is skipped.
 	if commitStmt.MatchString(query) || rollbackStm.MatchString(query) {
-		s.sql.UseGTIDNext(c.ConnectionID)
+		a.sql.UseGTIDNext(c.ConnectionID)
 	}
 	return &sqltypes.Result{}, true, nil
 }
 
-func (s *Server) setGTIDNext(c *mysql.Conn, m []string) (*sqltypes.Result, bool, error) {
+func (a *Admin) setGTIDNext(c *mysql.Conn, m []string) (*sqltypes.Result, bool, error) {
 	v := strings.TrimSpace(m[1] + m[2] + m[3])
 	if strings.EqualFold(v, "AUTOMATIC") {
-		s.sql.SetGTIDNext(c.ConnectionID, nil)
+		a.sql.SetGTIDNext(c.ConnectionID, nil)
 		return &sqltypes.Result{}, true, nil
 	}
 	uuid, n, ok := strings.Cut(v, ":")
@@ -77,14 +80,14 @@ func (s *Server) setGTIDNext(c *mysql.Conn, m []string) (*sqltypes.Result, bool,
 	if !ok || err != nil || gno == 0 {
 		return nil, true, mysql.NewSQLError(1231, "42000", "Variable 'gtid_next' can't be set to the value of '%s'", v)
 	}
-	if s.member != nil {
+	if a.member != nil {
 		// The cluster numbers every transaction in log order.
 		return nil, true, errOnMember("SET gtid_next")
 	}
-	if s.sql.HasUncommittedWrites(c.ConnectionID) {
+	if a.sql.HasUncommittedWrites(c.ConnectionID) {
 		return nil, true, mysql.NewSQLError(1766, "HY000", "The system variable gtid_next cannot be set when there is an ongoing transaction.")
 	}
-	s.sql.SetGTIDNext(c.ConnectionID, &binlog.GTIDInfo{SID: id, GNO: gno})
+	a.sql.SetGTIDNext(c.ConnectionID, &binlog.GTIDInfo{SID: id, GNO: gno})
 	return &sqltypes.Result{}, true, nil
 }
 

@@ -1,4 +1,4 @@
-package server
+package admin
 
 import (
 	"testing"
@@ -39,7 +39,7 @@ func TestFirstKept(t *testing.T) {
 		// after it are kept until then (longer, never shorter).
 		{"a jump forward keeps files longer", files(1, 400, 3, 4), 20, 1},
 	} {
-		if got := firstKept(c.files, day(c.at)); got != c.want {
+		if got := FirstKept(c.files, day(c.at)); got != c.want {
 			t.Errorf("%s: first kept %d, want %d", c.name, got, c.want)
 		}
 	}

@@ -1,4 +1,4 @@
-package server
+package admin
 
 import (
 	"fmt"
@@ -12,15 +12,20 @@ import (
 	"github.com/dolthub/vitess/go/sqltypes"
 	querypb "github.com/dolthub/vitess/go/vt/proto/query"
 	"github.com/lockstepdb/lockstep/internal/binlog"
+	"github.com/lockstepdb/lockstep/internal/sqlengine"
 )
 
 // primary answers the binlog SHOW statements from the binlog's file list,
 // which has its own lock: they never wait for commits. Replicas are served
-// by the handler (replication.go), which receives COM_REGISTER_SLAVE and
+// by the server's protocol handler, which receives COM_REGISTER_SLAVE and
 // the dump commands before go-mysql-server would pass them here.
-type primary struct{ s *Server }
+type primary struct{ a *Admin }
 
 var _ binlogreplication.BinlogPrimaryController = primary{}
+
+// PrimaryController is what go-mysql-server asks for the binary log
+// statements it answers itself.
+func (a *Admin) PrimaryController() binlogreplication.BinlogPrimaryController { return primary{a} }
 
 func errNotHere() error {
 	return mysql.NewSQLError(mysql.ERUnknownComError, mysql.SSUnknownComError, "replication commands are served by the connection handler")
@@ -37,15 +42,11 @@ func (p primary) ListReplicas(*sql.Context) error { return nil }
 // replicationClient is the check of SHOW BINARY LOGS and SHOW BINARY LOG
 // STATUS (go-mysql-server's is a placeholder that lets everyone through).
 func (p primary) replicationClient(ctx *sql.Context) error {
-	db := p.s.sql.GMS.Analyzer.Catalog.MySQLDb
-	if !db.Enabled() {
+	db := p.a.sql.GMS.Analyzer.Catalog.MySQLDb
+	if !db.Enabled() || sqlengine.HasNeed(db.UserActivePrivilegeSet(ctx), sqlengine.NeedReplicationClient) {
 		return nil
 	}
-	set := db.UserActivePrivilegeSet(ctx)
-	if set.Has(sql.PrivilegeType_ReplicationClient) || set.Has(sql.PrivilegeType_Super) {
-		return nil
-	}
-	return mysql.NewSQLError(erSpecificAccessDenied, "42000", "Access denied; you need (at least one of) the %s privilege(s) for this operation", needReplicationClient.names())
+	return sqlengine.NeedReplicationClient.Denied()
 }
 
 func (p primary) ListBinaryLogs(ctx *sql.Context) ([]binlogreplication.BinaryLogFileMetadata, error) {
@@ -53,7 +54,7 @@ func (p primary) ListBinaryLogs(ctx *sql.Context) ([]binlogreplication.BinaryLog
 		return nil, err
 	}
 	var out []binlogreplication.BinaryLogFileMetadata
-	for _, f := range p.s.blog.Files() {
+	for _, f := range p.a.blog.Files() {
 		out = append(out, binlogreplication.BinaryLogFileMetadata{Name: f.Name, Size: uint64(f.Size)})
 	}
 	return out, nil
@@ -63,19 +64,19 @@ func (p primary) GetBinaryLogStatus(ctx *sql.Context) ([]binlogreplication.Binar
 	if err := p.replicationClient(ctx); err != nil {
 		return nil, err
 	}
-	files := p.s.blog.Files()
+	files := p.a.blog.Files()
 	cur := files[len(files)-1]
 	name, pos := cur.Name, uint(cur.Size)
-	if p.s.member != nil {
+	if p.a.member != nil {
 		// A member's files may end with entries raft has not committed:
 		// its position is what it applied (what replicas get).
-		end, _, _ := p.s.blog.Published()
-		name, pos = p.s.blog.Name(end.File), uint(end.Pos)
+		end, _, _ := p.a.blog.Published()
+		name, pos = p.a.blog.Name(end.File), uint(end.Pos)
 	}
 	return []binlogreplication.BinaryLogStatus{{
 		File:          name,
 		Position:      pos,
-		ExecutedGtids: p.s.gtidVisible().String(),
+		ExecutedGtids: p.a.c.GTIDVisible().String(),
 	}}, nil
 }
 
@@ -93,20 +94,20 @@ var (
 	showMasterLogs = regexp.MustCompile(`(?is)^\s*show\s+master\s+logs\s*;?\s*$`)
 )
 
-// adminStatement runs query if it is one of the binlog administration
+// BinlogStatement runs query if it is one of the binlog administration
 // statements; handled reports whether it was.
-func (s *Server) adminStatement(c *mysql.Conn, query string) (res *sqltypes.Result, handled bool, err error) {
+func (a *Admin) BinlogStatement(c *mysql.Conn, query string) (res *sqltypes.Result, handled bool, err error) {
 	if len(query) > 256 || !adminPrefix(query) {
 		return nil, false, nil
 	}
 	if m := showRepl.FindStringSubmatch(query); m != nil {
-		if err := s.require(c, needReplicationSlave); err != nil {
+		if err := a.sql.Require(c, sqlengine.NeedReplicationSlave); err != nil {
 			return nil, true, err
 		}
-		return s.showReplicas(!strings.EqualFold(m[1], "replicas")), true, nil
+		return a.showReplicas(!strings.EqualFold(m[1], "replicas")), true, nil
 	}
 	if showMasterLogs.MatchString(query) {
-		if err := s.require(c, needReplicationClient); err != nil {
+		if err := a.sql.Require(c, sqlengine.NeedReplicationClient); err != nil {
 			return nil, true, err
 		}
 		res := &sqltypes.Result{Fields: []*querypb.Field{
@@ -114,12 +115,12 @@ func (s *Server) adminStatement(c *mysql.Conn, query string) (res *sqltypes.Resu
 			{Name: "File_size", Type: sqltypes.Uint64, Charset: 63},
 			{Name: "Encrypted", Type: sqltypes.VarChar, Charset: 255},
 		}}
-		for _, f := range s.blog.Files() {
+		for _, f := range a.blog.Files() {
 			res.Rows = append(res.Rows, []sqltypes.Value{sqltypes.NewVarChar(f.Name), sqltypes.NewUint64(uint64(f.Size)), sqltypes.NewVarChar("No")})
 		}
 		return res, true, nil
 	}
-	ok, err := s.binlogAdmin(c, query)
+	ok, err := a.binlogAdmin(c, query)
 	if ok {
 		return &sqltypes.Result{}, true, err
 	}
@@ -168,7 +169,7 @@ var flushStatement = regexp.MustCompile(`(?is)^\s*flush\s+(?:(?:no_write_to_binl
 //     control counters (wsrep_flow_control_paused and the others) again,
 //     as in MySQL and Galera.
 //   - RELAY LOGS is refused (1235) rather than ignored.
-func (s *Server) flush(c *mysql.Conn, query string) (handled bool, err error) {
+func (a *Admin) flush(c *mysql.Conn, query string) (handled bool, err error) {
 	m := flushStatement.FindStringSubmatch(query)
 	if m == nil {
 		return false, nil
@@ -177,7 +178,7 @@ func (s *Server) flush(c *mysql.Conn, query string) (handled bool, err error) {
 	for _, o := range strings.Split(strings.ToLower(m[1]), ",") {
 		opts = append(opts, strings.Join(strings.Fields(o), "_"))
 	}
-	if err := s.require(c, needReload); err != nil {
+	if err := a.sql.Require(c, sqlengine.NeedReload); err != nil {
 		return true, err
 	}
 	for _, o := range opts {
@@ -189,7 +190,7 @@ func (s *Server) flush(c *mysql.Conn, query string) (handled bool, err error) {
 		case "relay_logs":
 			return true, mysql.NewSQLError(mysql.ERNotSupportedYet, "42000", "This version of Lockstep doesn't yet support 'FLUSH %s'", strings.ToUpper(strings.ReplaceAll(o, "_", " ")))
 		case "reset_replica", "reset_source":
-			// COM_REFRESH's REFRESH_SLAVE and REFRESH_MASTER (wire.go).
+			// COM_REFRESH's REFRESH_SLAVE and REFRESH_MASTER (package protocol).
 			return true, mysql.NewSQLError(mysql.ERNotSupportedYet, "42000", "This version of Lockstep doesn't yet support 'COM_REFRESH with REFRESH_SLAVE or REFRESH_MASTER': send RESET REPLICA or RESET MASTER")
 		case "tables", "threads", "logs", "binary_logs", "slow_logs", "error_logs", "general_logs", "engine_logs", "hosts", "user_resources", "optimizer_costs", "status":
 		default:
@@ -199,44 +200,44 @@ func (s *Server) flush(c *mysql.Conn, query string) (handled bool, err error) {
 	for _, o := range opts {
 		switch o {
 		case "binary_logs":
-			if s.member != nil {
+			if a.member != nil {
 				return true, errOnMember("FLUSH BINARY LOGS")
 			}
-			if err := s.pipe.Rotate(); err != nil {
+			if err := a.pipe.Rotate(); err != nil {
 				return true, err
 			}
 		case "logs":
-			if s.member == nil {
-				if err := s.pipe.Rotate(); err != nil {
+			if a.member == nil {
+				if err := a.pipe.Rotate(); err != nil {
 					return true, err
 				}
 			}
-			s.closeSlowLog()
+			a.c.ReopenSlowLog()
 		case "slow_logs":
-			s.closeSlowLog()
+			a.c.ReopenSlowLog()
 		case "status":
-			s.flushStatus(c)
+			a.flushStatus(c)
 		}
 	}
 	return true, nil
 }
 
-func (s *Server) binlogAdmin(c *mysql.Conn, query string) (handled bool, err error) {
-	if ok, err := s.flush(c, query); ok {
+func (a *Admin) binlogAdmin(c *mysql.Conn, query string) (handled bool, err error) {
+	if ok, err := a.flush(c, query); ok {
 		return true, err
 	}
 	switch {
 	case purgeTo.MatchString(query), purgeBefExpr.MatchString(query):
-		if err := s.require(c, needBinlogAdmin); err != nil {
+		if err := a.sql.Require(c, sqlengine.NeedBinlogAdmin); err != nil {
 			return true, err
 		}
 	}
 	switch {
 	case purgeTo.MatchString(query):
 		name := purgeTo.FindStringSubmatch(query)[2]
-		for _, f := range s.blog.Files() {
+		for _, f := range a.blog.Files() {
 			if f.Name == name {
-				return true, s.purgeStatement(c, f.Num)
+				return true, a.purgeStatement(c, f.Num)
 			}
 		}
 		return true, mysql.NewSQLError(mysql.ERUnknownError, "HY000", "Target log not found in binlog index (%s)", name)
@@ -248,16 +249,16 @@ func (s *Server) binlogAdmin(c *mysql.Conn, query string) (handled bool, err err
 				return true, mysql.NewSQLError(mysql.ERWrongArguments, "HY000", "Incorrect arguments to PURGE LOGS BEFORE: %q", v)
 			}
 		}
-		return true, s.purgeStatement(c, firstKept(s.blog.Files(), t))
+		return true, a.purgeStatement(c, FirstKept(a.blog.Files(), t))
 	case purgeBefExpr.MatchString(query):
 		expr := purgeBefExpr.FindStringSubmatch(query)[2]
-		t, err := s.sql.EvalDatetime(c.ConnectionID, expr)
+		t, err := a.sql.EvalDatetime(c.ConnectionID, expr)
 		if err != nil {
 			return true, mysql.NewSQLError(mysql.ERWrongArguments, "HY000", "Incorrect arguments to PURGE LOGS BEFORE: %v", err)
 		}
 		// The session's wall clock, as the quoted form is read.
 		loc := time.Date(t.Year(), t.Month(), t.Day(), t.Hour(), t.Minute(), t.Second(), t.Nanosecond(), time.Local)
-		return true, s.purgeStatement(c, firstKept(s.blog.Files(), loc))
+		return true, a.purgeStatement(c, FirstKept(a.blog.Files(), loc))
 	}
 	return false, nil
 }
@@ -268,12 +269,12 @@ const erWarnPurgeLogInUse = 1867
 // purgeStatement runs a PURGE BINARY LOGS that asked to remove the files
 // before number keep, with MySQL's warning when connected replicas kept
 // some of them.
-func (s *Server) purgeStatement(c *mysql.Conn, keep int) error {
-	held, err := s.purge(keep)
+func (a *Admin) purgeStatement(c *mysql.Conn, keep int) error {
+	held, err := a.purge(keep)
 	if err != nil {
 		return err
 	}
-	if ctx, ok := s.sql.SessionContext(c.ConnectionID); ok {
+	if ctx, ok := a.sql.SessionContext(c.ConnectionID); ok {
 		ctx.Session.ClearWarnings()
 		if held != nil {
 			ctx.Session.Warn(&sql.Warning{Level: "Warning", Code: erWarnPurgeLogInUse,
@@ -300,17 +301,17 @@ type purgeHeld struct {
 // one a connected replica has yet to finish reading, nor any after it
 // (held says which, when that kept files the purge asked for). A replica
 // not connected is not protected: it will find its files gone.
-func (s *Server) purge(keep int) (held *purgeHeld, err error) {
+func (a *Admin) purge(keep int) (held *purgeHeld, err error) {
 	asked, names := 0, map[int]string{}
-	for _, f := range s.blog.Files() {
+	for _, f := range a.blog.Files() {
 		names[f.Num] = f.Name
 		if f.Num < keep {
 			asked++
 		}
 	}
-	if s.source != nil {
+	if a.source != nil {
 		readers, first := 0, 0
-		for _, r := range s.source.Replicas() {
+		for _, r := range a.source.Replicas() {
 			if r.Sent.File > 0 && r.Sent.File < keep {
 				readers++
 				if first == 0 || r.Sent.File < first {
@@ -324,17 +325,17 @@ func (s *Server) purge(keep int) (held *purgeHeld, err error) {
 		}
 	}
 	var gone []string
-	if s.member != nil {
-		gone, err = s.member.compact(s.store, keep)
+	if a.member != nil {
+		gone, err = a.member.Compact(keep)
 		if len(gone) > 0 {
-			s.log.Info("purged binary logs (the cluster log now starts later)", "files", strings.Join(gone, ","))
+			a.log.Info("purged binary logs (the cluster log now starts later)", "files", strings.Join(gone, ","))
 		}
 	} else {
-		gone, err = s.purgeLocal(keep)
+		gone, err = a.purgeLocal(keep)
 	}
 	if held != nil {
 		held.purged = len(gone)
-		s.log.Info("binary logs kept for connected replicas", "first_kept", held.file, "replicas", held.readers)
+		a.log.Info("binary logs kept for connected replicas", "first_kept", held.file, "replicas", held.readers)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("purging binary logs: %w", err)
@@ -344,32 +345,32 @@ func (s *Server) purge(keep int) (held *purgeHeld, err error) {
 
 // purgeLocal purges a single server's files before keep, and never one
 // the store may still need for recovery.
-func (s *Server) purgeLocal(keep int) ([]string, error) {
-	durable, err := s.store.Flush()
+func (a *Admin) purgeLocal(keep int) ([]string, error) {
+	durable, err := a.store.Flush()
 	if err != nil {
 		return nil, err
 	}
 	if durable.File > 0 && keep > durable.File {
 		keep = durable.File
 	}
-	gone, err := s.blog.Purge(keep)
+	gone, err := a.blog.Purge(keep)
 	if len(gone) > 0 {
-		s.log.Info("purged binary logs", "files", strings.Join(gone, ","))
+		a.log.Info("purged binary logs", "files", strings.Join(gone, ","))
 	}
 	return gone, err
 }
 
 // purgeBefore purges the files whose successor was started before t (that
 // is, files whose last write is older than t).
-func (s *Server) purgeBefore(t time.Time) error {
-	_, err := s.purge(firstKept(s.blog.Files(), t))
+func (a *Admin) purgeBefore(t time.Time) error {
+	_, err := a.purge(FirstKept(a.blog.Files(), t))
 	return err
 }
 
-// firstKept is the number of the first binlog file a purge of the files
+// FirstKept is the number of the first binlog file a purge of the files
 // older than t keeps: the last one started before t still holds events
 // from after t, and the current file is always kept.
-func firstKept(files []binlog.FileInfo, t time.Time) int {
+func FirstKept(files []binlog.FileInfo, t time.Time) int {
 	for i := 0; i+1 < len(files); i++ {
 		if !files[i+1].Created.Before(t) {
 			return files[i].Num
@@ -378,9 +379,9 @@ func firstKept(files []binlog.FileInfo, t time.Time) int {
 	return files[len(files)-1].Num
 }
 
-// expireLogs purges, every minute until stop closes, the files older than
+// ExpireLogs purges, every minute until stop closes, the files older than
 // binlog_expire_logs_seconds (0 = never).
-func (s *Server) expireLogs(stop <-chan struct{}) {
+func (a *Admin) ExpireLogs(stop <-chan struct{}) {
 	tick := time.NewTicker(time.Minute)
 	defer tick.Stop()
 	for {
@@ -390,38 +391,40 @@ func (s *Server) expireLogs(stop <-chan struct{}) {
 		case <-tick.C:
 		}
 		_, v, ok := sql.SystemVariables.GetGlobal("binlog_expire_logs_seconds")
-		secs := toInt64(v)
+		secs := sqlengine.IntValue(v)
 		if !ok || secs <= 0 {
 			continue
 		}
-		if err := s.purgeBefore(time.Now().Add(-time.Duration(secs) * time.Second)); err != nil {
-			s.log.Warn("binlog expiry failed", "err", err)
+		if err := a.purgeBefore(time.Now().Add(-time.Duration(secs) * time.Second)); err != nil {
+			a.log.Warn("binlog expiry failed", "err", err)
 		}
 	}
 }
 
-// flushStatus is FLUSH STATUS (see flush).
-func (s *Server) flushStatus(c *mysql.Conn) {
-	if ctx, ok := s.sql.SessionContext(c.ConnectionID); ok {
+// flushStatus is FLUSH STATUS (see flush): the session's counts go back
+// to zero (they are in the global ones already), the server resets what
+// it keeps (Max_used_connections), and a cluster member starts its flow
+// control counters again.
+func (a *Admin) flushStatus(c *mysql.Conn) {
+	if ctx, ok := a.sql.SessionContext(c.ConnectionID); ok {
 		for name, v := range ctx.Session.GetAllStatusVariables(ctx) {
 			if _, isCount := v.Value().(uint64); isCount {
 				ctx.Session.SetStatusVariable(ctx, name, uint64(0))
 			}
 		}
 	}
-	if r, ok := sql.StatusVariables.(*statusRegistry); ok {
-		_, threads, _ := r.GetGlobal("Threads_connected")
-		r.SetGlobal("Max_used_connections", threads)
+	if a.c.FlushStatus != nil {
+		a.c.FlushStatus(c.ConnectionID)
 	}
-	if s.member != nil {
-		s.member.ResetFlowStats()
+	if a.member != nil {
+		a.member.ResetFlowStats()
 	}
 }
 
-// binlogBytes is the size of the binlog files.
-func (s *Server) binlogBytes() uint64 {
+// BinlogBytes is the size of the binlog files.
+func (a *Admin) BinlogBytes() uint64 {
 	var n uint64
-	for _, f := range s.blog.Files() {
+	for _, f := range a.blog.Files() {
 		n += uint64(max(f.Size, 0))
 	}
 	return n

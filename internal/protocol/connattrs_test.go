@@ -1,4 +1,4 @@
-package server
+package protocol
 
 import (
 	"encoding/binary"
@@ -13,7 +13,7 @@ func TestParseConnAttrs(t *testing.T) {
 	lenenc := func(s string) []byte { return append([]byte{byte(len(s))}, s...) }
 	attrs := append(lenenc("_client_name"), lenenc("Go-MySQL-Driver")...)
 	attrs = append(attrs, append(lenenc("app"), lenenc("billing")...)...)
-	want := []connAttr{{"_client_name", "Go-MySQL-Driver"}, {"app", "billing"}}
+	want := []ConnAttr{{"_client_name", "Go-MySQL-Driver"}, {"app", "billing"}}
 	response := func(caps uint32, auth []byte, db bool) []byte {
 		p := binary.LittleEndian.AppendUint32(nil, caps|clientConnectAttrs)
 		p = append(p, make([]byte, 28)...) // max packet, charset, filler
