@@ -67,23 +67,10 @@ type Components struct {
 }
 
 // Admin answers the statements.
-type Admin struct {
-	sql    *sqlengine.Engine
-	blog   *binlog.Log
-	store  *storage.Engine
-	pipe   *commit.Pipeline
-	member Member
-	source *source.Source
-	repl   *replica.Replica
-	log    *slog.Logger
-	c      Components
-}
+type Admin struct{ Components }
 
 // New returns the administration of c.
-func New(c Components) *Admin {
-	return &Admin{sql: c.SQL, blog: c.Binlog, store: c.Store, pipe: c.Pipe, member: c.Member,
-		source: c.Source, repl: c.Replica, log: c.Log, c: c}
-}
+func New(c Components) *Admin { return &Admin{c} }
 
 // errOnMember refuses on a cluster member what only a single server does.
 func errOnMember(what string) error { return mysqlerr.NotOnClusterMember(what) }

@@ -42,7 +42,7 @@ func (p primary) ListReplicas(*sql.Context) error { return nil }
 // replicationClient is the check of SHOW BINARY LOGS and SHOW BINARY LOG
 // STATUS (go-mysql-server's is a placeholder that lets everyone through).
 func (p primary) replicationClient(ctx *sql.Context) error {
-	db := p.a.sql.GMS.Analyzer.Catalog.MySQLDb
+	db := p.a.SQL.GMS.Analyzer.Catalog.MySQLDb
 	if !db.Enabled() || sqlengine.HasNeed(db.UserActivePrivilegeSet(ctx), sqlengine.NeedReplicationClient) {
 		return nil
 	}
@@ -54,7 +54,7 @@ func (p primary) ListBinaryLogs(ctx *sql.Context) ([]binlogreplication.BinaryLog
 		return nil, err
 	}
 	var out []binlogreplication.BinaryLogFileMetadata
-	for _, f := range p.a.blog.Files() {
+	for _, f := range p.a.Binlog.Files() {
 		out = append(out, binlogreplication.BinaryLogFileMetadata{Name: f.Name, Size: uint64(f.Size)})
 	}
 	return out, nil
@@ -64,19 +64,19 @@ func (p primary) GetBinaryLogStatus(ctx *sql.Context) ([]binlogreplication.Binar
 	if err := p.replicationClient(ctx); err != nil {
 		return nil, err
 	}
-	files := p.a.blog.Files()
+	files := p.a.Binlog.Files()
 	cur := files[len(files)-1]
 	name, pos := cur.Name, uint(cur.Size)
-	if p.a.member != nil {
+	if p.a.Member != nil {
 		// A member's files may end with entries raft has not committed:
 		// its position is what it applied (what replicas get).
-		end, _, _ := p.a.blog.Published()
-		name, pos = p.a.blog.Name(end.File), uint(end.Pos)
+		end, _, _ := p.a.Binlog.Published()
+		name, pos = p.a.Binlog.Name(end.File), uint(end.Pos)
 	}
 	return []binlogreplication.BinaryLogStatus{{
 		File:          name,
 		Position:      pos,
-		ExecutedGtids: p.a.c.GTIDVisible().String(),
+		ExecutedGtids: p.a.GTIDVisible().String(),
 	}}, nil
 }
 
@@ -101,13 +101,13 @@ func (a *Admin) BinlogStatement(c *mysql.Conn, query string) (res *sqltypes.Resu
 		return nil, false, nil
 	}
 	if m := showRepl.FindStringSubmatch(query); m != nil {
-		if err := a.sql.Require(c, sqlengine.NeedReplicationSlave); err != nil {
+		if err := a.SQL.Require(c, sqlengine.NeedReplicationSlave); err != nil {
 			return nil, true, err
 		}
 		return a.showReplicas(!strings.EqualFold(m[1], "replicas")), true, nil
 	}
 	if showMasterLogs.MatchString(query) {
-		if err := a.sql.Require(c, sqlengine.NeedReplicationClient); err != nil {
+		if err := a.SQL.Require(c, sqlengine.NeedReplicationClient); err != nil {
 			return nil, true, err
 		}
 		res := &sqltypes.Result{Fields: []*querypb.Field{
@@ -115,7 +115,7 @@ func (a *Admin) BinlogStatement(c *mysql.Conn, query string) (res *sqltypes.Resu
 			{Name: "File_size", Type: sqltypes.Uint64, Charset: 63},
 			{Name: "Encrypted", Type: sqltypes.VarChar, Charset: 255},
 		}}
-		for _, f := range a.blog.Files() {
+		for _, f := range a.Binlog.Files() {
 			res.Rows = append(res.Rows, []sqltypes.Value{sqltypes.NewVarChar(f.Name), sqltypes.NewUint64(uint64(f.Size)), sqltypes.NewVarChar("No")})
 		}
 		return res, true, nil
@@ -178,7 +178,7 @@ func (a *Admin) flush(c *mysql.Conn, query string) (handled bool, err error) {
 	for _, o := range strings.Split(strings.ToLower(m[1]), ",") {
 		opts = append(opts, strings.Join(strings.Fields(o), "_"))
 	}
-	if err := a.sql.Require(c, sqlengine.NeedReload); err != nil {
+	if err := a.SQL.Require(c, sqlengine.NeedReload); err != nil {
 		return true, err
 	}
 	for _, o := range opts {
@@ -200,21 +200,21 @@ func (a *Admin) flush(c *mysql.Conn, query string) (handled bool, err error) {
 	for _, o := range opts {
 		switch o {
 		case "binary_logs":
-			if a.member != nil {
+			if a.Member != nil {
 				return true, errOnMember("FLUSH BINARY LOGS")
 			}
-			if err := a.pipe.Rotate(); err != nil {
+			if err := a.Pipe.Rotate(); err != nil {
 				return true, err
 			}
 		case "logs":
-			if a.member == nil {
-				if err := a.pipe.Rotate(); err != nil {
+			if a.Member == nil {
+				if err := a.Pipe.Rotate(); err != nil {
 					return true, err
 				}
 			}
-			a.c.ReopenSlowLog()
+			a.ReopenSlowLog()
 		case "slow_logs":
-			a.c.ReopenSlowLog()
+			a.ReopenSlowLog()
 		case "status":
 			a.flushStatus(c)
 		}
@@ -228,14 +228,14 @@ func (a *Admin) binlogAdmin(c *mysql.Conn, query string) (handled bool, err erro
 	}
 	switch {
 	case purgeTo.MatchString(query), purgeBefExpr.MatchString(query):
-		if err := a.sql.Require(c, sqlengine.NeedBinlogAdmin); err != nil {
+		if err := a.SQL.Require(c, sqlengine.NeedBinlogAdmin); err != nil {
 			return true, err
 		}
 	}
 	switch {
 	case purgeTo.MatchString(query):
 		name := purgeTo.FindStringSubmatch(query)[2]
-		for _, f := range a.blog.Files() {
+		for _, f := range a.Binlog.Files() {
 			if f.Name == name {
 				return true, a.purgeStatement(c, f.Num)
 			}
@@ -249,16 +249,16 @@ func (a *Admin) binlogAdmin(c *mysql.Conn, query string) (handled bool, err erro
 				return true, mysql.NewSQLError(mysql.ERWrongArguments, "HY000", "Incorrect arguments to PURGE LOGS BEFORE: %q", v)
 			}
 		}
-		return true, a.purgeStatement(c, FirstKept(a.blog.Files(), t))
+		return true, a.purgeStatement(c, FirstKept(a.Binlog.Files(), t))
 	case purgeBefExpr.MatchString(query):
 		expr := purgeBefExpr.FindStringSubmatch(query)[2]
-		t, err := a.sql.EvalDatetime(c.ConnectionID, expr)
+		t, err := a.SQL.EvalDatetime(c.ConnectionID, expr)
 		if err != nil {
 			return true, mysql.NewSQLError(mysql.ERWrongArguments, "HY000", "Incorrect arguments to PURGE LOGS BEFORE: %v", err)
 		}
 		// The session's wall clock, as the quoted form is read.
 		loc := time.Date(t.Year(), t.Month(), t.Day(), t.Hour(), t.Minute(), t.Second(), t.Nanosecond(), time.Local)
-		return true, a.purgeStatement(c, FirstKept(a.blog.Files(), loc))
+		return true, a.purgeStatement(c, FirstKept(a.Binlog.Files(), loc))
 	}
 	return false, nil
 }
@@ -274,7 +274,7 @@ func (a *Admin) purgeStatement(c *mysql.Conn, keep int) error {
 	if err != nil {
 		return err
 	}
-	if ctx, ok := a.sql.SessionContext(c.ConnectionID); ok {
+	if ctx, ok := a.SQL.SessionContext(c.ConnectionID); ok {
 		ctx.Session.ClearWarnings()
 		if held != nil {
 			ctx.Session.Warn(&sql.Warning{Level: "Warning", Code: erWarnPurgeLogInUse,
@@ -303,15 +303,15 @@ type purgeHeld struct {
 // not connected is not protected: it will find its files gone.
 func (a *Admin) purge(keep int) (held *purgeHeld, err error) {
 	asked, names := 0, map[int]string{}
-	for _, f := range a.blog.Files() {
+	for _, f := range a.Binlog.Files() {
 		names[f.Num] = f.Name
 		if f.Num < keep {
 			asked++
 		}
 	}
-	if a.source != nil {
+	if a.Source != nil {
 		readers, first := 0, 0
-		for _, r := range a.source.Replicas() {
+		for _, r := range a.Source.Replicas() {
 			if r.Sent.File > 0 && r.Sent.File < keep {
 				readers++
 				if first == 0 || r.Sent.File < first {
@@ -325,17 +325,17 @@ func (a *Admin) purge(keep int) (held *purgeHeld, err error) {
 		}
 	}
 	var gone []string
-	if a.member != nil {
-		gone, err = a.member.Compact(keep)
+	if a.Member != nil {
+		gone, err = a.Member.Compact(keep)
 		if len(gone) > 0 {
-			a.log.Info("purged binary logs (the cluster log now starts later)", "files", strings.Join(gone, ","))
+			a.Log.Info("purged binary logs (the cluster log now starts later)", "files", strings.Join(gone, ","))
 		}
 	} else {
 		gone, err = a.purgeLocal(keep)
 	}
 	if held != nil {
 		held.purged = len(gone)
-		a.log.Info("binary logs kept for connected replicas", "first_kept", held.file, "replicas", held.readers)
+		a.Log.Info("binary logs kept for connected replicas", "first_kept", held.file, "replicas", held.readers)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("purging binary logs: %w", err)
@@ -346,16 +346,16 @@ func (a *Admin) purge(keep int) (held *purgeHeld, err error) {
 // purgeLocal purges a single server's files before keep, and never one
 // the store may still need for recovery.
 func (a *Admin) purgeLocal(keep int) ([]string, error) {
-	durable, err := a.store.Flush()
+	durable, err := a.Store.Flush()
 	if err != nil {
 		return nil, err
 	}
 	if durable.File > 0 && keep > durable.File {
 		keep = durable.File
 	}
-	gone, err := a.blog.Purge(keep)
+	gone, err := a.Binlog.Purge(keep)
 	if len(gone) > 0 {
-		a.log.Info("purged binary logs", "files", strings.Join(gone, ","))
+		a.Log.Info("purged binary logs", "files", strings.Join(gone, ","))
 	}
 	return gone, err
 }
@@ -363,7 +363,7 @@ func (a *Admin) purgeLocal(keep int) ([]string, error) {
 // purgeBefore purges the files whose successor was started before t (that
 // is, files whose last write is older than t).
 func (a *Admin) purgeBefore(t time.Time) error {
-	_, err := a.purge(FirstKept(a.blog.Files(), t))
+	_, err := a.purge(FirstKept(a.Binlog.Files(), t))
 	return err
 }
 
@@ -396,7 +396,7 @@ func (a *Admin) ExpireLogs(stop <-chan struct{}) {
 			continue
 		}
 		if err := a.purgeBefore(time.Now().Add(-time.Duration(secs) * time.Second)); err != nil {
-			a.log.Warn("binlog expiry failed", "err", err)
+			a.Log.Warn("binlog expiry failed", "err", err)
 		}
 	}
 }
@@ -406,25 +406,25 @@ func (a *Admin) ExpireLogs(stop <-chan struct{}) {
 // it keeps (Max_used_connections), and a cluster member starts its flow
 // control counters again.
 func (a *Admin) flushStatus(c *mysql.Conn) {
-	if ctx, ok := a.sql.SessionContext(c.ConnectionID); ok {
+	if ctx, ok := a.SQL.SessionContext(c.ConnectionID); ok {
 		for name, v := range ctx.Session.GetAllStatusVariables(ctx) {
 			if _, isCount := v.Value().(uint64); isCount {
 				ctx.Session.SetStatusVariable(ctx, name, uint64(0))
 			}
 		}
 	}
-	if a.c.FlushStatus != nil {
-		a.c.FlushStatus(c.ConnectionID)
+	if a.FlushStatus != nil {
+		a.FlushStatus(c.ConnectionID)
 	}
-	if a.member != nil {
-		a.member.ResetFlowStats()
+	if a.Member != nil {
+		a.Member.ResetFlowStats()
 	}
 }
 
 // BinlogBytes is the size of the binlog files.
 func (a *Admin) BinlogBytes() uint64 {
 	var n uint64
-	for _, f := range a.blog.Files() {
+	for _, f := range a.Binlog.Files() {
 		n += uint64(max(f.Size, 0))
 	}
 	return n

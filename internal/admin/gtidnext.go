@@ -37,13 +37,13 @@ func (a *Admin) GTIDNextStatement(c *mysql.Conn, query string) (*sqltypes.Result
 	q := strings.TrimLeft(query, " \t\r\n")
 	if len(q) < 200 && len(q) > 3 && strings.EqualFold(q[:3], "set") && strings.Contains(strings.ToLower(q), "gtid_next") {
 		if m := setGTIDNext.FindStringSubmatch(query); m != nil {
-			if err := a.sql.Require(c, sqlengine.NeedGTIDNext); err != nil {
+			if err := a.SQL.Require(c, sqlengine.NeedGTIDNext); err != nil {
 				return nil, true, err
 			}
 			return a.setGTIDNext(c, m)
 		}
 	}
-	g, set, used := a.sql.GTIDNext(c.ConnectionID)
+	g, set, used := a.SQL.GTIDNext(c.ConnectionID)
 	if !set || setStmt.MatchString(query) {
 		return nil, false, nil
 	}
@@ -55,12 +55,12 @@ func (a *Admin) GTIDNextStatement(c *mysql.Conn, query string) (*sqltypes.Result
 		}
 		return nil, true, sqlengine.ErrGTIDNextUsed(g)
 	}
-	if a.pipe == nil || !a.pipe.Executed(g.SID, g.GNO) {
+	if a.Pipe == nil || !a.Pipe.Executed(g.SID, g.GNO) {
 		return nil, false, nil // the statement runs, and commits under g
 	}
 	// Executed already: the transaction is skipped.
 	if commitStmt.MatchString(query) || rollbackStm.MatchString(query) {
-		a.sql.UseGTIDNext(c.ConnectionID)
+		a.SQL.UseGTIDNext(c.ConnectionID)
 	}
 	return &sqltypes.Result{}, true, nil
 }
@@ -68,7 +68,7 @@ func (a *Admin) GTIDNextStatement(c *mysql.Conn, query string) (*sqltypes.Result
 func (a *Admin) setGTIDNext(c *mysql.Conn, m []string) (*sqltypes.Result, bool, error) {
 	v := strings.TrimSpace(m[1] + m[2] + m[3])
 	if strings.EqualFold(v, "AUTOMATIC") {
-		a.sql.SetGTIDNext(c.ConnectionID, nil)
+		a.SQL.SetGTIDNext(c.ConnectionID, nil)
 		return &sqltypes.Result{}, true, nil
 	}
 	uuid, n, ok := strings.Cut(v, ":")
@@ -80,14 +80,14 @@ func (a *Admin) setGTIDNext(c *mysql.Conn, m []string) (*sqltypes.Result, bool, 
 	if !ok || err != nil || gno == 0 {
 		return nil, true, mysql.NewSQLError(1231, "42000", "Variable 'gtid_next' can't be set to the value of '%s'", v)
 	}
-	if a.member != nil {
+	if a.Member != nil {
 		// The cluster numbers every transaction in log order.
 		return nil, true, errOnMember("SET gtid_next")
 	}
-	if a.sql.HasUncommittedWrites(c.ConnectionID) {
+	if a.SQL.HasUncommittedWrites(c.ConnectionID) {
 		return nil, true, mysql.NewSQLError(1766, "HY000", "The system variable gtid_next cannot be set when there is an ongoing transaction.")
 	}
-	a.sql.SetGTIDNext(c.ConnectionID, &binlog.GTIDInfo{SID: id, GNO: gno})
+	a.SQL.SetGTIDNext(c.ConnectionID, &binlog.GTIDInfo{SID: id, GNO: gno})
 	return &sqltypes.Result{}, true, nil
 }
 

@@ -50,9 +50,9 @@ func (a *Admin) ReplicaStatement(c *mysql.Conn, query string) (*sqltypes.Result,
 	if len(query) > 4096 || !replicaPrefix(query) {
 		return nil, false, nil
 	}
-	admin := func() error { return a.sql.Require(c, sqlengine.NeedReplicaAdmin) }
+	admin := func() error { return a.SQL.Require(c, sqlengine.NeedReplicaAdmin) }
 	if m := showReplica.FindStringSubmatch(query); m != nil {
-		if err := a.sql.Require(c, sqlengine.NeedReplicationClient); err != nil {
+		if err := a.SQL.Require(c, sqlengine.NeedReplicationClient); err != nil {
 			return nil, true, err
 		}
 		return a.showReplicaStatus(strings.EqualFold(m[1], "slave")), true, nil
@@ -61,7 +61,7 @@ func (a *Admin) ReplicaStatement(c *mysql.Conn, query string) (*sqltypes.Result,
 		if err := admin(); err != nil {
 			return nil, true, err
 		}
-		if a.member != nil {
+		if a.Member != nil {
 			return nil, true, errOnMember("replication from a source")
 		}
 		if m[2] != "" {
@@ -73,7 +73,7 @@ func (a *Admin) ReplicaStatement(c *mysql.Conn, query string) (*sqltypes.Result,
 			msg := err.Error()
 			return nil, true, mysql.NewSQLError(1064, "42000", "%s", strings.ToUpper(msg[:1])+msg[1:])
 		}
-		return &sqltypes.Result{}, true, replicaError(a.repl.ChangeSource(func(c *replica.SourceConfig) error { return applySourceOptions(c, opts) }))
+		return &sqltypes.Result{}, true, replicaError(a.Replica.ChangeSource(func(c *replica.SourceConfig) error { return applySourceOptions(c, opts) }))
 	}
 	if m := startStop.FindStringSubmatch(query); m != nil {
 		if err := admin(); err != nil {
@@ -83,19 +83,19 @@ func (a *Admin) ReplicaStatement(c *mysql.Conn, query string) (*sqltypes.Result,
 		io := threads == "" || strings.Contains(threads, "io_thread")
 		sqlThread := threads == "" || strings.Contains(threads, "sql_thread")
 		if strings.EqualFold(m[1], "start") {
-			if a.member != nil {
+			if a.Member != nil {
 				return nil, true, errOnMember("replication from a source")
 			}
-			return &sqltypes.Result{}, true, replicaError(a.repl.Start(io, sqlThread))
+			return &sqltypes.Result{}, true, replicaError(a.Replica.Start(io, sqlThread))
 		}
-		a.repl.Stop(io, sqlThread)
+		a.Replica.Stop(io, sqlThread)
 		return &sqltypes.Result{}, true, nil
 	}
 	if m := resetReplica.FindStringSubmatch(query); m != nil {
-		if err := a.sql.Require(c, sqlengine.NeedReload); err != nil {
+		if err := a.SQL.Require(c, sqlengine.NeedReload); err != nil {
 			return nil, true, err
 		}
-		return &sqltypes.Result{}, true, replicaError(a.repl.Reset(m[1] != ""))
+		return &sqltypes.Result{}, true, replicaError(a.Replica.Reset(m[1] != ""))
 	}
 	return nil, false, nil
 }
@@ -308,7 +308,7 @@ func legacyName(n string) string {
 
 func (a *Admin) showReplicaStatus(legacy bool) *sqltypes.Result {
 	res := &sqltypes.Result{}
-	st, ok := a.repl.Status(time.Now())
+	st, ok := a.Replica.Status(time.Now())
 	for _, n := range replicaStatusColumns {
 		if legacy {
 			n = legacyName(n)
@@ -366,7 +366,7 @@ func (a *Admin) showReplicaStatus(legacy bool) *sqltypes.Result {
 // aliases MySQL keeps).
 func (a *Admin) ReplicaVariables() []sql.SystemVariable {
 	global := sql.GetMysqlScope(sql.SystemVariableScope_Global)
-	set := &a.repl.Settings
+	set := &a.Replica.Settings
 	var vars []sql.SystemVariable
 	add := sqlengine.VariableAdder(&vars)
 	notify := func(f func(v any) error) func(*sql.Context, sql.SystemVariableScope, sql.SystemVarValue) error {
@@ -413,10 +413,10 @@ func (a *Admin) ReplicaVariables() []sql.SystemVariable {
 		Type: types.NewSystemBoolType("rpl_semi_sync_replica_enabled"), Default: int8(sqlengine.StatusNum(set.SemiSync.Load())),
 		NotifyChanged: notify(func(v any) error { set.SemiSync.Store(sqlengine.IntValue(v) != 0); return nil }),
 	}, "rpl_semi_sync_slave_enabled")
-	eng := a.sql
+	eng := a.SQL
 	add(&sql.MysqlSystemVariable{
 		Name: "read_only", Scope: global, Dynamic: true,
-		Type: types.NewSystemBoolType("read_only"), Default: int8(sqlengine.StatusNum(a.c.ReadOnly || a.c.SuperReadOnly)),
+		Type: types.NewSystemBoolType("read_only"), Default: int8(sqlengine.StatusNum(a.ReadOnly || a.SuperReadOnly)),
 		NotifyChanged: func(_ *sql.Context, _ sql.SystemVariableScope, v sql.SystemVarValue) error {
 			on := sqlengine.IntValue(v.Val) != 0
 			eng.ReadOnly.Store(on)
@@ -428,7 +428,7 @@ func (a *Admin) ReplicaVariables() []sql.SystemVariable {
 	})
 	add(&sql.MysqlSystemVariable{
 		Name: "super_read_only", Scope: global, Dynamic: true,
-		Type: types.NewSystemBoolType("super_read_only"), Default: int8(sqlengine.StatusNum(a.c.SuperReadOnly)),
+		Type: types.NewSystemBoolType("super_read_only"), Default: int8(sqlengine.StatusNum(a.SuperReadOnly)),
 		NotifyChanged: func(_ *sql.Context, _ sql.SystemVariableScope, v sql.SystemVarValue) error {
 			on := sqlengine.IntValue(v.Val) != 0
 			eng.SuperReadOnly.Store(on)
@@ -462,7 +462,7 @@ func (a *Admin) ReplicaVariables() []sql.SystemVariable {
 
 // ReplicaStatus adds the Replica_* status variables.
 func (a *Admin) ReplicaStatus(live map[string]func() any) {
-	st := &a.repl.Stats
+	st := &a.Replica.Stats
 	live["Replica_transactions_retrieved"] = func() any { return st.Retrieved.Load() }
 	live["Replica_transactions_applied"] = func() any { return st.Applied.Load() }
 	live["Replica_transactions_skipped"] = func() any { return st.Skipped.Load() }
@@ -479,7 +479,7 @@ func (a *Admin) ReplicaStatus(live map[string]func() any) {
 	}
 	live["Replica_parallelism_avg"] = func() any { return fmt.Sprintf("%.4f", st.ParallelismAvg()) }
 	live["Replica_running"] = func() any {
-		if st, ok := a.repl.Status(time.Now()); ok && st.SQLRunning && st.IORunning == "Yes" {
+		if st, ok := a.Replica.Status(time.Now()); ok && st.SQLRunning && st.IORunning == "Yes" {
 			return "ON"
 		}
 		return "OFF"

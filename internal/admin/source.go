@@ -19,7 +19,7 @@ import (
 // their rpl_semi_sync_master_* aliases, which SET GLOBAL keeps equal.
 func (a *Admin) SemiSyncVariables() []sql.SystemVariable {
 	global := sql.GetMysqlScope(sql.SystemVariableScope_Global)
-	semi := a.source.Semi
+	semi := a.Source.Semi
 	var vars []sql.SystemVariable
 	add := sqlengine.VariableAdder(&vars)
 	b2i := func(b bool) int8 {
@@ -67,7 +67,7 @@ func (a *Admin) SemiSyncVariables() []sql.SystemVariable {
 	}, "rpl_semi_sync_master_wait_point")
 	add(&sql.MysqlSystemVariable{
 		Name: "gtid_domain_id", Scope: global, Dynamic: false,
-		Type: types.NewSystemIntType("gtid_domain_id", 0, 1<<32-1, false), Default: a.c.GTIDDomainID,
+		Type: types.NewSystemIntType("gtid_domain_id", 0, 1<<32-1, false), Default: a.GTIDDomainID,
 	})
 	add(&sql.MysqlSystemVariable{
 		Name: "gtid_strict_mode", Scope: global, Dynamic: true,
@@ -88,9 +88,9 @@ func (a *Admin) SemiSyncVariables() []sql.SystemVariable {
 // gtidPurged is the set of GTIDs no longer in any binlog file: the
 // Previous_gtids of the oldest file.
 func (a *Admin) gtidPurged() string {
-	set, err := a.blog.PreviousGTIDs(a.blog.Files()[0].Num)
+	set, err := a.Binlog.PreviousGTIDs(a.Binlog.Files()[0].Num)
 	if err != nil {
-		a.log.Warn("reading gtid_purged", "err", err)
+		a.Log.Warn("reading gtid_purged", "err", err)
 		return ""
 	}
 	return set.String()
@@ -99,7 +99,7 @@ func (a *Admin) gtidPurged() string {
 // SemiSyncStatus adds Rpl_semi_sync_source_* (and _master_) status
 // variables.
 func (a *Admin) SemiSyncStatus(live map[string]func() any) {
-	semi := a.source.Semi
+	semi := a.Source.Semi
 	st := &semi.Stats
 	onOff := func(b bool) any {
 		if b {
@@ -138,12 +138,12 @@ func (a *Admin) showReplicas(legacy bool) *sqltypes.Result {
 	for i, n := range names {
 		res.Fields = append(res.Fields, &querypb.Field{Name: n, Type: typesOf[i], Charset: 255})
 	}
-	for _, r := range a.source.Replicas() {
+	for _, r := range a.Source.Replicas() {
 		res.Rows = append(res.Rows, []sqltypes.Value{
 			sqltypes.NewUint32(r.ServerID),
 			sqltypes.NewVarChar(r.Host),
 			sqltypes.NewUint32(uint32(r.Port)),
-			sqltypes.NewUint32(a.c.ServerID),
+			sqltypes.NewUint32(a.ServerID),
 			sqltypes.NewVarChar(r.UUID),
 		})
 	}
