@@ -367,3 +367,50 @@ func tailOf(s string, n int) string {
 	}
 	return s
 }
+
+// TestSetOperationDecimals: a set operation's column whose sides are
+// integers and DECIMALs of different scales is a DECIMAL with the largest
+// scale, and every row reads with it, as in MySQL and MariaDB 10.11 (each
+// expected text here is MariaDB's, read on the same box): the text most
+// drivers hand applications.
+func TestSetOperationDecimals(t *testing.T) {
+	s := startServer(t, t.TempDir())
+	mustExec(t, s.db(""), "CREATE DATABASE f")
+	db := s.db("f")
+	mustExec(t, db, "CREATE TABLE p (id INT PRIMARY KEY, price DECIMAL(5,2))")
+	mustExec(t, db, "INSERT INTO p VALUES (1, 3.10), (2, 4.5)")
+	for _, c := range []struct{ q, want string }{
+		{"SELECT 1 UNION SELECT 2.5", "1.0 2.5"},
+		{"SELECT 1.5 UNION ALL SELECT 10", "1.5 10.0"},
+		{"SELECT 1.5 UNION SELECT 2.25 UNION SELECT 3", "1.50 2.25 3.00"},
+		{"SELECT price FROM p UNION SELECT 2.5", "3.10 4.50 2.50"},
+		{"SELECT id FROM p EXCEPT SELECT 2.0", "1.0"},
+		{"SELECT id FROM p INTERSECT SELECT 2.0", "2.0"},
+		{"SELECT 1 UNION SELECT 2", "1 2"},
+		{"SELECT 'a' UNION SELECT 1.50", "a 1.50"},
+		{"SELECT price FROM p UNION SELECT 2.5 ORDER BY 1", "2.50 3.10 4.50"},
+		{"SELECT price FROM p UNION SELECT 2.5 ORDER BY 1 DESC LIMIT 2", "4.50 3.10"},
+		{"SELECT * FROM (SELECT id FROM p UNION SELECT 2.125) t ORDER BY 1", "1.000 2.000 2.125"},
+		{"SELECT t.id + 1 FROM (SELECT id FROM p UNION SELECT 2.125) t ORDER BY 1", "2.000 3.000 3.125"},
+		{"SELECT 1 UNION (SELECT 2.5 UNION SELECT 3.25)", "1.00 2.50 3.25"},
+		{"SELECT x FROM (SELECT 1 AS x UNION ALL SELECT 2.5) u WHERE x > 1", "2.5"},
+		{"SELECT 1 IN (SELECT 1 UNION SELECT 2.5)", "1"},
+	} {
+		rows, err := db.Query(c.q)
+		if err != nil {
+			t.Fatalf("%s: %v", c.q, err)
+		}
+		var got []string
+		for rows.Next() {
+			var v string
+			if err := rows.Scan(&v); err != nil {
+				t.Fatal(err)
+			}
+			got = append(got, v)
+		}
+		rows.Close()
+		if strings.Join(got, " ") != c.want {
+			t.Errorf("%s: %q, want %q", c.q, strings.Join(got, " "), c.want)
+		}
+	}
+}

@@ -361,7 +361,7 @@ func (x *exactWindow) Compute(_ *sql.Context, interval sql.WindowInterval, _ sql
 // the aggregate's DECIMAL type: the planner types such columns DOUBLE.
 // CREATE TABLE ... SELECT gets the same types for the table's columns
 // (exactCopierTypes).
-func exactAggregateTypes(ctx *sql.Context, _ *analyzer.Analyzer, n sql.Node, _ *plan.Scope, _ analyzer.RuleSelector, _ *sql.QueryFlags) (sql.Node, transform.TreeIdentity, error) {
+func exactAggregateTypes(ctx *sql.Context, _ *analyzer.Analyzer, n sql.Node, scope *plan.Scope, _ analyzer.RuleSelector, _ *sql.QueryFlags) (sql.Node, transform.TreeIdentity, error) {
 	n, same, err := retypeExactColumns(ctx, n)
 	if err != nil {
 		return nil, transform.SameTree, err
@@ -372,7 +372,16 @@ func exactAggregateTypes(ctx *sql.Context, _ *analyzer.Analyzer, n sql.Node, _ *
 		}
 		return n, transform.SameTree, nil
 	})
-	return n, same && copied, err
+	if err != nil {
+		return nil, transform.SameTree, err
+	}
+	if !scope.IsEmpty() {
+		// A subquery in an expression: go-mysql-server evaluates its set
+		// operations itself, so they keep its types (setops_types.go).
+		return n, same && copied, nil
+	}
+	n, typed, err := typeSetOps(ctx, n) // setops_types.go
+	return n, same && copied && typed, err
 }
 
 // exactCopierTypes types the columns of the table CREATE TABLE ... SELECT

@@ -85,6 +85,13 @@ func (b boundedTopN) Build(ctx *sql.Context, n sql.Node, r sql.Row) (sql.RowIter
 		return newDistinctRows(it, child.Schema(ctx)), nil
 	case *collatedSetOp:
 		return b.buildSetOpRows(ctx, n, r)
+	case *typedSetOp:
+		// Its rows are the set operation's; its schema writes them
+		// (setops_types.go).
+		if it, err := b.Build(ctx, n.SetOp, r); it != nil || err != nil {
+			return it, err
+		}
+		return b.base.Build(ctx, n.SetOp, r)
 	case *plan.HashLookup:
 		return buildHashLookup(ctx, b.base, n, r)
 	case *plan.TopN:
