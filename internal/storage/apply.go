@@ -348,17 +348,20 @@ func (e *Engine) ApplyRowEvent(b *Batch, own ownWrites, typ byte, r binlog.Rows)
 		return fmt.Errorf("rows event for %s.%s has %d columns, table has %d", t.Def.DB, t.Def.Name, r.NCols, len(t.Def.Columns))
 	}
 	data := r.Data
-	var vals []row.Value
-	next := func() ([]byte, []row.Value, error) {
-		v, n, err := row.DecodeImage(data, t.Def.Columns, vals)
+	// Each row's values are decoded into a buffer reused by the next row;
+	// an update's after image has a buffer of its own.
+	var vals, after []row.Value
+	decode := func(buf *[]row.Value) ([]byte, []row.Value, error) {
+		v, n, err := row.DecodeImage(data, t.Def.Columns, *buf)
 		if err != nil {
 			return nil, nil, err
 		}
 		img := data[:n]
 		data = data[n:]
-		vals = v
+		*buf = v
 		return img, v, nil
 	}
+	next := func() ([]byte, []row.Value, error) { return decode(&vals) }
 	var c RowChange
 	for len(data) > 0 {
 		switch typ {
@@ -383,9 +386,7 @@ func (e *Engine) ApplyRowEvent(b *Batch, own ownWrites, typ byte, r binlog.Rows)
 			if err != nil {
 				return err
 			}
-			bv = append([]row.Value(nil), bv...)
-			vals = nil
-			aimg, av, err := next()
+			aimg, av, err := decode(&after)
 			if err != nil {
 				return err
 			}
