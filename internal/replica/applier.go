@@ -685,23 +685,19 @@ func (c *rowChange) checked() []byte {
 // event's images alone, the before image taken as the current row: its
 // keys and write set are known before the data is read.
 func (c *rowChange) planFromImages() error {
-	var err error
-	switch c.kind {
-	case binlog.WriteRowsEventV2:
-		err = c.t.PlanInsert(&c.plan, c.after, c.avals, nil, nil)
+	if c.kind == binlog.WriteRowsEventV2 {
+		err := c.t.PlanInsert(&c.plan, c.after, c.avals, nil, nil)
 		c.akey = c.plan.Key
 		return err
-	case binlog.DeleteRowsEventV2:
-		if c.at, err = c.t.Locate(c.before, c.bvals, nil, nil, nil); err != nil {
-			return err
-		}
-		c.bkey = c.at.Key
-		return c.t.PlanDelete(&c.plan, c.at, c.bvals)
 	}
+	var err error
 	if c.at, err = c.t.Locate(c.before, c.bvals, nil, nil, nil); err != nil {
 		return err
 	}
 	c.bkey = c.at.Key
+	if c.kind == binlog.DeleteRowsEventV2 {
+		return c.t.PlanDelete(&c.plan, c.at, c.bvals)
+	}
 	err = c.t.PlanUpdate(&c.plan, c.at, c.before, c.bvals, c.after, c.avals, nil, nil)
 	c.akey = c.plan.Key
 	return err

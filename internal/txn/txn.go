@@ -967,8 +967,9 @@ func (t *Txn) Delete(tab *storage.Table, vals []row.Value) (bool, error) {
 	return true, nil
 }
 
-// locate finds the row a change of the row vals acts on. A row of a table without a primary key is found by its image
-// (see package storage), preferring the one the statement read (NoteRow).
+// locate finds the row a change of the row vals acts on. A row of a
+// table without a primary key is found by its image (see package
+// storage), preferring the one the statement read (NoteRow).
 // Such tables' transactions get no write set, as in MySQL (WRITESET
 // dependency tracking needs a primary key): a replica applies them in
 // commit order.
