@@ -70,55 +70,32 @@ func (n *typedSetOp) rewrap(c sql.Node, err error) (sql.Node, error) {
 // with the tree), and gives the columns of a derived table over one,
 // where the query reads them, the same types.
 func typeSetOps(ctx *sql.Context, n sql.Node) (sql.Node, transform.TreeIdentity, error) {
-	n, same, err := transform.NodeWithOpaque(ctx, n, func(ctx *sql.Context, n sql.Node) (sql.Node, transform.TreeIdentity, error) {
-		so, ok := n.(*plan.SetOp)
-		if !ok {
-			return n, transform.SameTree, nil
-		}
-		sch, changed := setOpSchema(ctx, so)
-		if !changed {
-			return n, transform.SameTree, nil
-		}
-		return &typedSetOp{SetOp: so, sch: sch}, transform.NewTree, nil
-	})
-	if err != nil {
-		return nil, transform.SameTree, err
-	}
 	// A derived table's columns are read by column id: the references
 	// were planned with go-mysql-server's types. (Its set operation may
 	// have been typed when the derived table was analyzed on its own.)
 	retyped := map[sql.ColumnId]sql.Type{}
-	transform.InspectWithOpaque(ctx, n, func(ctx *sql.Context, n sql.Node) bool {
-		sa, ok := n.(*plan.SubqueryAlias)
-		if !ok {
-			return true
+	n, same, err := transform.NodeWithOpaque(ctx, n, func(ctx *sql.Context, n sql.Node) (sql.Node, transform.TreeIdentity, error) {
+		switch n := n.(type) {
+		case *plan.SetOp:
+			if sch, changed := setOpSchema(ctx, n); changed {
+				return &typedSetOp{SetOp: n, sch: sch}, transform.NewTree, nil
+			}
+		case *plan.SubqueryAlias:
+			// Its child is done (the walk goes bottom up).
+			if ts, ok := n.Child.(*typedSetOp); ok && n.Columns().Len() == len(ts.sch) {
+				i := 0
+				n.Columns().ForEach(func(id sql.ColumnId) {
+					retyped[id] = ts.sch[i].Type
+					i++
+				})
+			}
 		}
-		ts, ok := sa.Child.(*typedSetOp)
-		if !ok || sa.Columns().Len() != len(ts.sch) {
-			return true
-		}
-		i := 0
-		sa.Columns().ForEach(func(id sql.ColumnId) {
-			retyped[id] = ts.sch[i].Type
-			i++
-		})
-		return true
+		return n, transform.SameTree, nil
 	})
-	if len(retyped) == 0 {
-		return n, same, nil
+	if err != nil || len(retyped) == 0 {
+		return n, same, err
 	}
-	n, refs, err := transform.NodeExprsWithOpaque(ctx, n, func(ctx *sql.Context, e sql.Expression) (sql.Expression, transform.TreeIdentity, error) {
-		gf, ok := e.(*expression.GetField)
-		if !ok {
-			return e, transform.SameTree, nil
-		}
-		t, ok := retyped[gf.Id()]
-		if !ok || gf.Type(ctx).Equals(t) {
-			return e, transform.SameTree, nil
-		}
-		typed := expression.NewGetFieldWithTable(gf.Index(), int(gf.TableId()), t, gf.Database(), gf.Table(), gf.Name(), gf.IsNullable(ctx))
-		return typed.WithId(gf.Id()).(*expression.GetField), transform.NewTree, nil
-	})
+	n, refs, err := retypeColumns(ctx, n, retyped)
 	return n, same && refs, err
 }
 

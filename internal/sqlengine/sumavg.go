@@ -435,17 +435,23 @@ func retypeExactColumns(ctx *sql.Context, n sql.Node) (sql.Node, transform.TreeI
 	if len(exact) == 0 {
 		return n, transform.SameTree, nil
 	}
+	return retypeColumns(ctx, n, exact)
+}
+
+// retypeColumns gives each reference in n to a column in typed (by
+// column id) the column's type there.
+func retypeColumns(ctx *sql.Context, n sql.Node, typed map[sql.ColumnId]sql.Type) (sql.Node, transform.TreeIdentity, error) {
 	return transform.NodeExprsWithOpaque(ctx, n, func(ctx *sql.Context, e sql.Expression) (sql.Expression, transform.TreeIdentity, error) {
 		gf, ok := e.(*expression.GetField)
 		if !ok {
 			return e, transform.SameTree, nil
 		}
-		t, ok := exact[gf.Id()]
-		if !ok || gf.Type(ctx) == t {
+		t, ok := typed[gf.Id()]
+		if !ok || gf.Type(ctx).Equals(t) {
 			return e, transform.SameTree, nil
 		}
-		typed := expression.NewGetFieldWithTable(gf.Index(), int(gf.TableId()), t, gf.Database(), gf.Table(), gf.Name(), gf.IsNullable(ctx))
-		return typed.WithId(gf.Id()).(*expression.GetField), transform.NewTree, nil
+		ref := expression.NewGetFieldWithTable(gf.Index(), int(gf.TableId()), t, gf.Database(), gf.Table(), gf.Name(), gf.IsNullable(ctx))
+		return ref.WithId(gf.Id()).(*expression.GetField), transform.NewTree, nil
 	})
 }
 
