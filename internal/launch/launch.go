@@ -96,14 +96,16 @@ var ErrExited = errors.New("the server exited at start")
 // WaitListening waits until something accepts TCP connections on
 // 127.0.0.1:port, the process exits (ErrExited), or timeout passes.
 func (p *Process) WaitListening(port int, timeout time.Duration) error {
-	addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
-	return p.wait(timeout, func() error {
-		c, err := net.DialTimeout("tcp", addr, 200*time.Millisecond)
-		if err == nil {
-			c.Close()
-		}
-		return err
-	})
+	return p.wait(timeout, func() error { return dial(port) })
+}
+
+// dial connects to 127.0.0.1:port and hangs up.
+func dial(port int) error {
+	c, err := net.DialTimeout("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(port)), 200*time.Millisecond)
+	if err == nil {
+		c.Close()
+	}
+	return err
 }
 
 // WaitAnswers waits until the server at dsn answers a ping (go-sql-driver
@@ -126,16 +128,11 @@ func (p *Process) WaitAnswers(dsn string, timeout time.Duration) error {
 // log: a port found free may have been taken by another process, which
 // would answer for a server that is still starting or about to refuse.
 func (p *Process) WaitLogged(text string, port int, timeout time.Duration) error {
-	addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
 	return p.wait(timeout, func() error {
 		if b, _ := os.ReadFile(p.LogPath); !strings.Contains(string(b), text) {
 			return fmt.Errorf("its log does not say %q yet", text)
 		}
-		c, err := net.DialTimeout("tcp", addr, 200*time.Millisecond)
-		if err == nil {
-			c.Close()
-		}
-		return err
+		return dial(port)
 	})
 }
 
