@@ -19,7 +19,6 @@ import (
 
 	"github.com/lockstepdb/lockstep/internal/binlog"
 	"github.com/lockstepdb/lockstep/internal/commit"
-	"github.com/lockstepdb/lockstep/internal/mysqlerr"
 	"github.com/lockstepdb/lockstep/internal/replica"
 	"github.com/lockstepdb/lockstep/internal/source"
 	"github.com/lockstepdb/lockstep/internal/sqlengine"
@@ -71,6 +70,3 @@ type Admin struct{ Components }
 
 // New returns the administration of c.
 func New(c Components) *Admin { return &Admin{c} }
-
-// errOnMember refuses on a cluster member what only a single server does.
-func errOnMember(what string) error { return mysqlerr.NotOnClusterMember(what) }

@@ -12,6 +12,7 @@ import (
 	"github.com/dolthub/vitess/go/sqltypes"
 	querypb "github.com/dolthub/vitess/go/vt/proto/query"
 	"github.com/lockstepdb/lockstep/internal/binlog"
+	"github.com/lockstepdb/lockstep/internal/mysqlerr"
 	"github.com/lockstepdb/lockstep/internal/sqlengine"
 )
 
@@ -201,7 +202,7 @@ func (a *Admin) flush(c *mysql.Conn, query string) (handled bool, err error) {
 		switch o {
 		case "binary_logs":
 			if a.Member != nil {
-				return true, errOnMember("FLUSH BINARY LOGS")
+				return true, mysqlerr.NotOnClusterMember("FLUSH BINARY LOGS")
 			}
 			if err := a.Pipe.Rotate(); err != nil {
 				return true, err

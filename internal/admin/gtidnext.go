@@ -9,6 +9,7 @@ import (
 	"github.com/dolthub/vitess/go/sqltypes"
 
 	"github.com/lockstepdb/lockstep/internal/binlog"
+	"github.com/lockstepdb/lockstep/internal/mysqlerr"
 	"github.com/lockstepdb/lockstep/internal/sqlengine"
 )
 
@@ -82,7 +83,7 @@ func (a *Admin) setGTIDNext(c *mysql.Conn, m []string) (*sqltypes.Result, bool, 
 	}
 	if a.Member != nil {
 		// The cluster numbers every transaction in log order.
-		return nil, true, errOnMember("SET gtid_next")
+		return nil, true, mysqlerr.NotOnClusterMember("SET gtid_next")
 	}
 	if a.SQL.HasUncommittedWrites(c.ConnectionID) {
 		return nil, true, mysql.NewSQLError(1766, "HY000", "The system variable gtid_next cannot be set when there is an ongoing transaction.")

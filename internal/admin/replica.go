@@ -13,6 +13,7 @@ import (
 	"github.com/dolthub/vitess/go/mysql"
 	"github.com/dolthub/vitess/go/sqltypes"
 	querypb "github.com/dolthub/vitess/go/vt/proto/query"
+	"github.com/lockstepdb/lockstep/internal/mysqlerr"
 	"github.com/lockstepdb/lockstep/internal/replica"
 	"github.com/lockstepdb/lockstep/internal/sqlengine"
 )
@@ -62,7 +63,7 @@ func (a *Admin) ReplicaStatement(c *mysql.Conn, query string) (*sqltypes.Result,
 			return nil, true, err
 		}
 		if a.Member != nil {
-			return nil, true, errOnMember("replication from a source")
+			return nil, true, mysqlerr.NotOnClusterMember("replication from a source")
 		}
 		if m[2] != "" {
 			return nil, true, mysql.NewSQLError(3077, "HY000", "Lockstep replicates from one source: replication channels are not supported")
@@ -84,7 +85,7 @@ func (a *Admin) ReplicaStatement(c *mysql.Conn, query string) (*sqltypes.Result,
 		sqlThread := threads == "" || strings.Contains(threads, "sql_thread")
 		if strings.EqualFold(m[1], "start") {
 			if a.Member != nil {
-				return nil, true, errOnMember("replication from a source")
+				return nil, true, mysqlerr.NotOnClusterMember("replication from a source")
 			}
 			return &sqltypes.Result{}, true, replicaError(a.Replica.Start(io, sqlThread))
 		}
