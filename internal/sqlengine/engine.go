@@ -98,6 +98,7 @@ func newEngine(store *storage.Engine, pipe *commit.Pipeline, locks *lock.Manager
 	p := parser{safeParser{sql.DefaultMySQLParser}}
 	a := analyzer.NewBuilder(provider{e}).
 		AddOverrides(sql.EngineOverrides{Builder: sql.BuilderOverrides{Parser: p}, SchemaFormatter: formatter}).
+		AddPreAnalyzeRule(escapedLikesRule, escapedLikes). // likeescape.go
 		AddPostAnalyzeRule(exactAggregateTypesRule, exactAggregateTypes).
 		Build()
 	a.ExecBuilder.PriorityBuilder = boundedTopN{base: a.ExecBuilder}

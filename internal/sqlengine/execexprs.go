@@ -21,7 +21,8 @@ import (
 //   - COUNT(DISTINCT ...) comparing strings by collation (distinct.go),
 //     and IN over a list of strings, <=> and COALESCE too
 //     (collatedin.go, nullsafe.go);
-//   - numbers an UPDATE assigns out of a column's range (outofrange.go).
+//   - numbers an UPDATE assigns out of a column's range (outofrange.go);
+//   - the ESCAPE clause of LIKE (clienttext.go).
 //
 // It runs as each node is built for execution (boundedTopN.Build), not as
 // an analyzer rule: go-mysql-server plans simple statements with a fixed
@@ -72,6 +73,9 @@ func correctArgs(ctx *sql.Context, e sql.Expression) (sql.Expression, transform.
 	}
 	if sf, ok := checkSetRange(ctx, e); ok {
 		return sf, transform.NewTree, nil // outofrange.go
+	}
+	if l, ok := asEscapedLike(e); ok {
+		return l, transform.NewTree, nil // clienttext.go
 	}
 	if in, ok, err := asCollatedIn(ctx, e); err != nil || ok {
 		return in, transform.NewTree, err // collatedin.go

@@ -34,6 +34,8 @@ type parsedSQLMode struct {
 	text string
 	mode *sql.SqlMode
 	opts ast.ParserOptions
+	// noBackslashEscapes: the mode has NO_BACKSLASH_ESCAPES (clienttext.go).
+	noBackslashEscapes bool
 }
 
 // sqlMode is the session's sql_mode, parsed once per value.
@@ -56,7 +58,17 @@ func (s *Session) parsedSQLMode() *parsedSQLMode {
 		return p
 	}
 	mode := sql.NewSqlModeFromString(text)
-	p := &parsedSQLMode{text: text, mode: mode, opts: mode.ParserOptions()}
+	p := &parsedSQLMode{text: text, mode: mode, opts: mode.ParserOptions(), noBackslashEscapes: mode.ModeEnabled(sql.NoBackslashEscapes)}
 	s.parsedMode.Store(p)
 	return p
+}
+
+// NoBackslashEscapes says whether ctx's session has NO_BACKSLASH_ESCAPES
+// in its sql_mode.
+func NoBackslashEscapes(ctx *sql.Context) bool {
+	if s := sessionOf(ctx); s != nil {
+		p := s.parsedSQLMode()
+		return p != nil && p.noBackslashEscapes
+	}
+	return sql.LoadSqlMode(ctx).ModeEnabled(sql.NoBackslashEscapes)
 }
