@@ -19,6 +19,7 @@ targets=(
   "./internal/server FuzzBareStatement"   # comments around the statements the server answers itself
   "./internal/admin FuzzReplicationOptions" # CHANGE REPLICATION SOURCE TO option lists
   "./internal/sqlengine FuzzPlanCacheSameAsParse" # the fast path's statement recognizer, against the parser
+  "./internal/sqlengine FuzzTranslateLiterals" # every client's text with a backslash, translated where it comes in
   "./internal/elle FuzzReadHistory"       # histories read back from disk by the checker
   "./internal/source FuzzReadPacket"      # a replica's semi-sync ACKs and other packets on a dump connection
   "./internal/cluster FuzzClusterConnection" # the cluster port: members' frames, joiners' requests

@@ -40,6 +40,9 @@ var diffSchema = []string{
 	"CREATE TABLE diff.c (id INT PRIMARY KEY, p INT, qty INT NOT NULL DEFAULT 1, total INT AS (qty * 10) STORED, " +
 		"CONSTRAINT c_p FOREIGN KEY (p) REFERENCES diff.p (id) ON DELETE CASCADE ON UPDATE CASCADE, CONSTRAINT c_qty CHECK (qty > 0))",
 	"CREATE TABLE diff.k (a INT, b VARCHAR(10))",
+	// Strings with backslashes, apart: MariaDB's default collation sorts
+	// \ after the digits, MySQL 8's (Lockstep's) before them.
+	"CREATE TABLE diff.s (id INT PRIMARY KEY, s VARCHAR(20))",
 	"CREATE TABLE diff.t (id INT PRIMARY KEY, d DATE, dt DATETIME, tm TIME, b BIT(8))",
 	"CREATE VIEW diff.v AS SELECT p.id, p.name, COUNT(c.id) AS n FROM diff.p p LEFT JOIN diff.c c ON c.p = p.id GROUP BY p.id, p.name",
 	// Triggers keep counts of diff.k's changes, whatever rows of
@@ -63,16 +66,34 @@ var knownDifferences = map[[2]string]string{
 }
 
 // diffSQLModes are the sql_modes the seeds run under in turn: strict
-// alone, and MySQL 8's default (zero dates and divisions by zero refused).
+// alone, MySQL 8's default (zero dates and divisions by zero refused),
+// and strict with NO_BACKSLASH_ESCAPES (backslashes in strings are
+// characters, LIKE has no escape character).
 var diffSQLModes = []string{
 	"STRICT_TRANS_TABLES",
 	"ONLY_FULL_GROUP_BY,STRICT_TRANS_TABLES,NO_ZERO_IN_DATE,NO_ZERO_DATE,ERROR_FOR_DIVISION_BY_ZERO,NO_ENGINE_SUBSTITUTION",
+	"STRICT_TRANS_TABLES,NO_BACKSLASH_ESCAPES",
 }
 
 // diffStatement returns a random statement of the stream.
 func diffStatement(r *rand.Rand) string {
 	id := func() int { return 1 + r.IntN(12) }
-	switch r.IntN(32) {
+	switch r.IntN(33) {
+	case 32:
+		// Backslashes in strings: \_ and \% keep theirs (they escape a
+		// LIKE wildcard), the other escapes are read; under
+		// NO_BACKSLASH_ESCAPES each is a character. Rows are compared
+		// with patterns: MariaDB reads a LIKE of two constants under
+		// that mode with \ as its escape, and of a row without one.
+		switch r.IntN(4) {
+		case 0:
+			return fmt.Sprintf(`REPLACE INTO diff.s VALUES (%d, 'n\_%d')`, id(), r.IntN(15))
+		case 1:
+			return fmt.Sprintf(`REPLACE INTO diff.s VALUES (%d, 'n\%%%d\\')`, id(), r.IntN(15))
+		case 2:
+			return fmt.Sprintf(`REPLACE INTO diff.s VALUES (%d, 'n\t''%d')`, id(), r.IntN(15))
+		}
+		return `SELECT id, s, HEX(s), s LIKE 'n\_%', s LIKE 'n\%%', s LIKE 'n_1%', s LIKE 'n|_%' ESCAPE '|' FROM diff.s ORDER BY id`
 	case 31:
 		// Set operations of a column and a literal compare by the
 		// column's collation: 'N3' is the row 'n3'; quantified
@@ -278,7 +299,7 @@ func TestDifferentialMariaDB(t *testing.T) {
 		}
 	}
 	for _, q := range []string{"SELECT * FROM diff.p ORDER BY id", "SELECT * FROM diff.c ORDER BY id", "SELECT a, b FROM diff.k", "SELECT * FROM diff.v ORDER BY id",
-		"SELECT id, d, dt, tm, b + 0 FROM diff.t ORDER BY id", "SELECT * FROM diff.ks"} {
+		"SELECT id, d, dt, tm, b + 0 FROM diff.t ORDER BY id", "SELECT * FROM diff.ks", "SELECT id, HEX(s) FROM diff.s ORDER BY id"} {
 		if want, got := diffRun(mdb, q, true), diffRun(ldb, q, false); want != got {
 			t.Errorf("final %s\nMariaDB:  %s\nLockstep: %s", q, want, got)
 		}

@@ -24,15 +24,13 @@ import (
 // MariaDB 10.11, each with its cause. docs/COMPATIBILITY.md lists them
 // too; keep both in step.
 var goSQLDriverKnown = map[string]string{
-	"TestCollation":                 "character sets other than utf8mb4 (latin1, cp1257, binary connection collations)",
-	"TestPreparedManyCols":          "65,535 placeholders: vitess reads the parameter count in 16 bits and panics past 65,528, so Lockstep refuses more (1390)",
-	"TestSQLInjection":              "sql_mode NO_BACKSLASH_ESCAPES is refused (1235)",
-	"TestInsertRetrieveEscapedData": "sql_mode NO_BACKSLASH_ESCAPES is refused (1235)",
-	"TestReuseClosedConnection":     "a prepared DO: vitess's prepare parser has no DO (text DO works)",
-	"TestInterruptBySignal":         "stored procedures are refused (1235)",
-	"TestMultiResultSet":            "stored procedures are refused (1235)",
-	"TestErrorInMultiResult":        "stored procedures are refused (1235)",
-	"TestRowsColumnTypes":           "FLOAT(7,4) columns are refused (1235): go-mysql-server would keep neither the rounding nor the range",
+	"TestCollation":             "character sets other than utf8mb4 (latin1, cp1257, binary connection collations)",
+	"TestPreparedManyCols":      "65,535 placeholders: vitess reads the parameter count in 16 bits and panics past 65,528, so Lockstep refuses more (1390)",
+	"TestReuseClosedConnection": "a prepared DO: vitess's prepare parser has no DO (text DO works)",
+	"TestInterruptBySignal":     "stored procedures are refused (1235)",
+	"TestMultiResultSet":        "stored procedures are refused (1235)",
+	"TestErrorInMultiResult":    "stored procedures are refused (1235)",
+	"TestRowsColumnTypes":       "FLOAT(7,4) columns are refused (1235): go-mysql-server would keep neither the rounding nor the range",
 }
 
 // goSQLDriverSkipped are left out of the run: they test the client alone
@@ -229,7 +227,6 @@ func TestResultForms(t *testing.T) {
 // release whose source distribution carries it) that fail against
 // Lockstep, with their causes; docs/COMPATIBILITY.md lists them too.
 var pyMySQLKnown = map[string]string{
-	"test_connection.TestEscape.test_escape_string":                 "sql_mode NO_BACKSLASH_ESCAPES is refused (1235)",
 	"test_issues.TestGitHubIssues.test_issue_363":                   "SPATIAL indexes are refused (1235)",
 	"test_issues.TestGitHubIssues.test_issue_95":                    "stored procedures are refused (1235)",
 	"test_MySQLdb_capabilities.test_MySQLdb.test_stored_procedures": "stored procedures are refused (1235)",

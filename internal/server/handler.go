@@ -217,6 +217,8 @@ func (h *handler) ComQuery(ctx context.Context, c *mysql.Conn, query string, cb 
 		text := query // as the client sent it
 		defer func() { h.s.statementEnd(c, t, text, err) }()
 	}
+	cb = h.s.withModeStatus(c, cb)
+	query, _ = h.s.sql.ClientText(c.ConnectionID, query) // its literals as MySQL reads them
 	if res, ok, err := h.s.intercept(c, query); ok {
 		if err != nil {
 			return err
@@ -273,6 +275,13 @@ func (h *handler) ComMultiQuery(ctx context.Context, c *mysql.Conn, query string
 		// The statement run is what precedes the rest.
 		text := query
 		defer func() { h.s.statementEnd(c, t, strings.TrimSuffix(text, rest), err) }()
+	}
+	cb = h.s.withModeStatus(c, cb)
+	query, undo := h.s.sql.ClientText(c.ConnectionID, query) // its literals as MySQL reads them
+	if undo != nil {
+		// The rest goes back as the client sent it: its statements are
+		// read under the mode they meet.
+		defer func() { rest = undo(rest) }()
 	}
 	if res, ok, err := h.s.intercept(c, query); ok {
 		if err != nil {
@@ -350,6 +359,8 @@ func (h *handler) ComStmtExecute(ctx context.Context, c *mysql.Conn, p *mysql.Pr
 	defer yieldAfterStatement()
 	defer h.s.afterStatement(c, p.PrepareStmt)
 	cb = binaryResults(h.s.sql, c.ConnectionID, cb)
+	withMode := cb
+	cb = func(r *sqltypes.Result) error { h.s.modeStatus(c); return withMode(r) }
 	if t := h.s.statementStart(c); t != nil {
 		inner := cb
 		cb = func(r *sqltypes.Result) error { t.result(r); return inner(r) }
@@ -448,6 +459,27 @@ func (h *handler) ConnectionAuthenticated(c *mysql.Conn) error {
 		return nil
 	}
 	return h.Handler.ConnectionAuthenticated(c)
+}
+
+// withModeStatus has each reply of cb carry the session's sql_mode in its
+// status flags (modeStatus).
+func (s *Server) withModeStatus(c *mysql.Conn, cb mysql.ResultSpoolFn) mysql.ResultSpoolFn {
+	return func(r *sqltypes.Result, more bool) error {
+		s.modeStatus(c)
+		return cb(r, more)
+	}
+}
+
+// modeStatus sets SERVER_STATUS_NO_BACKSLASH_ESCAPES in c's replies as
+// the session's sql_mode has it now: drivers read it to choose how they
+// escape the strings they put into statements. It is read as the reply
+// is sent, so the reply to the SET that changes the mode carries it.
+func (s *Server) modeStatus(c *mysql.Conn) {
+	if s.sql.NoBackslashEscapesOn(c.ConnectionID) {
+		c.StatusFlags |= sqlengine.ServerStatusNoBackslashEscapes
+	} else {
+		c.StatusFlags &^= sqlengine.ServerStatusNoBackslashEscapes
+	}
 }
 
 // NewConnection advertises autocommit in the handshake: sessions start with

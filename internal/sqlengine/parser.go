@@ -77,15 +77,16 @@ const MaxPreparedParams = 65528
 // CheckPrepare returns the text vitess is to parse for connection
 // connID's COM_STMT_PREPARE of query, or the error to answer it with.
 // vitess parses prepared statements itself before Lockstep's parser
-// sees them, so the text rewrites its parser cannot do without (quoted
-// non-ASCII identifiers, quantified comparisons read as IN and NOT IN)
-// are made here. The text is then parsed as vitess will (with the
+// sees them, so the text rewrites its parser cannot do without (string
+// literals read as MySQL reads them, quoted non-ASCII identifiers,
+// quantified comparisons read as IN and NOT IN) are made here. The text is then parsed as vitess will (with the
 // session's sql_mode), and refused if the parser panics (vitess parses
 // outside any recover, so the panic would drop the connection) or the
 // statement has more placeholders than vitess handles (1390). Ordinary
 // syntax errors are left for vitess to report.
 func (e *Engine) CheckPrepare(connID uint32, query string) (text string, err error) {
-	text = QuoteNonASCIIIdents(query)
+	text, _ = e.ClientText(connID, query) // clienttext.go
+	text = QuoteNonASCIIIdents(text)
 	if text, err = rewriteQuantified(text); err != nil {
 		return "", err
 	}

@@ -815,6 +815,11 @@ func note(ctx context.Context, st ast.Statement, text string, queryLen int) erro
 			return err
 		}
 		if s := sessionOf(sctx); s != nil && !s.noted {
+			if p := s.parsedSQLMode(); p != nil && p.noBackslashEscapes {
+				if err := readNoBackslashEscapes(st); err != nil { // clienttext.go
+					return err
+				}
+			}
 			s.noted = true
 			s.noteStatement(st)
 			s.noteView(st)
@@ -976,6 +981,15 @@ func (p parser) ParseWithOptions(ctx context.Context, query string, delimiter ru
 }
 
 func (p parser) ParseOneWithOptions(ctx context.Context, query string, o ast.ParserOptions) (ast.Statement, int, error) {
+	// COM_STMT_PREPARE's text was translated where it came in; SQL
+	// PREPARE's statement is translated here (clienttext.go).
+	translated := 0
+	sctx, _ := ctx.(*sql.Context)
+	nbe := sctx != nil && NoBackslashEscapes(sctx)
+	if sctx != nil && nestedText(sctx, query) {
+		t := translateLiterals(query, o.AnsiQuotes, nbe, nil)
+		translated, query = len(t)-len(query), t
+	}
 	query = QuoteNonASCIIIdents(query)
 	quantified, err := rewriteQuantified(query)
 	if err != nil {
@@ -983,7 +997,7 @@ func (p parser) ParseOneWithOptions(ctx context.Context, query string, o ast.Par
 	}
 	// The parser counts the bytes it took of the rewritten text: when it
 	// took all of it, it took all of query.
-	grown := len(quantified) - len(query)
+	grown := len(quantified) - len(query) + translated
 	query = quantified
 	if IsDo(query) {
 		// A prepared statement (PREPARE ... FROM, COM_STMT_PREPARE) sends
@@ -1000,6 +1014,11 @@ func (p parser) ParseOneWithOptions(ctx context.Context, query string, o ast.Par
 	}
 	if err != nil {
 		return nil, r.consumed, syntaxError(err)
+	}
+	if nbe {
+		if err := readNoBackslashEscapes(r.st); err != nil {
+			return nil, r.consumed, err
+		}
 	}
 	if err := checkDepth(r.st, len(query)); err != nil {
 		return nil, r.consumed, err
@@ -1410,12 +1429,6 @@ func LogOutputHas(val any, member string) bool {
 
 func checkAlwaysOn(name string, val any) error {
 	n := strings.ToLower(name)
-	if n == "sql_mode" && strings.Contains(strings.ToUpper(setVariableText("sql_mode", val)), "NO_BACKSLASH_ESCAPES") {
-		// The parser always reads backslash escapes in strings: accepted,
-		// the mode would change nothing, and a client escaping quotes by
-		// doubling them as the mode asks would be misread.
-		return mysql.NewSQLError(mysql.ERNotSupportedYet, "42000", "This version of Lockstep doesn't yet support 'sql_mode NO_BACKSLASH_ESCAPES': string literals are always read with backslash escapes")
-	}
 	switch {
 	case n == "general_log" && isOn(val):
 		return mysql.NewSQLError(mysql.ERNotSupportedYet, "42000", "This version of Lockstep doesn't yet support 'general_log = ON': there is no general query log (the slow query log is written: slow_query_log, long_query_time)")

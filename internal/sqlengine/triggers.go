@@ -214,7 +214,7 @@ func (d *Database) CreateTrigger(ctx *sql.Context, def sql.TriggerDefinition) er
 		Time:    strings.ToUpper(spec.Time),
 		Event:   strings.ToUpper(spec.Event),
 		Body:    strings.TrimSpace(def.CreateStatement[ddl.SubStatementPositionStart:ddl.SubStatementPositionEnd]),
-		SQLMode: def.SqlMode,
+		SQLMode: stripNoBackslashEscapes(def.SqlMode), // the body is the parser's form (clienttext.go)
 		Created: def.CreatedAt,
 	}
 	if o := spec.Order; o != nil {

@@ -172,7 +172,7 @@ func (d *Database) CreateView(ctx *sql.Context, name, selectStmt, createStmt str
 			return err
 		}
 	}
-	body, err := json.Marshal(viewSQL{Select: selectStmt, Create: fmt.Sprintf("CREATE VIEW %s.%s AS %s", quoteIdent(d.name), quoteIdent(name), selectStmt), SQLMode: mode.String()})
+	body, err := json.Marshal(viewSQL{Select: selectStmt, Create: fmt.Sprintf("CREATE VIEW %s.%s AS %s", quoteIdent(d.name), quoteIdent(name), selectStmt), SQLMode: stripNoBackslashEscapes(mode.String())})
 	if err != nil {
 		return err
 	}
