@@ -137,6 +137,9 @@ type Query struct {
 	// ServerCollation is the source's collation_server when the statement
 	// ran (0 if the event does not say): the default of CREATE DATABASE.
 	ServerCollation uint16
+	// SQLMode is the source session's sql_mode, MySQL's bits (0 if the
+	// event does not say): how the statement's text reads.
+	SQLMode uint64
 }
 
 // ParseQuery decodes a Query event body.
@@ -150,22 +153,28 @@ func ParseQuery(body []byte) (Query, error) {
 	if len(body) < p+dbLen+1 {
 		return Query{}, errShort
 	}
-	return Query{DB: string(body[p : p+dbLen]), Query: string(body[p+dbLen+1:]), ServerCollation: queryServerCollation(body[13 : 13+svLen])}, nil
+	q := Query{DB: string(body[p : p+dbLen]), Query: string(body[p+dbLen+1:])}
+	q.readStatusVars(body[13 : 13+svLen])
+	return q, nil
 }
 
-// queryServerCollation finds collation_server in a Query event's status
-// variables (Q_CHARSET_CODE), stopping at a code it does not know.
-func queryServerCollation(sv []byte) uint16 {
+// readStatusVars finds sql_mode (Q_SQL_MODE_CODE) and collation_server
+// (in Q_CHARSET_CODE) in a Query event's status variables, stopping at a
+// code it does not know.
+func (q *Query) readStatusVars(sv []byte) {
 	fixed := map[byte]int{0: 4, 1: 8, 3: 4, 4: 6, 7: 2, 8: 2, 9: 8, 10: 4, 13: 3, 14: 8, 16: 1, 17: 8, 18: 2, 19: 1, 20: 1, 128: 3, 129: 8, 130: 1}
 	for len(sv) > 0 {
 		code := sv[0]
 		sv = sv[1:]
-		if code == 4 && len(sv) >= 6 {
-			return binary.LittleEndian.Uint16(sv[4:])
-		}
 		if n, ok := fixed[code]; ok {
 			if len(sv) < n {
-				return 0
+				return
+			}
+			switch code {
+			case 1:
+				q.SQLMode = binary.LittleEndian.Uint64(sv)
+			case 4:
+				q.ServerCollation = binary.LittleEndian.Uint16(sv[4:])
 			}
 			sv = sv[n:]
 			continue
@@ -173,14 +182,13 @@ func queryServerCollation(sv []byte) uint16 {
 		switch code {
 		case 5, 6: // time zone, catalog: length-prefixed
 			if len(sv) < 1 || len(sv) < 1+int(sv[0]) {
-				return 0
+				return
 			}
 			sv = sv[1+int(sv[0]):]
 		default:
-			return 0
+			return
 		}
 	}
-	return 0
 }
 
 // Rows is a decoded *_rows v2 event; Data holds the row images.

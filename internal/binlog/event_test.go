@@ -322,3 +322,30 @@ func TestCascadeRowsComeFirst(t *testing.T) {
 		t.Fatalf("rows events\n got %v\nwant %v", got, want)
 	}
 }
+
+// TestQueryStatusVars: a Query event gives back the sql_mode and
+// collation_server it carries (a replica reads the statement's text by
+// the one, and CREATE DATABASE's default by the other).
+func TestQueryStatusVars(t *testing.T) {
+	var ev TrxEvents
+	ev.AddQuery("d", `CREATE TABLE t (c VARCHAR(9) DEFAULT 'a\b')`, QueryOptions{SQLMode: 0x00100004, Server: 33})
+	ev.Close()
+	b := ev.Finalize(nil, 4, 1700000000, 7, GTIDInfo{SID: testSID, GNO: 1})
+	var q Query
+	for len(b) > 0 {
+		e, err := NextEvent(b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if e.Header.Type == QueryEvent {
+			if q, err = ParseQuery(e.Body()); err != nil {
+				t.Fatal(err)
+			}
+			break
+		}
+		b = b[e.Size:]
+	}
+	if q.SQLMode != 0x00100004 || q.ServerCollation != 33 || q.DB != "d" || q.Query != `CREATE TABLE t (c VARCHAR(9) DEFAULT 'a\b')` {
+		t.Fatalf("%+v", q)
+	}
+}

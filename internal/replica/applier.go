@@ -355,7 +355,7 @@ func (a *applier) schedule(order <-chan *job, parallel bool) {
 			}
 			a.state.Store("Executing DDL from the source")
 			ddlStart := time.Now()
-			err := a.r.o.Exec.ExecDDL(t.DDL.DB, t.DDL.Query, t.DDL.ServerCollation, binlog.GTIDInfo{SID: t.GTID.SID, GNO: t.GTID.GNO, OriginalCommitUS: t.GTID.OriginalCommitUS})
+			err := a.r.o.Exec.ExecDDL(*t.DDL, binlog.GTIDInfo{SID: t.GTID.SID, GNO: t.GTID.GNO, OriginalCommitUS: t.GTID.OriginalCommitUS})
 			if err != nil && !errors.Is(err, commit.ErrGTIDExecuted) {
 				a.fail(a.describe(0, j, "Query", nil, err))
 				continue

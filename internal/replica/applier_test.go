@@ -21,9 +21,9 @@ type ddlExec struct {
 	ran   []uint64
 }
 
-func (d *ddlExec) ExecDDL(db, query string, _ uint16, g binlog.GTIDInfo) error {
+func (d *ddlExec) ExecDDL(q binlog.Query, g binlog.GTIDInfo) error {
 	var ev binlog.TrxEvents
-	ev.AddQuery(db, query, binlog.QueryOptions{})
+	ev.AddQuery(q.DB, q.Query, binlog.QueryOptions{})
 	if err := d.pipe.Commit(&commit.Trx{Events: &ev, Batch: d.store.NewBatch(), KeepGTID: true, GTID: g, ForceSync: true}); err != nil {
 		return err
 	}

@@ -46,7 +46,7 @@ import (
 
 // Executor runs a DDL statement from the source under the source's GTID.
 type Executor interface {
-	ExecDDL(db, query string, serverCollation uint16, g binlog.GTIDInfo) error
+	ExecDDL(q binlog.Query, g binlog.GTIDInfo) error
 }
 
 // Options wire a replica to its server.

@@ -411,12 +411,15 @@ func (e *Engine) CommitGTIDOnly(g binlog.GTIDInfo) error { return e.txns.CommitG
 // (above any connection id).
 var replSessionIDs atomic.Uint32
 
-// ExecDDL runs a DDL statement from a replication source as root on
-// database db, committing under the source's GTID g; serverCollation is
-// the source's collation_server, the default for CREATE DATABASE. A statement that
+// ExecDDL runs q, a DDL statement from a replication source, as root on
+// its database, committing under the source's GTID g. Its text is read
+// as the source's sql_mode says (clienttext.go); the source's
+// collation_server is the default for CREATE DATABASE. A statement that
 // changes nothing (DROP TABLE IF EXISTS of a missing table, say) still
 // records g, as MySQL does, with the statement alone in the binlog.
-func (e *Engine) ExecDDL(db, query string, serverCollation uint16, g binlog.GTIDInfo) error {
+func (e *Engine) ExecDDL(q binlog.Query, g binlog.GTIDInfo) error {
+	db, serverCollation := q.DB, q.ServerCollation
+	query := translateLiterals(q.Query, q.SQLMode&mysql.QSqlModeAnsiQuotes != 0, q.SQLMode&mysql.QSqlModeNoBackslashEscapes != 0, nil)
 	id := 1<<31 + replSessionIDs.Add(1)
 	base := sql.NewBaseSessionWithClientServer("", sql.Client{User: "root", Address: "localhost"}, id)
 	s := &Session{BaseSession: base, eng: e, replGTID: &g, replCollation: serverCollation}
