@@ -217,7 +217,6 @@ func (h *handler) ComQuery(ctx context.Context, c *mysql.Conn, query string, cb 
 		text := query // as the client sent it
 		defer func() { h.s.statementEnd(c, t, text, err) }()
 	}
-	cb = h.s.withModeStatus(c, cb)
 	query, _ = h.s.sql.ClientText(c.ConnectionID, query) // its literals as MySQL reads them
 	if res, ok, err := h.s.intercept(c, query); ok {
 		if err != nil {
@@ -257,7 +256,7 @@ func (h *handler) ComQuery(ctx context.Context, c *mysql.Conn, query string, cb 
 // query runs one statement: on the fast path if it takes it, else
 // through go-mysql-server.
 func (h *handler) query(ctx context.Context, c *mysql.Conn, query string, cb mysql.ResultSpoolFn) error {
-	cb = textResults(h.s.sql, c.ConnectionID, query, cb)
+	cb = textResults(h.s.sql, c, query, cb)
 	return h.s.limitStatement(ctx, c, query, func(ctx context.Context) error {
 		if ok, err := h.fast.query(ctx, h.Handler, c, query, nil, nil, func(r *sqltypes.Result) error { return cb(r, false) }); ok {
 			return statementError(query, err)
@@ -276,7 +275,6 @@ func (h *handler) ComMultiQuery(ctx context.Context, c *mysql.Conn, query string
 		text := query
 		defer func() { h.s.statementEnd(c, t, strings.TrimSuffix(text, rest), err) }()
 	}
-	cb = h.s.withModeStatus(c, cb)
 	query, undo := h.s.sql.ClientText(c.ConnectionID, query) // its literals as MySQL reads them
 	if undo != nil {
 		// The rest goes back as the client sent it: its statements are
@@ -301,7 +299,7 @@ func (h *handler) ComMultiQuery(ctx context.Context, c *mysql.Conn, query string
 	if err := h.s.causalWait(ctx, c, query); err != nil {
 		return "", err
 	}
-	cb = textResults(h.s.sql, c.ConnectionID, query, cb)
+	cb = textResults(h.s.sql, c, query, cb)
 	err = h.s.limitStatement(ctx, c, query, func(ctx context.Context) error {
 		// The fast path takes a query of one statement (parse checks).
 		if ok, err := h.fast.query(ctx, h.Handler, c, query, nil, nil, func(r *sqltypes.Result) error { return cb(r, false) }); ok {
@@ -358,9 +356,7 @@ func (h *handler) ComStmtExecute(ctx context.Context, c *mysql.Conn, p *mysql.Pr
 	h.s.sql.CountStatus(c.ConnectionID, "Com_stmt_execute")
 	defer yieldAfterStatement()
 	defer h.s.afterStatement(c, p.PrepareStmt)
-	cb = binaryResults(h.s.sql, c.ConnectionID, cb)
-	withMode := cb
-	cb = func(r *sqltypes.Result) error { h.s.modeStatus(c); return withMode(r) }
+	cb = binaryResults(h.s.sql, c, cb)
 	if t := h.s.statementStart(c); t != nil {
 		inner := cb
 		cb = func(r *sqltypes.Result) error { t.result(r); return inner(r) }
@@ -459,27 +455,6 @@ func (h *handler) ConnectionAuthenticated(c *mysql.Conn) error {
 		return nil
 	}
 	return h.Handler.ConnectionAuthenticated(c)
-}
-
-// withModeStatus has each reply of cb carry the session's sql_mode in its
-// status flags (modeStatus).
-func (s *Server) withModeStatus(c *mysql.Conn, cb mysql.ResultSpoolFn) mysql.ResultSpoolFn {
-	return func(r *sqltypes.Result, more bool) error {
-		s.modeStatus(c)
-		return cb(r, more)
-	}
-}
-
-// modeStatus sets SERVER_STATUS_NO_BACKSLASH_ESCAPES in c's replies as
-// the session's sql_mode has it now: drivers read it to choose how they
-// escape the strings they put into statements. It is read as the reply
-// is sent, so the reply to the SET that changes the mode carries it.
-func (s *Server) modeStatus(c *mysql.Conn) {
-	if s.sql.NoBackslashEscapesOn(c.ConnectionID) {
-		c.StatusFlags |= sqlengine.ServerStatusNoBackslashEscapes
-	} else {
-		c.StatusFlags &^= sqlengine.ServerStatusNoBackslashEscapes
-	}
 }
 
 // NewConnection advertises autocommit in the handshake: sessions start with

@@ -22,6 +22,10 @@ package server
 //     character set, UNSIGNED), YEAR (UNSIGNED ZEROFILL) and FLOAT and
 //     DOUBLE without a fixed scale (31 decimals, NOT_FIXED_DEC): drivers
 //     choose the Go, Python or Java type of a column from them.
+//   - Every reply's status flags say whether the session's sql_mode has
+//     NO_BACKSLASH_ESCAPES, read as the reply goes (so the reply to the
+//     SET that changes it says it): drivers choose how they escape the
+//     strings they put into statements by it (sqlengine/clienttext.go).
 
 import (
 	"bytes"
@@ -35,7 +39,7 @@ import (
 )
 
 // textResults shapes the text results of query's first statement.
-func textResults(e *sqlengine.Engine, connID uint32, query string, cb mysql.ResultSpoolFn) mysql.ResultSpoolFn {
+func textResults(e *sqlengine.Engine, c *mysql.Conn, query string, cb mysql.ResultSpoolFn) mysql.ResultSpoolFn {
 	if sqlengine.IsDo(query) {
 		sent := false
 		return func(_ *sqltypes.Result, more bool) error {
@@ -43,12 +47,14 @@ func textResults(e *sqlengine.Engine, connID uint32, query string, cb mysql.Resu
 				return nil
 			}
 			sent = true
+			modeStatus(e, c)
 			return cb(&sqltypes.Result{}, more)
 		}
 	}
 	return func(r *sqltypes.Result, more bool) error {
+		modeStatus(e, c)
 		fixValues(r, false)
-		fixTableNames(e, connID, r)
+		fixTableNames(e, c.ConnectionID, r)
 		if r != nil {
 			fixFieldTypes(r.Fields)
 			r.Info = okInfo(r)
@@ -74,14 +80,25 @@ func okInfo(r *sqltypes.Result) string {
 
 // binaryResults shapes the results of an execution of a prepared
 // statement (which is never a DO: sqlengine refuses to prepare one).
-func binaryResults(e *sqlengine.Engine, connID uint32, cb func(*sqltypes.Result) error) func(*sqltypes.Result) error {
+func binaryResults(e *sqlengine.Engine, c *mysql.Conn, cb func(*sqltypes.Result) error) func(*sqltypes.Result) error {
 	return func(r *sqltypes.Result) error {
+		modeStatus(e, c)
 		fixValues(r, true)
-		fixTableNames(e, connID, r)
+		fixTableNames(e, c.ConnectionID, r)
 		if r != nil {
 			fixFieldTypes(r.Fields)
 		}
 		return cb(r)
+	}
+}
+
+// modeStatus sets SERVER_STATUS_NO_BACKSLASH_ESCAPES in c's replies as the
+// session's sql_mode has it now.
+func modeStatus(e *sqlengine.Engine, c *mysql.Conn) {
+	if e.NoBackslashEscapesOn(c.ConnectionID) {
+		c.StatusFlags |= sqlengine.ServerStatusNoBackslashEscapes
+	} else {
+		c.StatusFlags &^= sqlengine.ServerStatusNoBackslashEscapes
 	}
 }
 
