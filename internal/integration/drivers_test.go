@@ -24,13 +24,12 @@ import (
 // MariaDB 10.11, each with its cause. docs/COMPATIBILITY.md lists them
 // too; keep both in step.
 var goSQLDriverKnown = map[string]string{
-	"TestCollation":             "character sets other than utf8mb4 (latin1, cp1257, binary connection collations)",
-	"TestPreparedManyCols":      "65,535 placeholders: vitess reads the parameter count in 16 bits and panics past 65,528, so Lockstep refuses more (1390)",
-	"TestReuseClosedConnection": "a prepared DO: vitess's prepare parser has no DO (text DO works)",
-	"TestInterruptBySignal":     "stored procedures are refused (1235)",
-	"TestMultiResultSet":        "stored procedures are refused (1235)",
-	"TestErrorInMultiResult":    "stored procedures are refused (1235)",
-	"TestRowsColumnTypes":       "FLOAT(7,4) columns are refused (1235): go-mysql-server would keep neither the rounding nor the range",
+	"TestCollation":          "character sets other than utf8mb4 (latin1, cp1257, binary connection collations)",
+	"TestPreparedManyCols":   "65,535 placeholders: vitess reads the parameter count in 16 bits and panics past 65,528, so Lockstep refuses more (1390)",
+	"TestInterruptBySignal":  "stored procedures are refused (1235)",
+	"TestMultiResultSet":     "stored procedures are refused (1235)",
+	"TestErrorInMultiResult": "stored procedures are refused (1235)",
+	"TestRowsColumnTypes":    "FLOAT(7,4) columns are refused (1235): go-mysql-server would keep neither the rounding nor the range",
 }
 
 // goSQLDriverSkipped are left out of the run: they test the client alone

@@ -585,3 +585,71 @@ func TestForSharePrepared(t *testing.T) {
 		}
 	}
 }
+
+// TestPreparedDo prepares DO with COM_STMT_PREPARE: no result columns,
+// each execution's effects and errors are its expressions', and its
+// answer is an OK. A prepare vitess refuses after a DO's check leaves
+// nothing behind for the next one.
+func TestPreparedDo(t *testing.T) {
+	s := startServer(t, t.TempDir())
+	ctx := context.Background()
+	conn, err := s.db("").Conn(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	take, err := conn.PrepareContext(ctx, "DO GET_LOCK(?, 0), SLEEP(0)")
+	if err != nil {
+		t.Fatal(err)
+	}
+	release, err := conn.PrepareContext(ctx, "DO RELEASE_LOCK(?)")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 3 {
+		name := fmt.Sprintf("lock%d", i)
+		res, err := take.ExecContext(ctx, name)
+		if err != nil {
+			t.Fatalf("execution %d: %v", i, err)
+		}
+		if n, _ := res.RowsAffected(); n != 0 {
+			t.Fatalf("execution %d: %d rows affected", i, n)
+		}
+		free := -1
+		if err := conn.QueryRowContext(ctx, "SELECT IS_FREE_LOCK(?)", name).Scan(&free); err != nil || free != 0 {
+			t.Fatalf("execution %d: the lock is free (%d, %v)", i, free, err)
+		}
+		if _, err := release.ExecContext(ctx, name); err != nil {
+			t.Fatal(err)
+		}
+		if err := conn.QueryRowContext(ctx, "SELECT IS_FREE_LOCK(?)", name).Scan(&free); err != nil || free != 1 {
+			t.Fatalf("execution %d: the lock is held (%d, %v)", i, free, err)
+		}
+	}
+	// Read as a query, a DO has no columns.
+	rows, err := conn.QueryContext(ctx, "DO ?", 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cols, _ := rows.Columns(); len(cols) != 0 || rows.Next() {
+		t.Fatalf("a prepared DO's columns: %v", cols)
+	}
+	rows.Close()
+	// The SELECT's errors are DO's.
+	if _, err := conn.ExecContext(ctx, "DO (SELECT 1 UNION SELECT ?)", 2); errNumber(err) != 1242 {
+		t.Fatalf("a DO whose subquery returns two rows: %v, want 1242", err)
+	}
+	// A DO that does not parse, then a SELECT of the same expression:
+	// the SELECT has its row.
+	if _, err := conn.ExecContext(ctx, "DO 1 +", 1); errNumber(err) != 1064 {
+		t.Fatalf("a DO that does not parse: %v, want 1064", err)
+	}
+	var one int
+	if err := conn.QueryRowContext(ctx, "SELECT ? + 0", 1).Scan(&one); err != nil || one != 1 {
+		t.Fatalf("a prepared SELECT after it: %d, %v", one, err)
+	}
+	// SQL PREPARE of a DO is refused: its EXECUTE cannot be told apart.
+	if _, err := conn.ExecContext(ctx, "PREPARE p FROM 'DO 1'"); errNumber(err) != 1295 {
+		t.Fatalf("PREPARE of a DO: %v, want 1295", err)
+	}
+}

@@ -340,6 +340,9 @@ func (h *handler) ComPrepare(ctx context.Context, c *mysql.Conn, query string, p
 	if w != nil {
 		w.StmtKept(p.StatementID, key)
 	}
+	if h.s.dos.prepared(c, p, err != nil) {
+		f = nil // a DO: no result columns (prepareddo.go)
+	}
 	if err == nil {
 		h.fast.prepare(ctx, h.Handler, c, query, p)
 	} else {
@@ -357,6 +360,9 @@ func (h *handler) ComStmtExecute(ctx context.Context, c *mysql.Conn, p *mysql.Pr
 	defer yieldAfterStatement()
 	defer h.s.afterStatement(c, p.PrepareStmt)
 	cb = binaryResults(h.s.sql, c, cb)
+	if h.s.dos.is(c, p) {
+		cb = okOnly(cb)
+	}
 	if t := h.s.statementStart(c); t != nil {
 		inner := cb
 		cb = func(r *sqltypes.Result) error { t.result(r); return inner(r) }
@@ -428,6 +434,7 @@ func (h *handler) ConnectionClosed(c *mysql.Conn) {
 	h.s.sql.ReleaseReadLock(c.ConnectionID)
 	h.s.connAttrs.m.Delete(c.ConnectionID)
 	h.fast.forget(c.ConnectionID)
+	h.s.dos.forget(c.ConnectionID)
 	h.Handler.ConnectionClosed(c)
 }
 

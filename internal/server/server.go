@@ -87,6 +87,7 @@ type Server struct {
 	// preparedBytes their texts' bytes (prepared.go).
 	prepared      atomic.Int64
 	preparedBytes atomic.Int64
+	dos           preparedDos // prepared DO statements (prepareddo.go)
 	auth          *authServer
 	repl          *replica.Replica
 	adm           *admin.Admin   // replication and binlog administration
@@ -314,7 +315,7 @@ func StartContext(ctx context.Context, cfg Config, log *slog.Logger) (_ *Server,
 		return sqlengine.IntValue(v)
 	}}
 	s.wire = &protocol.Listener{Listener: tl, Limit: s.conns, MaxPacket: maxAllowedPacket, TLS: s.tls, TLSStats: &s.tlsStats, ConnectTimeout: connectTimeout,
-		CheckPrepare: s.sql.CheckPrepare, Prepared: &s.prepared, PreparedBytes: &s.preparedBytes, ReleaseStatement: s.sql.ReleaseProtocol,
+		CheckPrepare: s.checkPrepare, Prepared: &s.prepared, PreparedBytes: &s.preparedBytes, ReleaseStatement: s.sql.ReleaseProtocol,
 		Traffic: &s.traffic, CountStatus: s.sql.CountStatus, Statistics: s.statistics}
 	lst, err := gmsserver.NewServerWithHandler(gmsserver.Config{
 		Protocol:                "tcp",
@@ -443,7 +444,7 @@ func (s *Server) listenMariaDB() error {
 		return fmt.Errorf("listening on %s (--mariadb-port): %w", addr, err)
 	}
 	wl := &protocol.Listener{Listener: tl, MariaDB: true, Limit: s.conns, MaxPacket: maxAllowedPacket, TLS: s.tls, TLSStats: &s.tlsStats, ConnectTimeout: connectTimeout,
-		CheckPrepare: s.sql.CheckPrepare, Prepared: &s.prepared, PreparedBytes: &s.preparedBytes, ReleaseStatement: s.sql.ReleaseProtocol,
+		CheckPrepare: s.checkPrepare, Prepared: &s.prepared, PreparedBytes: &s.preparedBytes, ReleaseStatement: s.sql.ReleaseProtocol,
 		Traffic: &s.traffic, CountStatus: s.sql.CountStatus, Statistics: s.statistics}
 	lst, err := gmsserver.NewServerWithHandler(gmsserver.Config{
 		Protocol: "tcp", Address: addr, Listener: wl, Version: mariadbVersion,

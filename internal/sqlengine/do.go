@@ -5,8 +5,10 @@ package sqlengine
 // an OK packet, no result set. The parser has no DO, so the statement is
 // read as the SELECT of the same expressions, and the server, which sees
 // the statement's text (IsDo), sends OK instead of its rows. Errors are
-// the SELECT's, which are DO's. A prepared DO is refused (1295): a
-// prepared statement's result columns are sent before it runs.
+// the SELECT's, which are DO's. Prepared with COM_STMT_PREPARE, DO is
+// the same SELECT, prepared with no result columns and answered with an
+// OK (CheckPrepare, and the server's prepareddo.go); SQL PREPARE of a DO
+// is refused (1295): its EXECUTE cannot be told from others'.
 
 import "strings"
 

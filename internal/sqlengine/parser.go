@@ -2,6 +2,7 @@ package sqlengine
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 
@@ -75,28 +76,34 @@ func ParseOne(ctx context.Context, query string, options ast.ParserOptions) (st 
 const MaxPreparedParams = 65528
 
 // CheckPrepare returns the text vitess is to parse for connection
-// connID's COM_STMT_PREPARE of query, or the error to answer it with.
-// vitess parses prepared statements itself before Lockstep's parser
-// sees them, so the text rewrites its parser cannot do without (string
+// connID's COM_STMT_PREPARE of query, or the error to answer it with; do
+// says the statement is a DO, given as the SELECT of its expressions
+// (do.go): the server prepares it with no result columns and answers
+// each execution with an OK.
+//
+// vitess parses prepared statements itself before Lockstep's parser sees
+// them, so the text rewrites its parser cannot do without (string
 // literals read as MySQL reads them, quoted non-ASCII identifiers,
-// quantified comparisons read as IN and NOT IN) are made here. The text is then parsed as vitess will (with the
-// session's sql_mode), and refused if the parser panics (vitess parses
-// outside any recover, so the panic would drop the connection) or the
-// statement has more placeholders than vitess handles (1390). Ordinary
-// syntax errors are left for vitess to report.
-func (e *Engine) CheckPrepare(connID uint32, query string) (text string, err error) {
+// quantified comparisons read as IN and NOT IN) are made here. The text
+// is then parsed as vitess will (with the session's sql_mode), and
+// refused if it does not parse (1064, which vitess would answer as
+// 1105), if the parser panics (vitess parses outside any recover, so the
+// panic would drop the connection) or if the statement has more
+// placeholders than vitess handles (1390).
+func (e *Engine) CheckPrepare(connID uint32, query string) (text string, do bool, err error) {
 	text, _ = e.ClientText(connID, query) // clienttext.go
+	text, do = rewriteDo(text)
 	text = QuoteNonASCIIIdents(text)
 	if text, err = rewriteQuantified(text); err != nil {
-		return "", err
+		return "", false, err
 	}
 	ctx, ok := e.SessionContext(connID)
 	if !ok {
-		return text, nil
+		return text, do, nil
 	}
 	defer func() {
 		if r := recover(); r != nil {
-			text, err = "", parserPanic(r)
+			text, do, err = "", false, parserPanic(r)
 		}
 	}()
 	st, perr := ast.ParseWithOptions(ctx, text, ParserOptions(ctx))
@@ -105,7 +112,7 @@ func (e *Engine) CheckPrepare(connID uint32, query string) (text string, err err
 		// text it parses as the statement, so it is given LOCK IN SHARE
 		// MODE, which cannot carry NOWAIT or SKIP LOCKED.
 		if m[1] != "" {
-			return "", mysql.NewSQLError(mysql.ERNotSupportedYet, "42000",
+			return "", false, mysql.NewSQLError(mysql.ERNotSupportedYet, "42000",
 				"This version of Lockstep doesn't yet support 'FOR SHARE %s' in a statement prepared with the binary protocol: use FOR UPDATE %[1]s, or send the statement as text", strings.ToUpper(strings.Join(strings.Fields(m[1]), " ")))
 		}
 		shared := forShare.ReplaceAllString(text, " LOCK IN SHARE MODE")
@@ -113,8 +120,12 @@ func (e *Engine) CheckPrepare(connID uint32, query string) (text string, err err
 			text, st, perr = shared, st2, nil
 		}
 	}
+	if perr != nil && !errors.Is(perr, ast.ErrEmpty) {
+		// vitess would answer its own parse's error as 1105.
+		return "", false, syntaxError(perr)
+	}
 	if perr != nil || st == nil {
-		return text, nil
+		return text, do, nil
 	}
 	n := 0
 	_ = ast.Walk(func(node ast.SQLNode) (bool, error) {
@@ -124,9 +135,9 @@ func (e *Engine) CheckPrepare(connID uint32, query string) (text string, err err
 		return true, nil
 	}, st)
 	if n > MaxPreparedParams {
-		return "", mysql.NewSQLError(erPSManyParam, "HY000", "Prepared statement contains too many placeholders (%d; at most %d)", n, MaxPreparedParams)
+		return "", false, mysql.NewSQLError(erPSManyParam, "HY000", "Prepared statement contains too many placeholders (%d; at most %d)", n, MaxPreparedParams)
 	}
-	return text, nil
+	return text, do, nil
 }
 
 // erPSManyParam is ER_PS_MANY_PARAM.
