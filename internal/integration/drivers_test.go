@@ -410,3 +410,58 @@ func TestSetOperationDecimals(t *testing.T) {
 		}
 	}
 }
+
+// TestSetOperationStringTypes: a set operation's column whose sides are
+// strings, string literals or integers of different types is described
+// as MySQL and MariaDB 10.11 describe it (each expected type code and
+// length here is MariaDB's, read on the same box with PyMySQL): a
+// VARCHAR as long as the longest side in characters (4 bytes each), a
+// CHAR of CHAR columns, a TEXT with a TEXT side. go-mysql-server said
+// LONGTEXT for all of them.
+func TestSetOperationStringTypes(t *testing.T) {
+	py := needPyMySQL(t)
+	s := startServer(t, t.TempDir())
+	mustExec(t, s.db(""), "CREATE DATABASE u")
+	mustExec(t, s.db("u"), "CREATE TABLE t (name VARCHAR(20), c CHAR(5), tx TEXT, i INT, c2 CHAR(3))")
+	mustExec(t, s.db("u"), "INSERT INTO t VALUES ('ann', 'x', 'long', 7, 'y')")
+	script := fmt.Sprintf(`
+import pymysql
+c = pymysql.connect(host="127.0.0.1", port=%d, user="root", database="u")
+cur = c.cursor()
+for q in ["SELECT name FROM t UNION SELECT 'x'",
+          "SELECT c FROM t UNION SELECT 'abcdefgh'",
+          "SELECT name FROM t UNION SELECT tx FROM t",
+          "SELECT name FROM t UNION SELECT 123",
+          "SELECT 'ab' UNION SELECT 'abc'",
+          "SELECT name FROM t UNION ALL SELECT name FROM t",
+          "SELECT c FROM t UNION SELECT c2 FROM t",
+          "SELECT i FROM t UNION SELECT 'abc'",
+          "SELECT name FROM t UNION SELECT 'x' UNION SELECT 'abcdefghijklmnopqrstuvwxyz'",
+          "SELECT * FROM (SELECT name FROM t UNION SELECT 'x') d",
+          "SELECT 'x' UNION SELECT NULL",
+          "SELECT name FROM t INTERSECT SELECT 'ann'"]:
+    cur.execute(q)
+    d = cur.description[0]
+    print(d[1], d[3], len(cur.fetchall()))
+`, s.port)
+	out, err := tool(t, 2*time.Minute, py, "-c", script).CombinedOutput()
+	if err != nil {
+		t.Fatalf("PyMySQL: %v\n%s", err, out)
+	}
+	want := `253 80 2
+253 32 2
+252 262140 2
+253 80 2
+253 12 2
+253 80 2
+254 20 2
+253 44 2
+253 104 3
+253 80 2
+253 4 2
+253 80 1
+`
+	if string(out) != want {
+		t.Fatalf("type, length and rows of each column:\n%s\nwant (MariaDB's):\n%s", out, want)
+	}
+}
