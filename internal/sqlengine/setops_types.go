@@ -42,10 +42,15 @@ import (
 // integer counts its display width, a literal its own length), a CHAR if
 // every side is a CHAR column, a TEXT, MEDIUMTEXT or LONGTEXT as long as
 // the longest side if one is a TEXT, and the collation the sides
-// aggregate to (setOpHashSchema): typedSetOp describes it so. Its values
-// are strings either way. Other mixes, and set operations in subqueries
-// of expressions, which go-mysql-server evaluates itself, keep
-// go-mysql-server's type (README, "Known to differ").
+// aggregate to (setOpHashSchema): typedSetOp describes it so, for the set
+// operations whose rows go to the client as they are
+// (typeClientStrings). Its values are strings either way. Other mixes,
+// and set operations in subqueries of expressions, which go-mysql-server
+// evaluates itself, keep go-mysql-server's type (README, "Known to
+// differ").
+//
+// Invariant: no untyped set operation has a typed side (the analyzer's
+// validation compares an untyped operation's sides).
 type typedSetOp struct {
 	*plan.SetOp
 	sch sql.Schema
