@@ -733,6 +733,9 @@ func (ed editor) Insert(ctx *sql.Context, r sql.Row) error {
 }
 
 func (ed editor) Update(ctx *sql.Context, old, new sql.Row) error {
+	if ed.t.noRow(old) {
+		return nil
+	}
 	s, tx, err := ed.t.beginWrite(ctx)
 	if err != nil {
 		return err
@@ -758,6 +761,9 @@ func (ed editor) Update(ctx *sql.Context, old, new sql.Row) error {
 }
 
 func (ed editor) Delete(ctx *sql.Context, r sql.Row) error {
+	if ed.t.noRow(r) {
+		return nil
+	}
 	s, tx, err := ed.t.beginWrite(ctx)
 	if err != nil {
 		return err
@@ -779,6 +785,21 @@ func (ed editor) Delete(ctx *sql.Context, r sql.Row) error {
 		return sql.ErrDeleteRowNotFound.New()
 	}
 	return nil
+}
+
+// noRow says r is no row of the table: a multi-table UPDATE or DELETE
+// over an outer join hands each table's part of every joined row to its
+// editor, the missing side's too, all NULL. MySQL changes nothing there;
+// a stored row has no NULL in its primary key. (In a table without one a
+// row of NULLs may be stored: go-mysql-server's part for the missing side
+// is then taken for it.)
+func (t *Table) noRow(r sql.Row) bool {
+	for _, i := range t.st.Def.PK {
+		if i < len(r) && r[i] == nil {
+			return true
+		}
+	}
+	return false
 }
 
 // writeError maps a duplicate key to GMS's unique key error (carrying the

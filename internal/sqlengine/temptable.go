@@ -26,6 +26,7 @@ import (
 	"strings"
 
 	"github.com/dolthub/go-mysql-server/sql"
+	"github.com/dolthub/go-mysql-server/sql/expression"
 	"github.com/dolthub/go-mysql-server/sql/types"
 	"github.com/dolthub/vitess/go/mysql"
 	"github.com/lockstepdb/lockstep/internal/row"
@@ -418,8 +419,22 @@ func (ed tempEditor) Insert(ctx *sql.Context, r sql.Row) error {
 	return nil
 }
 
+// noRow says r is no row of the table: the missing side of an outer
+// join (see Table.noRow).
+func (t *tempTable) noRow(r sql.Row) bool {
+	for _, i := range t.sch.PkOrdinals {
+		if i < len(r) && r[i] == nil {
+			return true
+		}
+	}
+	return false
+}
+
 func (ed tempEditor) Update(ctx *sql.Context, old, new sql.Row) error {
 	t := ed.t
+	if t.noRow(old) {
+		return nil
+	}
 	slot, ok, err := t.find(ctx, old)
 	if err != nil {
 		return err
@@ -453,6 +468,9 @@ func (ed tempEditor) Update(ctx *sql.Context, old, new sql.Row) error {
 
 func (ed tempEditor) Delete(ctx *sql.Context, r sql.Row) error {
 	t := ed.t
+	if t.noRow(r) {
+		return nil
+	}
 	slot, ok, err := t.find(ctx, r)
 	if err != nil {
 		return err
@@ -553,9 +571,65 @@ func (t *tempTable) GetIndexes(*sql.Context) ([]sql.Index, error) {
 	return out, nil
 }
 
-// IndexedAccess implements sql.IndexAddressable (which CREATE TABLE's
-// indexes need): no index supports a lookup (CanSupport), so none comes.
-func (t *tempTable) IndexedAccess(*sql.Context, sql.IndexLookup) sql.IndexedTable { return nil }
+// IndexedAccess implements sql.IndexAddressable: a lookup reads the rows
+// its ranges hold. go-mysql-server plans joins on a table's indexes
+// (a lookup join into a temporary table's primary key); with no lookup
+// they failed ("indexable table does not support given lookup").
+func (t *tempTable) IndexedAccess(*sql.Context, sql.IndexLookup) sql.IndexedTable {
+	return tempIndexed{t}
+}
+
+// tempIndexed is a temporary table read through an index: its rows in
+// the lookup's ranges, found by reading them all (a temporary table is
+// in memory, and its session's alone).
+type tempIndexed struct{ *tempTable }
+
+type tempLookup struct{ lookup sql.IndexLookup }
+
+func (tempLookup) Key() []byte { return nil }
+
+// LookupPartitions implements sql.IndexedTable.
+func (t tempIndexed) LookupPartitions(_ *sql.Context, lookup sql.IndexLookup) (sql.PartitionIter, error) {
+	return sql.PartitionsToPartitionIter(tempLookup{lookup}), nil
+}
+
+// PartitionRows reads a lookup's rows, or every row.
+func (t tempIndexed) PartitionRows(ctx *sql.Context, p sql.Partition) (sql.RowIter, error) {
+	all, err := t.tempTable.PartitionRows(ctx, p)
+	lp, ok := p.(tempLookup)
+	if err != nil || !ok {
+		return all, err
+	}
+	ix, ok := lp.lookup.Index.(*tempIndex)
+	ranges, isMySQL := lp.lookup.Ranges.(sql.MySQLRangeCollection)
+	if !ok || !isMySQL {
+		return nil, fmt.Errorf("temporary table %s: a lookup of %T over %T", t.name, lp.lookup.Index, lp.lookup.Ranges)
+	}
+	cols := make([]sql.Expression, len(ix.cols))
+	for n, c := range ix.cols {
+		col := t.sch.Schema[c]
+		cols[n] = expression.NewGetField(c, col.Type, col.Name, col.Nullable)
+	}
+	filter, err := expression.NewRangeFilterExpr(ctx, cols, ranges)
+	if err != nil || filter == nil {
+		return all, err
+	}
+	rows, err := sql.RowIterToRows(ctx, all)
+	if err != nil {
+		return nil, err
+	}
+	kept := rows[:0]
+	for _, r := range rows {
+		in, err := sql.EvaluateCondition(ctx, filter, r)
+		if err != nil {
+			return nil, err
+		}
+		if sql.IsTrue(in) {
+			kept = append(kept, r)
+		}
+	}
+	return sql.RowsToRowIter(kept...), nil
+}
 
 // PreciseMatch implements sql.IndexAddressable.
 func (t *tempTable) PreciseMatch() bool { return false }
@@ -645,8 +719,16 @@ func (i *tempIndex) IsGenerated() bool                     { return false }
 func (i *tempIndex) PrefixLengths() []uint16               { return nil }
 func (i *tempIndex) CanSupportOrderBy(sql.Expression) bool { return false }
 
-// CanSupport implements sql.Index: never, so queries scan.
-func (i *tempIndex) CanSupport(*sql.Context, ...sql.Range) bool { return false }
+// CanSupport implements sql.Index: MySQL's ranges (tempIndexed reads
+// them).
+func (i *tempIndex) CanSupport(_ *sql.Context, rs ...sql.Range) bool {
+	for _, r := range rs {
+		if _, ok := r.(sql.MySQLRange); !ok {
+			return false
+		}
+	}
+	return true
+}
 
 func (i *tempIndex) Expressions() []string {
 	out := make([]string, len(i.cols))
