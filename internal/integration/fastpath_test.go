@@ -593,11 +593,7 @@ func TestForSharePrepared(t *testing.T) {
 func TestPreparedDo(t *testing.T) {
 	s := startServer(t, t.TempDir())
 	ctx := context.Background()
-	conn, err := s.db("").Conn(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
+	conn := s.conn(ctx)
 	take, err := conn.PrepareContext(ctx, "DO GET_LOCK(?, 0), SLEEP(0)")
 	if err != nil {
 		t.Fatal(err)

@@ -15,11 +15,7 @@ import (
 func TestStringLiterals(t *testing.T) {
 	s := startServer(t, t.TempDir())
 	ctx := context.Background()
-	conn, err := s.db("").Conn(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
+	conn := s.conn(ctx)
 	exec := func(q string, args ...any) {
 		t.Helper()
 		if _, err := conn.ExecContext(ctx, q, args...); err != nil {

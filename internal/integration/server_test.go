@@ -210,6 +210,18 @@ func (s *server) db(dbname string) *sql.DB {
 	return db
 }
 
+// conn is one connection to s, closed when the test ends: for statements
+// that depend on their session (its sql_mode, its prepared statements).
+func (s *server) conn(ctx context.Context) *sql.Conn {
+	s.t.Helper()
+	c, err := s.db("").Conn(ctx)
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	s.t.Cleanup(func() { c.Close() })
+	return c
+}
+
 func mustExec(t *testing.T, db *sql.DB, q string, args ...any) {
 	t.Helper()
 	if _, err := db.Exec(q, args...); err != nil {
