@@ -79,7 +79,7 @@ func okInfo(r *sqltypes.Result) string {
 }
 
 // binaryResults shapes the results of an execution of a prepared
-// statement (which is never a DO: sqlengine refuses to prepare one).
+// statement (a prepared DO's are then dropped: okOnly, prepareddo.go).
 func binaryResults(e *sqlengine.Engine, c *mysql.Conn, cb func(*sqltypes.Result) error) func(*sqltypes.Result) error {
 	return func(r *sqltypes.Result) error {
 		modeStatus(e, c)

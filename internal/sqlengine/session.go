@@ -1000,9 +1000,9 @@ func (p parser) ParseOneWithOptions(ctx context.Context, query string, o ast.Par
 	grown := len(quantified) - len(query) + translated
 	query = quantified
 	if IsDo(query) {
-		// A prepared statement (PREPARE ... FROM, COM_STMT_PREPARE) sends
-		// its result columns, which DO has none of; only a DO run as text
-		// has its SELECT's rows replaced by OK.
+		// SQL PREPARE ... FROM of a DO: its EXECUTE cannot be told from
+		// another's, so its SELECT's rows could not be replaced by OK.
+		// (COM_STMT_PREPARE's DO arrives here as its SELECT: CheckPrepare.)
 		return nil, 0, mysql.NewSQLError(erUnsupportedPS, "HY000", "This command is not supported in the prepared statement protocol yet")
 	}
 	r, err := withForShare(query, func(q string) (parsed, error) {
