@@ -793,8 +793,11 @@ func (ed editor) Delete(ctx *sql.Context, r sql.Row) error {
 // a stored row has no NULL in its primary key. (In a table without one a
 // row of NULLs may be stored: go-mysql-server's part for the missing side
 // is then taken for it.)
-func (t *Table) noRow(r sql.Row) bool {
-	for _, i := range t.st.Def.PK {
+func (t *Table) noRow(r sql.Row) bool { return nullInKey(t.st.Def.PK, r) }
+
+// nullInKey says r has a NULL in one of the key columns pk.
+func nullInKey(pk []int, r sql.Row) bool {
+	for _, i := range pk {
 		if i < len(r) && r[i] == nil {
 			return true
 		}

@@ -161,9 +161,24 @@ func (tempPartition) Key() []byte { return nil }
 // PartitionRows implements sql.Table: the rows as they are now, in
 // primary-key order (insertion order without one).
 func (t *tempTable) PartitionRows(ctx *sql.Context, _ sql.Partition) (sql.RowIter, error) {
+	return t.orderedRows(ctx, nil)
+}
+
+// orderedRows are copies of the rows keep takes (every row if keep is
+// nil), in PartitionRows' order.
+func (t *tempTable) orderedRows(ctx *sql.Context, keep func(sql.Row) (bool, error)) (sql.RowIter, error) {
 	slots := make([]int, 0, len(t.rows))
 	keys := make(map[int]string, len(t.rows))
 	for slot, r := range t.rows {
+		if keep != nil {
+			ok, err := keep(r)
+			if err != nil {
+				return nil, err
+			}
+			if !ok {
+				continue
+			}
+		}
 		slots = append(slots, slot)
 		if len(t.sch.PkOrdinals) > 0 {
 			k, err := t.key(ctx, t.sch.PkOrdinals, r)
@@ -421,14 +436,7 @@ func (ed tempEditor) Insert(ctx *sql.Context, r sql.Row) error {
 
 // noRow says r is no row of the table: the missing side of an outer
 // join (see Table.noRow).
-func (t *tempTable) noRow(r sql.Row) bool {
-	for _, i := range t.sch.PkOrdinals {
-		if i < len(r) && r[i] == nil {
-			return true
-		}
-	}
-	return false
-}
+func (t *tempTable) noRow(r sql.Row) bool { return nullInKey(t.sch.PkOrdinals, r) }
 
 func (ed tempEditor) Update(ctx *sql.Context, old, new sql.Row) error {
 	t := ed.t
@@ -595,10 +603,9 @@ func (t tempIndexed) LookupPartitions(_ *sql.Context, lookup sql.IndexLookup) (s
 
 // PartitionRows reads a lookup's rows, or every row.
 func (t tempIndexed) PartitionRows(ctx *sql.Context, p sql.Partition) (sql.RowIter, error) {
-	all, err := t.tempTable.PartitionRows(ctx, p)
 	lp, ok := p.(tempLookup)
-	if err != nil || !ok {
-		return all, err
+	if !ok {
+		return t.tempTable.PartitionRows(ctx, p)
 	}
 	ix, ok := lp.lookup.Index.(*tempIndex)
 	ranges, isMySQL := lp.lookup.Ranges.(sql.MySQLRangeCollection)
@@ -611,24 +618,16 @@ func (t tempIndexed) PartitionRows(ctx *sql.Context, p sql.Partition) (sql.RowIt
 		cols[n] = expression.NewGetField(c, col.Type, col.Name, col.Nullable)
 	}
 	filter, err := expression.NewRangeFilterExpr(ctx, cols, ranges)
-	if err != nil || filter == nil {
-		return all, err
-	}
-	rows, err := sql.RowIterToRows(ctx, all)
 	if err != nil {
 		return nil, err
 	}
-	kept := rows[:0]
-	for _, r := range rows {
-		in, err := sql.EvaluateCondition(ctx, filter, r)
-		if err != nil {
-			return nil, err
-		}
-		if sql.IsTrue(in) {
-			kept = append(kept, r)
-		}
+	if filter == nil {
+		return t.orderedRows(ctx, nil)
 	}
-	return sql.RowsToRowIter(kept...), nil
+	return t.orderedRows(ctx, func(r sql.Row) (bool, error) {
+		in, err := sql.EvaluateCondition(ctx, filter, r)
+		return sql.IsTrue(in), err
+	})
 }
 
 // PreciseMatch implements sql.IndexAddressable.
