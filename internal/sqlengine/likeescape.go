@@ -130,14 +130,15 @@ func escapedLikes(ctx *sql.Context, _ *analyzer.Analyzer, n sql.Node, _ *plan.Sc
 			if err != nil {
 				return nil, transform.SameTree, err
 			}
-			if !same && out == nil {
+			if same {
+				continue
+			}
+			if out == nil {
 				out = slices.Clone(c.Checks())
 			}
-			if !same {
-				changed := *ch
-				changed.Expr = e
-				out[i] = &changed
-			}
+			changed := *ch
+			changed.Expr = e
+			out[i] = &changed
 		}
 		if out == nil {
 			return n, transform.SameTree, nil

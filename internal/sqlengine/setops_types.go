@@ -232,15 +232,22 @@ func sideTypes(ctx *sql.Context, n sql.Node, strs bool) []sql.Type {
 	}
 	out := make([]sql.Type, len(pr.Projections))
 	for i, e := range pr.Projections {
-		if a, ok := e.(*expression.Alias); ok {
-			e = a.Child
-		}
-		if c, ok := e.(*expression.Convert); ok {
-			e = c.Child
-		}
-		out[i] = e.Type(ctx)
+		out[i] = sideExpr(e).Type(ctx)
 	}
 	return out
+}
+
+// sideExpr is a side's projected expression e as the side computes it:
+// without its alias, and without the conversion to the operation's type
+// go-mysql-server's planner puts over it.
+func sideExpr(e sql.Expression) sql.Expression {
+	if a, ok := e.(*expression.Alias); ok {
+		e = a.Child
+	}
+	if c, ok := e.(*expression.Convert); ok {
+		e = c.Child
+	}
+	return e
 }
 
 func schemaTypes(sch sql.Schema) []sql.Type {
@@ -343,13 +350,7 @@ func sideWidth(ctx *sql.Context, side sql.Node, i int) (width, bool) {
 		if i >= len(s.Projections) {
 			return width{}, false
 		}
-		e := s.Projections[i]
-		if a, ok := e.(*expression.Alias); ok {
-			e = a.Child
-		}
-		if c, ok := e.(*expression.Convert); ok {
-			e = c.Child
-		}
+		e := sideExpr(s.Projections[i])
 		if types.IsNullType(e.Type(ctx)) {
 			return width{}, true // NULL: the other side's
 		}
@@ -365,8 +366,7 @@ func sideWidth(ctx *sql.Context, side sql.Node, i int) (width, bool) {
 			}
 		}
 		if l, ok := e.(*expression.Literal); ok {
-			switch v := l.Value().(type) {
-			case string:
+			if v, ok := l.Value().(string); ok {
 				return width{chars: int64(utf8.RuneCountInString(v))}, true
 			}
 			if types.IsInteger(l.Type(ctx)) {
@@ -390,10 +390,10 @@ func typeWidth(t sql.Type) (width, bool) {
 		st := t.(sql.StringType)
 		return width{chars: st.MaxCharacterLength(), text: types.IsTextBlob(t), char: t.Type() == sqltypes.Char}, true
 	}
-	if !types.IsInteger(t) {
-		return width{}, false
-	}
-	digits := map[query.Type]int64{sqltypes.Int8: 4, sqltypes.Uint8: 3, sqltypes.Int16: 6, sqltypes.Uint16: 5, sqltypes.Int24: 9, sqltypes.Uint24: 8, sqltypes.Int32: 11, sqltypes.Uint32: 10, sqltypes.Int64: 20, sqltypes.Uint64: 20}
-	d, ok := digits[t.Type()]
+	d, ok := intDisplayWidth[t.Type()]
 	return width{chars: d}, ok
 }
+
+// intDisplayWidth is each integer type's display width, its sign
+// included.
+var intDisplayWidth = map[query.Type]int64{sqltypes.Int8: 4, sqltypes.Uint8: 3, sqltypes.Int16: 6, sqltypes.Uint16: 5, sqltypes.Int24: 9, sqltypes.Uint24: 8, sqltypes.Int32: 11, sqltypes.Uint32: 10, sqltypes.Int64: 20, sqltypes.Uint64: 20}
