@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"hash/maphash"
+	"math"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -41,6 +42,15 @@ import (
 // from the overlay once storage shows them, and keeps the statistics. The
 // pipeline groups the submitted commits, so even a single-threaded applier
 // is not fsync-bound.
+//
+// Stopping on an error. A transaction that cannot be applied halts the
+// applier at its number (halt): every transaction before it in relay order
+// is still applied, as a single-threaded replica would have committed them
+// before meeting it, and none from it on is submitted. Transactions after
+// it may already have been decoded or built (in parallel, even failed
+// first), but they wait for their turn, which never comes. Once the last
+// one before it is submitted, the applier stops. The SQL thread's error is
+// the earliest failed transaction's.
 //
 // Prefetch. The storage read that checks a row (it must exist for an update
 // or delete, must not for an insert) is the costliest part of step 3, and
@@ -146,6 +156,14 @@ type applier struct {
 	seed      maphash.Seed
 	once      sync.Once
 	state     atomic.Value
+
+	// limit is the number of the earliest transaction that failed
+	// (math.MaxInt64 while none has): nothing from it on is applied.
+	// halted closes when it is first set.
+	haltMu   sync.Mutex
+	limit    atomic.Int64
+	halted   chan struct{}
+	haltOnce sync.Once
 }
 
 func newApplier(r *Replica, rl *relayLog) *applier {
@@ -155,6 +173,7 @@ func newApplier(r *Replica, rl *relayLog) *applier {
 		relay:   rl,
 		stop:    make(chan struct{}),
 		done:    make(chan struct{}),
+		halted:  make(chan struct{}),
 		workers: int(r.Settings.Workers.Load()),
 		mode:    mode,
 		infl:    make(chan inflight, 8192),
@@ -164,6 +183,7 @@ func newApplier(r *Replica, rl *relayLog) *applier {
 		seed:      maphash.MakeSeed(),
 	}
 	a.ov.init()
+	a.limit.Store(math.MaxInt64)
 	a.state.Store("Replica has read all relay log; waiting for more updates")
 	return a
 }
@@ -178,11 +198,46 @@ func (a *applier) close() {
 	<-a.done
 }
 
-// fail records err as the SQL thread's error and stops the applier.
+// fail records err as the SQL thread's error and stops the applier at
+// once: for errors not of one transaction (the commit pipeline's).
 func (a *applier) fail(err error) {
 	a.r.setSQLError(sqlError(err))
 	a.r.logf("replica SQL thread stopped: %v", err)
 	a.once.Do(func() { close(a.stop) })
+}
+
+// halt stops the applier at transaction idx, which cannot be applied (see
+// the top comment): the transactions before it are still applied, then the
+// applier stops with err, unless an earlier transaction failed too.
+func (a *applier) halt(idx int64, err error) {
+	a.haltMu.Lock()
+	if idx >= a.limit.Load() {
+		a.haltMu.Unlock()
+		return
+	}
+	a.limit.Store(idx)
+	a.r.setSQLError(sqlError(err))
+	reached := a.seq.haltAt(idx)
+	a.haltMu.Unlock()
+	a.r.logf("replica SQL thread stopped: %v", err)
+	a.haltOnce.Do(func() { close(a.halted) })
+	if reached {
+		a.once.Do(func() { close(a.stop) })
+	}
+}
+
+// dropped reports whether j comes at or after a failed transaction (or the
+// applier stopped): it is not applied.
+func (a *applier) dropped(j *job) bool {
+	return j.idx >= a.limit.Load() || a.stopped()
+}
+
+// advance marks transaction idx submitted; the applier stops if it was the
+// last one before a failed one.
+func (a *applier) advance(idx int64) {
+	if a.seq.advance(idx) {
+		a.once.Do(func() { close(a.stop) })
+	}
 }
 
 // sqlError is the MySQL error number and message the SQL thread stops with.
@@ -240,7 +295,7 @@ func (a *applier) run() {
 		go func() {
 			defer dwg.Done()
 			for j := range decodeQ {
-				if !a.stopped() {
+				if !a.dropped(j) {
 					j.err = a.decode(j)
 				}
 				close(j.ready)
@@ -262,13 +317,13 @@ loop:
 		ev, pos, err := rr.next()
 		if err != nil {
 			if !errors.Is(err, errStopped) {
-				a.fail(err)
+				a.halt(idx+1, err)
 			}
 			break
 		}
 		t, err := asm.add(ev)
 		if err != nil {
-			a.fail(err)
+			a.halt(idx+1, err)
 			break
 		}
 		if t == nil {
@@ -282,6 +337,8 @@ loop:
 		st.pushPending(t.GTID.OriginalCommitUS)
 		select {
 		case order <- j:
+		case <-a.halted:
+			break loop
 		case <-a.stop:
 			break loop
 		}
@@ -295,12 +352,16 @@ loop:
 			// (it may create or change the tables they use).
 			select {
 			case <-j.ready:
+			case <-a.halted:
+				break loop
 			case <-a.stop:
 				break loop
 			}
 		default:
 			select {
 			case decodeQ <- j:
+			case <-a.halted:
+				break loop
 			case <-a.stop:
 				break loop
 			}
@@ -342,7 +403,7 @@ func (a *applier) schedule(order <-chan *job, parallel bool) {
 		}
 	}
 	for j := range order {
-		if a.stopped() {
+		if a.dropped(j) {
 			continue
 		}
 		t := j.trx
@@ -357,13 +418,13 @@ func (a *applier) schedule(order <-chan *job, parallel bool) {
 			ddlStart := time.Now()
 			err := a.r.o.Exec.ExecDDL(*t.DDL, binlog.GTIDInfo{SID: t.GTID.SID, GNO: t.GTID.GNO, OriginalCommitUS: t.GTID.OriginalCommitUS})
 			if err != nil && !errors.Is(err, commit.ErrGTIDExecuted) {
-				a.fail(a.describe(0, j, "Query", nil, err))
+				a.halt(j.idx, a.describe(0, j, "Query", nil, err))
 				continue
 			}
 			sched.barrier(j.idx)
 			st.worker(0).visible(t, ddlStart, time.Now())
 			a.infl <- inflight{j: j}
-			a.seq.advance(j.idx)
+			a.advance(j.idx)
 			a.state.Store("Replica has read all relay log; waiting for more updates")
 			close(j.ready)
 			continue
@@ -377,7 +438,12 @@ func (a *applier) schedule(order <-chan *job, parallel bool) {
 			j.dep = j.idx - 1
 		} else {
 			if j.err != nil {
-				a.fail(a.describe(0, j, "", nil, j.err))
+				// The batch holds transactions before this one: they
+				// are still applied.
+				if parallel {
+					flush()
+				}
+				a.halt(j.idx, a.describe(0, j, "", nil, j.err))
 				continue
 			}
 			j.dep = sched.dep(j.idx, schedInput{Gen: t.Gen, Maria: t.Maria, CommitID: t.CommitID,
@@ -392,7 +458,7 @@ func (a *applier) schedule(order <-chan *job, parallel bool) {
 		st.depDistance(j.idx - j.dep)
 		if !parallel {
 			if err := a.process(0, j); err != nil && !errors.Is(err, errStopped) {
-				a.fail(err)
+				a.halt(j.idx, err)
 			}
 			continue
 		}
@@ -410,12 +476,12 @@ func (a *applier) worker(id int) {
 	defer a.wg.Done()
 	for run := range a.jobs {
 		for _, j := range run {
-			if a.stopped() {
+			if a.dropped(j) {
 				break
 			}
 			if err := a.process(id, j); err != nil {
 				if !errors.Is(err, errStopped) {
-					a.fail(err)
+					a.halt(j.idx, err)
 				}
 				break
 			}
@@ -444,7 +510,7 @@ func (a *applier) process(worker int, j *job) (err error) {
 			return errStopped
 		}
 		a.infl <- inflight{j: j}
-		a.seq.advance(j.idx)
+		a.advance(j.idx)
 		return nil
 	}
 	tw := time.Now()
@@ -484,7 +550,7 @@ func (a *applier) process(worker int, j *job) (err error) {
 		ct = nil
 	}
 	a.infl <- inflight{j: j, ct: ct}
-	a.seq.advance(j.idx)
+	a.advance(j.idx)
 	ws.Applied.Add(1)
 	ws.WaitNanos.Add(uint64(waited))
 	ws.BusyNanos.Add(uint64(time.Since(t0) - waited))
@@ -979,6 +1045,7 @@ type sequencer struct {
 	mu      sync.Mutex
 	done    int64
 	waiters []seqWaiter
+	limit   int64 // a failed transaction's number, 0 if none
 }
 
 type seqWaiter struct {
@@ -1005,9 +1072,12 @@ func (s *sequencer) wait(idx int64, stop <-chan struct{}) bool {
 	}
 }
 
-func (s *sequencer) advance(idx int64) {
+// advance marks transaction idx submitted and reports whether it is the
+// last one before the limit.
+func (s *sequencer) advance(idx int64) (reached bool) {
 	s.mu.Lock()
 	s.done = idx
+	reached = s.limit > 0 && idx >= s.limit-1
 	keep := s.waiters[:0]
 	for _, w := range s.waiters {
 		if w.idx <= idx {
@@ -1018,6 +1088,18 @@ func (s *sequencer) advance(idx int64) {
 	}
 	s.waiters = keep
 	s.mu.Unlock()
+	return reached
+}
+
+// haltAt sets the limit to idx, a failed transaction, and reports whether
+// every transaction before it is already submitted.
+func (s *sequencer) haltAt(idx int64) (reached bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.limit == 0 || idx < s.limit {
+		s.limit = idx
+	}
+	return s.done >= s.limit-1
 }
 
 // overlay holds the rows of transactions submitted to the pipeline but not

@@ -96,3 +96,90 @@ func appendTrx(t *testing.T, rl *relayLog, evs [][]byte) {
 		}
 	}
 }
+
+// TestFailedTransactionStopsAfterEarlierOnes: when a transaction cannot be
+// applied, every transaction before it in relay order is still committed,
+// as a single-threaded replica would have committed them before meeting
+// it, and none after it. Workers used to drop the transactions they had not
+// started as soon as any one failed, including earlier ones applied in
+// parallel with it. Both ways a transaction fails are run: in the workers
+// (a deleted row that is not there, 1032) and in the scheduler, from its
+// decoding (a change to a parent table whose foreign-key actions the
+// source's binlog does not carry, 1235).
+func TestFailedTransactionStopsAfterEarlierOnes(t *testing.T) {
+	const before, after = 400, 100
+	for _, workers := range []int64{0, 4} {
+		for _, kind := range []struct {
+			name    string
+			errno   uint16
+			cascade bool
+		}{{"build", 1032, false}, {"decode", 1235, true}} {
+			for round := range 4 {
+				p, s, tab, r, rl := modelReplica(t, workers, "LOGICAL_CLOCK")
+				if kind.cascade {
+					r.o.CascadeParent = func(id uint64) bool { return id == tab.Def.ID }
+				}
+				img := func(k int64) []byte {
+					b, err := tab.Encode(nil, []row.Value{k, k})
+					if err != nil {
+						t.Fatal(err)
+					}
+					return b
+				}
+				// Independent inserts (last_committed 0: all may run in
+				// parallel), the failing delete, and more inserts.
+				for gno := uint64(1); gno <= before+1+after; gno++ {
+					var ev binlog.TrxEvents
+					ev.AddQuery("db", "BEGIN", binlog.QueryOptions{})
+					if gno == before+1 {
+						ev.AddRow(binlog.DeleteRowsEventV2, tab.Ref(), img(1_000_000), nil)
+					} else {
+						ev.AddRow(binlog.WriteRowsEventV2, tab.Ref(), nil, img(int64(gno)))
+					}
+					ev.EndStatement()
+					ev.AddXID(gno)
+					ev.Close()
+					g := binlog.GTIDInfo{SID: testUUID, GNO: gno, LastCommitted: 0, SequenceNumber: int64(gno), OriginalCommitUS: 1_700_000_000_000_000}
+					appendTrx(t, rl, events(t, ev.Finalize(make([]byte, ev.FinalSize(false)), 4, 1, 1, g)))
+				}
+				if err := rl.flush(); err != nil {
+					t.Fatal(err)
+				}
+				a := newApplier(r, rl)
+				r.sql = a
+				go a.run()
+				select {
+				case <-a.done:
+				case <-time.After(30 * time.Second):
+					a.close()
+					t.Fatalf("workers %d, %s: the applier did not stop at the failed transaction", workers, kind.name)
+				}
+				r.errMu.Lock()
+				code, msg := r.sqlErrno, r.sqlErr
+				r.errMu.Unlock()
+				if code != kind.errno {
+					t.Fatalf("workers %d, %s: SQL thread error %d %q, want %d", workers, kind.name, code, msg, kind.errno)
+				}
+				vis := p.GTIDVisible()
+				for gno := uint64(1); gno <= before+1+after; gno++ {
+					if want := gno <= before; vis.Contains(testUUID, gno) != want {
+						t.Fatalf("workers %d, %s, round %d: transaction %d executed %v, want %v", workers, kind.name, round, gno, !want, want)
+					}
+				}
+				n := 0
+				it, err := s.Latest().NewIter(tab.TablePrefix(), row.PrefixEnd(tab.TablePrefix()))
+				if err != nil {
+					t.Fatal(err)
+				}
+				for it.First(); it.Valid(); it.Next() {
+					n++
+				}
+				it.Close()
+				// Each row has its primary key and one index entry.
+				if n != 2*before {
+					t.Fatalf("workers %d, %s: %d keys in the table, want %d", workers, kind.name, n, 2*before)
+				}
+			}
+		}
+	}
+}
