@@ -66,6 +66,18 @@ func (b boundedTopN) Build(ctx *sql.Context, n sql.Node, r sql.Row) (sql.RowIter
 		}
 	case *exactUpdateSource:
 		return b.base.Build(ctx, n.Node, r)
+	case *plan.DeleteFrom:
+		if nn, ok := deleteJoin(ctx, n); ok {
+			return b.base.Build(ctx, nn, r) // deletejoin.go
+		}
+	case *plan.UpdateSource:
+		return b.outerJoinUpdate(ctx, n, r) // deletejoin.go
+	case *deleteJoinSource:
+		it, err := b.base.Build(ctx, n.Node, r)
+		if err != nil {
+			return nil, err
+		}
+		return newDeleteJoinRows(it, n, len(n.Node.Schema(ctx))), nil
 	case *plan.InsertInto:
 		if nn, ok := rangedInsert(ctx, n); ok {
 			return b.base.Build(ctx, nn, r) // outofrange.go
