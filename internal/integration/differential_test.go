@@ -28,9 +28,13 @@ import (
 // 8 seeds of 250 statements run by default; LOCKSTEP_DIFFERENTIAL_SEEDS
 // runs more.
 //
+// A write's outcome is the number of rows it changed, as the client is
+// told.
+//
 // sameError lists the errors that differ only by number between MySQL
 // and MariaDB; knownDifferences the outcomes where Lockstep differs from
-// both, each with its cause (docs/COMPATIBILITY.md lists them too).
+// both, and knownCountDifferences the statements whose count does, each
+// with its cause (docs/COMPATIBILITY.md lists them too).
 // Nothing else is forgiven.
 
 // diffSchema is created on both servers.
@@ -65,6 +69,28 @@ var knownDifferences = map[[2]string]string{
 	{"error 1062", "error 1452"}: "a row with both a duplicate key and a missing parent: go-mysql-server checks the foreign key before the insert, InnoDB the key first",
 }
 
+// knownCountDifferences are statements (by their start) whose count of
+// rows changed differs from MariaDB's, the change itself being the same.
+var knownCountDifferences = map[string]string{
+	"REPLACE INTO":                         "a REPLACE whose row conflicts with two rows (by primary and unique key) counts one deleted row, not two",
+	"UPDATE diff.p SET name = UPPER(name)": "a change of letter case alone in a table with foreign keys is made but not counted (go-mysql-server compares the rows of such a table by collation)",
+	"UPDATE diff.p SET name = LOWER(name)": "a change of letter case alone in a table with foreign keys is made but not counted (go-mysql-server compares the rows of such a table by collation)",
+}
+
+// knownCountDifference says whether q succeeded on both servers with the
+// same change but a count listed in knownCountDifferences.
+func knownCountDifference(q, want, got string) (string, bool) {
+	if want == got || !strings.HasPrefix(want, "ok, ") || !strings.HasPrefix(got, "ok, ") {
+		return "", false
+	}
+	for start, why := range knownCountDifferences {
+		if strings.HasPrefix(q, start) {
+			return why, true
+		}
+	}
+	return "", false
+}
+
 // diffSQLModes are the sql_modes the seeds run under in turn: strict
 // alone, MySQL 8's default (zero dates and divisions by zero refused),
 // and strict with NO_BACKSLASH_ESCAPES (backslashes in strings are
@@ -78,7 +104,7 @@ var diffSQLModes = []string{
 // diffStatement returns a random statement of the stream.
 func diffStatement(r *rand.Rand) string {
 	id := func() int { return 1 + r.IntN(12) }
-	switch r.IntN(33) {
+	switch r.IntN(36) {
 	case 32:
 		// Backslashes in strings: \_ and \% keep theirs (they escape a
 		// LIKE wildcard), the other escapes are read; under
@@ -179,6 +205,15 @@ func diffStatement(r *rand.Rand) string {
 	case 18:
 		// Rolled back: changes nothing, on either side.
 		return "ROLLBACK:" + fmt.Sprintf("UPDATE diff.c SET qty = qty + 1 WHERE p = %d", id())
+	case 33:
+		// Multi-table writes: each row once however many joined rows it
+		// is in, the missing side of an outer join left alone, and the
+		// rows changed counted so.
+		return fmt.Sprintf("DELETE diff.c FROM diff.c JOIN diff.p ON c.p = p.id OR c.qty > %d WHERE p.score < %d", r.IntN(6), r.IntN(50))
+	case 34:
+		return fmt.Sprintf("UPDATE diff.p LEFT JOIN diff.c ON c.p = p.id SET p.score = %d, c.qty = c.qty + 1 WHERE p.id < %d", r.IntN(5), id())
+	case 35:
+		return fmt.Sprintf("DELETE diff.s, diff.t FROM diff.s LEFT JOIN diff.t ON t.id = s.id + %d WHERE s.id < %d", r.IntN(3), r.IntN(8))
 	case 0, 1:
 		score := "NULL"
 		if r.IntN(4) > 0 {
@@ -231,10 +266,16 @@ func diffRun(db *sql.DB, q string, mariadb bool) string {
 		q, args = stmt, []any{0}
 	}
 	if !strings.HasPrefix(q, "SELECT") {
-		if _, err := db.Exec(q); err != nil {
+		res, err := db.Exec(q)
+		if err != nil {
 			return diffErr(err, mariadb)
 		}
-		return "ok"
+		// The rows it changed, as the client is told.
+		n, err := res.RowsAffected()
+		if err != nil {
+			return "rows affected: " + err.Error()
+		}
+		return fmt.Sprintf("ok, %d rows", n)
 	}
 	rows, err := db.Query(q, args...)
 	if err != nil {
@@ -285,6 +326,11 @@ func TestDifferentialMariaDB(t *testing.T) {
 			q := metaStatement(r, false)
 			want, got := metaRun(mdb, q, false, true), metaRun(ldb, q, false, false)
 			statements++
+			if why, ok := knownCountDifference(q, want, got); ok {
+				known++
+				t.Logf("known difference (%s): %s", why, q)
+				continue
+			}
 			if why, ok := knownDifferences[[2]string{want, got}]; ok {
 				known++
 				t.Logf("known difference (%s): %s", why, q)

@@ -160,10 +160,15 @@ func preparedRun(db *sql.DB, q string) string {
 	}
 	defer ps.Close()
 	if !strings.HasPrefix(q, "SELECT") {
-		if _, err := ps.Exec(); err != nil {
+		res, err := ps.Exec()
+		if err != nil {
 			return diffErr(err, false)
 		}
-		return "ok"
+		n, err := res.RowsAffected()
+		if err != nil {
+			return "rows affected: " + err.Error()
+		}
+		return fmt.Sprintf("ok, %d rows", n)
 	}
 	rows, err := ps.Query()
 	if err != nil {
