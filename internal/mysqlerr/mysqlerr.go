@@ -191,6 +191,9 @@ var gmsErrors = []struct {
 	{"Access denied for user ", "'", "", DBAccessDenied, "42000", ""},
 	// go-mysql-server stops a recursive CTE after a fixed 10,001
 	// iterations (cte_max_recursion_depth shows that, read-only).
+	// ONLY_FULL_GROUP_BY (go-mysql-server's text, the column without
+	// its database).
+	{"Expression #", "this is incompatible with sql_mode=only_full_group_by", " is not in GROUP BY clause", 1055, "42000", ""}, // ER_WRONG_FIELD_WITH_GROUP
 	{"WITH RECURSIVE iteration limit exceeded", "", "", 3636, "HY000", "Recursive query aborted after 10001 iterations. @@cte_max_recursion_depth is 10000 here and cannot be changed"},
 	// A value an ENUM or SET column has no member for (strict mode).
 	{"Data truncated for column '", "", "", mysql.ERWarnDataTruncated, "01000", ""}, // WARN_DATA_TRUNCATED

@@ -796,6 +796,9 @@ func note(ctx context.Context, st ast.Statement, text string, queryLen int) erro
 		return err
 	}
 	if sctx, ok := ctx.(*sql.Context); ok {
+		if err := realAsFloat(sctx, st); err != nil {
+			return err
+		}
 		if err := renameInCurrentDB(sctx, st); err != nil {
 			return err
 		}
@@ -1047,6 +1050,9 @@ func (p parser) ParseOneWithOptions(ctx context.Context, query string, o ast.Par
 	// COM_STMT_PREPARE parses here: the privilege checks of note apply
 	// (and again at each execution, CheckExecute).
 	if sctx, ok := ctx.(*sql.Context); ok {
+		if err := realAsFloat(sctx, r.st); err != nil {
+			return nil, r.consumed, err
+		}
 		if err := checkFile(sctx, r.st); err != nil {
 			return nil, r.consumed, err
 		}
@@ -1065,14 +1071,7 @@ func (p parser) ParseOneWithOptions(ctx context.Context, query string, o ast.Par
 // that it cannot add them, so CREATE TABLE would fail and still leave the
 // table, without them, in the store and the binlog.
 func unsupportedDDL(st ast.Statement) error {
-	var ddls []*ast.DDL
-	switch s := st.(type) {
-	case *ast.DDL:
-		ddls = append(ddls, s)
-	case *ast.AlterTable:
-		ddls = append(ddls, s.Statements...)
-	}
-	for _, d := range ddls {
+	for _, d := range ddlsOf(st) {
 		if d == nil {
 			continue
 		}
@@ -1220,6 +1219,7 @@ func (r computedRegistry) SetGlobal(ctx *sql.Context, name string, val any) erro
 	if hiddenVariable(name) {
 		return sql.ErrUnknownSystemVariable.New(name)
 	}
+	val = expandSQLMode(name, val)
 	if err := checkAlwaysOn(name, val); err != nil {
 		return err
 	}
@@ -1312,6 +1312,7 @@ func globalOnly(sv sql.SystemVariable) bool {
 // SetSessionVariable refuses to turn off the variables Lockstep always
 // has on (alwaysOn).
 func (s *Session) SetSessionVariable(ctx *sql.Context, name string, val any) error {
+	val = expandSQLMode(name, val)
 	if err := checkAlwaysOn(name, val); err != nil {
 		return err
 	}
@@ -1427,6 +1428,53 @@ func LogOutputHas(val any, member string) bool {
 	return false
 }
 
+// combinedSQLModes are the sql_mode names that stand for several, which
+// MySQL sets with them (and shows): go-mysql-server keeps the name alone,
+// so that a check of one of its modes (ONLY_FULL_GROUP_BY under ANSI,
+// say) did not see it.
+var combinedSQLModes = map[string][]string{
+	"ANSI":        {"REAL_AS_FLOAT", "PIPES_AS_CONCAT", "ANSI_QUOTES", "IGNORE_SPACE", "ONLY_FULL_GROUP_BY"},
+	"TRADITIONAL": {"STRICT_TRANS_TABLES", "STRICT_ALL_TABLES", "NO_ZERO_IN_DATE", "NO_ZERO_DATE", "ERROR_FOR_DIVISION_BY_ZERO", "NO_ENGINE_SUBSTITUTION"},
+}
+
+// expandSQLMode is val, a value of variable name, with the modes a
+// combined sql_mode stands for added, as MySQL sets them.
+func expandSQLMode(name string, val any) any {
+	if !strings.EqualFold(name, "sql_mode") {
+		return val
+	}
+	text := strings.ToUpper(setVariableText(name, val))
+	modes := strings.Split(text, ",")
+	have := map[string]bool{}
+	for i, m := range modes {
+		modes[i] = strings.TrimSpace(m)
+		have[modes[i]] = true
+	}
+	n := len(modes)
+	for _, m := range modes[:n] {
+		for _, part := range combinedSQLModes[m] {
+			if !have[part] {
+				have[part] = true
+				modes = append(modes, part)
+			}
+		}
+	}
+	if len(modes) == n {
+		return val
+	}
+	return strings.Join(modes, ",")
+}
+
+// unsupportedSQLModes are the sql_mode flags MySQL has that Lockstep does
+// not apply, with what it does instead: accepted, each would be silently
+// ignored.
+var unsupportedSQLModes = map[string]string{
+	"ALLOW_INVALID_DATES":      "dates are checked in full (a day past the month's end is refused)",
+	"HIGH_NOT_PRECEDENCE":      "NOT binds as without the mode (NOT a BETWEEN b AND c is NOT (a BETWEEN b AND c))",
+	"PAD_CHAR_TO_FULL_LENGTH":  "CHAR values are read without their trailing spaces",
+	"TIME_TRUNCATE_FRACTIONAL": "fractional seconds beyond a column's precision are rounded",
+}
+
 func checkAlwaysOn(name string, val any) error {
 	n := strings.ToLower(name)
 	switch {
@@ -1434,6 +1482,12 @@ func checkAlwaysOn(name string, val any) error {
 		return mysql.NewSQLError(mysql.ERNotSupportedYet, "42000", "This version of Lockstep doesn't yet support 'general_log = ON': there is no general query log (the slow query log is written: slow_query_log, long_query_time)")
 	case n == "log_output" && LogOutputHas(val, "TABLE") && !LogOutputHas(val, "NONE"):
 		return mysql.NewSQLError(mysql.ERNotSupportedYet, "42000", "This version of Lockstep doesn't yet support 'log_output = %s': the slow query log is written to a file (FILE) or not at all (NONE)", setVariableText("log_output", val))
+	case n == "sql_mode":
+		for _, m := range strings.Split(strings.ToUpper(setVariableText(n, val)), ",") {
+			if why, ok := unsupportedSQLModes[strings.TrimSpace(m)]; ok {
+				return mysql.NewSQLError(mysql.ERNotSupportedYet, "42000", "This version of Lockstep doesn't yet support 'sql_mode %s': %s", strings.TrimSpace(m), why)
+			}
+		}
 	}
 	if fixed, ok := fixedValues[n]; ok {
 		if got, ok := enumText(n, val); ok && strings.ToUpper(got) != fixed.value {
