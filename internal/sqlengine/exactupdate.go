@@ -77,6 +77,15 @@ func (e *exactUpdateSource) Schema(*sql.Context) sql.Schema { return e.sch }
 func (e *exactUpdateSource) Name() string                   { return e.table.Name() }
 func (e *exactUpdateSource) Collation() sql.CollationID     { return e.table.Collation() }
 func (e *exactUpdateSource) Updater(ctx *sql.Context) sql.RowUpdater {
+	if fk, ok := e.table.(*plan.ForeignKeyHandler); ok {
+		// A table with foreign keys: go-mysql-server counts the rows
+		// changed by the schema the handler carries (the rows' own,
+		// which its Schema is not), which compared a change of letter
+		// case alone as none.
+		cp := *fk
+		cp.Sch = exactSchema(fk.Sch)
+		return &cp
+	}
 	return e.table.Updater(ctx)
 }
 
