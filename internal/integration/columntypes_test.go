@@ -25,7 +25,7 @@ const everyColumnType = `CREATE TABLE %s (
 	tt TINYTEXT, tx TEXT, mt MEDIUMTEXT, lt LONGTEXT,
 	tb TINYBLOB, bl BLOB, mb MEDIUMBLOB, lb LONGBLOB,
 	en ENUM('small','medium','large') NOT NULL DEFAULT 'medium', st SET('r','g','b') DEFAULT 'r,b',
-	dt DATE DEFAULT '2020-02-29', tm TIME(6) DEFAULT '12:34:56', tm6 TIME(6),
+	dt DATE DEFAULT '2020-02-29', tm TIME DEFAULT '12:34:56', tm6 TIME(6),
 	dtt DATETIME DEFAULT '2000-01-01 00:00:00', dt6 DATETIME(6) DEFAULT CURRENT_TIMESTAMP(6),
 	ts TIMESTAMP NULL DEFAULT NULL, ts6 TIMESTAMP(6) NOT NULL DEFAULT CURRENT_TIMESTAMP(6) ON UPDATE CURRENT_TIMESTAMP(6),
 	yr YEAR DEFAULT 2024,
@@ -59,7 +59,7 @@ var everyColumnTypeRows = []string{
 // directly (SHOW CREATE TABLE identical), and ends with the rows the
 // same statements leave in that directly made table. (Lockstep's
 // utf8mb4_0900_ai_ci, which MariaDB 10.11 lacks, reaches it as
-// utf8mb4_unicode_520_ci; TIME is TIME(6), the one TIME Lockstep has.)
+// utf8mb4_unicode_520_ci.)
 func TestMariaDBReplicaOfEveryColumnType(t *testing.T) {
 	mport := fixedPort(t)
 	s := startServer(t, t.TempDir(), "--mariadb-port", strconv.Itoa(mport))

@@ -81,9 +81,20 @@ func (t *Table) ModifyColumn(ctx *sql.Context, name string, col *sql.Column, ord
 	if err != nil {
 		return err
 	}
+	if a.Type == row.TypeTime2 {
+		a.Fsp = t.st.Def.Columns[i].Fsp
+	}
 	b, err := storageColumn(&nc)
 	if err != nil {
 		return err
+	}
+	if b.Type == row.TypeTime2 {
+		// Fractional digits as the statement declares them, else the
+		// column's own (timefsp.go).
+		b.Fsp = a.Fsp
+		if timeDeclared(ctx, nc.Name) || a.Type != row.TypeTime2 {
+			b.Fsp = timeColumnFsp(ctx, nc.Name)
+		}
 	}
 	a.Name, b.Name = "", ""
 	if !reflect.DeepEqual(a, b) {
@@ -275,6 +286,13 @@ func (t *Table) RewriteInserter(ctx *sql.Context, oldSch, newSch sql.PrimaryKeyS
 		return nil, err
 	}
 	nd.NextIndex = old.NextIndex
+	// A TIME column the statement does not declare keeps its fractional
+	// digits (timefsp.go).
+	for i, src := range sources {
+		if src >= 0 && nd.Columns[i].Type == row.TypeTime2 && old.Columns[src].Type == row.TypeTime2 && !timeDeclared(ctx, nd.Columns[i].Name) {
+			nd.Columns[i].Fsp = old.Columns[src].Fsp
+		}
+	}
 	if err := carryForeignKeys(old, nd, meta.ForeignKeys, newAt); err != nil {
 		return nil, err
 	}
@@ -308,7 +326,7 @@ func (t *Table) RewriteInserter(ctx *sql.Context, oldSch, newSch sql.PrimaryKeyS
 			return nil, errNotSupported("changing the type of a PRIMARY KEY column")
 		}
 	}
-	stmt, err := alterText(old, newSch.Schema, oldCol, newCol, sql.CollationID(old.Collation))
+	stmt, err := alterText(old, nd, newSch.Schema, oldCol, newCol, sql.CollationID(old.Collation))
 	if err != nil {
 		return nil, err
 	}
@@ -325,7 +343,7 @@ func colName(oldCol, newCol *sql.Column) string {
 
 // alterText is the statement logged for the change, in MySQL's syntax, with
 // the column's place given explicitly.
-func alterText(old *storage.TableDef, sch sql.Schema, oldCol, newCol *sql.Column, coll sql.CollationID) (string, error) {
+func alterText(old, nd *storage.TableDef, sch sql.Schema, oldCol, newCol *sql.Column, coll sql.CollationID) (string, error) {
 	tbl := "ALTER TABLE " + quoteIdent(old.Name)
 	if newCol == nil {
 		return tbl + " DROP COLUMN " + quoteIdent(oldCol.Name), nil
@@ -334,7 +352,7 @@ func alterText(old *storage.TableDef, sch sql.Schema, oldCol, newCol *sql.Column
 	if pos < 0 {
 		return "", fmt.Errorf("column %s missing from the new schema", newCol.Name)
 	}
-	c := sch[pos]
+	c := timeDisplay(sch[pos], nd.Columns[pos])
 	def, onUpdate := "", ""
 	if c.Default != nil {
 		def = c.Default.String()

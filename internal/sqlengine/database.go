@@ -232,16 +232,16 @@ func (d *Database) DropTable(ctx *sql.Context, name string) error {
 func createTableText(ctx *sql.Context, def *storage.TableDef, sch sql.PrimaryKeySchema, coll sql.CollationID, comment string) (string, error) {
 	f := formatter
 	var cols []string
-	for _, c := range sch.Schema {
-		def := ""
+	for i, c := range sch.Schema {
+		dflt := ""
 		if c.Default != nil {
-			def = c.Default.String()
+			dflt = c.Default.String()
 		}
 		onUpdate := ""
 		if c.OnUpdate != nil {
 			onUpdate = c.OnUpdate.String()
 		}
-		cols = append(cols, f.GenerateCreateTableColumnDefinition(c, def, onUpdate, coll))
+		cols = append(cols, f.GenerateCreateTableColumnDefinition(timeDisplay(c, def.Columns[i]), dflt, onUpdate, coll))
 	}
 	var pk []string
 	for _, i := range def.PK {

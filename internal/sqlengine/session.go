@@ -152,6 +152,9 @@ type Session struct {
 	// replace what was noted of the statement (its strictness, its
 	// locking reads, its account change).
 	noted bool
+	// timeFsp are the fractional digits of the TIME columns the
+	// statement declares, by lower-case name (timefsp.go).
+	timeFsp map[string]int
 	// parsedMode is the last sql_mode value read and its flags
 	// (sqlmode.go).
 	parsedMode atomic.Pointer[parsedSQLMode]
@@ -361,6 +364,7 @@ func (s *Session) ReleaseSavepoint(ctx *sql.Context, _ sql.Transaction, name str
 // with no locking reads.
 func (s *Session) CommandBegin() error {
 	s.noted = false
+	s.timeFsp = nil
 	s.indexPartsChecked = false
 	clear(s.stmtLocks)
 	s.stmtWait = txn.Wait
@@ -796,6 +800,7 @@ func note(ctx context.Context, st ast.Statement, text string, queryLen int) erro
 		return err
 	}
 	if sctx, ok := ctx.(*sql.Context); ok {
+		noteTimeFsp(sctx, st)
 		if err := realAsFloat(sctx, st); err != nil {
 			return err
 		}
@@ -1050,6 +1055,7 @@ func (p parser) ParseOneWithOptions(ctx context.Context, query string, o ast.Par
 	// COM_STMT_PREPARE parses here: the privilege checks of note apply
 	// (and again at each execution, CheckExecute).
 	if sctx, ok := ctx.(*sql.Context); ok {
+		noteTimeFsp(sctx, r.st)
 		if err := realAsFloat(sctx, r.st); err != nil {
 			return nil, r.consumed, err
 		}

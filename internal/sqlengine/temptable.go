@@ -100,6 +100,9 @@ func (d *Database) CreateTemporaryTable(ctx *sql.Context, name string, sch sql.P
 		if err != nil {
 			return err
 		}
+		if rc.Type == row.TypeTime2 {
+			rc.Fsp = timeColumnFsp(ctx, c.Name) // timefsp.go
+		}
 		t.cols = append(t.cols, rc)
 	}
 	for _, i := range sch.PkOrdinals {
@@ -421,7 +424,7 @@ func (ed tempEditor) Insert(ctx *sql.Context, r sql.Row) error {
 	if err != nil {
 		return err
 	}
-	r = r.Copy()
+	r = t.rounded(r.Copy())
 	pk, uniq, err := t.place(ctx, r, -1)
 	if err != nil {
 		return err
@@ -432,6 +435,17 @@ func (ed tempEditor) Insert(ctx *sql.Context, r sql.Row) error {
 	t.observeAutoinc(ctx, r)
 	t.undo(ctx, func() { t.remove(ctx, slot) })
 	return nil
+}
+
+// rounded is r with its TIME values rounded to their columns' fractional
+// digits, as a stored table's (toStorage).
+func (t *tempTable) rounded(r sql.Row) sql.Row {
+	for i, c := range t.cols {
+		if c.Type == row.TypeTime2 && c.Fsp < 6 && i < len(r) {
+			r[i] = roundTimespan(r[i], c.Fsp)
+		}
+	}
+	return r
 }
 
 // noRow says r is no row of the table: the missing side of an outer
@@ -455,7 +469,7 @@ func (ed tempEditor) Update(ctx *sql.Context, old, new sql.Row) error {
 	if err != nil {
 		return err
 	}
-	new = new.Copy()
+	new = t.rounded(new.Copy())
 	pk, uniq, err := t.place(ctx, new, slot)
 	if err != nil {
 		return err

@@ -54,6 +54,10 @@ func (b boundedTopN) Build(ctx *sql.Context, n sql.Node, r sql.Row) (sql.RowIter
 			nn.TriggerNames = nil
 			return b.base.Build(ctx, &nn, r)
 		}
+	case *plan.ShowCreateTable:
+		if ctx.Value(showCreateKey{}) != n {
+			return b.showCreateTimes(ctx, n, r) // timefsp.go
+		}
 	case *plan.ShowCreateTrigger:
 		return showCreateTrigger(ctx, n)
 	case *plan.ShowTriggers:

@@ -170,7 +170,7 @@ func toStorage(ctx *sql.Context, c *row.Column, t sql.Type, v any) (row.Value, e
 		}
 	case row.TypeTime2:
 		if x, ok := v.(types.Timespan); ok {
-			return time.Duration(x) * time.Microsecond, nil
+			return roundTime(time.Duration(x)*time.Microsecond, c.Fsp), nil
 		}
 	case row.TypeJSON:
 		if x, ok := v.(sql.JSONWrapper); ok {
