@@ -33,8 +33,7 @@ import (
 //
 // sameError lists the errors that differ only by number between MySQL
 // and MariaDB; knownDifferences the outcomes where Lockstep differs from
-// both, and knownCountDifferences the statements whose count does, each
-// with its cause (docs/COMPATIBILITY.md lists them too).
+// both, each with its cause (docs/COMPATIBILITY.md lists them too).
 // Nothing else is forgiven.
 
 // diffSchema is created on both servers.
@@ -67,26 +66,6 @@ var sameError = map[uint16]uint16{
 // knownDifferences are (MariaDB outcome, Lockstep outcome) pairs.
 var knownDifferences = map[[2]string]string{
 	{"error 1062", "error 1452"}: "a row with both a duplicate key and a missing parent: go-mysql-server checks the foreign key before the insert, InnoDB the key first",
-}
-
-// knownCountDifferences are statements (by their start) whose count of
-// rows changed differs from MariaDB's, the change itself being the same.
-var knownCountDifferences = map[string]string{
-	"REPLACE INTO": "a REPLACE whose row conflicts with two rows (by primary and unique key) counts one deleted row, not two",
-}
-
-// knownCountDifference says whether q succeeded on both servers with the
-// same change but a count listed in knownCountDifferences.
-func knownCountDifference(q, want, got string) (string, bool) {
-	if want == got || !strings.HasPrefix(want, "ok, ") || !strings.HasPrefix(got, "ok, ") {
-		return "", false
-	}
-	for start, why := range knownCountDifferences {
-		if strings.HasPrefix(q, start) {
-			return why, true
-		}
-	}
-	return "", false
 }
 
 // diffSQLModes are the sql_modes the seeds run under in turn: strict
@@ -324,11 +303,6 @@ func TestDifferentialMariaDB(t *testing.T) {
 			q := metaStatement(r, false)
 			want, got := metaRun(mdb, q, false, true), metaRun(ldb, q, false, false)
 			statements++
-			if why, ok := knownCountDifference(q, want, got); ok {
-				known++
-				t.Logf("known difference (%s): %s", why, q)
-				continue
-			}
 			if why, ok := knownDifferences[[2]string{want, got}]; ok {
 				known++
 				t.Logf("known difference (%s): %s", why, q)

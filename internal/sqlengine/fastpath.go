@@ -1506,8 +1506,8 @@ func (x *fastExec) runInsert(tx *txn.Txn) (*sqltypes.Result, error) {
 
 // runReplace is GMS's REPLACE of one row: insert it; while that fails on
 // a primary or unique key, delete the row it conflicts with and retry.
-// GMS counts one affected row for the insert and one more if anything was
-// deleted (however many rows were), and reports the session's
+// It counts, as MySQL does, the row inserted and every row deleted (a row
+// that replaced two is three: replacecount.go), and reports the session's
 // LAST_INSERT_ID() as the insert id.
 func (x *fastExec) runReplace() (*sqltypes.Result, error) {
 	ed := editor{x.t}
@@ -1529,7 +1529,7 @@ func (x *fastExec) runReplace() (*sqltypes.Result, error) {
 		if err := ed.Delete(x.ctx, ue.Existing); err != nil {
 			return nil, err
 		}
-		affected = 2
+		affected++
 	}
 	info := x.ctx.GetLastQueryInfo()
 	info.RowCount.Store(int64(affected))

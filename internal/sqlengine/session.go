@@ -152,6 +152,9 @@ type Session struct {
 	// replace what was noted of the statement (its strictness, its
 	// locking reads, its account change).
 	noted bool
+	// rowCount counts the rows a REPLACE writes in its table
+	// (replacecount.go).
+	rowCount *rowCounter
 	// timeFsp are the fractional digits of the TIME columns the
 	// statement declares, by lower-case name (timefsp.go).
 	timeFsp map[string]int
@@ -365,6 +368,7 @@ func (s *Session) ReleaseSavepoint(ctx *sql.Context, _ sql.Transaction, name str
 func (s *Session) CommandBegin() error {
 	s.noted = false
 	s.timeFsp = nil
+	s.rowCount = nil
 	s.indexPartsChecked = false
 	clear(s.stmtLocks)
 	s.stmtWait = txn.Wait

@@ -728,6 +728,7 @@ func (ed editor) Insert(ctx *sql.Context, r sql.Row) error {
 	if err := tx.Insert(ed.t.st, vals); err != nil {
 		return ed.writeError(s, err, vals)
 	}
+	s.countRows(ed.t, 1)
 	ed.t.e.autoinc.observe(ed.t, vals)
 	return nil
 }
@@ -784,6 +785,7 @@ func (ed editor) Delete(ctx *sql.Context, r sql.Row) error {
 	if !ok {
 		return sql.ErrDeleteRowNotFound.New()
 	}
+	s.countRows(ed.t, 1)
 	return nil
 }
 

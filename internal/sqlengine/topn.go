@@ -86,6 +86,9 @@ func (b boundedTopN) Build(ctx *sql.Context, n sql.Node, r sql.Row) (sql.RowIter
 		if nn, ok := rangedInsert(ctx, n); ok {
 			return b.base.Build(ctx, nn, r) // outofrange.go
 		}
+		if n.IsReplace {
+			return b.countedReplace(ctx, n, r) // replacecount.go
+		}
 	case *rangedInsertSource:
 		it, err := b.base.Build(ctx, n.Node, r)
 		if err != nil {
