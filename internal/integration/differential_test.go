@@ -324,3 +324,58 @@ func TestDifferentialMariaDB(t *testing.T) {
 	}
 	t.Logf("%d statements, %d differences, %d known", statements, differences, known)
 }
+
+// TestFoundRowsAgainstMariaDB: a client with CLIENT_FOUND_ROWS (Connector/J
+// sets it by default) is told the rows an UPDATE matched, not the rows it
+// changed, multi-table UPDATEs over inner and outer joins included, and
+// the same rows on Lockstep as on MariaDB 10.11.
+func TestFoundRowsAgainstMariaDB(t *testing.T) {
+	m := startMariaDB(t, 1)
+	l := startServer(t, t.TempDir())
+	open := func(dsn string) *sql.DB {
+		db, err := sql.Open("mysql", dsn)
+		if err != nil {
+			t.Fatal(err)
+		}
+		db.SetMaxOpenConns(1)
+		t.Cleanup(func() { db.Close() })
+		return db
+	}
+	mdb := open("root@unix(" + m.sock() + ")/?clientFoundRows=true")
+	ldb := open(fmt.Sprintf("root@tcp(127.0.0.1:%d)/?clientFoundRows=true", l.port))
+	for _, q := range []string{
+		"CREATE DATABASE fr",
+		"CREATE TABLE fr.a (id INT PRIMARY KEY, v INT)",
+		"CREATE TABLE fr.b (id INT PRIMARY KEY, w INT)",
+		"INSERT INTO fr.a VALUES (1, 0), (2, 0), (3, 0), (4, 0)",
+		"INSERT INTO fr.b VALUES (1, 0), (2, 5), (7, 7)",
+	} {
+		mustExec(t, mdb, q)
+		mustExec(t, ldb, q)
+	}
+	for _, q := range []string{
+		"UPDATE fr.a SET v = 0",
+		"UPDATE fr.a SET v = 1 WHERE id > 2",
+		"UPDATE fr.a LEFT JOIN fr.b ON a.id = b.id SET a.v = 0, b.w = 5",
+		"UPDATE fr.a LEFT JOIN fr.b ON a.id = b.id SET a.v = a.v + 1, b.w = b.w + 1",
+		"UPDATE fr.b RIGHT JOIN fr.a ON a.id = b.id SET b.w = 6",
+		"UPDATE fr.a JOIN fr.b ON b.w > 0 SET a.v = 1",
+		"UPDATE fr.a JOIN fr.b ON b.w > 0 SET b.w = 6",
+		"UPDATE fr.a JOIN fr.b ON a.id = b.id SET a.v = 9 WHERE b.w > 100",
+	} {
+		count := func(db *sql.DB) string {
+			res, err := db.Exec(q)
+			if err != nil {
+				return "error: " + err.Error()
+			}
+			n, err := res.RowsAffected()
+			if err != nil {
+				return "rows affected: " + err.Error()
+			}
+			return fmt.Sprint(n)
+		}
+		if want, got := count(mdb), count(ldb); want != got {
+			t.Errorf("%s: MariaDB %s rows, Lockstep %s", q, want, got)
+		}
+	}
+}

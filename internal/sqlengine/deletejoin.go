@@ -9,6 +9,8 @@ import (
 	"github.com/dolthub/go-mysql-server/sql"
 	"github.com/dolthub/go-mysql-server/sql/plan"
 	"github.com/dolthub/go-mysql-server/sql/transform"
+	"github.com/dolthub/go-mysql-server/sql/types"
+	"github.com/dolthub/vitess/go/mysql"
 )
 
 // A DELETE that names its tables (DELETE a, b FROM a JOIN b ...) deletes
@@ -42,7 +44,8 @@ type deleteJoinSource struct {
 // of them are its primary key.
 type deletePart struct {
 	start, end int
-	pk         []int // relative to start
+	pk         []int  // relative to start
+	source     string // the table's name or alias, lower case
 }
 
 // deleteJoin returns n with a deleteJoinSource above its rows, or false
@@ -224,14 +227,18 @@ func (b boundedTopN) outerJoinUpdate(ctx *sql.Context, n *plan.UpdateSource, r s
 	}
 	sch := n.Child.Schema(ctx)
 	parts := keyedParts(ctx, n.Child, sch)
-	if len(parts) < 2 {
-		return nil, nil // one table: no outer join side
+	counts, _ := ctx.Value(joinCountsKey{}).(*joinUpdateCounts)
+	if counts != nil {
+		counts.start(parts)
+	}
+	if len(parts) < 2 && (counts == nil || !counts.exact) {
+		return nil, nil // one table: no outer join side, nothing to count
 	}
 	it, err := b.base.Build(ctx.WithContext(context.WithValue(ctx, updateSourceKey{}, n)), n, r)
 	if err != nil {
 		return nil, err
 	}
-	return &outerJoinUpdateRows{RowIter: it, parts: parts, width: len(sch)}, nil
+	return &outerJoinUpdateRows{RowIter: it, parts: parts, width: len(sch), counts: counts}, nil
 }
 
 // keyedParts are the parts of the joined rows sch of node that are rows
@@ -264,7 +271,7 @@ func keyedParts(ctx *sql.Context, node sql.Node, sch sql.Schema) []deletePart {
 			return false
 		}
 		if start, end, ok := sourceColumns(sch, source); ok && end-start == width {
-			parts = append(parts, deletePart{start: start, end: end, pk: pk})
+			parts = append(parts, deletePart{start: start, end: end, pk: pk, source: strings.ToLower(source)})
 		}
 		return false
 	})
@@ -291,8 +298,9 @@ func readTable(n sql.Node) sql.Table {
 
 type outerJoinUpdateRows struct {
 	sql.RowIter
-	parts []deletePart
-	width int
+	parts  []deletePart
+	width  int
+	counts *joinUpdateCounts // or nil
 }
 
 func (o *outerJoinUpdateRows) Next(ctx *sql.Context) (sql.Row, error) {
@@ -300,10 +308,147 @@ func (o *outerJoinUpdateRows) Next(ctx *sql.Context) (sql.Row, error) {
 	if err != nil || len(r) != 2*o.width {
 		return r, err
 	}
-	for _, p := range o.parts {
+	for i, p := range o.parts {
 		if nullInKey(p.pk, r[p.start:p.end]) {
 			copy(r[o.width+p.start:o.width+p.end], r[p.start:p.end])
+			continue
+		}
+		if o.counts != nil {
+			o.counts.match(i, p, r[p.start:p.end])
 		}
 	}
 	return r, nil
+}
+
+// A multi-table UPDATE's reply says how many rows matched (each row of a
+// table it updates once, however many joined rows it is in) and how many
+// it changed, and a client with CLIENT_FOUND_ROWS (Connector/J's default)
+// is told the rows matched. go-mysql-server told such a client the rows
+// changed, and counted a missing side of an outer join as one more row
+// matched (or not, by the join's plan). countedUpdate, above such an
+// UPDATE (a sql.MutableRowIter: go-mysql-server puts its OK result below
+// it), writes the rows matched that outerJoinUpdateRows counted, where
+// every table it updates is a Lockstep table with a primary key, and
+// gives a CLIENT_FOUND_ROWS client the rows matched. An UPDATE of a
+// table with triggers is left to go-mysql-server (a trigger's iterator
+// would sit above it).
+
+// joinCountsKey passes a multi-table UPDATE's counts to its source.
+type joinCountsKey struct{}
+
+// updateJoinKey marks the UPDATE the hook builds through go-mysql-server.
+type updateJoinKey struct{}
+
+// joinUpdateCounts counts the rows of the updated tables a multi-table
+// UPDATE matched.
+type joinUpdateCounts struct {
+	targets map[string]bool // the updated tables, by name or alias
+	exact   bool            // every updated table has a keyed part
+	seen    map[int]map[string]bool
+	matched int
+	key     strings.Builder
+}
+
+// start sets up counting over the joined rows' parts.
+func (c *joinUpdateCounts) start(parts []deletePart) {
+	covered := 0
+	for _, p := range parts {
+		if c.targets[p.source] {
+			covered++
+		}
+	}
+	c.exact = covered == len(c.targets)
+	c.seen = map[int]map[string]bool{}
+}
+
+// match counts part p (the i-th) of a joined row, a row of its table, if
+// the table is updated and the row was not met before.
+func (c *joinUpdateCounts) match(i int, p deletePart, part sql.Row) {
+	if !c.exact || !c.targets[p.source] {
+		return
+	}
+	c.key.Reset()
+	for _, k := range p.pk {
+		fmt.Fprintf(&c.key, "%v\x00", part[k])
+	}
+	k := c.key.String()
+	if c.seen[i] == nil {
+		c.seen[i] = map[string]bool{}
+	}
+	if !c.seen[i][k] {
+		c.seen[i][k] = true
+		c.matched++
+	}
+}
+
+// countedUpdate builds multi-table UPDATE n with its reply's counts as
+// MySQL's, or returns nil where it leaves n to go-mysql-server.
+func (b boundedTopN) countedUpdate(ctx *sql.Context, n *plan.Update, r sql.Row) (sql.RowIter, error) {
+	if !n.IsJoin || ctx.Value(updateJoinKey{}) == n {
+		return nil, nil
+	}
+	child := n.Child
+	if es, ok := child.(*exactUpdateSource); ok {
+		child = es.Node // exactupdate.go
+	}
+	uj, ok := child.(*plan.UpdateJoin)
+	if !ok {
+		return nil, nil
+	}
+	counts := &joinUpdateCounts{targets: map[string]bool{}}
+	for name, target := range uj.UpdateTargets {
+		if hasTriggers(target) {
+			return nil, nil
+		}
+		counts.targets[strings.ToLower(name)] = true
+	}
+	bctx := ctx.WithContext(context.WithValue(context.WithValue(ctx, updateJoinKey{}, n), joinCountsKey{}, counts))
+	it, err := b.base.Build(bctx, n, r)
+	if err != nil {
+		return nil, err
+	}
+	found := ctx.Client().Capabilities&mysql.CapabilityClientFoundRows != 0
+	return &countedUpdateResult{RowIter: it, counts: counts, foundRows: found}, nil
+}
+
+// countedUpdateResult is a multi-table UPDATE's result with MySQL's
+// counts.
+type countedUpdateResult struct {
+	sql.RowIter
+	counts    *joinUpdateCounts
+	foundRows bool
+}
+
+var _ sql.MutableRowIter = (*countedUpdateResult)(nil)
+
+func (w *countedUpdateResult) GetChildIter() sql.RowIter { return w.RowIter }
+
+func (w *countedUpdateResult) WithChildIter(child sql.RowIter) sql.RowIter {
+	c := *w
+	c.RowIter = child
+	return &c
+}
+
+func (w *countedUpdateResult) Next(ctx *sql.Context) (sql.Row, error) {
+	row, err := w.RowIter.Next(ctx)
+	if err != nil || len(row) != 1 {
+		return row, err
+	}
+	res, ok := row[0].(types.OkResult)
+	if !ok {
+		return row, nil
+	}
+	info, ok := res.Info.(plan.UpdateInfo)
+	if !ok {
+		return row, nil
+	}
+	if w.counts.exact && w.counts.seen != nil {
+		info.Matched = w.counts.matched
+	}
+	res.Info = info
+	if w.foundRows {
+		res.RowsAffected = uint64(info.Matched)
+		ctx.GetLastQueryInfo().RowCount.Store(int64(info.Matched))
+	}
+	return sql.Row{res}, nil
 }

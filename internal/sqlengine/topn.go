@@ -68,6 +68,7 @@ func (b boundedTopN) Build(ctx *sql.Context, n sql.Node, r sql.Row) (sql.RowIter
 		if nn, ok := exactUpdate(ctx, n); ok {
 			return b.base.Build(ctx, nn, r) // exactupdate.go
 		}
+		return b.countedUpdate(ctx, n, r) // deletejoin.go
 	case *exactUpdateSource:
 		return b.base.Build(ctx, n.Node, r)
 	case *plan.DeleteFrom:
