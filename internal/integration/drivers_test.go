@@ -29,7 +29,6 @@ var goSQLDriverKnown = map[string]string{
 	"TestInterruptBySignal":  "stored procedures are refused (1235)",
 	"TestMultiResultSet":     "stored procedures are refused (1235)",
 	"TestErrorInMultiResult": "stored procedures are refused (1235)",
-	"TestRowsColumnTypes":    "FLOAT(7,4) columns are refused (1235): go-mysql-server would keep neither the rounding nor the range",
 }
 
 // goSQLDriverSkipped are left out of the run: they test the client alone

@@ -53,6 +53,7 @@ func textResults(e *sqlengine.Engine, c *mysql.Conn, query string, cb mysql.Resu
 	}
 	return func(r *sqltypes.Result, more bool) error {
 		modeStatus(e, c)
+		fixFloatScales(e, r, false)
 		fixValues(r, false)
 		fixTableNames(e, c.ConnectionID, r)
 		if r != nil {
@@ -83,12 +84,55 @@ func okInfo(r *sqltypes.Result) string {
 func binaryResults(e *sqlengine.Engine, c *mysql.Conn, cb func(*sqltypes.Result) error) func(*sqltypes.Result) error {
 	return func(r *sqltypes.Result) error {
 		modeStatus(e, c)
+		fixFloatScales(e, r, true)
 		fixValues(r, true)
 		fixTableNames(e, c.ConnectionID, r)
 		if r != nil {
 			fixFieldTypes(r.Fields)
 		}
 		return cb(r)
+	}
+}
+
+// fixFloatScales gives the columns of FLOAT(M,D) and DOUBLE(M,D) columns
+// MySQL's decimals, D, and in a text result writes their values with D
+// decimals ('13.3700'), as MySQL does (sqlengine/coldecl.go).
+func fixFloatScales(e *sqlengine.Engine, r *sqltypes.Result, binary bool) {
+	if r == nil {
+		return
+	}
+	var cols, scales []int
+	for i, f := range r.Fields {
+		if (f.Type != sqltypes.Float32 && f.Type != sqltypes.Float64) || f.OrgTable == "" || f.OrgName == "" {
+			continue
+		}
+		scale, ok := e.ColumnScale(f.Database, f.OrgTable, f.OrgName)
+		if !ok {
+			continue
+		}
+		c := proto.Clone(f).(*querypb.Field)
+		c.Decimals = uint32(scale)
+		r.Fields[i] = c
+		cols, scales = append(cols, i), append(scales, scale)
+	}
+	if binary || cols == nil {
+		return
+	}
+	for _, row := range r.Rows {
+		for k, i := range cols {
+			if i >= len(row) || row[i].IsNull() {
+				continue
+			}
+			bits := 64
+			if row[i].Type() == sqltypes.Float32 {
+				bits = 32
+			}
+			f, err := strconv.ParseFloat(string(row[i].Raw()), bits)
+			if err != nil {
+				continue
+			}
+			row[i] = sqltypes.MakeTrusted(row[i].Type(), strconv.AppendFloat(nil, f, 'f', scales[k], bits))
+		}
 	}
 }
 

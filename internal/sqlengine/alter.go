@@ -81,21 +81,15 @@ func (t *Table) ModifyColumn(ctx *sql.Context, name string, col *sql.Column, ord
 	if err != nil {
 		return err
 	}
-	if a.Type == row.TypeTime2 {
-		a.Fsp = t.st.Def.Columns[i].Fsp
-	}
+	a.Fsp, a.Precision, a.Scale = t.st.Def.Columns[i].Fsp, t.st.Def.Columns[i].Precision, t.st.Def.Columns[i].Scale
 	b, err := storageColumn(&nc)
 	if err != nil {
 		return err
 	}
-	if b.Type == row.TypeTime2 {
-		// Fractional digits as the statement declares them, else the
-		// column's own (timefsp.go).
-		b.Fsp = a.Fsp
-		if timeDeclared(ctx, nc.Name) || a.Type != row.TypeTime2 {
-			b.Fsp = timeColumnFsp(ctx, nc.Name)
-		}
-	}
+	// What the statement declares of the column, else the column's own
+	// (coldecl.go).
+	applyDeclared(ctx, &b, nc.Name)
+	keepDeclared(ctx, &b, a)
 	a.Name, b.Name = "", ""
 	if !reflect.DeepEqual(a, b) {
 		return errNotSupported(fmt.Sprintf("changing the type of column `%s` without a table rewrite", name))
@@ -286,11 +280,11 @@ func (t *Table) RewriteInserter(ctx *sql.Context, oldSch, newSch sql.PrimaryKeyS
 		return nil, err
 	}
 	nd.NextIndex = old.NextIndex
-	// A TIME column the statement does not declare keeps its fractional
-	// digits (timefsp.go).
+	// A column the statement does not declare keeps its declaration
+	// (coldecl.go).
 	for i, src := range sources {
-		if src >= 0 && nd.Columns[i].Type == row.TypeTime2 && old.Columns[src].Type == row.TypeTime2 && !timeDeclared(ctx, nd.Columns[i].Name) {
-			nd.Columns[i].Fsp = old.Columns[src].Fsp
+		if src >= 0 {
+			keepDeclared(ctx, &nd.Columns[i], old.Columns[src])
 		}
 	}
 	if err := carryForeignKeys(old, nd, meta.ForeignKeys, newAt); err != nil {
@@ -352,7 +346,7 @@ func alterText(old, nd *storage.TableDef, sch sql.Schema, oldCol, newCol *sql.Co
 	if pos < 0 {
 		return "", fmt.Errorf("column %s missing from the new schema", newCol.Name)
 	}
-	c := timeDisplay(sch[pos], nd.Columns[pos])
+	c := columnDisplay(sch[pos], nd.Columns[pos])
 	def, onUpdate := "", ""
 	if c.Default != nil {
 		def = c.Default.String()

@@ -241,7 +241,7 @@ func createTableText(ctx *sql.Context, def *storage.TableDef, sch sql.PrimaryKey
 		if c.OnUpdate != nil {
 			onUpdate = c.OnUpdate.String()
 		}
-		cols = append(cols, f.GenerateCreateTableColumnDefinition(timeDisplay(c, def.Columns[i]), dflt, onUpdate, coll))
+		cols = append(cols, f.GenerateCreateTableColumnDefinition(columnDisplay(c, def.Columns[i]), dflt, onUpdate, coll))
 	}
 	var pk []string
 	for _, i := range def.PK {

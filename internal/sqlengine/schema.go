@@ -45,9 +45,7 @@ func newTableDef(ctx *sql.Context, cat sql.Catalog, id uint64, db, name string, 
 		if err != nil {
 			return nil, err
 		}
-		if rc.Type == row.TypeTime2 {
-			rc.Fsp = timeColumnFsp(ctx, c.Name) // timefsp.go
-		}
+		applyDeclared(ctx, &rc, c.Name) // coldecl.go
 		def.Columns = append(def.Columns, rc)
 		cm := colMeta{Type: c.Type.String(), AutoIncrement: c.AutoIncrement, Comment: c.Comment}
 		if st, ok := c.Type.(sql.StringType); ok && !strings.Contains(strings.ToUpper(cm.Type), "COLLATE") && !isBinaryString(c.Type) {

@@ -155,9 +155,9 @@ type Session struct {
 	// rowCount counts the rows a REPLACE writes in its table
 	// (replacecount.go).
 	rowCount *rowCounter
-	// timeFsp are the fractional digits of the TIME columns the
-	// statement declares, by lower-case name (timefsp.go).
-	timeFsp map[string]int
+	// declared is what the statement declares of its columns beyond
+	// their go-mysql-server types, by lower-case name (coldecl.go).
+	declared map[string]columnDecl
 	// parsedMode is the last sql_mode value read and its flags
 	// (sqlmode.go).
 	parsedMode atomic.Pointer[parsedSQLMode]
@@ -367,7 +367,7 @@ func (s *Session) ReleaseSavepoint(ctx *sql.Context, _ sql.Transaction, name str
 // with no locking reads.
 func (s *Session) CommandBegin() error {
 	s.noted = false
-	s.timeFsp = nil
+	s.declared = nil
 	s.rowCount = nil
 	s.indexPartsChecked = false
 	clear(s.stmtLocks)
@@ -804,8 +804,10 @@ func note(ctx context.Context, st ast.Statement, text string, queryLen int) erro
 		return err
 	}
 	if sctx, ok := ctx.(*sql.Context); ok {
-		noteTimeFsp(sctx, st)
 		if err := realAsFloat(sctx, st); err != nil {
+			return err
+		}
+		if err := noteDeclared(sctx, st); err != nil {
 			return err
 		}
 		if err := renameInCurrentDB(sctx, st); err != nil {
@@ -1059,8 +1061,10 @@ func (p parser) ParseOneWithOptions(ctx context.Context, query string, o ast.Par
 	// COM_STMT_PREPARE parses here: the privilege checks of note apply
 	// (and again at each execution, CheckExecute).
 	if sctx, ok := ctx.(*sql.Context); ok {
-		noteTimeFsp(sctx, r.st)
 		if err := realAsFloat(sctx, r.st); err != nil {
+			return nil, r.consumed, err
+		}
+		if err := noteDeclared(sctx, r.st); err != nil {
 			return nil, r.consumed, err
 		}
 		if err := checkFile(sctx, r.st); err != nil {
@@ -1131,28 +1135,17 @@ func unsupportedDDL(st ast.Statement) error {
 	return nil
 }
 
-// unsupportedColumnType refuses FLOAT(M,D) and DOUBLE(M,D) (MySQL's
-// deprecated forms that round every stored value to D decimals and
-// refuse values past M digits): go-mysql-server parses them as plain
-// FLOAT and DOUBLE, storing every digit and accepting any value, and
-// SHOW CREATE TABLE then dropped the (M,D). FLOAT(p), FLOAT and DOUBLE
-// are MySQL's own types and supported.
+// unsupportedColumnType refuses UNSIGNED on DECIMAL, FLOAT and DOUBLE:
+// go-mysql-server accepted it and dropped it (the column took negative
+// numbers). FLOAT(M,D) and DOUBLE(M,D) are read by noteDeclared
+// (coldecl.go).
 func unsupportedColumnType(t ast.ColumnType) error {
 	name := strings.ToUpper(t.Type)
-	// go-mysql-server accepted UNSIGNED here and dropped it: the column
-	// took negative numbers.
 	if t.Unsigned {
 		switch name {
 		case "DECIMAL", "DEC", "NUMERIC", "FIXED", "FLOAT", "DOUBLE", "REAL", "DOUBLE PRECISION", "FLOAT4", "FLOAT8":
 			return errNotSupported("UNSIGNED " + name + " columns (deprecated since MySQL 8.0.17; a CHECK (column >= 0) constraint keeps negative values out)")
 		}
-	}
-	if t.Scale == nil {
-		return nil
-	}
-	switch name {
-	case "FLOAT", "DOUBLE", "REAL", "DOUBLE PRECISION", "FLOAT4", "FLOAT8":
-		return errNotSupported(name + "(M,D) columns (DECIMAL(M,D) keeps exact digits; " + name + " without (M,D) is supported)")
 	}
 	return nil
 }

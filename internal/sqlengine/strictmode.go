@@ -128,6 +128,9 @@ func (s *Session) checkWrite(t *Table, old, vals sql.Row) error {
 	if s.strict.err != nil {
 		return s.strict.err
 	}
+	if err := s.checkFloatRange(t, vals); err != nil { // coldecl.go
+		return err
+	}
 	var m *sql.SqlMode
 	for i, col := range t.sch.Schema {
 		if i >= len(vals) || !isZeroDate(col.Type, vals[i]) || (old != nil && i < len(old) && isZeroDate(col.Type, old[i])) {

@@ -100,8 +100,9 @@ func (d *Database) CreateTemporaryTable(ctx *sql.Context, name string, sch sql.P
 		if err != nil {
 			return err
 		}
-		if rc.Type == row.TypeTime2 {
-			rc.Fsp = timeColumnFsp(ctx, c.Name) // timefsp.go
+		applyDeclared(ctx, &rc, c.Name) // coldecl.go
+		if isFloatColumn(rc) && rc.Precision > 0 {
+			return errNotSupported("FLOAT(M,D) and DOUBLE(M,D) columns in temporary tables")
 		}
 		t.cols = append(t.cols, rc)
 	}

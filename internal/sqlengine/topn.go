@@ -56,7 +56,7 @@ func (b boundedTopN) Build(ctx *sql.Context, n sql.Node, r sql.Row) (sql.RowIter
 		}
 	case *plan.ShowCreateTable:
 		if ctx.Value(showCreateKey{}) != n {
-			return b.showCreateTimes(ctx, n, r) // timefsp.go
+			return b.showCreateDeclared(ctx, n, r) // coldecl.go
 		}
 	case *plan.ShowCreateTrigger:
 		return showCreateTrigger(ctx, n)

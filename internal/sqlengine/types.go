@@ -149,16 +149,23 @@ func toStorage(ctx *sql.Context, c *row.Column, t sql.Type, v any) (row.Value, e
 	case row.TypeFloat:
 		switch x := v.(type) {
 		case float32:
+			if c.Precision > 0 {
+				r, _ := roundFloat(c, float64(x)) // coldecl.go
+				return float32(r), nil
+			}
 			return x, nil
 		case float64:
-			return float32(x), nil
+			r, _ := roundFloat(c, x)
+			return float32(r), nil
 		}
 	case row.TypeDouble:
 		switch x := v.(type) {
 		case float64:
-			return x, nil
+			r, _ := roundFloat(c, x)
+			return r, nil
 		case float32:
-			return float64(x), nil
+			r, _ := roundFloat(c, float64(x))
+			return r, nil
 		}
 	case row.TypeNewDecimal:
 		if d, ok := v.(decimal.Decimal); ok {

@@ -1,0 +1,424 @@
+package sqlengine
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/dolthub/go-mysql-server/sql"
+	"github.com/dolthub/go-mysql-server/sql/plan"
+	"github.com/dolthub/go-mysql-server/sql/transform"
+	"github.com/dolthub/go-mysql-server/sql/types"
+	"github.com/dolthub/vitess/go/mysql"
+	ast "github.com/dolthub/vitess/go/vt/sqlparser"
+
+	"github.com/lockstepdb/lockstep/internal/row"
+)
+
+// Column declarations go-mysql-server's types drop, kept by Lockstep:
+//
+//   - TIME's fractional digits. A column declared TIME holds whole
+//     seconds, as in MySQL: a value with a fraction is rounded when
+//     stored ('10:00:59.5' is 10:01:00). go-mysql-server has one TIME
+//     type, with microseconds, for TIME and TIME(6) alike (TIME(1) to
+//     TIME(5) it refuses). The storage column's Fsp: 0 for TIME, 6 for
+//     TIME(6) and for a column whose declaration was not seen (a table
+//     made before this was so).
+//   - FLOAT(M,D) and DOUBLE(M,D) (MySQL's deprecated forms): a value is
+//     rounded to D decimals when stored, and one that needs more than M
+//     digits is out of range (1264, or the nearest value in range with a
+//     warning outside strict mode). go-mysql-server reads them as FLOAT
+//     and DOUBLE (and FLOAT(M,D) with M past 24 as DOUBLE): the
+//     statement is given plain FLOAT or DOUBLE. The storage column's
+//     Precision and Scale: M and D, 0 for a column without.
+//
+// The declarations are read from the statement: every parse of a
+// statement that defines columns notes them (noteDeclared) on the
+// session, and each command begins with none. Then:
+//
+//   - newTableDef (and a temporary table) takes them for a new column;
+//   - an ALTER TABLE that rewrites the table keeps the ones of the columns
+//     it does not redefine (alter.go);
+//   - toStorage rounds a value to its column's declaration, and
+//     Session.checkWrite refuses (or clips) one out of a FLOAT(M,D)'s
+//     range;
+//   - the CREATE and ALTER TABLE statements logged, and SHOW CREATE
+//     TABLE, write the column as declared (columnDisplay), so that a
+//     replica makes the column the row images are encoded for;
+//   - a result's column definition carries a FLOAT(M,D)'s D as its
+//     decimals, and a text result writes its values with D decimals
+//     (ColumnScale, used by the server);
+//   - information_schema still describes the columns as go-mysql-server
+//     types them (time(6), float).
+
+// columnDecl is what a statement declares of a column beyond its
+// go-mysql-server type.
+type columnDecl struct {
+	time  bool // a TIME, of fsp digits
+	fsp   int
+	float bool // a FLOAT(M,D) or DOUBLE(M,D)
+	m, d  int
+}
+
+// noteDeclared notes the declarations of st, a statement parsed, when it
+// defines a table's columns (at every such parse, nested or not: a
+// statement of several has each parsed in turn), and gives
+// go-mysql-server plain FLOAT and DOUBLE for FLOAT(M,D) and DOUBLE(M,D).
+func noteDeclared(ctx *sql.Context, st ast.Statement) error {
+	if len(ddlsOf(st)) == 0 {
+		return nil
+	}
+	s := sessionOf(ctx)
+	decl, err := declaredColumns(ctx, s, st)
+	if err != nil {
+		return err
+	}
+	if s != nil {
+		s.declared = decl
+	}
+	return nil
+}
+
+// declaredColumns are the declarations of the columns st defines, by
+// lower-case name (nil if none). CREATE TABLE ... LIKE takes its source
+// table's.
+func declaredColumns(ctx *sql.Context, s *Session, st ast.Statement) (map[string]columnDecl, error) {
+	var out map[string]columnDecl
+	set := func(name string, d columnDecl) {
+		if out == nil {
+			out = map[string]columnDecl{}
+		}
+		out[strings.ToLower(name)] = d
+	}
+	for _, d := range ddlsOf(st) {
+		if d == nil {
+			continue
+		}
+		if d.OptLike != nil && len(d.OptLike.LikeTables) == 1 && s != nil {
+			like := d.OptLike.LikeTables[0]
+			db := like.DbQualifier.String()
+			if db == "" {
+				db = ctx.GetCurrentDatabase()
+			}
+			if t, ok := s.eng.store.Table(db, like.Name.String()); ok {
+				for _, c := range t.Def.Columns {
+					switch {
+					case c.Type == row.TypeTime2:
+						set(c.Name, columnDecl{time: true, fsp: c.Fsp})
+					case isFloatColumn(c) && c.Precision > 0:
+						set(c.Name, columnDecl{float: true, m: c.Precision, d: c.Scale})
+					}
+				}
+			}
+		}
+		if d.TableSpec == nil {
+			continue
+		}
+		for _, c := range d.TableSpec.Columns {
+			name := c.Name.String()
+			switch t := strings.ToLower(c.Type.Type); {
+			case t == "time":
+				fsp := 0
+				if c.Type.Length != nil {
+					n, err := strconv.Atoi(string(c.Type.Length.Val))
+					if err != nil {
+						continue
+					}
+					fsp = n
+				}
+				set(name, columnDecl{time: true, fsp: fsp})
+			case isFloatTypeName(t) && c.Type.Scale != nil && c.Type.Length != nil:
+				m, err1 := strconv.Atoi(string(c.Type.Length.Val))
+				dd, err2 := strconv.Atoi(string(c.Type.Scale.Val))
+				if err1 != nil || err2 != nil {
+					continue
+				}
+				if err := checkFloatMD(name, m, dd); err != nil {
+					return nil, err
+				}
+				set(name, columnDecl{float: true, m: m, d: dd})
+				// go-mysql-server gets the plain type.
+				c.Type.Length, c.Type.Scale = nil, nil
+			}
+		}
+	}
+	return out, nil
+}
+
+// isFloatTypeName says whether t (lower case) names FLOAT or DOUBLE.
+func isFloatTypeName(t string) bool {
+	switch t {
+	case "float", "double", "real", "double precision", "float4", "float8":
+		return true
+	}
+	return false
+}
+
+// isFloatColumn says whether c is a FLOAT or DOUBLE column.
+func isFloatColumn(c row.Column) bool { return c.Type == row.TypeFloat || c.Type == row.TypeDouble }
+
+// checkFloatMD refuses a FLOAT(M,D) or DOUBLE(M,D) MySQL refuses.
+func checkFloatMD(col string, m, d int) error {
+	switch {
+	case d > 30:
+		return mysql.NewSQLError(1425, "42000", "Too big scale %d specified for column '%s'. Maximum is 30.", d, col) // ER_TOO_BIG_SCALE
+	case m > 255:
+		return mysql.NewSQLError(1426, "42000", "Too big precision %d specified for column '%s'. Maximum is 255.", m, col) // ER_TOO_BIG_PRECISION
+	case m < d || m < 1:
+		return mysql.NewSQLError(1427, "42000", "For float(M,D), double(M,D) or decimal(M,D), M must be >= D (column '%s').", col) // ER_M_BIGGER_THAN_D
+	}
+	return nil
+}
+
+// declaredColumn is the current statement's declaration of column name.
+func declaredColumn(ctx *sql.Context, name string) (columnDecl, bool) {
+	if s := sessionOf(ctx); s != nil {
+		d, ok := s.declared[strings.ToLower(name)]
+		return d, ok
+	}
+	return columnDecl{}, false
+}
+
+// applyDeclared gives rc, the storage column of a new column named name,
+// what the current statement declares of it: a TIME's digits (6 when
+// not declared), a FLOAT(M,D)'s M and D.
+func applyDeclared(ctx *sql.Context, rc *row.Column, name string) {
+	d, ok := declaredColumn(ctx, name)
+	switch {
+	case rc.Type == row.TypeTime2:
+		rc.Fsp = 6
+		if ok && d.time && d.fsp >= 0 && d.fsp <= 6 {
+			rc.Fsp = d.fsp
+		}
+	case isFloatColumn(*rc) && ok && d.float:
+		rc.Precision, rc.Scale = d.m, d.d
+	}
+}
+
+// keepDeclared gives nc, a column of a table rewritten from old column
+// oc, oc's declaration when the statement does not declare the column
+// and both are of its kind.
+func keepDeclared(ctx *sql.Context, nc *row.Column, oc row.Column) {
+	if _, ok := declaredColumn(ctx, nc.Name); ok {
+		return
+	}
+	switch {
+	case nc.Type == row.TypeTime2 && oc.Type == row.TypeTime2:
+		nc.Fsp = oc.Fsp
+	case nc.Type == oc.Type && isFloatColumn(*nc):
+		nc.Precision, nc.Scale = oc.Precision, oc.Scale
+	}
+}
+
+// floatLimit is the largest value a FLOAT(m,d) holds: m-d nines before
+// the point and d after, computed as roundFloat computes its values, so
+// that a value clipped to it rounds to itself again.
+func floatLimit(m, d int) float64 {
+	return (math.Pow10(m) - 1) / math.Pow10(d)
+}
+
+// roundFloat is v rounded to c's D decimals (as MySQL's rint) and within
+// its range, for a FLOAT(M,D) or DOUBLE(M,D) column c; out says it was
+// past the range.
+func roundFloat(c *row.Column, v float64) (r float64, out bool) {
+	if c.Precision == 0 || math.IsNaN(v) || math.IsInf(v, 0) {
+		return v, false
+	}
+	p := math.Pow10(c.Scale)
+	r = math.RoundToEven(v*p) / p
+	if lim := floatLimit(c.Precision, c.Scale); math.Abs(r) > lim {
+		return math.Copysign(lim, r), true
+	}
+	if r == 0 {
+		r = 0 // not -0
+	}
+	return r, false
+}
+
+// checkFloatRange is the check strict mode makes of a value written to a
+// FLOAT(M,D) or DOUBLE(M,D) column: an error, a warning, or nil.
+func (s *Session) checkFloatRange(t *Table, vals sql.Row) error {
+	for i := range t.st.Def.Columns {
+		c := &t.st.Def.Columns[i]
+		if !isFloatColumn(*c) || c.Precision == 0 || i >= len(vals) {
+			continue
+		}
+		var v float64
+		switch x := vals[i].(type) {
+		case float32:
+			v = float64(x)
+		case float64:
+			v = x
+		default:
+			continue
+		}
+		if _, out := roundFloat(c, v); !out {
+			continue
+		}
+		if s.escalates(s.sqlMode()) {
+			return mysql.NewSQLError(mysql.ERWarnDataOutOfRange, "22003", "Out of range value for column '%s' at row %d", c.Name, s.strict.rows)
+		}
+		s.BaseSession.Warn(&sql.Warning{Level: "Warning", Code: mysql.ERWarnDataOutOfRange,
+			Message: fmt.Sprintf("Out of range value for column '%s' at row %d", c.Name, s.strict.rows)})
+	}
+	return nil
+}
+
+// ColumnScale is the D of column col of db.table if it is a FLOAT(M,D) or
+// DOUBLE(M,D) (a result's column definition carries it, and its values
+// are written with D decimals).
+func (e *Engine) ColumnScale(db, table, col string) (int, bool) {
+	t, ok := e.store.Table(db, table)
+	if !ok {
+		return 0, false
+	}
+	for _, c := range t.Def.Columns {
+		if strings.EqualFold(c.Name, col) {
+			return c.Scale, isFloatColumn(c) && c.Precision > 0
+		}
+	}
+	return 0, false
+}
+
+// maxTime is TIME's largest value, 838:59:59.
+const maxTime = 838*time.Hour + 59*time.Minute + 59*time.Second
+
+// roundTime is d rounded to fsp fractional digits, half away from zero,
+// as MySQL stores a TIME(fsp) value, within TIME's range.
+func roundTime(d time.Duration, fsp int) time.Duration {
+	if fsp >= 6 || fsp < 0 {
+		return d
+	}
+	unit := time.Microsecond
+	for range 6 - fsp {
+		unit *= 10
+	}
+	neg := d < 0
+	if neg {
+		d = -d
+	}
+	q := d / unit
+	if (d%unit)*2 >= unit {
+		q++
+	}
+	d = min(q*unit, maxTime)
+	if neg {
+		d = -d
+	}
+	return d
+}
+
+// roundTimespan is v, a go-mysql-server TIME value, rounded to fsp.
+func roundTimespan(v any, fsp int) any {
+	ts, ok := v.(types.Timespan)
+	if !ok || fsp >= 6 {
+		return v
+	}
+	return types.Timespan(roundTime(time.Duration(ts)*time.Microsecond, fsp) / time.Microsecond)
+}
+
+// columnDisplay is c, a column of a table whose storage column is rc,
+// with the type MySQL shows for it where go-mysql-server's differs: `time`
+// for a TIME of whole seconds, `float(7,4)`.
+func columnDisplay(c *sql.Column, rc row.Column) *sql.Column {
+	text, ok := declaredTypeText(rc)
+	if !ok {
+		return c
+	}
+	cc := *c
+	cc.Type = displayType{columnType: c.Type, text: text}
+	return &cc
+}
+
+// declaredTypeText is the type of rc as MySQL writes it, where
+// go-mysql-server writes another.
+func declaredTypeText(rc row.Column) (string, bool) {
+	switch {
+	case rc.Type == row.TypeTime2 && rc.Fsp != 6:
+		return timeTypeText(rc.Fsp), true
+	case rc.Type == row.TypeFloat && rc.Precision > 0:
+		return fmt.Sprintf("float(%d,%d)", rc.Precision, rc.Scale), true
+	case rc.Type == row.TypeDouble && rc.Precision > 0:
+		return fmt.Sprintf("double(%d,%d)", rc.Precision, rc.Scale), true
+	}
+	return "", false
+}
+
+// timeTypeText is MySQL's name of a TIME type with fsp digits.
+func timeTypeText(fsp int) string {
+	if fsp == 0 {
+		return "time"
+	}
+	return "time(" + strconv.Itoa(fsp) + ")"
+}
+
+// displayType is a type written otherwise than go-mysql-server writes it,
+// for statements' and SHOW CREATE TABLE's text only.
+type displayType struct {
+	columnType
+	text string
+}
+
+func (t displayType) String() string { return t.text }
+
+// showCreateDeclared builds SHOW CREATE TABLE n with each column
+// columnDisplay writes otherwise written so, or returns nil when the table
+// has none.
+func (b boundedTopN) showCreateDeclared(ctx *sql.Context, n *plan.ShowCreateTable, r sql.Row) (sql.RowIter, error) {
+	if n.IsView {
+		return nil, nil
+	}
+	var t *Table
+	transform.Inspect(n.Child, func(c sql.Node) bool {
+		if tt, ok := readTable(c).(*Table); ok {
+			t = tt
+		}
+		return t == nil
+	})
+	if t == nil {
+		return nil, nil
+	}
+	var fix []string
+	for i, c := range t.st.Def.Columns {
+		text, ok := declaredTypeText(c)
+		if !ok || i >= len(t.sch.Schema) {
+			continue
+		}
+		fix = append(fix, "\n  "+quoteIdent(c.Name)+" "+t.sch.Schema[i].Type.String(), "\n  "+quoteIdent(c.Name)+" "+text)
+	}
+	if len(fix) == 0 {
+		return nil, nil
+	}
+	ctx = ctx.WithContext(context.WithValue(ctx, showCreateKey{}, n))
+	it, err := b.base.Build(ctx, n, r)
+	if err != nil {
+		return nil, err
+	}
+	return &rewrittenText{RowIter: it, col: 1, r: strings.NewReplacer(fix...)}, nil
+}
+
+// showCreateKey marks the SHOW CREATE TABLE the hook builds through
+// go-mysql-server (which asks the hook first again).
+type showCreateKey struct{}
+
+// rewrittenText is its rows with the string in column col rewritten.
+type rewrittenText struct {
+	sql.RowIter
+	col int
+	r   *strings.Replacer
+}
+
+func (w *rewrittenText) Next(ctx *sql.Context) (sql.Row, error) {
+	row, err := w.RowIter.Next(ctx)
+	if err != nil || len(row) <= w.col {
+		return row, err
+	}
+	if s, ok := row[w.col].(string); ok {
+		row = row.Copy()
+		row[w.col] = w.r.Replace(s)
+	}
+	return row, nil
+}
