@@ -379,3 +379,51 @@ func TestFoundRowsAgainstMariaDB(t *testing.T) {
 		}
 	}
 }
+
+// TestDeclaredDecimalsAgainstMariaDB: the column definitions of FLOAT(M,D)
+// and DOUBLE(M,D) columns carry D as their decimals, and TIME columns
+// their digits, and a TIME(6) column's values are sent with six (a
+// TIME's without a fraction), as MariaDB 10.11 (and MySQL) send them.
+// (go-sql-driver reads FLOAT and DOUBLE text as numbers: the text itself,
+// '13.3700' for a FLOAT(7,4), was compared with MariaDB's through PyMySQL.)
+func TestDeclaredDecimalsAgainstMariaDB(t *testing.T) {
+	m := startMariaDB(t, 1)
+	l := startServer(t, t.TempDir())
+	mdb, ldb := m.db(), l.db("")
+	for _, db := range []*sql.DB{mdb, ldb} {
+		for _, q := range []string{
+			"CREATE DATABASE dd",
+			"CREATE TABLE dd.t (id INT PRIMARY KEY, f FLOAT(7,4), d DOUBLE(10,2), a TIME, b TIME(6))",
+			"INSERT INTO dd.t VALUES (1, 13.37, 2.5, '10:00:00', '10:00:00'), (2, 1.5, -3, '01:02:03', '01:02:03.4')",
+		} {
+			mustExec(t, db, q)
+		}
+	}
+	read := func(db *sql.DB) string {
+		rows, err := db.Query("SELECT f, d, a, b FROM dd.t ORDER BY id")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer rows.Close()
+		cts, err := rows.ColumnTypes()
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []string
+		for _, ct := range cts {
+			_, scale, ok := ct.DecimalSize()
+			out = append(out, fmt.Sprintf("%s:%d:%v", ct.Name(), scale, ok))
+		}
+		for rows.Next() {
+			var f, d, a, b string
+			if err := rows.Scan(&f, &d, &a, &b); err != nil {
+				t.Fatal(err)
+			}
+			out = append(out, f, d, a, b)
+		}
+		return strings.Join(out, " ")
+	}
+	if want, got := read(mdb), read(ldb); want != got {
+		t.Fatalf("results differ:\nMariaDB:  %s\nLockstep: %s", want, got)
+	}
+}

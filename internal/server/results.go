@@ -53,7 +53,7 @@ func textResults(e *sqlengine.Engine, c *mysql.Conn, query string, cb mysql.Resu
 	}
 	return func(r *sqltypes.Result, more bool) error {
 		modeStatus(e, c)
-		fixFloatScales(e, r, false)
+		fixDeclaredDecimals(e, c.ConnectionID, r, false)
 		fixValues(r, false)
 		fixTableNames(e, c.ConnectionID, r)
 		if r != nil {
@@ -84,7 +84,7 @@ func okInfo(r *sqltypes.Result) string {
 func binaryResults(e *sqlengine.Engine, c *mysql.Conn, cb func(*sqltypes.Result) error) func(*sqltypes.Result) error {
 	return func(r *sqltypes.Result) error {
 		modeStatus(e, c)
-		fixFloatScales(e, r, true)
+		fixDeclaredDecimals(e, c.ConnectionID, r, true)
 		fixValues(r, true)
 		fixTableNames(e, c.ConnectionID, r)
 		if r != nil {
@@ -94,32 +94,38 @@ func binaryResults(e *sqlengine.Engine, c *mysql.Conn, cb func(*sqltypes.Result)
 	}
 }
 
-// fixFloatScales gives the columns of FLOAT(M,D) and DOUBLE(M,D) columns
-// MySQL's decimals, D, and in a text result writes their values with D
-// decimals ('13.3700'), as MySQL does (sqlengine/coldecl.go).
-func fixFloatScales(e *sqlengine.Engine, r *sqltypes.Result, binary bool) {
+// fixDeclaredDecimals gives the columns of FLOAT(M,D) and DOUBLE(M,D)
+// columns, and of TIME columns, MySQL's decimals (D, the TIME's digits),
+// and in a text result writes the float values with D decimals
+// ('13.3700') and a TIME(6) column's values with six ('10:00:00.000000'),
+// as MySQL does (sqlengine/coldecl.go). A TIME of whole seconds is
+// written without a fraction (fixValues).
+func fixDeclaredDecimals(e *sqlengine.Engine, connID uint32, r *sqltypes.Result, binary bool) {
 	if r == nil {
 		return
 	}
-	var cols, scales []int
+	var floats, scales []int
 	for i, f := range r.Fields {
-		if (f.Type != sqltypes.Float32 && f.Type != sqltypes.Float64) || f.OrgTable == "" || f.OrgName == "" {
+		isFloat := f.Type == sqltypes.Float32 || f.Type == sqltypes.Float64
+		if (!isFloat && f.Type != sqltypes.Time) || f.OrgTable == "" || f.OrgName == "" {
 			continue
 		}
-		scale, ok := e.ColumnScale(f.Database, f.OrgTable, f.OrgName)
+		dec, ok := e.ColumnDecimals(connID, f.Database, f.OrgTable, f.OrgName)
 		if !ok {
 			continue
 		}
 		c := proto.Clone(f).(*querypb.Field)
-		c.Decimals = uint32(scale)
+		c.Decimals = uint32(dec)
 		r.Fields[i] = c
-		cols, scales = append(cols, i), append(scales, scale)
+		if isFloat {
+			floats, scales = append(floats, i), append(scales, dec)
+		}
 	}
-	if binary || cols == nil {
+	if binary || floats == nil {
 		return
 	}
 	for _, row := range r.Rows {
-		for k, i := range cols {
+		for k, i := range floats {
 			if i >= len(row) || row[i].IsNull() {
 				continue
 			}
@@ -209,7 +215,9 @@ func fixValues(r *sqltypes.Result, binary bool) {
 				dates = append(dates, i)
 			}
 		case sqltypes.Time:
-			times = append(times, i)
+			if f.Decimals != 6 { // a TIME(6) column keeps its six digits
+				times = append(times, i)
+			}
 		case sqltypes.Float64, sqltypes.Float32:
 			if !binary && (f.Decimals == 0 || f.Decimals == notFixedDec) {
 				doubles = append(doubles, i)

@@ -48,9 +48,10 @@ import (
 //   - the CREATE and ALTER TABLE statements logged, and SHOW CREATE
 //     TABLE, write the column as declared (columnDisplay), so that a
 //     replica makes the column the row images are encoded for;
-//   - a result's column definition carries a FLOAT(M,D)'s D as its
-//     decimals, and a text result writes its values with D decimals
-//     (ColumnScale, used by the server);
+//   - a result's column definition carries a FLOAT(M,D)'s D, and a
+//     TIME's digits, as its decimals, and a text result writes the
+//     values with them ('13.3700', '10:00:00.000000' for a TIME(6))
+//     (ColumnDecimals, used by the server);
 //   - information_schema still describes the columns as go-mysql-server
 //     types them (time(6), float).
 
@@ -267,20 +268,77 @@ func (s *Session) checkFloatRange(t *Table, vals sql.Row) error {
 	return nil
 }
 
-// ColumnScale is the D of column col of db.table if it is a FLOAT(M,D) or
-// DOUBLE(M,D) (a result's column definition carries it, and its values
-// are written with D decimals).
-func (e *Engine) ColumnScale(db, table, col string) (int, bool) {
+// ColumnDecimals is the decimals MySQL gives column col of db.table in a
+// result of connection connID, where go-mysql-server's type does not: a
+// FLOAT(M,D)'s D (its values are written with D decimals), a TIME's
+// fractional digits. go-mysql-server names a result column by its alias
+// and its table by the table's alias: a name the statement gives as an
+// alias (noteResultNames) is not looked up, lest it be another column's.
+func (e *Engine) ColumnDecimals(connID uint32, db, table, col string) (int, bool) {
+	if v, ok := e.sessions.Load(connID); ok {
+		if a := v.(*Session).resultAliases; a[strings.ToLower(table)] || a[strings.ToLower(col)] {
+			return 0, false
+		}
+	}
 	t, ok := e.store.Table(db, table)
 	if !ok {
 		return 0, false
 	}
 	for _, c := range t.Def.Columns {
 		if strings.EqualFold(c.Name, col) {
-			return c.Scale, isFloatColumn(c) && c.Precision > 0
+			switch {
+			case isFloatColumn(c) && c.Precision > 0:
+				return c.Scale, true
+			case c.Type == row.TypeTime2:
+				return c.Fsp, true
+			}
+			return 0, false
 		}
 	}
 	return 0, false
+}
+
+// noteResultNames records the aliases of st's columns and tables, if it
+// is a SELECT (see ColumnDecimals).
+func (s *Session) noteResultNames(st ast.Statement) {
+	clear(s.resultAliases)
+	sel, ok := st.(*ast.Select)
+	if !ok {
+		return
+	}
+	note := func(name string) {
+		if name == "" {
+			return
+		}
+		if s.resultAliases == nil {
+			s.resultAliases = map[string]bool{}
+		}
+		s.resultAliases[strings.ToLower(name)] = true
+	}
+	for _, e := range sel.SelectExprs {
+		if ae, ok := e.(*ast.AliasedExpr); ok && !ae.As.IsEmpty() {
+			if cn, ok := ae.Expr.(*ast.ColName); !ok || !cn.Name.EqualString(ae.As.String()) {
+				note(ae.As.String())
+			}
+		}
+	}
+	var tables func(te ast.TableExpr)
+	tables = func(te ast.TableExpr) {
+		switch t := te.(type) {
+		case *ast.AliasedTableExpr:
+			note(t.As.String())
+		case *ast.JoinTableExpr:
+			tables(t.LeftExpr)
+			tables(t.RightExpr)
+		case *ast.ParenTableExpr:
+			for _, e := range t.Exprs {
+				tables(e)
+			}
+		}
+	}
+	for _, te := range sel.From {
+		tables(te)
+	}
 }
 
 // maxTime is TIME's largest value, 838:59:59.

@@ -132,6 +132,9 @@ type Session struct {
 	// tableCase maps the lower-cased FROM names of the current SELECT
 	// that have capitals to their spelling (tablecase.go).
 	tableCase map[string]string
+	// resultAliases are the current SELECT's column and table aliases,
+	// lower case (coldecl.go: ColumnDecimals).
+	resultAliases map[string]bool
 	// createSpec is the CREATE TABLE being run; embedded are the indexes
 	// it made with its table that go-mysql-server has not asked for yet
 	// (createindexes.go).
@@ -594,6 +597,7 @@ func (s *Session) noteAltered(id uint64) {
 func (s *Session) noteStatement(st ast.Statement) {
 	s.endDDLHold() // the statement before is over
 	s.noteTableCase(st)
+	s.noteResultNames(st)
 	s.noteCreate(st)
 	s.noteStrictness(st)
 	clear(s.altered)
