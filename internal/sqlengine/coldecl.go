@@ -45,9 +45,10 @@ import (
 //   - toStorage rounds a value to its column's declaration, and
 //     Session.checkWrite refuses (or clips) one out of a FLOAT(M,D)'s
 //     range;
-//   - the CREATE and ALTER TABLE statements logged, and SHOW CREATE
-//     TABLE, write the column as declared (columnDisplay), so that a
-//     replica makes the column the row images are encoded for;
+//   - the CREATE and ALTER TABLE statements logged, SHOW CREATE TABLE
+//     and SHOW COLUMNS write the column as declared (columnDisplay), so
+//     that a replica makes the column the row images are encoded for and
+//     an ORM reads the type declared;
 //   - a result's column definition carries a FLOAT(M,D)'s D, and a
 //     TIME's digits, as its decimals, and a text result writes the
 //     values with them ('13.3700', '10:00:00.000000' for a TIME(6))
@@ -477,6 +478,65 @@ func (w *rewrittenText) Next(ctx *sql.Context) (sql.Row, error) {
 	if s, ok := row[w.col].(string); ok {
 		row = row.Copy()
 		row[w.col] = w.r.Replace(s)
+	}
+	return row, nil
+}
+
+// showColumnsKey marks the SHOW COLUMNS the hook builds through
+// go-mysql-server.
+type showColumnsKey struct{}
+
+// showColumnsDeclared builds SHOW [FULL] COLUMNS (DESCRIBE) n with the
+// Type of each column columnDisplay writes otherwise written so (ORMs
+// read a table's columns from it), or returns nil when the table has
+// none.
+func (b boundedTopN) showColumnsDeclared(ctx *sql.Context, n *plan.ShowColumns, r sql.Row) (sql.RowIter, error) {
+	if ctx.Value(showColumnsKey{}) == n {
+		return nil, nil
+	}
+	var t *Table
+	transform.Inspect(n.Child, func(c sql.Node) bool {
+		if tt, ok := readTable(c).(*Table); ok {
+			t = tt
+		}
+		return t == nil
+	})
+	if t == nil {
+		return nil, nil
+	}
+	fix := map[string]string{}
+	for _, c := range t.st.Def.Columns {
+		if text, ok := declaredTypeText(c); ok {
+			fix[strings.ToLower(c.Name)] = text
+		}
+	}
+	if len(fix) == 0 {
+		return nil, nil
+	}
+	it, err := b.base.Build(ctx.WithContext(context.WithValue(ctx, showColumnsKey{}, n)), n, r)
+	if err != nil {
+		return nil, err
+	}
+	return &declaredTypes{RowIter: it, fix: fix}, nil
+}
+
+// declaredTypes is SHOW COLUMNS' rows (Field, Type, ...) with the types
+// in fix, by lower-case field name.
+type declaredTypes struct {
+	sql.RowIter
+	fix map[string]string
+}
+
+func (d *declaredTypes) Next(ctx *sql.Context) (sql.Row, error) {
+	row, err := d.RowIter.Next(ctx)
+	if err != nil || len(row) < 2 {
+		return row, err
+	}
+	if name, ok := row[0].(string); ok {
+		if text, ok := d.fix[strings.ToLower(name)]; ok {
+			row = row.Copy()
+			row[1] = text
+		}
 	}
 	return row, nil
 }

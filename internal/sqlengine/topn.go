@@ -54,6 +54,8 @@ func (b boundedTopN) Build(ctx *sql.Context, n sql.Node, r sql.Row) (sql.RowIter
 			nn.TriggerNames = nil
 			return b.base.Build(ctx, &nn, r)
 		}
+	case *plan.ShowColumns:
+		return b.showColumnsDeclared(ctx, n, r) // coldecl.go
 	case *plan.ShowCreateTable:
 		if ctx.Value(showCreateKey{}) != n {
 			return b.showCreateDeclared(ctx, n, r) // coldecl.go
