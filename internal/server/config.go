@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -580,10 +581,26 @@ func lookupOption(name string) (*option, bool) {
 // line) and ignored.
 var ignoredInFiles = map[string]bool{
 	"user": true, "socket": true, "pid-file": true, "log-error": true, "log-bin": true,
-	"binlog-format": true, "gtid-mode": true, "enforce-gtid-consistency": true,
-	"skip-name-resolve": true, "character-set-server": true, "collation-server": true,
-	"max-connections": true, "default-authentication-plugin": true, "log-replica-updates": true,
-	"log-slave-updates": true, "binlog-row-image": true, "binlog-row-metadata": true,
+	"skip-name-resolve": true, "default-authentication-plugin": true,
+}
+
+// fixedInFiles are mysqld options a my.cnf commonly has whose setting is
+// how Lockstep always works: a defaults file may have them with that
+// value (accepted and nothing to do), and any other value is refused at
+// start, never ignored.
+var fixedInFiles = map[string]struct {
+	values []string // accepted, lower case
+	why    string
+}{
+	"binlog-format":            {[]string{"row"}, "the binlog is always ROW"},
+	"binlog-row-image":         {[]string{"full"}, "row images are always FULL"},
+	"binlog-row-metadata":      {[]string{"full"}, "table maps always carry FULL metadata"},
+	"gtid-mode":                {[]string{"on"}, "every transaction has a GTID (gtid_mode is always ON)"},
+	"enforce-gtid-consistency": {[]string{"on", "1", "true"}, "enforce_gtid_consistency is always ON"},
+	"log-replica-updates":      {[]string{"on", "1", "true", ""}, "a replica always logs what it applies"},
+	"log-slave-updates":        {[]string{"on", "1", "true", ""}, "a replica always logs what it applies"},
+	"character-set-server":     {[]string{"utf8mb4"}, "the server's character set is utf8mb4 (a database or table may name another collation of it)"},
+	"collation-server":         {[]string{"utf8mb4_0900_ai_ci"}, "the server's collation is utf8mb4_0900_ai_ci, MySQL 8's (a database or table may name another)"},
 }
 
 // RegisterFlags adds every option to fs. Values go through Apply, so
@@ -660,6 +677,12 @@ func (c *Config) applyFileBytes(path string, data []byte) error {
 			if !ok {
 				n := strings.ReplaceAll(strings.ToLower(k.Name()), "_", "-")
 				if ignoredInFiles[n] || strings.HasPrefix(strings.ToLower(k.Name()), "loose") {
+					continue
+				}
+				if f, ok := fixedInFiles[n]; ok {
+					if !slices.Contains(f.values, strings.ToLower(strings.TrimSpace(k.Value()))) {
+						return fmt.Errorf("%s: %s = %s is not supported: %s", path, k.Name(), k.Value(), f.why)
+					}
 					continue
 				}
 				unknown = append(unknown, k.Name())

@@ -158,3 +158,43 @@ func TestGroupCommitOptionsOnMember(t *testing.T) {
 		}
 	}
 }
+
+// TestConfigFixedSettingsInFiles: a my.cnf may state the settings Lockstep
+// always has (binlog_format = ROW, gtid_mode = ON, the utf8mb4 server
+// character set...), and any other value of them is refused at start,
+// never ignored.
+func TestConfigFixedSettingsInFiles(t *testing.T) {
+	dir := t.TempDir()
+	ok := filepath.Join(dir, "ok.cnf")
+	os.WriteFile(ok, []byte(`
+[mysqld]
+binlog_format = ROW
+binlog-row-image = full
+gtid_mode = ON
+enforce_gtid_consistency = ON
+log_replica_updates
+character-set-server = utf8mb4
+collation-server = utf8mb4_0900_ai_ci
+log-bin = mysql-bin
+`), 0o644)
+	if _, err := parse(t, "--defaults-file", ok); err != nil {
+		t.Fatalf("the settings Lockstep has were refused: %v", err)
+	}
+	for _, line := range []string{
+		"binlog_format = STATEMENT",
+		"binlog-row-image = MINIMAL",
+		"gtid_mode = OFF",
+		"enforce-gtid-consistency = WARN",
+		"log-slave-updates = OFF",
+		"character-set-server = latin1",
+		"collation-server = utf8mb4_general_ci",
+	} {
+		bad := filepath.Join(dir, "bad.cnf")
+		os.WriteFile(bad, []byte("[mysqld]\n"+line+"\n"), 0o644)
+		_, err := parse(t, "--defaults-file", bad)
+		name := strings.TrimSpace(strings.SplitN(line, "=", 2)[0])
+		if err == nil || !strings.Contains(err.Error(), name) {
+			t.Errorf("%q: %v, want it refused by name", line, err)
+		}
+	}
+}
