@@ -37,7 +37,9 @@ import (
 //
 // The declarations are read from the statement: every parse of a
 // statement that defines columns notes them (noteDeclared) on the
-// session, and each command begins with none. Then:
+// session, and each command begins with none. A prepared statement's
+// executions are not parsed, so COM_STMT_PREPARE and PREPARE of a
+// statement declaring such a column are refused (1295). Then:
 //
 //   - newTableDef (and a temporary table) takes them for a new column;
 //   - an ALTER TABLE that rewrites the table keeps the ones of the columns
@@ -148,6 +150,19 @@ func declaredColumns(ctx *sql.Context, s *Session, st ast.Statement) (map[string
 		}
 	}
 	return out, nil
+}
+
+// declaresBeyondTypes says whether decl holds a declaration a new column
+// would not have without it: a FLOAT(M,D), a TIME of fewer than six
+// digits. (A prepared CREATE or ALTER TABLE with one is refused: its
+// executions are not parsed again.)
+func declaresBeyondTypes(decl map[string]columnDecl) bool {
+	for _, d := range decl {
+		if d.float || (d.time && d.fsp != 6) {
+			return true
+		}
+	}
+	return false
 }
 
 // isFloatTypeName says whether t (lower case) names FLOAT or DOUBLE.

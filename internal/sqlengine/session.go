@@ -1071,6 +1071,11 @@ func (p parser) ParseOneWithOptions(ctx context.Context, query string, o ast.Par
 		if err := noteDeclared(sctx, r.st); err != nil {
 			return nil, r.consumed, err
 		}
+		if s := sessionOf(sctx); s != nil && declaresBeyondTypes(s.declared) {
+			// A prepared statement's executions are not parsed again, so
+			// what it declares would be lost (coldecl.go).
+			return nil, r.consumed, mysql.NewSQLError(erUnsupportedPS, "HY000", "This command is not supported in the prepared statement protocol yet")
+		}
 		if err := checkFile(sctx, r.st); err != nil {
 			return nil, r.consumed, err
 		}
