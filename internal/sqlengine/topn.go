@@ -70,15 +70,15 @@ func (b boundedTopN) Build(ctx *sql.Context, n sql.Node, r sql.Row) (sql.RowIter
 		if nn, ok := exactUpdate(ctx, n); ok {
 			return b.base.Build(ctx, nn, r) // exactupdate.go
 		}
-		return b.countedUpdate(ctx, n, r) // deletejoin.go
+		return b.countedUpdate(ctx, n, r) // multitable.go
 	case *exactUpdateSource:
 		return b.base.Build(ctx, n.Node, r)
 	case *plan.DeleteFrom:
 		if nn, ok := deleteJoin(ctx, n); ok {
-			return b.base.Build(ctx, nn, r) // deletejoin.go
+			return b.base.Build(ctx, nn, r) // multitable.go
 		}
 	case *plan.UpdateSource:
-		return b.outerJoinUpdate(ctx, n, r) // deletejoin.go
+		return b.outerJoinUpdate(ctx, n, r) // multitable.go
 	case *deleteJoinSource:
 		it, err := b.base.Build(ctx, n.Node, r)
 		if err != nil {

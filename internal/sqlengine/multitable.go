@@ -3,7 +3,6 @@ package sqlengine
 import (
 	"context"
 	"fmt"
-	"io"
 	"strings"
 
 	"github.com/dolthub/go-mysql-server/sql"
@@ -13,6 +12,11 @@ import (
 	"github.com/dolthub/vitess/go/mysql"
 )
 
+// Multi-table writes, as MySQL makes and counts them. Three parts:
+// DELETE over joined rows (below), UPDATE over an outer join
+// (outerJoinUpdateRows) and the counts of a multi-table UPDATE's reply
+// (countedUpdate).
+//
 // A DELETE that names its tables (DELETE a, b FROM a JOIN b ...) deletes
 // each row of a target table once, however many joined rows it is part
 // of, and says how many rows it deleted, as MySQL does. go-mysql-server
@@ -171,7 +175,7 @@ func (d *deleteJoinRows) Next(ctx *sql.Context) (sql.Row, error) {
 		// reads the parts from the end).
 		off := len(r) - d.width
 		if off < 0 {
-			return nil, io.ErrUnexpectedEOF
+			return nil, fmt.Errorf("a joined row of %d values, fewer than the DELETE's %d columns", len(r), d.width)
 		}
 		for i, p := range d.parts {
 			part := r[off+p.start : off+p.end]
