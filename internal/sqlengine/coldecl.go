@@ -1,7 +1,6 @@
 package sqlengine
 
 import (
-	"context"
 	"fmt"
 	"math"
 	"strconv"
@@ -10,7 +9,6 @@ import (
 
 	"github.com/dolthub/go-mysql-server/sql"
 	"github.com/dolthub/go-mysql-server/sql/plan"
-	"github.com/dolthub/go-mysql-server/sql/transform"
 	"github.com/dolthub/go-mysql-server/sql/types"
 	"github.com/dolthub/vitess/go/mysql"
 	ast "github.com/dolthub/vitess/go/vt/sqlparser"
@@ -445,13 +443,7 @@ func (b boundedTopN) showCreateDeclared(ctx *sql.Context, n *plan.ShowCreateTabl
 	if n.IsView {
 		return nil, nil
 	}
-	var t *Table
-	transform.Inspect(n.Child, func(c sql.Node) bool {
-		if tt, ok := readTable(c).(*Table); ok {
-			t = tt
-		}
-		return t == nil
-	})
+	t := lockstepTable(n.Child)
 	if t == nil {
 		return nil, nil
 	}
@@ -466,17 +458,12 @@ func (b boundedTopN) showCreateDeclared(ctx *sql.Context, n *plan.ShowCreateTabl
 	if len(fix) == 0 {
 		return nil, nil
 	}
-	ctx = ctx.WithContext(context.WithValue(ctx, showCreateKey{}, n))
-	it, err := b.base.Build(ctx, n, r)
+	it, err := b.buildThrough(ctx, n, r)
 	if err != nil {
 		return nil, err
 	}
 	return &rewrittenText{RowIter: it, col: 1, r: strings.NewReplacer(fix...)}, nil
 }
-
-// showCreateKey marks the SHOW CREATE TABLE the hook builds through
-// go-mysql-server (which asks the hook first again).
-type showCreateKey struct{}
 
 // rewrittenText is its rows with the string in column col rewritten.
 type rewrittenText struct {
@@ -497,25 +484,15 @@ func (w *rewrittenText) Next(ctx *sql.Context) (sql.Row, error) {
 	return row, nil
 }
 
-// showColumnsKey marks the SHOW COLUMNS the hook builds through
-// go-mysql-server.
-type showColumnsKey struct{}
-
 // showColumnsDeclared builds SHOW [FULL] COLUMNS (DESCRIBE) n with the
 // Type of each column columnDisplay writes otherwise written so (ORMs
 // read a table's columns from it), or returns nil when the table has
 // none.
 func (b boundedTopN) showColumnsDeclared(ctx *sql.Context, n *plan.ShowColumns, r sql.Row) (sql.RowIter, error) {
-	if ctx.Value(showColumnsKey{}) == n {
+	if beingBuilt(ctx, n) {
 		return nil, nil
 	}
-	var t *Table
-	transform.Inspect(n.Child, func(c sql.Node) bool {
-		if tt, ok := readTable(c).(*Table); ok {
-			t = tt
-		}
-		return t == nil
-	})
+	t := lockstepTable(n.Child)
 	if t == nil {
 		return nil, nil
 	}
@@ -528,7 +505,7 @@ func (b boundedTopN) showColumnsDeclared(ctx *sql.Context, n *plan.ShowColumns, 
 	if len(fix) == 0 {
 		return nil, nil
 	}
-	it, err := b.base.Build(ctx.WithContext(context.WithValue(ctx, showColumnsKey{}, n)), n, r)
+	it, err := b.buildThrough(ctx, n, r)
 	if err != nil {
 		return nil, err
 	}

@@ -218,15 +218,10 @@ func (d *deleteJoinRows) Next(ctx *sql.Context) (sql.Row, error) {
 // is counted for it. A missing side is a table part with a NULL in its
 // primary key, for the tables of Lockstep's that have one.
 
-// updateSourceKey marks, in the context it is built with, the UPDATE
-// source the hook is building through go-mysql-server (which asks the
-// hook first again).
-type updateSourceKey struct{}
-
 // outerJoinUpdate builds n's rows with the missing sides put right, or
 // returns nil where there is nothing to put right.
 func (b boundedTopN) outerJoinUpdate(ctx *sql.Context, n *plan.UpdateSource, r sql.Row) (sql.RowIter, error) {
-	if ctx.Value(updateSourceKey{}) == n {
+	if beingBuilt(ctx, n) {
 		return nil, nil
 	}
 	sch := n.Child.Schema(ctx)
@@ -238,7 +233,7 @@ func (b boundedTopN) outerJoinUpdate(ctx *sql.Context, n *plan.UpdateSource, r s
 	if len(parts) < 2 && (counts == nil || !counts.exact) {
 		return nil, nil // one table: no outer join side, nothing to count
 	}
-	it, err := b.base.Build(ctx.WithContext(context.WithValue(ctx, updateSourceKey{}, n)), n, r)
+	it, err := b.buildThrough(ctx, n, r)
 	if err != nil {
 		return nil, err
 	}
@@ -280,6 +275,18 @@ func keyedParts(ctx *sql.Context, node sql.Node, sch sql.Schema) []deletePart {
 		return false
 	})
 	return parts
+}
+
+// lockstepTable is the first of Lockstep's stored tables n reads, or nil.
+func lockstepTable(n sql.Node) *Table {
+	var t *Table
+	transform.Inspect(n, func(c sql.Node) bool {
+		if tt, ok := readTable(c).(*Table); ok {
+			t = tt
+		}
+		return t == nil
+	})
+	return t
 }
 
 // readTable is the table a table node reads, or nil.
@@ -329,9 +336,9 @@ func (o *outerJoinUpdateRows) Next(ctx *sql.Context) (sql.Row, error) {
 // it changed, and a client with CLIENT_FOUND_ROWS (Connector/J's default)
 // is told the rows matched. go-mysql-server told such a client the rows
 // changed, and counted a missing side of an outer join as one more row
-// matched (or not, by the join's plan). countedUpdate, above such an
-// UPDATE (a sql.MutableRowIter: go-mysql-server puts its OK result below
-// it), writes the rows matched that outerJoinUpdateRows counted, where
+// matched (or not, by the join's plan). countedUpdate puts an
+// okResultRewrite (okresult.go) above such an UPDATE, which writes the
+// rows matched that outerJoinUpdateRows counted, where
 // every table it updates is a Lockstep table with a primary key, and
 // gives a CLIENT_FOUND_ROWS client the rows matched. An UPDATE of a
 // table with triggers is left to go-mysql-server (a trigger's iterator
@@ -339,9 +346,6 @@ func (o *outerJoinUpdateRows) Next(ctx *sql.Context) (sql.Row, error) {
 
 // joinCountsKey passes a multi-table UPDATE's counts to its source.
 type joinCountsKey struct{}
-
-// updateJoinKey marks the UPDATE the hook builds through go-mysql-server.
-type updateJoinKey struct{}
 
 // joinUpdateCounts counts the rows of the updated tables a multi-table
 // UPDATE matched.
@@ -388,7 +392,7 @@ func (c *joinUpdateCounts) match(i int, p deletePart, part sql.Row) {
 // countedUpdate builds multi-table UPDATE n with its reply's counts as
 // MySQL's, or returns nil where it leaves n to go-mysql-server.
 func (b boundedTopN) countedUpdate(ctx *sql.Context, n *plan.Update, r sql.Row) (sql.RowIter, error) {
-	if !n.IsJoin || ctx.Value(updateJoinKey{}) == n {
+	if !n.IsJoin || beingBuilt(ctx, n) {
 		return nil, nil
 	}
 	child := n.Child
@@ -406,53 +410,24 @@ func (b boundedTopN) countedUpdate(ctx *sql.Context, n *plan.Update, r sql.Row) 
 		}
 		counts.targets[strings.ToLower(name)] = true
 	}
-	bctx := ctx.WithContext(context.WithValue(context.WithValue(ctx, updateJoinKey{}, n), joinCountsKey{}, counts))
-	it, err := b.base.Build(bctx, n, r)
+	it, err := b.buildThrough(ctx.WithContext(context.WithValue(ctx, joinCountsKey{}, counts)), n, r)
 	if err != nil {
 		return nil, err
 	}
-	found := ctx.Client().Capabilities&mysql.CapabilityClientFoundRows != 0
-	return &countedUpdateResult{RowIter: it, counts: counts, foundRows: found}, nil
-}
-
-// countedUpdateResult is a multi-table UPDATE's result with MySQL's
-// counts.
-type countedUpdateResult struct {
-	sql.RowIter
-	counts    *joinUpdateCounts
-	foundRows bool
-}
-
-var _ sql.MutableRowIter = (*countedUpdateResult)(nil)
-
-func (w *countedUpdateResult) GetChildIter() sql.RowIter { return w.RowIter }
-
-func (w *countedUpdateResult) WithChildIter(child sql.RowIter) sql.RowIter {
-	c := *w
-	c.RowIter = child
-	return &c
-}
-
-func (w *countedUpdateResult) Next(ctx *sql.Context) (sql.Row, error) {
-	row, err := w.RowIter.Next(ctx)
-	if err != nil || len(row) != 1 {
-		return row, err
-	}
-	res, ok := row[0].(types.OkResult)
-	if !ok {
-		return row, nil
-	}
-	info, ok := res.Info.(plan.UpdateInfo)
-	if !ok {
-		return row, nil
-	}
-	if w.counts.exact && w.counts.seen != nil {
-		info.Matched = w.counts.matched
-	}
-	res.Info = info
-	if w.foundRows {
-		res.RowsAffected = uint64(info.Matched)
-		ctx.GetLastQueryInfo().RowCount.Store(int64(info.Matched))
-	}
-	return sql.Row{res}, nil
+	foundRows := ctx.Client().Capabilities&mysql.CapabilityClientFoundRows != 0
+	return &okResultRewrite{RowIter: it, fix: func(ctx *sql.Context, res types.OkResult) types.OkResult {
+		info, ok := res.Info.(plan.UpdateInfo)
+		if !ok {
+			return res
+		}
+		if counts.exact && counts.seen != nil {
+			info.Matched = counts.matched
+		}
+		res.Info = info
+		if foundRows {
+			res.RowsAffected = uint64(info.Matched)
+			ctx.GetLastQueryInfo().RowCount.Store(int64(info.Matched))
+		}
+		return res
+	}}, nil
 }

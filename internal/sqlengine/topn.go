@@ -1,6 +1,7 @@
 package sqlengine
 
 import (
+	"context"
 	"math"
 	"strings"
 
@@ -20,6 +21,20 @@ import (
 // and builds such plans as a sort followed by a limit instead: the same
 // rows in the same order (the heap breaks ties by arrival, like the
 // stable sort), in memory bounded by the rows actually read.
+
+// builtKey marks, in the context it is built with, the node the hook is
+// building through GMS (buildThrough). GMS asks the hook first again for
+// that same node, and the hook then leaves it to GMS (beingBuilt).
+type builtKey struct{}
+
+// buildThrough builds n through GMS, the hook passing over n itself (its
+// descendants it still sees).
+func (b boundedTopN) buildThrough(ctx *sql.Context, n sql.Node, r sql.Row) (sql.RowIter, error) {
+	return b.base.Build(ctx.WithContext(context.WithValue(ctx, builtKey{}, n)), n, r)
+}
+
+// beingBuilt says whether the hook is building n through GMS.
+func beingBuilt(ctx *sql.Context, n sql.Node) bool { return ctx.Value(builtKey{}) == n }
 
 // maxTopNHeap is the largest LIMIT run with GMS's top-n heap.
 const maxTopNHeap = 1 << 16
@@ -57,7 +72,7 @@ func (b boundedTopN) Build(ctx *sql.Context, n sql.Node, r sql.Row) (sql.RowIter
 	case *plan.ShowColumns:
 		return b.showColumnsDeclared(ctx, n, r) // coldecl.go
 	case *plan.ShowCreateTable:
-		if ctx.Value(showCreateKey{}) != n {
+		if !beingBuilt(ctx, n) {
 			return b.showCreateDeclared(ctx, n, r) // coldecl.go
 		}
 	case *plan.ShowCreateTrigger:
