@@ -14,7 +14,7 @@ import (
 // (a Rows_query event, see binlog.AddCatalog) next to the DDL statement, so replaying the binlog
 // redoes it exactly: every change is deterministic given the data before it.
 type CatalogChange struct {
-	Op        string       `json:"op"` // create_db drop_db create_table drop_table add_index drop_index truncate rename_table rewrite_table alter_table set_accounts create_view drop_view create_trigger drop_trigger
+	Op        string       `json:"op"` // create_db drop_db create_table drop_table add_index drop_index truncate rename_table rewrite_table alter_table set_accounts create_view drop_view create_trigger drop_trigger create_routine drop_routine
 	DB        *DatabaseDef `json:"db,omitempty"`
 	Table     *TableDef    `json:"table,omitempty"`
 	TableID   uint64       `json:"table_id,omitempty"`
@@ -41,6 +41,10 @@ type CatalogChange struct {
 
 	// create_trigger and drop_trigger: the trigger (triggers.go).
 	Trigger *TriggerDef `json:"trigger,omitempty"`
+
+	// create_routine and drop_routine: the stored procedure
+	// (routines.go).
+	Routine *RoutineDef `json:"routine,omitempty"`
 
 	// staged: Stage has written the rebuild's data (rebuild.go).
 	staged bool
@@ -119,9 +123,14 @@ func (e *Engine) PrepareCatalog(b *Batch, c *CatalogChange) error {
 				}
 			}
 		}
+		if err := e.prepareDatabaseRoutines(b, c.DB.Name); err != nil {
+			return err
+		}
 		return b.Delete(dbKey(c.DB.Name))
 	case "create_trigger", "drop_trigger":
 		return e.prepareTriggerChange(b, c)
+	case "create_routine", "drop_routine":
+		return e.prepareRoutineChange(b, c)
 	case "create_view", "drop_view":
 		if c.View == nil || c.View.Name == "" {
 			return fmt.Errorf("%s without a view", c.Op)
@@ -289,6 +298,7 @@ func (e *Engine) PublishCatalog(c *CatalogChange) {
 	defer e.mu.Unlock()
 	e.catalogVersion.Add(1)
 	e.publishTriggerChange(c)
+	e.publishRoutineChange(c)
 	switch c.Op {
 	case "create_db":
 		d := *c.DB

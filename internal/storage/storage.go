@@ -44,6 +44,7 @@
 //	0x00 "cat/tab/" id(8)                    -> TableDef (JSON)
 //	0x00 "cat/view/" lower(db) "." lower(name) -> ViewDef (JSON)
 //	0x00 "cat/trigger/" lower(db) "." lower(name) -> TriggerDef (JSON)
+//	0x00 "cat/routine/" lower(db) "." lower(name) -> RoutineDef (JSON)
 //	0x00 "cat/accounts"                      -> accounts (opaque, set_accounts)
 package storage
 
@@ -150,6 +151,7 @@ type Engine struct {
 	// triggers are keyed like views; triggered is the set of the ids of
 	// tables with a trigger, copied on change (triggers.go).
 	triggers  map[string]*TriggerDef
+	routines  map[string]*RoutineDef // keyed like views (routines.go)
 	triggered atomic.Pointer[map[uint64]bool]
 	nextID    uint64
 	// catalogVersion counts the catalog changes published (a cache of
@@ -245,7 +247,7 @@ func Open(o Options) (*Engine, error) {
 	if err != nil {
 		return nil, err
 	}
-	e := &Engine{db: db, coll: o.Collator, dbs: map[string]*DatabaseDef{}, tables: map[uint64]*Table{}, byName: map[string]*Table{}, views: map[string]*ViewDef{}, triggers: map[string]*TriggerDef{}, nextID: 1, seqNext: map[uint64]uint64{}}
+	e := &Engine{db: db, coll: o.Collator, dbs: map[string]*DatabaseDef{}, tables: map[uint64]*Table{}, byName: map[string]*Table{}, views: map[string]*ViewDef{}, triggers: map[string]*TriggerDef{}, routines: map[string]*RoutineDef{}, nextID: 1, seqNext: map[uint64]uint64{}}
 	if err := e.loadCatalog(); err != nil {
 		db.Close()
 		return nil, err
@@ -409,6 +411,12 @@ func (e *Engine) loadCatalog() error {
 				return fmt.Errorf("catalog entry %q: %w", k, err)
 			}
 			e.triggers[nameKey(tr.DB, tr.Name)] = &tr
+		case strings.HasPrefix(k, "\x00cat/routine/"):
+			var r RoutineDef
+			if err := json.Unmarshal(it.Value(), &r); err != nil {
+				return fmt.Errorf("catalog entry %q: %w", k, err)
+			}
+			e.routines[nameKey(r.DB, r.Name)] = &r
 		}
 	}
 	e.noteTriggered()
