@@ -27,7 +27,7 @@ var layers = map[string]int{
 	"txn":    5, "source": 5,
 	"replica":  6,
 	"cluster":  7,
-	"mysqlerr": 8, "digest": 8, "protocol": 8,
+	"mysqlerr": 8, "digest": 8, "protocol": 8, "routine": 8,
 	"sqlengine": 9,
 	"metrics":   10, "dashboard": 10, "admin": 10,
 	"server":  11,
