@@ -110,6 +110,8 @@ var reworded = []struct {
 	state string
 	text  string // the expansion of re's submatches
 }{
+	{regexp.MustCompile(`^stored procedure "(.*)" does not exist$`), 1305, "42000", "PROCEDURE $1 does not exist"},  // ER_SP_DOES_NOT_EXIST
+	{regexp.MustCompile(`^stored procedure "(.*)" already exists$`), 1304, "42000", "PROCEDURE $1 already exists"},  // ER_SP_ALREADY_EXISTS
 	{regexp.MustCompile(`^Check constraint "(.*)" violated$`), 3819, "HY000", "Check constraint '$1' is violated."}, // ER_CHECK_CONSTRAINT_VIOLATED
 	{regexp.MustCompile(`^can't alter column "(.*)" because it would invalidate check constraint "(.*)"$`), 3959, "HY000", // ER_DEPENDENT_BY_CHECK_CONSTRAINT
 		"Check constraint '$2' uses column '$1', hence column cannot be dropped or renamed."},

@@ -1,6 +1,7 @@
 package sqlengine
 
 import (
+	"regexp"
 	"strings"
 
 	"github.com/dolthub/go-mysql-server/sql"
@@ -94,8 +95,8 @@ func (a authorization) NewQueryState(ctx *sql.Context) sql.AuthorizationQuerySta
 }
 
 func (a authorization) HandleAuth(ctx *sql.Context, state sql.AuthorizationQueryState, auth ast.AuthInformation) error {
-	if auth.AuthType == ast.AuthType_PROCESS {
-		return nil
+	if auth.AuthType == ast.AuthType_PROCESS || auth.AuthType == ast.AuthType_SHOW_CREATE_PROCEDURE {
+		return nil // SHOW CREATE PROCEDURE: checked as MySQL does (routines.go)
 	}
 	auth = triggerTableAuth(ctx, auth)
 	auth, others := withoutTemporaryTables(ctx, auth)
@@ -106,9 +107,40 @@ func (a authorization) HandleAuth(ctx *sql.Context, state sql.AuthorizationQuery
 		return withoutSuper(ctx, func() error { return a.AuthorizationHandler.HandleAuth(ctx, state, auth) })
 	}
 	if notBySuper[auth.AuthType] {
-		return superless(ctx, func() error { return a.AuthorizationHandler.HandleAuth(ctx, state, auth) })
+		err := superless(ctx, func() error { return a.AuthorizationHandler.HandleAuth(ctx, state, auth) })
+		return routineDenied(ctx, auth, err)
 	}
 	return a.AuthorizationHandler.HandleAuth(ctx, state, auth)
+}
+
+// dropProcedureName is the procedure a DROP PROCEDURE names.
+var dropProcedureName = regexp.MustCompile("(?is)^\\s*DROP\\s+PROCEDURE\\s+(?:IF\\s+EXISTS\\s+)?(?:(?:`[^`]+`|[^\\s.;`]+)\\.)?(`[^`]+`|[^\\s.;`(]+)")
+
+// routineDenied gives a refused CREATE PROCEDURE and DROP PROCEDURE
+// MySQL's errors: 1044 for the database, 1370 for the routine.
+func routineDenied(ctx *sql.Context, auth ast.AuthInformation, err error) error {
+	if err == nil || !sql.ErrPrivilegeCheckFailed.Is(err) {
+		return err
+	}
+	db := ""
+	if len(auth.TargetNames) > 0 {
+		db = auth.TargetNames[0]
+	}
+	if db == "" {
+		db = ctx.GetCurrentDatabase()
+	}
+	c := ctx.Session.Client()
+	switch auth.AuthType {
+	case ast.AuthType_CREATE_ROUTINE:
+		return mysql.NewSQLError(mysqlerr.DBAccessDenied, "42000", "Access denied for user '%s'@'%s' to database '%s'", c.User, c.Address, db)
+	case ast.AuthType_ALTER_ROUTINE:
+		name := ""
+		if m := dropProcedureName.FindStringSubmatch(ctx.Query()); m != nil {
+			name = strings.Trim(m[1], "`")
+		}
+		return mysql.NewSQLError(erProcAccessDenied, "42000", "alter routine command denied to user '%s'@'%s' for routine '%s.%s'", c.User, c.Address, db, name)
+	}
+	return err
 }
 
 // triggerTableAuth is auth with DROP TRIGGER's target, which the parser

@@ -10,7 +10,11 @@ package sqlengine
 // OK (CheckPrepare, and the server's prepareddo.go); SQL PREPARE of a DO
 // is refused (1295): its EXECUTE cannot be told from others'.
 
-import "strings"
+import (
+	"strings"
+
+	"github.com/lockstepdb/lockstep/internal/routine"
+)
 
 // rewriteDo returns query with a leading DO keyword read as SELECT, and
 // whether it had one. Only the keyword changes, so positions in errors
@@ -61,5 +65,5 @@ func skipSpaceAndComments(q string) int {
 // the server replaces with an OK packet.
 func IsDo(query string) bool {
 	_, ok := rewriteDo(query)
-	return ok
+	return ok || routine.IsDoStatement(query[skipSpaceAndComments(query):])
 }

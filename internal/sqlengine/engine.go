@@ -108,7 +108,7 @@ func newEngine(store *storage.Engine, pipe *commit.Pipeline, locks *lock.Manager
 	e.GMS.Parser = p
 	// BINLOG statements apply their row events (binlogstmt.go).
 	e.GMS.Analyzer.Catalog.BinlogConsumer = binlogConsumer{e}
-	e.GMS.Analyzer.Catalog.InfoSchema = newInfoSchema(e.GMS.Analyzer.Catalog.InfoSchema) // infoschema.go
+	e.GMS.Analyzer.Catalog.InfoSchema = newInfoSchema(e, e.GMS.Analyzer.Catalog.InfoSchema) // infoschema.go
 	registerVariables()
 	installRegistry()
 	return e

@@ -22,12 +22,17 @@ import (
 //     the exporter, comparing MySQL's upper-case ones, did not find) and
 //     no rows: there is no InnoDB, so no InnoDB metric is enabled and no
 //     tablespace exists.
+//   - ROUTINES lists every database's stored procedures from the
+//     catalog, with each one's own sql_mode (routines.go): go-mysql-server's
+//     planned each procedure's body in the current database and left
+//     out those it could not plan (all of them with no current
+//     database), and gave the session's sql_mode.
 type infoSchema struct {
 	sql.Database
 	own map[string]sql.Table // lower-case name -> Lockstep's table
 }
 
-func newInfoSchema(gms sql.Database) infoSchema {
+func newInfoSchema(e *Engine, gms sql.Database) infoSchema {
 	d := infoSchema{Database: gms, own: map[string]sql.Table{}}
 	str := func(n int64) sql.Type { return types.MustCreateStringWithDefaults(sqltypes.VarChar, n) }
 	col := func(name string, t sql.Type, nullable bool) *sql.Column {
@@ -51,6 +56,9 @@ func newInfoSchema(gms sql.Database) infoSchema {
 		col("SERVER_VERSION", str(10), true), col("SPACE_VERSION", types.Uint32, true), col("ENCRYPTION", str(1), true),
 		col("STATE", str(10), true),
 	}, none)
+	if t, ok, err := gms.GetTableInsensitive(sql.NewEmptyContext(), "routines"); err == nil && ok {
+		d.own["routines"] = newSystemTable("information_schema", "ROUTINES", t.Schema(sql.NewEmptyContext()).Copy(), e.routinesRows)
+	}
 	return d
 }
 

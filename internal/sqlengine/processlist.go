@@ -87,6 +87,15 @@ type process struct {
 	// made by StatementContext, which its maker calls when the
 	// statement is over: EndQuery leaves it alone.
 	borrowed bool
+	// call is the CALL running on the connection (RunningCall), shown,
+	// and killed by KILL QUERY, between its body's statements.
+	call *runningCall
+}
+
+type runningCall struct {
+	query   string
+	started time.Time
+	cancel  context.CancelFunc
 }
 
 // statementCtx is a statement's cancellable context, made by
@@ -221,6 +230,9 @@ func (l *processList) BeginQuery(ctx *sql.Context, query string) (*sql.Context, 
 	}
 	p.mu.Lock()
 	p.p.Command, p.p.Query, p.p.QueryPid, p.p.StartedAt, p.p.Kill, p.p.Progress = sql.ProcessCommandQuery, query, pid, time.Now(), cancel, nil
+	if c := p.call; c != nil {
+		p.p.Query, p.p.StartedAt = c.query, c.started // a statement of its body
+	}
 	p.borrowed = borrowed
 	p.mu.Unlock()
 	return ctx, nil
@@ -250,6 +262,10 @@ func (l *processList) EndQuery(ctx *sql.Context) {
 	}
 	p.p.Command, p.p.Query, p.p.QueryPid, p.p.StartedAt, p.p.Kill, p.p.Progress = sql.ProcessCommandSleep, "", 0, time.Now(), nil, nil
 	p.borrowed = false
+	if c := p.call; c != nil {
+		p.p.Command, p.p.Query, p.p.StartedAt, p.p.Kill = sql.ProcessCommandQuery, c.query, c.started, c.cancel
+		p.borrowed = true
+	}
 	p.mu.Unlock()
 	sql.StatusVariables.IncrementGlobal("Threads_running", -1)
 	if kill != nil {
@@ -411,4 +427,35 @@ func (l *processList) RemovePartitionProgress(pid uint64, table, partition strin
 			delete(tp.PartitionsProgress, partition)
 		}
 	})
+}
+
+// RunningCall shows connection connID as running query, a CALL whose
+// statement context is ctx (StatementContext), until end is called:
+// during and between the statements of the procedure's body SHOW
+// PROCESSLIST shows the CALL, and KILL QUERY stops it.
+func (e *Engine) RunningCall(connID uint32, ctx context.Context, query string) (end func()) {
+	l, ok := e.GMS.ProcessList.(*processList)
+	sc, borrowed := ctx.Value(statementCtxKey{}).(*statementCtx)
+	if !ok || !borrowed {
+		return func() {}
+	}
+	p := l.get(connID)
+	if p == nil {
+		return func() {}
+	}
+	c := &runningCall{query: query, started: time.Now(), cancel: sc.cancel}
+	p.mu.Lock()
+	p.call = c
+	p.p.Command, p.p.Query, p.p.StartedAt, p.p.Kill = sql.ProcessCommandQuery, query, c.started, c.cancel
+	p.borrowed = true
+	p.mu.Unlock()
+	return func() {
+		p.mu.Lock()
+		p.call = nil
+		if p.p.QueryPid == 0 {
+			p.p.Command, p.p.Query, p.p.StartedAt, p.p.Kill = sql.ProcessCommandSleep, "", time.Now(), nil
+		}
+		p.borrowed = false
+		p.mu.Unlock()
+	}
 }

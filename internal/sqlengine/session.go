@@ -804,6 +804,9 @@ func note(ctx context.Context, st ast.Statement, text string, queryLen int) erro
 	if err := unsupportedDDL(st); err != nil {
 		return err
 	}
+	if err := checkProcedureBody(st); err != nil { // routines.go
+		return err
+	}
 	if err := rewriteTypedLiterals(st, text); err != nil {
 		return err
 	}
@@ -943,6 +946,7 @@ func rewriteText(ctx context.Context, query string) (string, error) {
 	query = rewriteBegin(ctx, rewriteAccountSyntax(ctx, query))
 	query = noteAlterView(ctx, rewriteTriggerDefiner(rewriteLongByte(QuoteNonASCIIIdents(query))))
 	query, _ = rewriteDo(query)
+	query = rewriteProcedureDo(query) // routines.go
 	quantified, err := rewriteQuantified(query)
 	if err != nil {
 		return query, err

@@ -61,6 +61,10 @@ func (b boundedTopN) Build(ctx *sql.Context, n sql.Node, r sql.Row) (sql.RowIter
 		return b.base.Build(ctx, nn, r)
 	}
 	switch n := n.(type) {
+	case *plan.Call:
+		// The server runs a client's CALL (routines.go); go-mysql-server
+		// would run it with its own interpreter.
+		return nil, errNotSupported("CALL of a stored procedure in a prepared statement")
 	case *plan.DropTable:
 		if len(n.TriggerNames) > 0 {
 			// Storage drops a table's triggers with it, in the same
@@ -77,6 +81,8 @@ func (b boundedTopN) Build(ctx *sql.Context, n sql.Node, r sql.Row) (sql.RowIter
 		}
 	case *plan.ShowCreateTrigger:
 		return showCreateTrigger(ctx, n)
+	case *plan.ShowCreateProcedure:
+		return showCreateProcedure(ctx, n) // routines.go
 	case *plan.ShowTriggers:
 		return showTriggers(ctx, n)
 	case plan.ShowWarnings:

@@ -188,6 +188,9 @@ func (d *Database) CreateTrigger(ctx *sql.Context, def sql.TriggerDefinition) er
 		return err
 	}
 	spec := ddl.TriggerSpec
+	if callsProcedure(spec.Body) {
+		return errNotSupported("CALL in a trigger")
+	}
 	if q := spec.TrigName.Qualifier.String(); q != "" && !strings.EqualFold(q, d.name) {
 		return mysql.NewSQLError(erTrgInWrongSchema, "HY000", "Trigger in wrong schema")
 	}
@@ -670,4 +673,17 @@ func endTriggerPlanning(ctx *sql.Context) {
 	if s := sessionOf(ctx); s != nil && (s.planningTriggers || s.triggerDB != "") {
 		s.triggerDB, s.planningTriggers = "", false
 	}
+}
+
+// callsProcedure reports whether a trigger's body has a CALL, which
+// Lockstep does not run inside another statement.
+func callsProcedure(body ast.Statement) bool {
+	found := false
+	_ = ast.Walk(func(n ast.SQLNode) (bool, error) {
+		if _, ok := n.(*ast.Call); ok {
+			found = true
+		}
+		return !found, nil
+	}, body)
+	return found
 }
