@@ -45,7 +45,10 @@ import (
 // Capability flags of the handshake response.
 const (
 	clientInteractive = 0x0400
-	clientSSL         = 0x0800
+	// CLIENT_MULTI_STATEMENTS and CLIENT_MULTI_RESULTS.
+	clientMultiStatements = 1 << 16
+	clientMultiResults    = 1 << 17
+	clientSSL             = 0x0800
 )
 
 // connPhase is the connection phase's renumbering state. It is used only

@@ -60,6 +60,7 @@ const (
 	comStmtReset      = 0x1a
 	comProcessKill    = 0x0c
 	comStatistics     = 0x09
+	comSetOption      = 0x1b
 	comRefresh        = 0x07
 	comShutdown       = 0x08
 	comQuery          = 0x03
@@ -251,6 +252,11 @@ type Conn struct {
 	ExecTimeout atomic.Int64
 	SyncMask    atomic.Int64
 	interactive bool
+	// multiResults and multiStatements are the client's
+	// CLIENT_MULTI_RESULTS and CLIENT_MULTI_STATEMENTS flags, the second
+	// as COM_SET_OPTION last set it (MultiStatements).
+	multiResults    bool
+	multiStatements atomic.Bool
 	// attrs are the connection attributes of the handshake response.
 	attrs []ConnAttr
 	// afterReply, if set, runs once the reply to the current command has
@@ -294,6 +300,19 @@ func (c *Conn) TLS() *tls.Conn { return c.secure.Load() }
 
 // Interactive reports the client's CLIENT_INTERACTIVE flag.
 func (c *Conn) Interactive() bool { return c.interactive }
+
+// MultiResults reports whether the client takes several results for
+// one statement (CLIENT_MULTI_RESULTS, or CLIENT_MULTI_STATEMENTS which
+// implies it): a CALL's result sets.
+func (c *Conn) MultiResults() bool { return c.multiResults || c.multiStatements.Load() }
+
+// MultiStatements reports whether the client sends several statements
+// in one query: CLIENT_MULTI_STATEMENTS at login, then as COM_SET_OPTION
+// turns it on or off. The server, which has vitess always hand it a
+// query as possibly several statements (so that a CALL can answer with
+// several results), refuses a second statement from a client that did
+// not ask for them.
+func (c *Conn) MultiStatements() bool { return c.multiStatements.Load() }
 
 // MariaDBPort reports whether the connection came in on the listener for
 // MariaDB replicas (--mariadb-port).
@@ -496,7 +515,10 @@ func (c *Conn) nextPacket() error {
 			// The handshake response: remember CLIENT_INTERACTIVE and the
 			// connection attributes (connattrs.go).
 			if b, err := c.r.Peek(8); err == nil {
-				c.interactive = binary.LittleEndian.Uint32(b[4:])&clientInteractive != 0
+				flags := binary.LittleEndian.Uint32(b[4:])
+				c.interactive = flags&clientInteractive != 0
+				c.multiStatements.Store(flags&clientMultiStatements != 0)
+				c.multiResults = flags&clientMultiResults != 0
 			}
 			if b, err := c.r.Peek(4 + size); err == nil {
 				c.attrs = parseConnAttrs(b[4:])
@@ -511,6 +533,16 @@ func (c *Conn) nextPacket() error {
 				c.l.CountStatus(c.connID, "Com_stmt_close")
 			case comStmtReset:
 				c.l.CountStatus(c.connID, "Com_stmt_reset")
+			}
+		}
+		if err == nil && first[4] == comSetOption && size == 3 {
+			if b, err := c.r.Peek(7); err == nil {
+				switch binary.LittleEndian.Uint16(b[5:]) {
+				case 0:
+					c.multiStatements.Store(true)
+				case 1:
+					c.multiStatements.Store(false)
+				}
 			}
 		}
 		if err == nil && first[4] == comStmtClose && size == 5 && c.l.Prepared != nil {

@@ -209,6 +209,12 @@ func (s *Server) intercept(c *mysql.Conn, query string) (res *sqltypes.Result, h
 }
 
 func (h *handler) ComQuery(ctx context.Context, c *mysql.Conn, query string, cb mysql.ResultSpoolFn) (err error) {
+	if _, ok := c.Conn.(*protocol.Conn); ok {
+		// COM_SET_OPTION turned the client's multiple statements off,
+		// and vitess with them its calls of ComMultiQuery, which a CALL
+		// needs: on again from the next query (call.go).
+		c.Capabilities |= mysql.CapabilityClientMultiStatements
+	}
 	defer yieldAfterStatement()
 	defer h.s.afterStatement(c, query)
 	if t := h.s.statementStart(c); t != nil {
@@ -230,6 +236,16 @@ func (h *handler) ComQuery(ctx context.Context, c *mysql.Conn, query string, cb 
 	}
 	ctx, done := track(ctx, c)
 	defer done()
+	if isCall(bareStatement(query)) {
+		if err := h.s.refuseDetached(c, query); err != nil {
+			return err
+		}
+		if err := h.s.causalWait(ctx, c, query); err != nil {
+			return err
+		}
+		_, err := h.call(ctx, c, query, cb, false)
+		return err
+	}
 	if h.s.member == nil {
 		return h.query(ctx, c, query, cb)
 	}
@@ -266,6 +282,14 @@ func (h *handler) query(ctx context.Context, c *mysql.Conn, query string, cb mys
 }
 
 func (h *handler) ComMultiQuery(ctx context.Context, c *mysql.Conn, query string, cb mysql.ResultSpoolFn) (rest string, err error) {
+	if query == callMarker {
+		return nextCallResult(c, cb) // a CALL's next result (call.go)
+	}
+	if !h.multiStatements(c) && !isCall(bareStatement(query)) {
+		// A client that did not ask for several statements: vitess
+		// calls here only so that a CALL can answer with several results.
+		return "", h.ComQuery(ctx, c, query, cb)
+	}
 	defer yieldAfterStatement()
 	defer h.s.afterStatement(c, query)
 	if t := h.s.statementStart(c); t != nil {
@@ -298,6 +322,9 @@ func (h *handler) ComMultiQuery(ctx context.Context, c *mysql.Conn, query string
 	}
 	if err := h.s.causalWait(ctx, c, query); err != nil {
 		return "", err
+	}
+	if isCall(bareStatement(query)) {
+		return h.call(ctx, c, query, cb, true)
 	}
 	cb = textResults(h.s.sql, c, query, cb)
 	err = h.s.limitStatement(ctx, c, query, func(ctx context.Context) error {
@@ -370,6 +397,15 @@ func (h *handler) ComStmtExecute(ctx context.Context, c *mysql.Conn, p *mysql.Pr
 	}
 	ctx, done := track(ctx, c)
 	defer done()
+	if isCall(bareStatement(p.PrepareStmt)) {
+		if err := h.s.refuseDetached(c, p.PrepareStmt); err != nil {
+			return err
+		}
+		if err := h.s.causalWait(ctx, c, p.PrepareStmt); err != nil {
+			return err
+		}
+		return h.callPrepared(ctx, c, p, cb) // call.go
+	}
 	if h.s.member == nil {
 		return h.execute(ctx, c, p, cb)
 	}
@@ -413,6 +449,7 @@ func (h *handler) execute(ctx context.Context, c *mysql.Conn, p *mysql.PrepareDa
 // the protocol library drops after it, and reads the new session's
 // timeouts and causal-read setting.
 func (h *handler) ComResetConnection(c *mysql.Conn) error {
+	pendingCalls.Delete(c.ConnectionID)
 	w, ok := c.Conn.(*protocol.Conn)
 	if ok {
 		w.StmtsClosed()
@@ -426,6 +463,7 @@ func (h *handler) ComResetConnection(c *mysql.Conn) error {
 
 // ConnectionClosed forgets the connection's COM_REGISTER_SLAVE, if any.
 func (h *handler) ConnectionClosed(c *mysql.Conn) {
+	pendingCalls.Delete(c.ConnectionID)
 	if w, ok := c.Conn.(*protocol.Conn); ok {
 		w.StmtsClosed()
 	}
@@ -459,6 +497,9 @@ func (h *handler) ConnectionAuthenticated(c *mysql.Conn) error {
 			return err
 		}
 		h.s.startTimeouts(c, w)
+		// vitess hands every query to ComMultiQuery, where a CALL can
+		// answer with several results (call.go).
+		c.Capabilities |= mysql.CapabilityClientMultiStatements
 		return nil
 	}
 	return h.Handler.ConnectionAuthenticated(c)

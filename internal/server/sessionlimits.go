@@ -213,6 +213,9 @@ func (s *Server) limitVariables() []sql.SystemVariable {
 		readOnly("password_history", 0, math.MaxUint32),
 		readOnly("password_reuse_interval", 0, math.MaxUint32),
 		readOnly("default_password_lifetime", 0, 65535),
+		// The creator of a procedure gets no privileges on it (call.go).
+		&sql.MysqlSystemVariable{Name: "automatic_sp_privileges", Scope: global, Dynamic: false,
+			Type: types.NewSystemBoolType("automatic_sp_privileges"), Default: int8(0)},
 		// Hosts are never blocked: the largest value says so.
 		&sql.MysqlSystemVariable{Name: "max_connect_errors", Scope: global, Dynamic: false,
 			Type: types.NewSystemUintType("max_connect_errors", 1, math.MaxUint64), Default: uint64(math.MaxUint64)},
