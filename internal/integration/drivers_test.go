@@ -24,11 +24,10 @@ import (
 // MariaDB 10.11, each with its cause. docs/COMPATIBILITY.md lists them
 // too; keep both in step.
 var goSQLDriverKnown = map[string]string{
-	"TestCollation":          "character sets other than utf8mb4 (latin1, cp1257, binary connection collations)",
-	"TestPreparedManyCols":   "65,535 placeholders: vitess reads the parameter count in 16 bits and panics past 65,528, so Lockstep refuses more (1390)",
-	"TestInterruptBySignal":  "stored procedures are refused (1235)",
-	"TestMultiResultSet":     "stored procedures are refused (1235)",
-	"TestErrorInMultiResult": "stored procedures are refused (1235)",
+	"TestCollation":         "character sets other than utf8mb4 (latin1, cp1257, binary connection collations)",
+	"TestPreparedManyCols":  "65,535 placeholders: vitess reads the parameter count in 16 bits and panics past 65,528, so Lockstep refuses more (1390)",
+	"TestInterruptBySignal": "a prepared CALL answers with one result: a body that fails after a result set sends the error alone",
+	"TestMultiResultSet":    "a prepared CALL answers with one result: a procedure with several result sets is refused (1235)",
 }
 
 // goSQLDriverSkipped are left out of the run: they test the client alone
@@ -225,10 +224,7 @@ func TestResultForms(t *testing.T) {
 // release whose source distribution carries it) that fail against
 // Lockstep, with their causes; docs/COMPATIBILITY.md lists them too.
 var pyMySQLKnown = map[string]string{
-	"test_issues.TestGitHubIssues.test_issue_363":                   "SPATIAL indexes are refused (1235)",
-	"test_issues.TestGitHubIssues.test_issue_95":                    "stored procedures are refused (1235)",
-	"test_MySQLdb_capabilities.test_MySQLdb.test_stored_procedures": "stored procedures are refused (1235)",
-	"test_MySQLdb_dbapi20.test_MySQLdb.test_nextset":                "stored procedures are refused (1235)",
+	"test_issues.TestGitHubIssues.test_issue_363": "SPATIAL indexes are refused (1235)",
 	// Fail against MariaDB too: the source distribution lacks the data
 	// file they load.
 	"test_load_local.TestLoadLocal.test_load_file":            "the suite's data file is not in its source distribution",

@@ -224,6 +224,11 @@ func TestMariaDBReplica(t *testing.T) {
 	mustExec(t, ts, "CREATE TRIGGER trg_au AFTER UPDATE ON trg FOR EACH ROW INSERT INTO trg_log (what) VALUES (CONCAT(OLD.v, '->', NEW.v))")
 	mustExec(t, ts, "INSERT INTO trg VALUES (1, 1), (2, 2)")
 	mustExec(t, ts, "UPDATE trg SET v = v + 1")
+	// Stored procedures reach MariaDB as the statements that made them
+	// (with their DEFINER); a CALL's changes as its statements' rows.
+	mustExec(t, ts, "CREATE TABLE pc (id INT PRIMARY KEY, v INT)")
+	mustExec(t, ts, "CREATE PROCEDURE pc_fill(IN n INT) BEGIN DECLARE i INT DEFAULT 0; WHILE i < n DO INSERT INTO pc VALUES (i, i * i); SET i = i + 1; END WHILE; UPDATE pc SET v = v + 1 WHERE id % 2 = 0; END")
+	mustExec(t, ts, "CALL pc_fill(5)")
 
 	// TIME columns of whole seconds and of microseconds, logged as
 	// declared (the row images are encoded for them): a fraction given
@@ -310,6 +315,12 @@ func TestMariaDBReplica(t *testing.T) {
 	if err := mdb.QueryRow("SELECT (SELECT GROUP_CONCAT(id, ':', v ORDER BY id) FROM ts.trg), (SELECT GROUP_CONCAT(what ORDER BY seq) FROM ts.trg_log), (SELECT COUNT(*) FROM information_schema.TRIGGERS WHERE TRIGGER_SCHEMA = 'ts')").Scan(&trgRows, &trgLog, &trgs); err != nil ||
 		trgRows != "1:3,2:5" || trgLog != "2->3,4->5" || trgs != 2 {
 		t.Fatalf("triggers on the replica: rows %s, log %s, %d triggers (%v); want 1:3,2:5, 2->3,4->5, 2; %s", trgRows, trgLog, trgs, err, slaveErrors(mdb))
+	}
+	var pcRows string
+	var procs int
+	if err := mdb.QueryRow("SELECT (SELECT GROUP_CONCAT(id, ':', v ORDER BY id) FROM ts.pc), (SELECT COUNT(*) FROM information_schema.ROUTINES WHERE ROUTINE_SCHEMA = 'ts' AND ROUTINE_TYPE = 'PROCEDURE')").Scan(&pcRows, &procs); err != nil ||
+		pcRows != "0:1,1:1,2:5,3:9,4:17" || procs != 1 {
+		t.Fatalf("a procedure on the replica: rows %s, %d procedures (%v); want 0:1,1:1,2:5,3:9,4:17, 1; %s", pcRows, procs, err, slaveErrors(mdb))
 	}
 	times := func(db *sql.DB) string {
 		rows, err := db.Query("SELECT id, a, b FROM ts.tm ORDER BY id")

@@ -168,6 +168,19 @@ func TestLockstepReplica(t *testing.T) {
 	if pd, rd := docs(pdb), docs(rdb); pd != rd || !strings.Contains(rd, `"d": "new"`) {
 		t.Fatalf("JSON documents: primary %s, replica %s", pd, rd)
 	}
+	// A stored procedure reaches the replica as the statement that made
+	// it; a CALL's changes as its statements' rows.
+	mustExec(t, pdb, "CREATE PROCEDURE sbtest.fill(IN n INT) BEGIN DECLARE i INT DEFAULT 0; WHILE i < n DO INSERT INTO sbtest.docs VALUES (10 + i, JSON_ARRAY(i)); SET i = i + 1; END WHILE; DELETE FROM sbtest.docs WHERE id = 11; END")
+	mustExec(t, pdb, "CALL sbtest.fill(3)")
+	waitCaughtUp(t, pdb, rdb, 60*time.Second)
+	if pd, rd := docs(pdb), docs(rdb); pd != rd || !strings.Contains(rd, "12|[2]|") || strings.Contains(rd, "11|[1]|") {
+		t.Fatalf("after a CALL: primary %s, replica %s", pd, rd)
+	}
+	var pcreate, rcreate string
+	pdb.QueryRow("SHOW CREATE PROCEDURE sbtest.fill").Scan(new(string), new(string), &pcreate, new(string), new(string), new(string))
+	if err := rdb.QueryRow("SHOW CREATE PROCEDURE sbtest.fill").Scan(new(string), new(string), &rcreate, new(string), new(string), new(string)); err != nil || rcreate != pcreate {
+		t.Fatalf("the procedure on the replica: %q (%v), primary's %q", rcreate, err, pcreate)
+	}
 	// The replica's binlog carries the source's GTIDs.
 	if g := gtidExecuted(t, rdb); g != gtidExecuted(t, pdb) {
 		t.Fatalf("gtid_executed differs: %s", g)
