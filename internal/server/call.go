@@ -5,7 +5,6 @@ import (
 	"errors"
 	"strconv"
 	"strings"
-	"sync"
 
 	"github.com/dolthub/vitess/go/mysql"
 	"github.com/dolthub/vitess/go/sqltypes"
@@ -65,9 +64,6 @@ type pendingCall struct {
 	err     error // the body's error, sent after its result sets
 }
 
-// pendingCalls holds, by connection, a CALL's answer being sent.
-var pendingCalls sync.Map // uint32 -> *pendingCall
-
 // isCall reports whether query (bare of comments) is a CALL statement.
 func isCall(query string) bool {
 	q := strings.TrimLeft(query, " \t\r\n(")
@@ -75,14 +71,14 @@ func isCall(query string) bool {
 }
 
 // nextCallResult sends the next result of the CALL being answered on c.
-func nextCallResult(c *mysql.Conn, cb mysql.ResultSpoolFn) (string, error) {
-	v, ok := pendingCalls.Load(c.ConnectionID)
+func (h *handler) nextCallResult(c *mysql.Conn, cb mysql.ResultSpoolFn) (string, error) {
+	v, ok := h.calls.Load(c.ConnectionID)
 	if !ok {
 		return "", mysql.NewSQLError(mysql.ERParseError, "42000", "You have an error in your SQL syntax")
 	}
 	p := v.(*pendingCall)
 	if len(p.results) == 0 {
-		pendingCalls.Delete(c.ConnectionID)
+		h.calls.Delete(c.ConnectionID)
 		return "", p.err
 	}
 	r := p.results[0]
@@ -90,7 +86,7 @@ func nextCallResult(c *mysql.Conn, cb mysql.ResultSpoolFn) (string, error) {
 	if len(p.results) > 0 || p.err != nil {
 		return callMarker, cb(r, true)
 	}
-	pendingCalls.Delete(c.ConnectionID)
+	h.calls.Delete(c.ConnectionID)
 	return p.rest, cb(r, p.rest != "")
 }
 
@@ -124,7 +120,7 @@ func (h *handler) call(ctx context.Context, c *mysql.Conn, query string, cb mysq
 		}
 		// The result sets before the error, then the error (and
 		// nothing of the rest of the query), as MySQL sends them.
-		pendingCalls.Store(c.ConnectionID, &pendingCall{results: env.results[1:], err: err})
+		h.calls.Store(c.ConnectionID, &pendingCall{results: env.results[1:], err: err})
 		return callMarker, cb(env.results[0], true)
 	}
 	ok2 := &sqltypes.Result{RowsAffected: env.affected}
@@ -132,7 +128,7 @@ func (h *handler) call(ctx context.Context, c *mysql.Conn, query string, cb mysq
 		return rest, cb(ok2, rest != "")
 	}
 	p := &pendingCall{results: append(env.results[1:], ok2), rest: rest}
-	pendingCalls.Store(c.ConnectionID, p)
+	h.calls.Store(c.ConnectionID, p)
 	return callMarker, cb(env.results[0], true)
 }
 

@@ -6,6 +6,7 @@ import (
 	"regexp"
 	"runtime"
 	"strings"
+	"sync"
 
 	"github.com/dolthub/vitess/go/mysql"
 	"github.com/dolthub/vitess/go/sqltypes"
@@ -34,6 +35,8 @@ type handler struct {
 	// process list (and KILL), so the --mariadb-port listener's ids start
 	// at mariadbConnIDBase instead.
 	idBase uint32
+	// calls holds, by connection, a CALL's answer being sent (call.go).
+	calls *sync.Map // uint32 -> *pendingCall
 }
 
 // mariadbConnIDBase is where the --mariadb-port listener's connection ids
@@ -44,7 +47,7 @@ const mariadbConnIDBase = 1 << 31
 // manager, which the fast path needs, exists only once the listener does:
 // bind sets it.
 func (s *Server) wrapHandler(h mysql.Handler) (mysql.Handler, error) {
-	hd := &handler{Handler: h, s: s, fast: &fastPath{s: s}}
+	hd := &handler{Handler: h, s: s, fast: &fastPath{s: s}, calls: new(sync.Map)}
 	s.unbound = hd
 	return hd, nil
 }
@@ -283,7 +286,7 @@ func (h *handler) query(ctx context.Context, c *mysql.Conn, query string, cb mys
 
 func (h *handler) ComMultiQuery(ctx context.Context, c *mysql.Conn, query string, cb mysql.ResultSpoolFn) (rest string, err error) {
 	if query == callMarker {
-		return nextCallResult(c, cb) // a CALL's next result (call.go)
+		return h.nextCallResult(c, cb) // a CALL's next result (call.go)
 	}
 	if !h.multiStatements(c) && !isCall(bareStatement(query)) {
 		// A client that did not ask for several statements: vitess
@@ -449,7 +452,7 @@ func (h *handler) execute(ctx context.Context, c *mysql.Conn, p *mysql.PrepareDa
 // the protocol library drops after it, and reads the new session's
 // timeouts and causal-read setting.
 func (h *handler) ComResetConnection(c *mysql.Conn) error {
-	pendingCalls.Delete(c.ConnectionID)
+	h.calls.Delete(c.ConnectionID)
 	w, ok := c.Conn.(*protocol.Conn)
 	if ok {
 		w.StmtsClosed()
@@ -463,7 +466,7 @@ func (h *handler) ComResetConnection(c *mysql.Conn) error {
 
 // ConnectionClosed forgets the connection's COM_REGISTER_SLAVE, if any.
 func (h *handler) ConnectionClosed(c *mysql.Conn) {
-	pendingCalls.Delete(c.ConnectionID)
+	h.calls.Delete(c.ConnectionID)
 	if w, ok := c.Conn.(*protocol.Conn); ok {
 		w.StmtsClosed()
 	}
