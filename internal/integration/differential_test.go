@@ -386,6 +386,7 @@ func TestFoundRowsAgainstMariaDB(t *testing.T) {
 // TIME's without a fraction), as MariaDB 10.11 (and MySQL) send them.
 // (go-sql-driver reads FLOAT and DOUBLE text as numbers: the text itself,
 // '13.3700' for a FLOAT(7,4), was compared with MariaDB's through PyMySQL.)
+// information_schema.COLUMNS describes the columns as MariaDB does.
 func TestDeclaredDecimalsAgainstMariaDB(t *testing.T) {
 	m := startMariaDB(t, 1)
 	l := startServer(t, t.TempDir())
@@ -425,5 +426,10 @@ func TestDeclaredDecimalsAgainstMariaDB(t *testing.T) {
 	}
 	if want, got := read(mdb), read(ldb); want != got {
 		t.Fatalf("results differ:\nMariaDB:  %s\nLockstep: %s", want, got)
+	}
+	// information_schema describes the columns as declared.
+	q := "SELECT COLUMN_NAME, COLUMN_TYPE, NUMERIC_PRECISION, NUMERIC_SCALE, DATETIME_PRECISION FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = 'dd' AND TABLE_NAME = 't' AND COLUMN_NAME <> 'id' ORDER BY ORDINAL_POSITION"
+	if want, got := tableText(t, mdb, q), tableText(t, ldb, q); want != got {
+		t.Fatalf("information_schema.COLUMNS differs:\nMariaDB:\n%s\nLockstep:\n%s", want, got)
 	}
 }

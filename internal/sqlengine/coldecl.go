@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/dolthub/go-mysql-server/sql"
+	"github.com/dolthub/go-mysql-server/sql/information_schema"
 	"github.com/dolthub/go-mysql-server/sql/plan"
 	"github.com/dolthub/go-mysql-server/sql/types"
 	"github.com/dolthub/vitess/go/mysql"
@@ -53,8 +54,8 @@ import (
 //     TIME's digits, as its decimals, and a text result writes the
 //     values with them ('13.3700', '10:00:00.000000' for a TIME(6))
 //     (ColumnDecimals, used by the server);
-//   - information_schema still describes the columns as go-mysql-server
-//     types them (time(6), float).
+//   - information_schema.COLUMNS describes them as declared
+//     (declaredColumns).
 
 // columnDecl is what a statement declares of a column beyond its
 // go-mysql-server type.
@@ -531,4 +532,65 @@ func (d *declaredTypes) Next(ctx *sql.Context) (sql.Row, error) {
 		}
 	}
 	return row, nil
+}
+
+// declaredColumns is information_schema.COLUMNS with the columns
+// described as declared: COLUMN_TYPE as columnDisplay writes it, a
+// TIME's digits as its DATETIME_PRECISION, a FLOAT(M,D)'s or
+// DOUBLE(M,D)'s M and D as its NUMERIC_PRECISION and NUMERIC_SCALE. The
+// table's rows are corrected as they are read (the table itself stays
+// go-mysql-server's, which its planner recognizes by type).
+func (b boundedTopN) declaredColumns(ctx *sql.Context, n *plan.ResolvedTable, ct *information_schema.ColumnsTable, r sql.Row) (sql.RowIter, error) {
+	it, err := b.buildThrough(ctx, n, r)
+	if err != nil {
+		return nil, err
+	}
+	s := sessionOf(ctx)
+	if s == nil {
+		return it, nil
+	}
+	sch := ct.Schema(ctx)
+	at := func(name string) int { return sch.IndexOfColName(name) }
+	if len(n.Schema(ctx)) != len(sch) {
+		return it, nil // not the table's whole rows
+	}
+	return &declaredColumnRows{RowIter: it, e: s.eng,
+		schema: at("TABLE_SCHEMA"), table: at("TABLE_NAME"), column: at("COLUMN_NAME"), typ: at("COLUMN_TYPE"),
+		precision: at("NUMERIC_PRECISION"), scale: at("NUMERIC_SCALE"), fsp: at("DATETIME_PRECISION")}, nil
+}
+
+type declaredColumnRows struct {
+	sql.RowIter
+	e                                                 *Engine
+	schema, table, column, typ, precision, scale, fsp int
+}
+
+func (r *declaredColumnRows) Next(ctx *sql.Context) (sql.Row, error) {
+	out, err := r.RowIter.Next(ctx)
+	if err != nil || r.schema < 0 || r.table < 0 || r.column < 0 || r.typ < 0 || r.precision < 0 || r.scale < 0 || r.fsp < 0 {
+		return out, err
+	}
+	db, _ := out[r.schema].(string)
+	table, _ := out[r.table].(string)
+	col, _ := out[r.column].(string)
+	t, ok := r.e.store.Table(db, table)
+	if !ok {
+		return out, nil
+	}
+	for _, c := range t.Def.Columns {
+		if !strings.EqualFold(c.Name, col) {
+			continue
+		}
+		switch {
+		case c.Type == row.TypeTime2:
+			out = out.Copy()
+			out[r.typ], out[r.fsp] = timeTypeText(c.Fsp), c.Fsp
+		case isFloatColumn(c) && c.Precision > 0:
+			text, _ := declaredTypeText(c)
+			out = out.Copy()
+			out[r.typ], out[r.precision], out[r.scale] = text, c.Precision, c.Scale
+		}
+		break
+	}
+	return out, nil
 }

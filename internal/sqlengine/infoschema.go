@@ -22,6 +22,8 @@ import (
 //     the exporter, comparing MySQL's upper-case ones, did not find) and
 //     no rows: there is no InnoDB, so no InnoDB metric is enabled and no
 //     tablespace exists.
+//   - COLUMNS describes columns as declared (coldecl.go's
+//     declaredColumns, which corrects its rows as they are read).
 //   - ROUTINES lists every database's stored procedures from the
 //     catalog, with each one's own sql_mode (routines.go): go-mysql-server's
 //     planned each procedure's body in the current database and left

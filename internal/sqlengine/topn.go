@@ -7,6 +7,7 @@ import (
 
 	"github.com/dolthub/go-mysql-server/sql"
 	"github.com/dolthub/go-mysql-server/sql/expression"
+	"github.com/dolthub/go-mysql-server/sql/information_schema"
 	"github.com/dolthub/go-mysql-server/sql/iters"
 	"github.com/dolthub/go-mysql-server/sql/plan"
 	"github.com/dolthub/go-mysql-server/sql/rowexec"
@@ -83,6 +84,10 @@ func (b boundedTopN) Build(ctx *sql.Context, n sql.Node, r sql.Row) (sql.RowIter
 		return showCreateTrigger(ctx, n)
 	case *plan.ShowCreateProcedure:
 		return showCreateProcedure(ctx, n) // routines.go
+	case *plan.ResolvedTable:
+		if ct, ok := sql.GetUnderlyingTable(n.Table).(*information_schema.ColumnsTable); ok && !beingBuilt(ctx, n) {
+			return b.declaredColumns(ctx, n, ct, r) // coldecl.go
+		}
 	case *plan.ShowTriggers:
 		return showTriggers(ctx, n)
 	case plan.ShowWarnings:
