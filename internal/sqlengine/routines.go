@@ -77,7 +77,11 @@ func procedureDetails(r storage.RoutineDef) (sql.StoredProcedureDetails, error) 
 	if err := json.Unmarshal(r.SQL, &p); err != nil {
 		return sql.StoredProcedureDetails{}, err
 	}
-	return sql.StoredProcedureDetails{Name: r.Name, CreateStatement: p.Statement, CreatedAt: p.Created, ModifiedAt: p.Created, SqlMode: p.SQLMode}, nil
+	// go-mysql-server parses the statement (SHOW PROCEDURE STATUS,
+	// PARAMETERS) with its parser, which takes no DO in a body: it is
+	// given the body's DO statements as the interpreter reads them.
+	stmt, _ := routine.RewriteDo(p.Statement)
+	return sql.StoredProcedureDetails{Name: r.Name, CreateStatement: stmt, CreatedAt: p.Created, ModifiedAt: p.Created, SqlMode: p.SQLMode}, nil
 }
 
 func (d *Database) SaveStoredProcedure(ctx *sql.Context, det sql.StoredProcedureDetails) error {
@@ -322,7 +326,8 @@ func (e *Engine) routinesRows(ctx *sql.Context) ([]sql.Row, error) {
 			if see == routineHidden {
 				continue
 			}
-			st, err := ast.ParseWithOptions(ctx, p.Statement, sql.NewSqlModeFromString(p.SQLMode).ParserOptions())
+			text, _ := routine.RewriteDo(p.Statement)
+			st, err := ast.ParseWithOptions(ctx, text, sql.NewSqlModeFromString(p.SQLMode).ParserOptions())
 			if err != nil {
 				return nil, err
 			}
@@ -348,8 +353,8 @@ func (e *Engine) routinesRows(ctx *sql.Context) ([]sql.Row, error) {
 				}
 			}
 			var body any
-			if see == routineShown && ddl.SubStatementPositionEnd <= len(p.Statement) && ddl.SubStatementPositionStart < ddl.SubStatementPositionEnd {
-				body = strings.TrimSpace(p.Statement[ddl.SubStatementPositionStart:ddl.SubStatementPositionEnd])
+			if see == routineShown && ddl.SubStatementPositionEnd <= len(text) && ddl.SubStatementPositionStart < ddl.SubStatementPositionEnd {
+				body = routine.RestoreDo(strings.TrimSpace(text[ddl.SubStatementPositionStart:ddl.SubStatementPositionEnd]))
 			}
 			user, host, _ := splitDefiner(p.Definer)
 			rows = append(rows, sql.Row{
