@@ -417,6 +417,21 @@ func TestStoredProcedurePrivilegesAndSession(t *testing.T) {
 		t.Fatalf("SHOW CREATE PROCEDURE with no privilege: %v, want 1044", err)
 	}
 
+	// A crash loses no procedure (the binlog holds their statements).
+	var before string
+	root.QueryRow("SHOW CREATE PROCEDURE sp.peek").Scan(new(string), new(string), &before, new(string), new(string), new(string))
+	l.kill()
+	l.start()
+	root = l.db("")
+	var after string
+	if err := root.QueryRow("SHOW CREATE PROCEDURE sp.peek").Scan(new(string), new(string), &after, new(string), new(string), new(string)); err != nil || after != before {
+		t.Fatalf("after a crash: %q (%v), before %q", after, err, before)
+	}
+	caller = open("caller", "other")
+	if _, err := caller.Exec("CALL sp.peek(@who, @val, @db, @mode)"); err != nil {
+		t.Fatalf("a CALL after a crash: %v", err)
+	}
+
 	// KILL QUERY stops a CALL that would loop for ever; the process list
 	// shows it until then.
 	spin := l.db("sp")

@@ -441,6 +441,13 @@ func TestDumpAndRestore(t *testing.T) {
 		('b', NULL, NULL, NULL, NULL), ('c', 'back\\slash', -0.01, '1999-12-31 23:59:59', 0)`)
 	mustExec(t, src, "CREATE TABLE u (a INT, b INT, PRIMARY KEY (a, b))")
 	mustExec(t, src, "INSERT INTO u VALUES (1, 1), (1, 2), (2, 1)")
+	// A procedure, restored as made (DO statements, quotes, a handler).
+	mustExec(t, src, `CREATE PROCEDURE count_u(IN k INT, OUT n INT) COMMENT 'it''s u'
+		BEGIN
+		  DECLARE CONTINUE HANDLER FOR 1146 SET n = -1;
+		  DO SLEEP(0);
+		  SELECT COUNT(*) INTO n FROM u WHERE a = k AND 'x\'y' <> "";
+		END`)
 
 	out, err := tool(t, 2*time.Minute, dump, "-h127.0.0.1", fmt.Sprintf("-P%d", s.port), "-uroot", "--skip-ssl",
 		"--single-transaction", "--routines", "--events", "--triggers", "src").Output()
@@ -453,7 +460,10 @@ func TestDumpAndRestore(t *testing.T) {
 		t.Fatalf("restoring the dump: %v\n%s", err, msg)
 	}
 	dst := s.db("dst")
-	for _, q := range []string{"SHOW CREATE TABLE t", "SELECT * FROM t ORDER BY id", "SHOW CREATE TABLE u", "SELECT * FROM u ORDER BY a, b"} {
+	mustExec(t, src, "CALL count_u(1, @n)")
+	mustExec(t, dst, "CALL count_u(1, @n)")
+	for _, q := range []string{"SHOW CREATE TABLE t", "SELECT * FROM t ORDER BY id", "SHOW CREATE TABLE u", "SELECT * FROM u ORDER BY a, b",
+		"SHOW CREATE PROCEDURE count_u", "SELECT ROUTINE_NAME, ROUTINE_COMMENT, SQL_MODE FROM information_schema.ROUTINES WHERE ROUTINE_SCHEMA = DATABASE()"} {
 		a, b := tableText(t, src, q), tableText(t, dst, q)
 		if a != b {
 			t.Errorf("%s differs after dump and restore:\nsource:   %s\nrestored: %s", q, a, b)
