@@ -93,8 +93,9 @@ func (h *handler) nextCallResult(c *mysql.Conn, cb mysql.ResultSpoolFn) (string,
 // call answers query, a CALL statement (and, with multi, possibly more
 // statements after it): the first result is sent through cb, and the
 // remainder returned is callMarker while more are to come, else the
-// rest of the query. Without multi (vitess's single-statement path)
-// the answer is one OK, and a result set is refused.
+// rest of the query. Without multi (vitess's single-statement path,
+// after a client turned its multiple statements off) the answer is one
+// result, as for a prepared CALL (oneResult).
 func (h *handler) call(ctx context.Context, c *mysql.Conn, query string, cb mysql.ResultSpoolFn, multi bool) (string, error) {
 	st, end, err := ast.ParseOneWithOptions(ctx, query, h.s.sql.ParserOptionsFor(c.ConnectionID))
 	if err != nil {
@@ -112,7 +113,10 @@ func (h *handler) call(ctx context.Context, c *mysql.Conn, query string, cb mysq
 		return "", mysql.NewSQLError(mysql.ERParseError, "42000", "You have an error in your SQL syntax; check the manual that corresponds to your MySQL server version for the right syntax to use near '%s'", rest)
 	}
 	defer h.s.sql.RunningCall(c.ConnectionID, ctx, strings.TrimSpace(query[:end]))()
-	env := &callEnv{h: h, c: c, multi: multi && h.multiResults(c)}
+	env := &callEnv{h: h, c: c, multi: h.multiResults(c)}
+	if !multi {
+		return "", env.oneResult(env.run(ctx, stmt, nil), func(r *sqltypes.Result) error { return cb(r, false) })
+	}
 	if err := env.run(ctx, stmt, nil); err != nil {
 		err = statementError(query, err)
 		if len(env.results) == 0 {
@@ -123,11 +127,11 @@ func (h *handler) call(ctx context.Context, c *mysql.Conn, query string, cb mysq
 		h.calls.Store(c.ConnectionID, &pendingCall{results: env.results[1:], err: err})
 		return callMarker, cb(env.results[0], true)
 	}
-	ok2 := &sqltypes.Result{RowsAffected: env.affected}
+	done := &sqltypes.Result{RowsAffected: env.affected}
 	if len(env.results) == 0 {
-		return rest, cb(ok2, rest != "")
+		return rest, cb(done, rest != "")
 	}
-	p := &pendingCall{results: append(env.results[1:], ok2), rest: rest}
+	p := &pendingCall{results: append(env.results[1:], done), rest: rest}
 	h.calls.Store(c.ConnectionID, p)
 	return callMarker, cb(env.results[0], true)
 }
@@ -155,17 +159,25 @@ func (h *handler) callPrepared(ctx context.Context, c *mysql.Conn, p *mysql.Prep
 		binds[name] = v
 	}
 	defer h.s.sql.RunningCall(c.ConnectionID, ctx, p.PrepareStmt)()
-	env := &callEnv{h: h, c: c, multi: true}
-	if err := env.run(ctx, stmt, binds); err != nil {
-		return statementError(p.PrepareStmt, err)
+	env := &callEnv{h: h, c: c, multi: h.multiResults(c)}
+	return env.oneResult(statementError(p.PrepareStmt, env.run(ctx, stmt, binds)), cb)
+}
+
+// oneResult answers a CALL that ran with err with one result: its error,
+// else its one result set (without the OK that would follow it), else
+// its OK; a CALL that produced several result sets is refused (1235)
+// before any is sent.
+func (e *callEnv) oneResult(err error, cb func(*sqltypes.Result) error) error {
+	if err != nil {
+		return err
 	}
-	switch len(env.results) {
+	switch len(e.results) {
 	case 0:
-		return cb(&sqltypes.Result{RowsAffected: env.affected})
+		return cb(&sqltypes.Result{RowsAffected: e.affected})
 	case 1:
-		return cb(env.results[0])
+		return cb(e.results[0])
 	}
-	return errNotSupportedHere("a prepared CALL of a procedure that returns more than one result set (run the CALL as text)")
+	return errNotSupportedHere("more than one result set from a CALL answered with one result (a prepared CALL, or a client that turned multiple statements off): run the CALL as text")
 }
 
 // run runs a client's CALL stmt, its placeholders' values in binds.
