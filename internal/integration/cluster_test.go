@@ -18,8 +18,8 @@ import (
 func startCluster(t *testing.T, n int, extra ...string) []*server {
 	t.Helper()
 	addrs := make([]string, n)
-	for i := range addrs {
-		addrs[i] = fmt.Sprintf("127.0.0.1:%d", fixedPort(t))
+	for i, p := range fixedPorts(t, n) {
+		addrs[i] = fmt.Sprintf("127.0.0.1:%d", p)
 	}
 	var nodes []*server
 	for i := range n {

@@ -65,8 +65,8 @@ func TestClusterFlowControlWait(t *testing.T) { testFlowControl(t, "WAIT") }
 
 func testFlowControl(t *testing.T, desyncedReads string) {
 	addrs := make([]string, 3)
-	for i := range addrs {
-		addrs[i] = fmt.Sprintf("127.0.0.1:%d", fixedPort(t))
+	for i, p := range fixedPorts(t, 3) {
+		addrs[i] = fmt.Sprintf("127.0.0.1:%d", p)
 	}
 	var nodes []*server
 	for i := range 3 {

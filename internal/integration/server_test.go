@@ -80,6 +80,17 @@ func fixedPort(t *testing.T) int {
 	return p
 }
 
+// fixedPorts is n distinct fixedPorts (fixedPort, called n times, may
+// give one port twice).
+func fixedPorts(t *testing.T, n int) []int {
+	t.Helper()
+	ps, err := loopback.Ports(n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ps
+}
+
 // server is a running lockstep process.
 type server struct {
 	t        *testing.T

@@ -43,6 +43,36 @@ func Port() (int, error) {
 	return 0, errors.New("no free loopback port below the ephemeral range")
 }
 
+// Ports returns n distinct loopback ports below the ephemeral range,
+// free now: each is held until all are found, so none is drawn twice
+// (Port, called n times, may give one port twice).
+func Ports(n int) ([]int, error) {
+	top := ephemeralStart()
+	if top <= lowestPort+1000 {
+		return nil, fmt.Errorf("the ephemeral port range starts at %d, leaving no room below it", top)
+	}
+	ports := make([]int, 0, n)
+	held := make([]net.Listener, 0, n)
+	defer func() {
+		for _, l := range held {
+			l.Close()
+		}
+	}()
+	for tries := 0; len(ports) < n; tries++ {
+		if tries == 200*n {
+			return nil, errors.New("no free loopback ports below the ephemeral range")
+		}
+		p := lowestPort + rand.IntN(top-lowestPort)
+		l, err := net.Listen("tcp", "127.0.0.1:"+strconv.Itoa(p))
+		if err != nil {
+			continue // taken, or held already
+		}
+		held = append(held, l)
+		ports = append(ports, p)
+	}
+	return ports, nil
+}
+
 // ephemeralStart is the first port of Linux's ephemeral range, or the
 // kernel default where that cannot be read.
 func ephemeralStart() int {

@@ -367,13 +367,9 @@ func (s *Server) fillDisk(ctx context.Context, hold time.Duration) (string, erro
 func StartCluster(n int, bin Binary, dir string, extra ...string) ([]*Server, error) {
 	// Each member's SQL port, cluster port, and (Galera) the ports of its
 	// state transfers.
-	ports := make([]int, 4*n)
-	for i := range ports {
-		p, err := loopback.Port()
-		if err != nil {
-			return nil, err
-		}
-		ports[i] = p
+	ports, err := loopback.Ports(4 * n)
+	if err != nil {
+		return nil, err
 	}
 	plan := make([]mariadb.Node, n)
 	members := make([]*Server, n)
