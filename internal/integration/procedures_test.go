@@ -139,6 +139,10 @@ var procedureSetup = []string{
 	// DO statements, one of them a WHILE's body.
 	`CREATE PROCEDURE sp.dos() BEGIN DECLARE i INT DEFAULT 0; DO 1, SLEEP(0); WHILE i < 2 DO DO i; SET i = i + 1; END WHILE; SELECT i; END`,
 	`CREATE PROCEDURE sp.warn() BEGIN SIGNAL SQLSTATE '01000' SET MESSAGE_TEXT = 'just a warning'; SELECT 'went on' AS w; END`,
+	// A variable in ORDER BY is a value, not a column's position; in
+	// LIMIT, the number of rows; a negative one after a minus sign.
+	`CREATE PROCEDURE sp.ordlim(IN k INT) BEGIN SELECT id FROM acct ORDER BY k, id DESC LIMIT k; SELECT COUNT(*) AS c FROM acct GROUP BY k; END`,
+	`CREATE PROCEDURE sp.neg(IN k INT) SELECT -k AS m, 1-k AS n, k AS o`,
 	`CREATE PROCEDURE sp.fact(IN n INT, OUT r BIGINT) BEGIN IF n <= 1 THEN SET r = 1; ELSE CALL fact(n - 1, r); SET r = r * n; END IF; END`,
 	`CREATE PROCEDURE sp.typed(IN d DATE, IN f DOUBLE, IN bin VARBINARY(4), IN n DECIMAL(5,1))
 	  SELECT d, d + INTERVAL 1 DAY AS next_day, f * 2 AS twice, HEX(bin) AS h, n, n IS NULL AS missing`,
@@ -162,6 +166,7 @@ var procedureCalls = []string{
 	"CALL short('abcd')", "CALL short('abc')",
 	"CALL warn()",
 	"CALL errafter()",
+	"CALL ordlim(2)", "CALL ordlim(1)", "CALL neg(-5)",
 	"CALL dos()",
 	"CALL typed('2024-02-28', 1.25, X'00ff', NULL)",
 	"CALL fact(5, @r)", "SET max_sp_recursion_depth = 10", "CALL fact(5, @r)", "SELECT @r", "CALL fact(12, @r)", "SET max_sp_recursion_depth = 0",

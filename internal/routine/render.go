@@ -36,17 +36,39 @@ func renderBound(f *frame, binds map[string]sqltypes.Value, st ast.SQLNode) stri
 		}
 		return true, nil
 	}, st)
+	inLimit, inOrder := false, false
 	buf := ast.NewTrackedBuffer(func(buf *ast.TrackedBuffer, node ast.SQLNode) {
 		switch n := node.(type) {
+		case *ast.Limit:
+			inLimit = true
+			n.Format(buf)
+			inLimit = false
+			return
+		case *ast.Order, ast.GroupBy:
+			inOrder = true
+			node.Format(buf)
+			inOrder = false
+			return
 		case *ast.SQLVal:
 			if v, ok := binds[strings.TrimPrefix(string(n.Val), ":")]; ok && n.Type == ast.ValArg {
-				literal(v).Format(buf)
+				if inLimit {
+					plainLiteral(v).Format(buf)
+				} else {
+					literal(v).Format(buf)
+				}
 				return
 			}
 		case *ast.ColName:
 			if n.Qualifier.IsEmpty() {
 				if v := f.lookup(n.Name.String()); v != nil {
-					literal(v.val).Format(buf)
+					switch {
+					case inLimit:
+						plainLiteral(v.val).Format(buf)
+					case inOrder:
+						valueOf(v.val).Format(buf)
+					default:
+						literal(v.val).Format(buf)
+					}
 					return
 				}
 			}
@@ -82,8 +104,31 @@ func refersToVariable(f *frame, e ast.Expr) bool {
 }
 
 // literal is v as a SQL literal of its kind: a number, a string, a
-// hexadecimal literal for binary strings, NULL.
+// hexadecimal literal for binary strings, NULL. A number is
+// parenthesized: as an expression, not the position of a column
+// (valueOf, in ORDER BY and GROUP BY), and a negative one not read as
+// a comment after a minus sign (- -5, not --5). LIMIT takes plain
+// numbers (plainLiteral).
 func literal(v sqltypes.Value) ast.Expr {
+	e := plainLiteral(v)
+	if n, ok := e.(*ast.SQLVal); ok && (n.Type == ast.IntVal || n.Type == ast.FloatVal) {
+		return &ast.ParenExpr{Expr: n}
+	}
+	return e
+}
+
+// valueOf is literal for ORDER BY and GROUP BY, where a number, even
+// parenthesized, names a column by its position: a number is added to
+// 0, an expression of the same value.
+func valueOf(v sqltypes.Value) ast.Expr {
+	e := plainLiteral(v)
+	if n, ok := e.(*ast.SQLVal); ok && (n.Type == ast.IntVal || n.Type == ast.FloatVal) {
+		return &ast.ParenExpr{Expr: &ast.BinaryExpr{Operator: ast.PlusStr, Left: &ast.ParenExpr{Expr: n}, Right: ast.NewIntVal([]byte("0"))}}
+	}
+	return e
+}
+
+func plainLiteral(v sqltypes.Value) ast.Expr {
 	switch {
 	case v.IsNull():
 		return &ast.NullVal{}

@@ -21,18 +21,20 @@
 //     parameters. As in MySQL, a local variable hides a column of the
 //     same name in the body's statements, except as the target of an
 //     assignment in UPDATE ... SET.
-//   - Each block handles the conditions of its own statements with its
-//     own handlers (the first that matches, most specific kind not
-//     preferred: MySQL's order among handlers of one block is by
-//     specificity, which Check keeps simple by refusing what it cannot
-//     order); a condition it does not handle ends the block and goes to
-//     the enclosing one; a condition raised by a handler's own statement
-//     is not handled by that block. An interrupted statement (KILL
-//     QUERY, max_execution_time) is never handled.
+//   - A condition raised by a statement goes to the innermost block in
+//     scope with a handler for it, and there to the most specific one
+//     (an error number, then a SQLSTATE, then a class), as in MySQL
+//     (handle). A CONTINUE handler resumes after the statement that
+//     raised it, wherever the handler was declared; an EXIT handler ends
+//     its own block. A block running one of its handlers does not handle
+//     that handler's conditions (its enclosing blocks may). A condition
+//     no block handles ends the procedure (unhandled, which the blocks
+//     it passes through do not look at again). An interrupted statement
+//     (KILL QUERY) is never handled.
 //   - Control flow (LEAVE, ITERATE, an EXIT handler) is Go control flow:
-//     errors of the types leave and iterate travel up to the labelled
-//     statement, never to the client (Check refuses unknown labels when
-//     the procedure is made).
+//     errors of the types leave, iterate and exitBlock travel up to the
+//     labelled statement or the handler's block, never to the client
+//     (Check refuses unknown labels when the procedure is made).
 //   - Cursors are materialized when opened, as MySQL's are: FETCH reads
 //     the rows the SELECT gave at OPEN.
 package routine

@@ -37,15 +37,17 @@ func TestRender(t *testing.T) {
 		"dt":  sqltypes.MakeTrusted(sqltypes.Datetime, []byte("2024-01-02 03:04:05")),
 	})
 	for _, tc := range []struct{ in, want string }{
-		{"SELECT * FROM t WHERE id = n AND k = u", "select * from t where id = -5 and k = 18446744073709551615"},
-		{"SELECT d, x", "select 12.50 as `d`, 1.5e0 as `x`"},
+		{"SELECT * FROM t WHERE id = n AND k = u", "select * from t where id = (-5) and k = (18446744073709551615)"},
+		{"SELECT -n AS a, 1-n AS b, - d AS c", "select -(-5) a, 1 - (-5) b, -(12.50) c"},
+		{"SELECT a FROM t GROUP BY a, n ORDER BY bit LIMIT bit", "select a from t group by a, ((-5) + 0) order by ((258) + 0) asc limit 258"},
+		{"SELECT d, x", "select (12.50) as `d`, (1.5e0) as `x`"},
 		{"SELECT s", "select 'it\\'s a \\\\ test' as `s`"},
 		{"SELECT b, e, z", "select X'00ff' as `b`, CONVERT('', binary) as `e`, null as `z`"},
-		{"SELECT bit + 0 AS v", "select 258 + 0 v"},
+		{"SELECT bit + 0 AS v", "select (258) + 0 v"},
 		{"SELECT LENGTH(s), other FROM t", "select LENGTH('it\\'s a \\\\ test') as `LENGTH(s)`, other from t"},
-		{"UPDATE t SET n = n + 1 WHERE t.n = n", "update t set n = -5 + 1 where t.n = -5"},
-		{"INSERT INTO t (n, s) VALUES (n, s)", "insert into t(n, s) values (-5, 'it\\'s a \\\\ test')"},
-		{"SELECT @n, n FROM t ORDER BY n", "select @n, -5 as `n` from t order by -5 asc"},
+		{"UPDATE t SET n = n + 1 WHERE t.n = n", "update t set n = (-5) + 1 where t.n = (-5)"},
+		{"INSERT INTO t (n, s) VALUES (n, s)", "insert into t(n, s) values ((-5), 'it\\'s a \\\\ test')"},
+		{"SELECT @n, n FROM t ORDER BY n", "select @n, (-5) as `n` from t order by ((-5) + 0) asc"},
 		{"DELETE FROM t WHERE dt < dt", "delete from t where '2024-01-02 03:04:05' < '2024-01-02 03:04:05'"},
 	} {
 		st, err := ast.Parse(tc.in)
