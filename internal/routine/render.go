@@ -7,6 +7,7 @@ import (
 
 	"github.com/dolthub/vitess/go/mysql"
 	"github.com/dolthub/vitess/go/sqltypes"
+	querypb "github.com/dolthub/vitess/go/vt/proto/query"
 	ast "github.com/dolthub/vitess/go/vt/sqlparser"
 )
 
@@ -148,6 +149,15 @@ func plainLiteral(v sqltypes.Value) ast.Expr {
 			n = n<<8 | uint64(b)
 		}
 		return ast.NewIntVal([]byte(strconv.FormatUint(n, 10)))
+	case v.Type() == sqltypes.Date || v.Type() == sqltypes.Time || v.Type() == sqltypes.Datetime || v.Type() == sqltypes.Timestamp:
+		// Typed, so that arithmetic on it is a temporal value's
+		// (a DATE + 0 is 20240228, the string's 2024).
+		typ := map[querypb.Type]string{sqltypes.Date: "date", sqltypes.Time: "time", sqltypes.Datetime: "datetime", sqltypes.Timestamp: "datetime"}[v.Type()]
+		ct := &ast.ConvertType{Type: typ}
+		if typ != "date" && strings.Contains(v.ToString(), ".") {
+			ct.Length = ast.NewIntVal([]byte("6"))
+		}
+		return &ast.ConvertExpr{Name: "CAST", Expr: ast.NewStrVal(v.Raw()), Type: ct}
 	case v.IsBinary():
 		if len(v.Raw()) == 0 {
 			return &ast.ConvertExpr{Name: "CONVERT", Expr: ast.NewStrVal(nil), Type: &ast.ConvertType{Type: "binary"}}

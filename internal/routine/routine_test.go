@@ -35,6 +35,8 @@ func TestRender(t *testing.T) {
 		"z":   sqltypes.NULL,
 		"bit": sqltypes.MakeTrusted(sqltypes.Bit, []byte{1, 2}),
 		"dt":  sqltypes.MakeTrusted(sqltypes.Datetime, []byte("2024-01-02 03:04:05")),
+		"tm":  sqltypes.MakeTrusted(sqltypes.Time, []byte("-01:02:03.500000")),
+		"day": sqltypes.MakeTrusted(sqltypes.Date, []byte("2024-02-29")),
 	})
 	for _, tc := range []struct{ in, want string }{
 		{"SELECT * FROM t WHERE id = n AND k = u", "select * from t where id = (-5) and k = (18446744073709551615)"},
@@ -48,7 +50,8 @@ func TestRender(t *testing.T) {
 		{"UPDATE t SET n = n + 1 WHERE t.n = n", "update t set n = (-5) + 1 where t.n = (-5)"},
 		{"INSERT INTO t (n, s) VALUES (n, s)", "insert into t(n, s) values ((-5), 'it\\'s a \\\\ test')"},
 		{"SELECT @n, n FROM t ORDER BY n", "select @n, (-5) as `n` from t order by ((-5) + 0) asc"},
-		{"DELETE FROM t WHERE dt < dt", "delete from t where '2024-01-02 03:04:05' < '2024-01-02 03:04:05'"},
+		{"DELETE FROM t WHERE dt < dt", "delete from t where CAST('2024-01-02 03:04:05' as datetime) < CAST('2024-01-02 03:04:05' as datetime)"},
+		{"SELECT tm + 0 AS a, day AS b", "select CAST('-01:02:03.500000' as time(6)) + 0 a, CAST('2024-02-29' as date) as b"},
 	} {
 		st, err := ast.Parse(tc.in)
 		if err != nil {
