@@ -556,7 +556,10 @@ func (r *run) loop(ctx context.Context, f *frame, label string, body ast.Stateme
 		err := r.list(ctx, f, body)
 		var it *iterate
 		if errors.As(err, &it) && it.label == label {
-			err = nil
+			// ITERATE starts the body again: a WHILE's condition is
+			// checked first, a REPEAT's UNTIL is not (MySQL jumps to the
+			// start of the body).
+			continue
 		} else if err != nil {
 			return endOf(label, err)
 		}
