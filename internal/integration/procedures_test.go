@@ -143,6 +143,8 @@ var procedureSetup = []string{
 	// LIMIT, the number of rows; a negative one after a minus sign.
 	`CREATE PROCEDURE sp.ordlim(IN k INT) BEGIN SELECT id FROM acct ORDER BY k, id DESC LIMIT k; SELECT COUNT(*) AS c FROM acct GROUP BY k; END`,
 	`CREATE PROCEDURE sp.neg(IN k INT) SELECT -k AS m, 1-k AS n, k AS o`,
+	// ITERATE starts a REPEAT's body again without its UNTIL.
+	`CREATE PROCEDURE sp.rit() BEGIN DECLARE c INT DEFAULT 0; DECLARE s VARCHAR(100) DEFAULT ''; l: REPEAT SET c = c + 1; SET s = CONCAT(s, c, ','); IF c > 6 THEN LEAVE l; END IF; IF c < 5 THEN ITERATE l; END IF; UNTIL c >= 2 END REPEAT l; SELECT s; END`,
 	// Temporal variables in arithmetic: as their types, not as strings.
 	`CREATE PROCEDURE sp.temporal(IN d DATE, IN t TIME, IN dt DATETIME) SELECT d + 0 AS a, t + 0 AS b, dt + 0 AS c, DATEDIFF(d, '2024-01-01') AS e, t < '10:00:00' AS f`,
 	`CREATE PROCEDURE sp.fact(IN n INT, OUT r BIGINT) BEGIN IF n <= 1 THEN SET r = 1; ELSE CALL fact(n - 1, r); SET r = r * n; END IF; END`,
@@ -168,7 +170,7 @@ var procedureCalls = []string{
 	"CALL short('abcd')", "CALL short('abc')",
 	"CALL warn()",
 	"CALL errafter()",
-	"CALL ordlim(2)", "CALL ordlim(1)", "CALL neg(-5)", "CALL temporal('2024-02-28', '09:30:15', '2024-02-28 09:30:15')",
+	"CALL ordlim(2)", "CALL ordlim(1)", "CALL neg(-5)", "CALL rit()", "CALL temporal('2024-02-28', '09:30:15', '2024-02-28 09:30:15')",
 	"CALL dos()",
 	"CALL typed('2024-02-28', 1.25, X'00ff', NULL)",
 	"CALL fact(5, @r)", "SET max_sp_recursion_depth = 10", "CALL fact(5, @r)", "SELECT @r", "CALL fact(12, @r)", "SET max_sp_recursion_depth = 0",
