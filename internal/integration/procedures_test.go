@@ -143,6 +143,7 @@ var procedureSetup = []string{
 	// LIMIT, the number of rows; a negative one after a minus sign.
 	`CREATE PROCEDURE sp.ordlim(IN k INT) BEGIN SELECT id FROM acct ORDER BY k, id DESC LIMIT k; SELECT COUNT(*) AS c FROM acct GROUP BY k; END`,
 	`CREATE PROCEDURE sp.neg(IN k INT) SELECT -k AS m, 1-k AS n, k AS o`,
+	`CREATE PROCEDURE sp.users() SELECT USER() AS u, SESSION_USER() AS s, SYSTEM_USER() AS y, CURRENT_USER() AS c`,
 	// ITERATE starts a REPEAT's body again without its UNTIL.
 	`CREATE PROCEDURE sp.rit() BEGIN DECLARE c INT DEFAULT 0; DECLARE s VARCHAR(100) DEFAULT ''; l: REPEAT SET c = c + 1; SET s = CONCAT(s, c, ','); IF c > 6 THEN LEAVE l; END IF; IF c < 5 THEN ITERATE l; END IF; UNTIL c >= 2 END REPEAT l; SELECT s; END`,
 	// Temporal variables in arithmetic: as their types, not as strings.
@@ -170,7 +171,7 @@ var procedureCalls = []string{
 	"CALL short('abcd')", "CALL short('abc')",
 	"CALL warn()",
 	"CALL errafter()",
-	"CALL ordlim(2)", "CALL ordlim(1)", "CALL neg(-5)", "CALL rit()", "CALL temporal('2024-02-28', '09:30:15', '2024-02-28 09:30:15')",
+	"CALL ordlim(2)", "CALL ordlim(1)", "CALL neg(-5)", "CALL rit()", "CALL users()", "CALL temporal('2024-02-28', '09:30:15', '2024-02-28 09:30:15')",
 	"CALL dos()",
 	"CALL typed('2024-02-28', 1.25, X'00ff', NULL)",
 	"CALL fact(5, @r)", "SET max_sp_recursion_depth = 10", "CALL fact(5, @r)", "SELECT @r", "CALL fact(12, @r)", "SET max_sp_recursion_depth = 0",
@@ -348,6 +349,7 @@ func TestStoredProcedurePrivilegesAndSession(t *testing.T) {
 		`CREATE PROCEDURE sp.peek(OUT who VARCHAR(100), OUT val VARCHAR(10), OUT db VARCHAR(64), OUT mode TEXT)
 		 BEGIN SELECT CURRENT_USER(), v, DATABASE(), @@sql_mode INTO who, val, db, mode FROM secret WHERE id = 1; END`,
 		"CREATE PROCEDURE sp.peek_inv() SQL SECURITY INVOKER SELECT v FROM sp.secret",
+		"CREATE PROCEDURE sp.users(OUT u VARCHAR(100), OUT c VARCHAR(100)) SELECT USER(), CURRENT_USER() INTO u, c",
 		"CREATE PROCEDURE sp.fail() BEGIN SET SESSION sql_mode = 'NO_ENGINE_SUBSTITUTION'; SELECT * FROM nope; END",
 		"CREATE DEFINER = ghost@'%' PROCEDURE sp.ghostly() SELECT 1",
 		"CREATE PROCEDURE sp.spin() BEGIN DECLARE i INT DEFAULT 0; LOOP SET i = i + 1; END LOOP; END",
@@ -375,6 +377,12 @@ func TestStoredProcedurePrivilegesAndSession(t *testing.T) {
 	}
 	if who != "root@localhost" || val != "hidden" || db != "sp" || mode != "ANSI_QUOTES" || me != "caller@%" || mydb != "other" || mymode != "STRICT_TRANS_TABLES" {
 		t.Fatalf("inside: %s %s %s %s; after: %s %s %s", who, val, db, mode, me, mydb, mymode)
+	}
+	// USER() is the caller as it logged in, CURRENT_USER() the definer.
+	var u, c string
+	mustExec(t, caller, "CALL sp.users(@u, @c)")
+	if err := caller.QueryRow("SELECT @u, @c").Scan(&u, &c); err != nil || u != "caller@localhost" || c != "root@localhost" {
+		t.Fatalf("USER() and CURRENT_USER() inside a DEFINER procedure: %q %q (%v)", u, c, err)
 	}
 	// An error inside leaves the caller's session as it was too.
 	if _, err := caller.Exec("CALL sp.fail()"); errNumber(err) != 1146 {
@@ -415,8 +423,8 @@ func TestStoredProcedurePrivilegesAndSession(t *testing.T) {
 		t.Fatalf("SHOW CREATE PROCEDURE by its definer: %q %q %v", mode, body.String, err)
 	}
 	var n, withBody int
-	if err := caller.QueryRow("SELECT COUNT(*), COUNT(ROUTINE_DEFINITION) FROM information_schema.ROUTINES WHERE ROUTINE_SCHEMA = 'sp'").Scan(&n, &withBody); err != nil || n != 5 || withBody != 0 {
-		t.Fatalf("ROUTINES for the caller: %d, %d with a body (%v); want 5, 0", n, withBody, err)
+	if err := caller.QueryRow("SELECT COUNT(*), COUNT(ROUTINE_DEFINITION) FROM information_schema.ROUTINES WHERE ROUTINE_SCHEMA = 'sp'").Scan(&n, &withBody); err != nil || n != 6 || withBody != 0 {
+		t.Fatalf("ROUTINES for the caller: %d, %d with a body (%v); want 6, 0", n, withBody, err)
 	}
 	if err := nobody.QueryRow("SELECT COUNT(*) FROM information_schema.ROUTINES").Scan(&n); err != nil || n != 0 {
 		t.Fatalf("ROUTINES for an account with no privilege: %d (%v)", n, err)

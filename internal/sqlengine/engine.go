@@ -224,6 +224,9 @@ func (e *Engine) SessionBuilderVersion(version string) server.SessionBuilder {
 		client := sql.Client{Address: host, User: user, Capabilities: conn.Capabilities}
 		base := sql.NewBaseSessionWithClientServer(addr, client, conn.ConnectionID)
 		s := &Session{BaseSession: base, eng: e, version: version}
+		if user != "" {
+			s.login = user + "@" + clientHost(addr)
+		}
 		if coll, ok := handshakeCollation(sql.CollationID(conn.CharacterSet)); ok {
 			ctx := sql.NewContext(ctx, sql.WithSession(s))
 			if err := s.SetSessionVariable(ctx, "collation_connection", coll.Name()); err != nil {

@@ -56,6 +56,9 @@ func (p provider) Function(_ *sql.Context, name string) (sql.Function, bool) {
 	if f, ok := currentDateFunction(name); ok {
 		return f, true // currentdate.go
 	}
+	if f, ok := userFunction(name); ok {
+		return f, true // userfunc.go
+	}
 	if f, ok := roundFunction(name); ok {
 		return f, true // round.go
 	}

@@ -32,6 +32,9 @@ type Session struct {
 	*sql.BaseSession
 	eng *Engine
 	tx  *txn.Txn
+	// login is USER(): the name the client logged in with, @ the host
+	// it connected from (userfunc.go).
+	login string
 	// temp are the session's temporary tables (temptable.go).
 	temp map[string]*tempTable
 	// stmtLocks says which tables the current statement reads with locks:
