@@ -2,12 +2,12 @@ package sqlengine
 
 import (
 	"encoding/json"
+	"fmt"
 	"regexp"
 	"strings"
 	"time"
 
 	"github.com/dolthub/go-mysql-server/sql"
-	"github.com/dolthub/go-mysql-server/sql/mysql_db"
 	"github.com/dolthub/go-mysql-server/sql/plan"
 	"github.com/dolthub/go-mysql-server/sql/types"
 	"github.com/dolthub/vitess/go/mysql"
@@ -48,6 +48,15 @@ type procedureSQL struct {
 	Created   time.Time `json:"created"`
 }
 
+// decodeProcedure reads a procedure's definition from the catalog.
+func decodeProcedure(r storage.RoutineDef) (procedureSQL, error) {
+	var p procedureSQL
+	if err := json.Unmarshal(r.SQL, &p); err != nil {
+		return procedureSQL{}, fmt.Errorf("procedure %s.%s: %w", r.DB, r.Name, err)
+	}
+	return p, nil
+}
+
 // erSpAlreadyExists is ER_SP_ALREADY_EXISTS.
 const erSpAlreadyExists = 1304
 
@@ -73,8 +82,8 @@ func (d *Database) GetStoredProcedures(*sql.Context) ([]sql.StoredProcedureDetai
 }
 
 func procedureDetails(r storage.RoutineDef) (sql.StoredProcedureDetails, error) {
-	var p procedureSQL
-	if err := json.Unmarshal(r.SQL, &p); err != nil {
+	p, err := decodeProcedure(r)
+	if err != nil {
 		return sql.StoredProcedureDetails{}, err
 	}
 	// go-mysql-server parses the statement (SHOW PROCEDURE STATUS,
@@ -148,8 +157,8 @@ func (e *Engine) StoredProcedure(db, name string) (StoredProcedure, bool, error)
 	if !ok {
 		return StoredProcedure{}, false, nil
 	}
-	var p procedureSQL
-	if err := json.Unmarshal(r.SQL, &p); err != nil {
+	p, err := decodeProcedure(r)
+	if err != nil {
 		return StoredProcedure{}, false, err
 	}
 	d, _ := e.store.Database(db)
@@ -198,15 +207,9 @@ func (e *Engine) RunAs(connID uint32, definer string) (restore func(), err error
 	if old.User == user && old.Address == host {
 		return func() {}, nil
 	}
-	rd := mdb.Reader()
-	u, exists := rd.GetUser(mysql_db.UserPrimaryKey{Host: host, User: user})
-	var set mysql_db.PrivilegeSet
-	if exists {
-		set = AccountPrivileges(rd, u)
-	}
-	rd.Close()
-	if !exists {
-		return nil, mysql.NewSQLError(erNoSuchUser, "HY000", "The user specified as a definer ('%s'@'%s') does not exist", user, host)
+	set, err := definerPrivileges(mdb, user, host) // triggers.go
+	if err != nil {
+		return nil, err
 	}
 	oldSet, counter := s.BaseSession.GetPrivilegeSet()
 	s.SetClient(sql.Client{User: user, Address: host, Capabilities: old.Capabilities})
@@ -318,8 +321,8 @@ func (e *Engine) routinesRows(ctx *sql.Context) ([]sql.Row, error) {
 	var rows []sql.Row
 	for _, d := range e.store.Databases() {
 		for _, r := range e.store.Routines(d.Name) {
-			var p procedureSQL
-			if err := json.Unmarshal(r.SQL, &p); err != nil {
+			p, err := decodeProcedure(r)
+			if err != nil {
 				return nil, err
 			}
 			see := e.routineVisibility(ctx, p.Definer, d.Name, r.Name)
@@ -420,8 +423,8 @@ func showCreateProcedure(ctx *sql.Context, n *plan.ShowCreateProcedure) (sql.Row
 	if !ok {
 		return nil, sql.ErrStoredProcedureDoesNotExist.New(d.Name + "." + n.ProcedureName)
 	}
-	var p procedureSQL
-	if err := json.Unmarshal(r.SQL, &p); err != nil {
+	p, err := decodeProcedure(r)
+	if err != nil {
 		return nil, err
 	}
 	var stmt any = p.Statement

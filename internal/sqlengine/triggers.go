@@ -333,15 +333,9 @@ func (e *Engine) checkTriggerDefiner(ctx *sql.Context, def sql.TriggerDefinition
 	if !ok {
 		return sql.ErrTriggerCreateStatementInvalid.New(def.CreateStatement)
 	}
-	rd := mdb.Reader()
-	u, exists := rd.GetUser(mysql_db.UserPrimaryKey{Host: host, User: user})
-	var set mysql_db.PrivilegeSet
-	if exists {
-		set = AccountPrivileges(rd, u)
-	}
-	rd.Close()
-	if !exists {
-		return mysql.NewSQLError(erNoSuchUser, "HY000", "The user specified as a definer ('%s'@'%s') does not exist", user, host)
+	set, err := definerPrivileges(mdb, user, host)
+	if err != nil {
+		return err
 	}
 	// Plan the trigger as its definer would create it now, in its
 	// database.
@@ -362,6 +356,19 @@ func (e *Engine) checkTriggerDefiner(ctx *sql.Context, def sql.TriggerDefinition
 		return definerDenied(err, ddl, user, host)
 	}
 	return nil
+}
+
+// definerPrivileges is the privilege set (its roles' too) of the
+// account user@host a trigger or procedure runs as, or 1449 when the
+// account does not exist.
+func definerPrivileges(mdb *mysql_db.MySQLDb, user, host string) (mysql_db.PrivilegeSet, error) {
+	rd := mdb.Reader()
+	defer rd.Close()
+	u, exists := rd.GetUser(mysql_db.UserPrimaryKey{Host: host, User: user})
+	if !exists {
+		return mysql_db.PrivilegeSet{}, mysql.NewSQLError(erNoSuchUser, "HY000", "The user specified as a definer ('%s'@'%s') does not exist", user, host)
+	}
+	return AccountPrivileges(rd, u), nil
 }
 
 // triggerDatabase is the database of the trigger GetTriggers gave as
