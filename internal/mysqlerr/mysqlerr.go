@@ -30,6 +30,12 @@ const (
 	readOnlyTransactionMsg = "Cannot execute statement in a READ ONLY transaction."
 )
 
+// NotSupported is 1235 for what Lockstep does not do (yet): a clear
+// refusal, never a silent one.
+func NotSupported(what string) error {
+	return mysql.NewSQLError(mysql.ERNotSupportedYet, "42000", "This version of Lockstep doesn't yet support '%s'", what)
+}
+
 // Interrupted is MySQL's error for a statement stopped by KILL QUERY or a
 // departed client.
 var Interrupted = mysql.NewSQLError(mysql.ERQueryInterrupted, "70100", "Query execution was interrupted")

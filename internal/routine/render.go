@@ -198,6 +198,8 @@ func Check(spec *ast.ProcedureSpec) error {
 
 type checker struct{}
 
+// notSupported is mysqlerr.NotSupported, which this package, on
+// mysqlerr's layer, cannot import.
 func notSupported(what string) error {
 	return mysql.NewSQLError(mysql.ERNotSupportedYet, "42000", "This version of Lockstep doesn't yet support '%s'", what)
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/dolthub/vitess/go/sqltypes"
 	ast "github.com/dolthub/vitess/go/vt/sqlparser"
 
+	"github.com/lockstepdb/lockstep/internal/mysqlerr"
 	"github.com/lockstepdb/lockstep/internal/protocol"
 	"github.com/lockstepdb/lockstep/internal/routine"
 )
@@ -177,13 +178,13 @@ func (e *callEnv) oneResult(err error, cb func(*sqltypes.Result) error) error {
 	case 1:
 		return cb(e.results[0])
 	}
-	return errNotSupportedHere("more than one result set from a CALL answered with one result (a prepared CALL, or a client that turned multiple statements off): run the CALL as text")
+	return mysqlerr.NotSupported("more than one result set from a CALL answered with one result (a prepared CALL, or a client that turned multiple statements off): run the CALL as text")
 }
 
 // run runs a client's CALL stmt, its placeholders' values in binds.
 func (e *callEnv) run(ctx context.Context, stmt *ast.Call, binds map[string]sqltypes.Value) error {
 	if stmt.AsOf != nil {
-		return errNotSupportedHere("CALL ... AS OF")
+		return mysqlerr.NotSupported("CALL ... AS OF")
 	}
 	args, err := routine.Args(ctx, e, stmt.Params, binds)
 	if err != nil {
@@ -206,10 +207,6 @@ func (h *handler) multiResults(c *mysql.Conn) bool {
 		return w.MultiResults()
 	}
 	return true
-}
-
-func errNotSupportedHere(what string) error {
-	return mysql.NewSQLError(mysql.ERNotSupportedYet, "42000", "This version of Lockstep doesn't yet support '%s'", what)
 }
 
 // callEnv is the session a CALL's procedures run in (routine.Env).

@@ -10,6 +10,7 @@ import (
 	"github.com/lockstepdb/lockstep/internal/cluster"
 	"github.com/lockstepdb/lockstep/internal/commit"
 	"github.com/lockstepdb/lockstep/internal/lock"
+	"github.com/lockstepdb/lockstep/internal/mysqlerr"
 	"github.com/lockstepdb/lockstep/internal/row"
 	"github.com/lockstepdb/lockstep/internal/storage"
 	"github.com/lockstepdb/lockstep/internal/txn"
@@ -25,9 +26,7 @@ const (
 	erTransCacheFull       = 1197 // ER_TRANS_CACHE_FULL
 )
 
-func errNotSupported(what string) error {
-	return mysql.NewSQLError(mysql.ERNotSupportedYet, "42000", "This version of Lockstep doesn't yet support '%s'", what)
-}
+func errNotSupported(what string) error { return mysqlerr.NotSupported(what) }
 
 // mysqlError maps errors from the lock manager, transactions and the commit
 // pipeline to MySQL errors; others pass through.
