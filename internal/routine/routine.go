@@ -210,34 +210,32 @@ type cursor struct {
 	rows [][]sqltypes.Value
 }
 
-func (f *frame) lookup(name string) *variable {
+// inScope is what name (any case) stands for in f or its enclosing
+// scopes, the innermost first, in the table of each that in picks.
+func inScope[T any](f *frame, name string, in func(*frame) map[string]T) (T, bool) {
 	name = strings.ToLower(name)
 	for ; f != nil; f = f.parent {
-		if v, ok := f.vars[name]; ok {
-			return v
+		if v, ok := in(f)[name]; ok {
+			return v, true
 		}
 	}
-	return nil
+	var zero T
+	return zero, false
+}
+
+func (f *frame) lookup(name string) *variable {
+	v, _ := inScope(f, name, func(g *frame) map[string]*variable { return g.vars })
+	return v
 }
 
 func (f *frame) cursor(name string) *cursor {
-	name = strings.ToLower(name)
-	for ; f != nil; f = f.parent {
-		if c, ok := f.cursors[name]; ok {
-			return c
-		}
-	}
-	return nil
+	c, _ := inScope(f, name, func(g *frame) map[string]*cursor { return g.cursors })
+	return c
 }
 
 func (f *frame) condition(name string) *ast.DeclareCondition {
-	name = strings.ToLower(name)
-	for ; f != nil; f = f.parent {
-		if c, ok := f.conds[name]; ok {
-			return c
-		}
-	}
-	return nil
+	c, _ := inScope(f, name, func(g *frame) map[string]*ast.DeclareCondition { return g.conds })
+	return c
 }
 
 func (f *frame) activeCondition() *mysql.SQLError {
