@@ -211,7 +211,13 @@ func (s *Server) intercept(c *mysql.Conn, query string) (res *sqltypes.Result, h
 	return s.chain.Run(c, bareStatement(query))
 }
 
-func (h *handler) ComQuery(ctx context.Context, c *mysql.Conn, query string, cb mysql.ResultSpoolFn) (err error) {
+func (h *handler) ComQuery(ctx context.Context, c *mysql.Conn, query string, cb mysql.ResultSpoolFn) error {
+	return h.comQuery(ctx, c, query, cb, true)
+}
+
+// comQuery is ComQuery; mayCall is false when the caller knows query is
+// not a CALL (ComMultiQuery checked).
+func (h *handler) comQuery(ctx context.Context, c *mysql.Conn, query string, cb mysql.ResultSpoolFn, mayCall bool) (err error) {
 	if _, ok := c.Conn.(*protocol.Conn); ok {
 		// COM_SET_OPTION turned the client's multiple statements off,
 		// and vitess with them its calls of ComMultiQuery, which a CALL
@@ -239,23 +245,18 @@ func (h *handler) ComQuery(ctx context.Context, c *mysql.Conn, query string, cb 
 	}
 	ctx, done := track(ctx, c)
 	defer done()
-	if isCall(bareStatement(query)) {
-		if err := h.s.refuseDetached(c, query); err != nil {
-			return err
-		}
-		if err := h.s.causalWait(ctx, c, query); err != nil {
-			return err
-		}
-		_, err := h.call(ctx, c, query, cb, false)
-		return err
-	}
-	if h.s.member == nil {
+	call := mayCall && isCall(bareStatement(query))
+	if h.s.member == nil && !call {
 		return h.query(ctx, c, query, cb)
 	}
 	if err := h.s.refuseDetached(c, query); err != nil {
 		return err
 	}
 	if err := h.s.causalWait(ctx, c, query); err != nil {
+		return err
+	}
+	if call {
+		_, err := h.call(ctx, c, query, cb, false)
 		return err
 	}
 	inTrx := h.s.sql.InTransaction(c.ConnectionID)
@@ -291,7 +292,7 @@ func (h *handler) ComMultiQuery(ctx context.Context, c *mysql.Conn, query string
 	if !h.multiStatements(c) && !isCall(bareStatement(query)) {
 		// A client that did not ask for several statements: vitess
 		// calls here only so that a CALL can answer with several results.
-		return "", h.ComQuery(ctx, c, query, cb)
+		return "", h.comQuery(ctx, c, query, cb, false)
 	}
 	defer yieldAfterStatement()
 	defer h.s.afterStatement(c, query)
@@ -400,16 +401,8 @@ func (h *handler) ComStmtExecute(ctx context.Context, c *mysql.Conn, p *mysql.Pr
 	}
 	ctx, done := track(ctx, c)
 	defer done()
-	if isCall(bareStatement(p.PrepareStmt)) {
-		if err := h.s.refuseDetached(c, p.PrepareStmt); err != nil {
-			return err
-		}
-		if err := h.s.causalWait(ctx, c, p.PrepareStmt); err != nil {
-			return err
-		}
-		return h.callPrepared(ctx, c, p, cb) // call.go
-	}
-	if h.s.member == nil {
+	call := isCall(bareStatement(p.PrepareStmt))
+	if h.s.member == nil && !call {
 		return h.execute(ctx, c, p, cb)
 	}
 	if err := h.s.refuseDetached(c, p.PrepareStmt); err != nil {
@@ -417,6 +410,9 @@ func (h *handler) ComStmtExecute(ctx context.Context, c *mysql.Conn, p *mysql.Pr
 	}
 	if err := h.s.causalWait(ctx, c, p.PrepareStmt); err != nil {
 		return err
+	}
+	if call {
+		return h.callPrepared(ctx, c, p, cb) // call.go
 	}
 	inTrx := h.s.sql.InTransaction(c.ConnectionID)
 	for attempt := 0; ; attempt++ {
