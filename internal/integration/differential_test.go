@@ -332,17 +332,8 @@ func TestDifferentialMariaDB(t *testing.T) {
 func TestFoundRowsAgainstMariaDB(t *testing.T) {
 	m := startMariaDB(t, 1)
 	l := startServer(t, t.TempDir())
-	open := func(dsn string) *sql.DB {
-		db, err := sql.Open("mysql", dsn)
-		if err != nil {
-			t.Fatal(err)
-		}
-		db.SetMaxOpenConns(1)
-		t.Cleanup(func() { db.Close() })
-		return db
-	}
-	mdb := open("root@unix(" + m.sock() + ")/?clientFoundRows=true")
-	ldb := open(fmt.Sprintf("root@tcp(127.0.0.1:%d)/?clientFoundRows=true", l.port))
+	mdb := oneSession(t, "root@unix("+m.sock()+")/?clientFoundRows=true")
+	ldb := oneSession(t, fmt.Sprintf("root@tcp(127.0.0.1:%d)/?clientFoundRows=true", l.port))
 	for _, q := range []string{
 		"CREATE DATABASE fr",
 		"CREATE TABLE fr.a (id INT PRIMARY KEY, v INT)",

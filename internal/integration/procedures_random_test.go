@@ -220,20 +220,11 @@ func TestRandomProceduresAgainstMariaDB(t *testing.T) {
 	}
 	m := startMariaDB(t, 1)
 	l := startServer(t, t.TempDir())
-	open := func(dsn string) *sql.DB {
-		db, err := sql.Open("mysql", dsn)
-		if err != nil {
-			t.Fatal(err)
-		}
-		db.SetMaxOpenConns(1)
-		t.Cleanup(func() { db.Close() })
-		return db
-	}
 	for _, db := range []*sql.DB{m.db(), l.db("")} {
 		mustExec(t, db, "CREATE DATABASE rp")
 	}
-	mdb := open("root@unix(" + m.sock() + ")/rp")
-	ldb := open(fmt.Sprintf("root@tcp(127.0.0.1:%d)/rp", l.port))
+	mdb := oneSession(t, "root@unix("+m.sock()+")/rp")
+	ldb := oneSession(t, fmt.Sprintf("root@tcp(127.0.0.1:%d)/rp", l.port))
 	differences, made, calls, failed := 0, 0, 0, 0
 	for seed := range n {
 		g := &procGen{r: rand.New(rand.NewPCG(uint64(seed), 42))}

@@ -179,10 +179,11 @@ var procedureCalls = []string{
 	"CALL sp.iter", "CALL `sp`.`iter`()",
 }
 
-// callResults is what a statement gave a go-sql-driver client: each
-// result set (columns, rows) and the error number.
-func callResults(db *sql.DB, q string) string {
-	rows, err := db.Query(q)
+// callResults is what a statement (prepared, with args) gave a
+// go-sql-driver client: each result set (columns, rows) and the error
+// number.
+func callResults(db *sql.DB, q string, args ...any) string {
+	rows, err := db.Query(q, args...)
 	if err != nil {
 		return fmt.Sprintf("error %d", errNumber(err))
 	}
@@ -238,18 +239,9 @@ func TestStoredProceduresAgainstMariaDB(t *testing.T) {
 		mustExec(t, m.db(), q)
 		mustExec(t, l.db(""), q)
 	}
-	open := func(dsn string) *sql.DB {
-		db, err := sql.Open("mysql", dsn)
-		if err != nil {
-			t.Fatal(err)
-		}
-		db.SetMaxOpenConns(1) // one session: its user variables
-		t.Cleanup(func() { db.Close() })
-		return db
-	}
 	for _, opts := range []string{"", "?multiStatements=true"} {
-		mdb := open("root@unix(" + m.sock() + ")/sp" + opts)
-		ldb := open(fmt.Sprintf("root@tcp(127.0.0.1:%d)/sp%s", l.port, opts))
+		mdb := oneSession(t, "root@unix("+m.sock()+")/sp"+opts) // one session: its user variables
+		ldb := oneSession(t, fmt.Sprintf("root@tcp(127.0.0.1:%d)/sp%s", l.port, opts))
 		calls := procedureCalls
 		if opts != "" {
 			calls = append(calls, "CALL dupkey(); SELECT 'next' AS n; CALL pick(1)", "CALL sumcur(@t, @n); CALL iter()")
@@ -266,10 +258,9 @@ func TestStoredProceduresAgainstMariaDB(t *testing.T) {
 			t.Fatalf("tables differ: MariaDB %s, Lockstep %s", ws, ls)
 		}
 	}
-	// Prepared CALLs: a result set, OUT parameters to user variables.
-	for _, db := range []*sql.DB{m.db(), l.db("")} {
-		mustExec(t, db, "SET @pg = NULL")
-	}
+	// Prepared CALLs: the procedure's one result set.
+	mdb := oneSession(t, "root@unix("+m.sock()+")/sp")
+	ldb := oneSession(t, fmt.Sprintf("root@tcp(127.0.0.1:%d)/sp", l.port))
 	for _, c := range []struct {
 		q    string
 		args []any
@@ -279,33 +270,7 @@ func TestStoredProceduresAgainstMariaDB(t *testing.T) {
 		{"CALL sp.typed(?, ?, ?, ?)", []any{"2024-02-29", 2.5, []byte{1, 2}, nil}},
 		{"CALL sp.pick(?)", []any{7}},
 	} {
-		run := func(db *sql.DB) string {
-			rows, err := db.Query(c.q, c.args...)
-			if err != nil {
-				return fmt.Sprintf("error %d", errNumber(err))
-			}
-			defer rows.Close()
-			cols, _ := rows.Columns()
-			vals := make([]sql.RawBytes, len(cols))
-			ptrs := make([]any, len(cols))
-			for i := range vals {
-				ptrs[i] = &vals[i]
-			}
-			out := fmt.Sprint(cols)
-			for rows.Next() {
-				rows.Scan(ptrs...)
-				for _, v := range vals {
-					out += " " + string(v)
-				}
-			}
-			if err := rows.Err(); err != nil {
-				out += fmt.Sprintf(" error %d", errNumber(err))
-			}
-			return out
-		}
-		mdb := open("root@unix(" + m.sock() + ")/sp")
-		ldb := open(fmt.Sprintf("root@tcp(127.0.0.1:%d)/sp", l.port))
-		if want, got := run(mdb), run(ldb); want != got {
+		if want, got := callResults(mdb, c.q, c.args...), callResults(ldb, c.q, c.args...); want != got {
 			t.Errorf("prepared %s %v:\nMariaDB  %s\nLockstep %s", c.q, c.args, want, got)
 		}
 	}
@@ -357,13 +322,7 @@ func TestStoredProcedurePrivilegesAndSession(t *testing.T) {
 		mustExec(t, root, q)
 	}
 	open := func(user, dbname string) *sql.DB {
-		db, err := sql.Open("mysql", fmt.Sprintf("%s:pw@tcp(127.0.0.1:%d)/%s", user, l.port, dbname))
-		if err != nil {
-			t.Fatal(err)
-		}
-		db.SetMaxOpenConns(1)
-		t.Cleanup(func() { db.Close() })
-		return db
+		return oneSession(t, fmt.Sprintf("%s:pw@tcp(127.0.0.1:%d)/%s", user, l.port, dbname))
 	}
 	caller, nobody := open("caller", "other"), open("nobody", "")
 	mustExec(t, caller, "SET SESSION sql_mode = 'STRICT_TRANS_TABLES'")

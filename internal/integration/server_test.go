@@ -233,6 +233,20 @@ func (s *server) conn(ctx context.Context) *sql.Conn {
 	return c
 }
 
+// oneSession opens dsn as a pool of one connection, closed when the test
+// ends: for statements that share their session (user variables,
+// sql_mode).
+func oneSession(t *testing.T, dsn string) *sql.DB {
+	t.Helper()
+	db, err := sql.Open("mysql", dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	db.SetMaxOpenConns(1)
+	t.Cleanup(func() { db.Close() })
+	return db
+}
+
 func mustExec(t *testing.T, db *sql.DB, q string, args ...any) {
 	t.Helper()
 	if _, err := db.Exec(q, args...); err != nil {
