@@ -127,7 +127,7 @@ var errNoData = mysql.NewSQLError(erSpFetchNoData, "02000", "No data - zero rows
 // parameters' number. OUT and INOUT parameters' values go back through
 // their Arg.Out when the body ends without an error.
 func Run(ctx context.Context, env Env, p *Procedure, args []Arg) error {
-	r := &run{env: env, proc: p}
+	r := &run{env: env}
 	top := &frame{vars: map[string]*variable{}}
 	for i, prm := range p.Params {
 		v := &variable{name: prm.Name, typ: prm.Type}
@@ -181,8 +181,7 @@ func CheckArgs(p *Procedure, args []Arg) error {
 
 // run is one procedure's execution.
 type run struct {
-	env  Env
-	proc *Procedure
+	env Env
 }
 
 // variable is a local variable or parameter.

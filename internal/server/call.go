@@ -3,9 +3,9 @@ package server
 import (
 	"context"
 	"errors"
-	"strconv"
 	"strings"
 
+	"github.com/dolthub/go-mysql-server/sql"
 	"github.com/dolthub/vitess/go/mysql"
 	"github.com/dolthub/vitess/go/sqltypes"
 	ast "github.com/dolthub/vitess/go/vt/sqlparser"
@@ -13,6 +13,7 @@ import (
 	"github.com/lockstepdb/lockstep/internal/mysqlerr"
 	"github.com/lockstepdb/lockstep/internal/protocol"
 	"github.com/lockstepdb/lockstep/internal/routine"
+	"github.com/lockstepdb/lockstep/internal/sqlengine"
 )
 
 // A client's CALL of a stored procedure is run here, not by
@@ -337,15 +338,8 @@ func (e *callEnv) Call(ctx context.Context, db, name string, args []routine.Arg)
 	}
 	if running > 0 {
 		// Recursion: as deep as max_sp_recursion_depth allows.
-		res, err := e.Exec(ctx, "SELECT @@max_sp_recursion_depth")
-		if err != nil {
-			return err
-		}
-		depth := 0
-		if len(res.Rows) == 1 && len(res.Rows[0]) == 1 {
-			depth, _ = strconv.Atoi(res.Rows[0][0].ToString())
-		}
-		if running > depth {
+		v, _ := eng.SessionVariable(id, "max_sp_recursion_depth")
+		if depth := sqlengine.IntValue(v); int64(running) > depth {
 			return mysql.NewSQLError(1456, "HY000", "Recursive limit %d (as set by the max_sp_recursion_depth variable) was exceeded for routine %s", depth, sp.Name) // ER_SP_RECURSION_LIMIT
 		}
 	}
@@ -367,7 +361,8 @@ func (e *callEnv) Call(ctx context.Context, db, name string, args []routine.Arg)
 		defer restore()
 	}
 	defer eng.UseDatabase(id, sp.DB)()
-	if mode := eng.SQLMode(id); !sameMode(mode, sp.SQLMode) {
+	v, _ := eng.SessionVariable(id, "sql_mode")
+	if mode, _ := v.(string); !sameMode(mode, sp.SQLMode) {
 		if _, err := e.Exec(ctx, "SET SESSION sql_mode = "+ast.String(ast.NewStrVal([]byte(sp.SQLMode)))); err != nil {
 			return err
 		}
@@ -390,5 +385,5 @@ func (e *callEnv) Call(ctx context.Context, db, name string, args []routine.Arg)
 
 // sameMode reports whether sql_mode values a and b set the same flags.
 func sameMode(a, b string) bool {
-	return strings.EqualFold(strings.TrimSpace(a), strings.TrimSpace(b))
+	return sql.NewSqlModeFromString(a).String() == sql.NewSqlModeFromString(b).String()
 }

@@ -284,15 +284,6 @@ func (e *Engine) Warn(connID uint32, code int, msg string) {
 	}
 }
 
-// SQLMode is the session's sql_mode.
-func (e *Engine) SQLMode(connID uint32) string {
-	ctx, ok := e.SessionContext(connID)
-	if !ok {
-		return ""
-	}
-	return sql.LoadSqlMode(ctx).String()
-}
-
 // CurrentDatabase is the session's current database ("" for none).
 func (e *Engine) CurrentDatabase(connID uint32) string {
 	ctx, ok := e.SessionContext(connID)
