@@ -289,6 +289,16 @@ func TestStoredProceduresAgainstMariaDB(t *testing.T) {
 	if n, _ := res.RowsAffected(); n != 2 {
 		t.Fatalf("CALL bump(): %d rows affected, want 2 (the last UPDATE's)", n)
 	}
+	// So too from a session under another sql_mode than the
+	// procedure's, which is put back after the body.
+	other := oneSession(t, fmt.Sprintf("root@tcp(127.0.0.1:%d)/sp", l.port))
+	mustExec(t, other, "SET SESSION sql_mode = 'ANSI_QUOTES'")
+	if res, err = other.Exec("CALL bump()"); err != nil {
+		t.Fatal(err)
+	}
+	if n, _ := res.RowsAffected(); n != 2 {
+		t.Fatalf("CALL bump() under another sql_mode: %d rows affected, want 2", n)
+	}
 }
 
 // TestStoredProcedurePrivilegesAndSession: making, dropping, calling and

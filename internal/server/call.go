@@ -367,7 +367,11 @@ func (e *callEnv) Call(ctx context.Context, db, name string, args []routine.Arg)
 			return err
 		}
 		defer func() {
+			// Not a statement of the body: the CALL's OK keeps the rows
+			// its last statement changed.
+			affected := e.affected
 			_, rerr := e.Exec(context.WithoutCancel(ctx), "SET SESSION sql_mode = "+ast.String(ast.NewStrVal([]byte(mode))))
+			e.affected = affected
 			if rerr != nil && err == nil {
 				err = rerr
 			}
