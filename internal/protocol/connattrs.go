@@ -53,12 +53,12 @@ func parseConnAttrs(p []byte) []ConnAttr {
 	switch {
 	case caps&clientPluginAuthLenencData != 0:
 		n, ok := readLenenc(p, &pos)
-		if !ok || pos+int(n) > len(p) {
+		if !ok || !fits(p, pos, n) {
 			return nil
 		}
 		pos += int(n)
 	case caps&clientSecureConnection != 0:
-		if pos >= len(p) {
+		if pos >= len(p) || !fits(p, pos+1, uint64(p[pos])) {
 			return nil
 		}
 		pos += 1 + int(p[pos])
@@ -74,7 +74,7 @@ func parseConnAttrs(p []byte) []ConnAttr {
 		return nil
 	}
 	total, ok := readLenenc(p, &pos)
-	if !ok || pos+int(total) > len(p) {
+	if !ok || !fits(p, pos, total) {
 		return nil
 	}
 	end := pos + int(total)
@@ -103,10 +103,17 @@ func readLenenc(p []byte, pos *int) (uint64, bool) {
 	return v, true
 }
 
+// fits reports whether n bytes start at pos within p. The length came
+// off the wire and may be any 64-bit value, so it is compared unsigned
+// with what is left, never added to pos first.
+func fits(p []byte, pos int, n uint64) bool {
+	return pos <= len(p) && n <= uint64(len(p)-pos)
+}
+
 // readLenencString reads a length-encoded string at *pos.
 func readLenencString(p []byte, pos *int) (string, bool) {
 	n, ok := readLenenc(p, pos)
-	if !ok || *pos+int(n) > len(p) {
+	if !ok || !fits(p, *pos, n) {
 		return "", false
 	}
 	s := string(p[*pos : *pos+int(n)])

@@ -8,7 +8,7 @@ import (
 
 // TestParseConnAttrs reads the attributes of handshake responses laid
 // out each way the capability flags allow, and nothing from one that
-// runs short.
+// runs short or whose lengths point outside it.
 func TestParseConnAttrs(t *testing.T) {
 	lenenc := func(s string) []byte { return append([]byte{byte(len(s))}, s...) }
 	attrs := append(lenenc("_client_name"), lenenc("Go-MySQL-Driver")...)
@@ -35,6 +35,20 @@ func TestParseConnAttrs(t *testing.T) {
 		}
 		if got := parseConnAttrs(p[:len(p)-3]); got != nil {
 			t.Errorf("%s cut short: %v", name, got)
+		}
+	}
+	// Lengths of eight bytes that would wrap an int: as the auth data's
+	// length, the attributes' total and one attribute's.
+	huge := []byte{0xfe, 0x5b, 0x1e, 0x6e, 0xd5, 0x41, 0xde, 0x30, 0xd5}
+	plain := response(clientPluginAuth, []byte("pw\x00"), false)
+	head := plain[:len(plain)-len(attrs)-1] // up to the attributes' total
+	for name, p := range map[string][]byte{
+		"auth data": response(clientPluginAuth|clientPluginAuthLenencData, huge, false),
+		"total":     append(append(append([]byte(nil), head...), huge...), attrs...),
+		"attribute": append(append(append([]byte(nil), head...), 10), huge...),
+	} {
+		if got := parseConnAttrs(p); got != nil {
+			t.Errorf("%s of 2^63 bytes: %v", name, got)
 		}
 	}
 }

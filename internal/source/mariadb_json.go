@@ -93,15 +93,19 @@ func mariadbTableMap(ev []byte) ([]byte, error) {
 	}
 	p += k
 	types := p
-	p += int(n)
-	if p > len(body) {
-		return nil, fmt.Errorf("short Table_map")
+	if n > 4096 || n > uint64(len(body)-p) {
+		return nil, fmt.Errorf("a Table_map of %d columns", n)
 	}
+	p += int(n)
 	ml, k, err := binlog.ReadPackedInt(body[p:])
 	if err != nil {
 		return nil, err
 	}
-	p += k + int(ml) + (int(n)+7)/8
+	p += k
+	if ml > uint64(len(body)-p) {
+		return nil, fmt.Errorf("short Table_map")
+	}
+	p += int(ml) + (int(n)+7)/8
 	if p > len(body) {
 		return nil, fmt.Errorf("short Table_map")
 	}

@@ -82,4 +82,21 @@ func TestMariaDBJSONTranslation(t *testing.T) {
 			t.Fatalf("a rows event cut to %d bytes was translated", cut)
 		}
 	}
+	// A damaged Table_map: cut anywhere, with any byte turned into a
+	// length prefix, or with a length of eight bytes that wraps an int
+	// put anywhere, is an error or a well-formed event, never a panic.
+	tmBody := tmEv[binlog.HeaderSize : len(tmEv)-binlog.ChecksumSize]
+	for cut := range len(tmBody) {
+		_, _ = mariadbTableMap(mariadbEvent(1, binlog.TableMapEvent, 1, 100, 0, tmBody[:cut]))
+	}
+	for i := 8; i < len(tmBody); i++ {
+		for _, b := range []byte{0xfc, 0xfd, 0xfe, 0xff} {
+			damaged := append([]byte(nil), tmBody...)
+			damaged[i] = b
+			_, _ = mariadbTableMap(mariadbEvent(1, binlog.TableMapEvent, 1, 100, 0, damaged))
+		}
+		huge := []byte{0xfe, 0x5b, 0x1e, 0x6e, 0xd5, 0x41, 0xde, 0x30, 0xd5}
+		damaged := append(append(append([]byte(nil), tmBody[:i]...), huge...), tmBody[i:]...)
+		_, _ = mariadbTableMap(mariadbEvent(1, binlog.TableMapEvent, 1, 100, 0, damaged))
+	}
 }
