@@ -289,6 +289,12 @@ type Conn struct {
 	queryStart atomic.Int64
 	cancel     atomic.Pointer[context.CancelFunc]
 	closeOnce  sync.Once
+
+	// follow is the reply being continued, if any, and execCursor whether
+	// the client's last COM_STMT_EXECUTE asked for a cursor
+	// (continued.go).
+	follow     *continued
+	execCursor bool
 }
 
 func newConn(c net.Conn, l *Listener) *Conn {
@@ -453,6 +459,15 @@ func (c *Conn) Write(p []byte) (int, error) {
 		if d := c.WriteTimeout.Load(); d > 0 && !c.streaming.Load() {
 			_ = c.Conn.SetWriteDeadline(time.Now().Add(time.Duration(d)))
 		}
+		if c.follow != nil {
+			q := c.follow.renumber(p)
+			n, err := c.w.Write(q)
+			c.counted(0, n)
+			if err != nil {
+				return min(n, len(p)), err
+			}
+			return len(p), nil
+		}
 		n, err := c.w.Write(p)
 		c.counted(0, n)
 		return n, err
@@ -467,6 +482,9 @@ func (c *Conn) Write(p []byte) (int, error) {
 func (c *Conn) nextPacket() error {
 	if !c.cont {
 		c.replied() // vitess reads the next command once it has replied
+		if ok, err := c.nextContinued(); ok || err != nil {
+			return err
+		}
 	}
 	// A deadline matters only for a read that blocks: wait_timeout before
 	// a command's first bytes, net_read_timeout for the rest of a packet
@@ -553,6 +571,14 @@ func (c *Conn) nextPacket() error {
 		if err == nil && size >= 5 && (first[4] == comStmtLongData || first[4] == comStmtExecute || first[4] == comStmtReset) {
 			if b, err := c.r.Peek(9); err == nil {
 				id := binary.LittleEndian.Uint32(b[5:])
+				if first[4] == comStmtExecute {
+					// Cursor type flags, the bits of a cursor asked for.
+					c.execCursor = false
+					if size >= 6 {
+						f, err := c.r.Peek(10)
+						c.execCursor = err == nil && f[9]&0x07 != 0
+					}
+				}
 				if first[4] != comStmtLongData {
 					c.longDataUsed(id)
 				} else if !c.admitLongData(id, int64(size)-7, limit) {
