@@ -184,6 +184,29 @@ var procedureCalls = []string{
 // number.
 func callResults(db *sql.DB, q string, args ...any) string {
 	rows, err := db.Query(q, args...)
+	return resultSets(rows, err)
+}
+
+// preparedResults is callResults for a statement prepared first, with
+// or without arguments.
+func preparedResults(db *sql.DB, q string, args ...any) string {
+	stmt, err := db.Prepare(q)
+	if err != nil {
+		return fmt.Sprintf("prepare: error %d", errNumber(err))
+	}
+	defer stmt.Close()
+	rows, err := stmt.Query(args...)
+	return resultSets(rows, err)
+}
+
+// isCallText reports whether q is one CALL statement.
+func isCallText(q string) bool {
+	return strings.HasPrefix(q, "CALL ") && !strings.Contains(q, ";")
+}
+
+// resultSets describes what rows (or err) gave: each result set
+// (columns, rows) and the error number.
+func resultSets(rows *sql.Rows, err error) string {
 	if err != nil {
 		return fmt.Sprintf("error %d", errNumber(err))
 	}
@@ -230,8 +253,8 @@ func callResults(db *sql.DB, q string, args ...any) string {
 // names included), rows affected, errors, OUT parameters and tables are
 // the same. Where MariaDB differs from MySQL (it keeps a body's warnings
 // after the CALL, and counts the rows all its statements changed) no
-// case is compared. A prepared CALL (go-sql-driver's, with arguments)
-// gives the procedure's one result set, as MariaDB does.
+// case is compared. Prepared, every CALL gives the same result sets
+// and errors as from MariaDB.
 func TestStoredProceduresAgainstMariaDB(t *testing.T) {
 	m := startMariaDB(t, 1)
 	l := startServer(t, t.TempDir())
@@ -258,10 +281,14 @@ func TestStoredProceduresAgainstMariaDB(t *testing.T) {
 			t.Fatalf("tables differ: MariaDB %s, Lockstep %s", ws, ls)
 		}
 	}
-	// Prepared CALLs: the procedure's one result set.
+	// Prepared CALLs: every result set, then the OK or the error, over
+	// the binary protocol; each statement executed twice, and a query
+	// after it to show the connection still in step.
+	mustExec(t, l.db(""), "CREATE PROCEDURE sp.twosets(IN k INT) BEGIN SELECT k; SELECT k + 1 AS k1; END")
+	mustExec(t, m.db(), "CREATE PROCEDURE sp.twosets(IN k INT) BEGIN SELECT k; SELECT k + 1 AS k1; END")
 	mdb := oneSession(t, "root@unix("+m.sock()+")/sp")
 	ldb := oneSession(t, fmt.Sprintf("root@tcp(127.0.0.1:%d)/sp", l.port))
-	for _, c := range []struct {
+	prepared := []struct {
 		q    string
 		args []any
 	}{
@@ -269,16 +296,28 @@ func TestStoredProceduresAgainstMariaDB(t *testing.T) {
 		{"CALL sp.outer_p()", nil},
 		{"CALL sp.typed(?, ?, ?, ?)", []any{"2024-02-29", 2.5, []byte{1, 2}, nil}},
 		{"CALL sp.pick(?)", []any{7}},
-	} {
-		if want, got := callResults(mdb, c.q, c.args...), callResults(ldb, c.q, c.args...); want != got {
-			t.Errorf("prepared %s %v:\nMariaDB  %s\nLockstep %s", c.q, c.args, want, got)
+		{"CALL sp.twosets(?)", []any{1}},
+	}
+	for _, q := range procedureCalls {
+		if isCallText(q) {
+			prepared = append(prepared, struct {
+				q    string
+				args []any
+			}{q, nil})
 		}
 	}
-	// Several result sets cannot be sent for one execution: refused
-	// before any is.
-	mustExec(t, l.db(""), "CREATE PROCEDURE sp.twosets(IN k INT) BEGIN SELECT k; SELECT k + 1; END")
-	if _, err := l.db("sp").Query("CALL sp.twosets(?)", 1); errNumber(err) != 1235 {
-		t.Fatalf("a prepared CALL with two result sets: %v, want 1235", err)
+	for _, c := range prepared {
+		for range 2 {
+			// MySQL 8 looks the procedure up when the CALL is prepared
+			// (1305 then), MariaDB when it runs: the same error.
+			want, got := preparedResults(mdb, c.q, c.args...), strings.TrimPrefix(preparedResults(ldb, c.q, c.args...), "prepare: ")
+			if want != got {
+				t.Errorf("prepared %s %v:\nMariaDB  %s\nLockstep %s", c.q, c.args, want, got)
+			}
+		}
+		if want, got := callResults(mdb, "SELECT 'in step' AS s"), callResults(ldb, "SELECT 'in step' AS s"); want != got {
+			t.Fatalf("after prepared %s: MariaDB %s, Lockstep %s", c.q, want, got)
+		}
 	}
 	// A CALL's OK carries the rows its last statement changed, as MySQL
 	// counts them (MariaDB adds up the body's statements).

@@ -27,6 +27,7 @@ const (
 	TooBigScale            = 1425 // ER_TOO_BIG_SCALE
 	TooBigPrecision        = 1426 // ER_TOO_BIG_PRECISION
 	MBiggerThanD           = 1427 // ER_M_BIGGER_THAN_D
+	UnknownStmtHandler     = 1243 // ER_UNKNOWN_STMT_HANDLER
 	readOnlyTransactionMsg = "Cannot execute statement in a READ ONLY transaction."
 )
 

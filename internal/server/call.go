@@ -35,6 +35,8 @@ import (
 // client that did not ask for CLIENT_MULTI_STATEMENTS (multiStatements),
 // and answers a CALL with several results by returning callMarker as
 // the remainder: the next call of ComMultiQuery sends the next result.
+// A prepared CALL's execution is answered the same way with executions
+// the wire layer injects (callPrepared).
 //
 // Invariants:
 //
@@ -97,7 +99,7 @@ func (h *handler) nextCallResult(c *mysql.Conn, cb mysql.ResultSpoolFn) (string,
 // remainder returned is callMarker while more are to come, else the
 // rest of the query. Without multi (vitess's single-statement path,
 // after a client turned its multiple statements off) the answer is one
-// result, as for a prepared CALL (oneResult).
+// result (oneResult).
 func (h *handler) call(ctx context.Context, c *mysql.Conn, query string, cb mysql.ResultSpoolFn, multi bool) (string, error) {
 	st, end, err := ast.ParseOneWithOptions(ctx, query, h.s.sql.ParserOptionsFor(c.ConnectionID))
 	if err != nil {
@@ -139,10 +141,13 @@ func (h *handler) call(ctx context.Context, c *mysql.Conn, query string, cb mysq
 }
 
 // callPrepared answers the execution of a prepared CALL. The protocol
-// library answers an execution with one result: the procedure's result
-// set if it produced one (without the OK that would follow it), else
-// the OK; a procedure that produces several result sets is refused
-// before any is sent (1235).
+// library answers an execution with one result; the rest of a CALL's
+// answer (its other result sets and the OK, or the error after them) is
+// sent as parts of the same reply (protocol.Conn.ContinueExecute): the
+// library reads a COM_STMT_EXECUTE of callPartStmt next, answered by
+// nextCallPart. Where that cannot be done (a cursor asked for, a
+// connection the server did not wrap), the answer is one result
+// (oneResult).
 func (h *handler) callPrepared(ctx context.Context, c *mysql.Conn, p *mysql.PrepareData, cb func(*sqltypes.Result) error) error {
 	st, _, err := ast.ParseOneWithOptions(ctx, p.PrepareStmt, h.s.sql.ParserOptionsFor(c.ConnectionID))
 	if err != nil {
@@ -162,7 +167,60 @@ func (h *handler) callPrepared(ctx context.Context, c *mysql.Conn, p *mysql.Prep
 	}
 	defer h.s.sql.RunningCall(c.ConnectionID, ctx, p.PrepareStmt)()
 	env := &callEnv{h: h, c: c, multi: h.multiResults(c)}
-	return env.oneResult(statementError(p.PrepareStmt, env.run(ctx, stmt, binds)), cb)
+	err = statementError(p.PrepareStmt, env.run(ctx, stmt, binds))
+	w, wrapped := c.Conn.(*protocol.Conn)
+	if !wrapped || w.CursorRequested() {
+		return env.oneResult(err, cb)
+	}
+	if len(env.results) == 0 {
+		if err != nil {
+			return err
+		}
+		return cb(&sqltypes.Result{RowsAffected: env.affected})
+	}
+	rest := &pendingCall{results: env.results[1:], err: err}
+	if err == nil {
+		rest.results = append(rest.results, &sqltypes.Result{RowsAffected: env.affected})
+	}
+	h.calls.Store(c.ConnectionID, rest)
+	if _, ok := c.PrepareData[callPartStmt]; !ok {
+		c.PrepareData[callPartStmt] = &mysql.PrepareData{StatementID: callPartStmt, PrepareStmt: "CALL"}
+	}
+	w.ContinueExecute(callPartStmt)
+	c.StatusFlags |= mysql.ServerMoreResultsExists
+	return cb(env.results[0])
+}
+
+// callPartStmt is the statement id of the executions that send a
+// prepared CALL's further results (the library numbers the client's
+// statements from 1 up).
+const callPartStmt = 1<<32 - 1
+
+// nextCallPart sends the next part of the prepared CALL being answered
+// on c: a result set or the OK, with SERVER_MORE_RESULTS_EXISTS and
+// another part to follow unless it is the last, or the error that ended
+// the CALL.
+func (h *handler) nextCallPart(c *mysql.Conn, cb func(*sqltypes.Result) error) error {
+	v, ok := h.calls.Load(c.ConnectionID)
+	w, wrapped := c.Conn.(*protocol.Conn)
+	if !ok || !wrapped {
+		return mysql.NewSQLError(mysqlerr.UnknownStmtHandler, "HY000", "Unknown prepared statement handler (%d) given to mysqld_stmt_execute", uint32(callPartStmt))
+	}
+	p := v.(*pendingCall)
+	if len(p.results) == 0 {
+		h.calls.Delete(c.ConnectionID)
+		c.StatusFlags &^= mysql.ServerMoreResultsExists
+		return p.err
+	}
+	r := p.results[0]
+	p.results = p.results[1:]
+	if len(p.results) > 0 || p.err != nil {
+		w.ContinueExecute(callPartStmt)
+	} else {
+		h.calls.Delete(c.ConnectionID)
+		c.StatusFlags &^= mysql.ServerMoreResultsExists
+	}
+	return cb(r)
 }
 
 // oneResult answers a CALL that ran with err with one result: its error,
@@ -179,7 +237,7 @@ func (e *callEnv) oneResult(err error, cb func(*sqltypes.Result) error) error {
 	case 1:
 		return cb(e.results[0])
 	}
-	return mysqlerr.NotSupported("more than one result set from a CALL answered with one result (a prepared CALL, or a client that turned multiple statements off): run the CALL as text")
+	return mysqlerr.NotSupported("more than one result set from a CALL answered with one result (a client that turned multiple statements off, or a prepared CALL with a cursor)")
 }
 
 // run runs a client's CALL stmt, its placeholders' values in binds.

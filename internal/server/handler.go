@@ -387,6 +387,9 @@ func (h *handler) ComPrepare(ctx context.Context, c *mysql.Conn, query string, p
 }
 
 func (h *handler) ComStmtExecute(ctx context.Context, c *mysql.Conn, p *mysql.PrepareData, cb func(*sqltypes.Result) error) (err error) {
+	if p.StatementID == callPartStmt {
+		return h.nextCallPart(c, binaryResults(h.s.sql, c, cb)) // call.go
+	}
 	h.s.sql.CountStatus(c.ConnectionID, "Com_stmt_execute")
 	defer yieldAfterStatement()
 	defer h.s.afterStatement(c, p.PrepareStmt)
