@@ -727,6 +727,30 @@ func TestLockingReadPrivileges(t *testing.T) {
 			t.Fatalf("%s: %v, want 1142 %q", q, err, want)
 		}
 	}
+	// A database the account holds SELECT on: the same, for checks on
+	// the table and on the database (CREATE TABLE, CREATE VIEW).
+	for q, want := range map[string]string{
+		"INSERT INTO lr.t VALUES (9, 9)":  "INSERT command denied to user 'reader'@'%' for table 't'",
+		"REPLACE INTO lr.t VALUES (9, 9)": "INSERT command denied to user 'reader'@'%' for table 't'",
+		"UPDATE lr.t SET v = 0":           "UPDATE command denied to user 'reader'@'%' for table 't'",
+		"DROP TABLE lr.t":                 "DROP command denied to user 'reader'@'%' for table 't'",
+		"TRUNCATE lr.t":                   "DROP command denied to user 'reader'@'%' for table 't'",
+		"ALTER TABLE lr.t ADD c INT":      "ALTER command denied to user 'reader'@'%' for table 't'",
+		"CREATE INDEX i ON lr.t (v)":      "INDEX command denied to user 'reader'@'%' for table 't'",
+		"CREATE TABLE lr.x (id INT)":      "CREATE command denied to user 'reader'@'%' for table 'x'",
+		"CREATE VIEW lr.v AS SELECT 1":    "CREATE VIEW command denied to user 'reader'@'%' for table 'v'",
+	} {
+		_, err := reader.Exec(q)
+		if errNumber(err) != 1142 || !strings.Contains(err.Error(), want) {
+			t.Fatalf("%s: %v, want 1142 %q", q, err, want)
+		}
+	}
+	// REPLACE needs INSERT and DELETE: the one missing is named.
+	mustExec(t, root, "GRANT INSERT ON lr.t TO reader@'%'")
+	if _, err := reader.Exec("REPLACE INTO lr.t VALUES (9, 9)"); errNumber(err) != 1142 || !strings.Contains(err.Error(), "DELETE command denied to user 'reader'@'%' for table 't'") {
+		t.Fatalf("REPLACE with INSERT but not DELETE: %v", err)
+	}
+	mustExec(t, root, "REVOKE INSERT ON lr.t FROM reader@'%'")
 	for _, q := range []string{"SHOW TABLES FROM other", "SHOW TABLES FROM mysql", "USE mysql"} {
 		if _, err := reader.Exec(q); errNumber(err) != 1044 {
 			t.Fatalf("%s, a database the account holds nothing on: %v, want 1044", q, err)

@@ -23,6 +23,7 @@ const (
 	SpecificAccessDenied   = 1227 // ER_SPECIFIC_ACCESS_DENIED_ERROR
 	DBAccessDenied         = 1044 // ER_DBACCESS_DENIED_ERROR
 	TableAccessDenied      = 1142 // ER_TABLEACCESS_DENIED_ERROR
+	ColumnAccessDenied     = 1143 // ER_COLUMNACCESS_DENIED_ERROR
 	ReadOnlyTransaction    = 1792 // ER_CANT_EXECUTE_IN_READ_ONLY_TRANSACTION
 	TooBigScale            = 1425 // ER_TOO_BIG_SCALE
 	TooBigPrecision        = 1426 // ER_TOO_BIG_PRECISION

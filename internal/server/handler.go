@@ -53,7 +53,7 @@ func (s *Server) wrapHandler(h mysql.Handler) (mysql.Handler, error) {
 }
 
 // tableStatement matches statements whose privileges are table privileges.
-var tableStatement = regexp.MustCompile(`(?i)^\s*(\(\s*)*(select|insert|update|delete|replace|with|table|create\s+table|drop\s+table|alter\s+table|truncate|rename\s+table|create\s+index|drop\s+index|create\s+(?:definer\s*=\s*\S+\s+)?trigger|drop\s+trigger)\b`)
+var tableStatement = regexp.MustCompile(`(?i)^\s*(\(\s*)*(select|insert|update|delete|replace|with|table|create\s+table|drop\s+table|alter\s+table|truncate|rename\s+table|create\s+index|drop\s+index|create\s+(?:or\s+replace\s+)?(?:algorithm\s*=\s*\S+\s+)?(?:definer\s*=\s*\S+\s+)?(?:sql\s+security\s+\S+\s+)?view|drop\s+view|create\s+(?:definer\s*=\s*\S+\s+)?trigger|drop\s+trigger)\b`)
 
 // deniedFor turns a privilege denial of a statement on tables into
 // MySQL's ER_TABLEACCESS_DENIED_ERROR (1142); mysqlerr.Restore has made every
@@ -74,7 +74,7 @@ func deniedFor(query string, err error) error {
 		return err
 	}
 	if tableStatement.MatchString(query) {
-		return mysql.NewSQLError(mysqlerr.TableAccessDenied, "42000", "%s", se.Message)
+		return tableCommandDenied(query, se)
 	}
 	if m := grantTarget.FindStringSubmatch(bareStatement(query)); m != nil {
 		who := strings.TrimPrefix(se.Message, "command denied to user ")
@@ -130,6 +130,36 @@ func tableDenied(query string, se *mysql.SQLError, err error) error {
 	return mysql.NewSQLError(mysqlerr.TableAccessDenied, "42000", "%s command denied to user %s for table '%s'", deniedCommandOn(st, table), m[1], table)
 }
 
+// tableCommandDenied gives a statement on tables denied at the
+// database's level (CREATE TABLE, CREATE VIEW: go-mysql-server's "command
+// denied to user 'u'@'h'") MySQL's 1142, naming the command and the
+// statement's first table.
+func tableCommandDenied(query string, se *mysql.SQLError) error {
+	who := strings.TrimPrefix(se.Message, "command denied to user ")
+	st, _, err := sqlengine.ParseOne(context.Background(), query, ast.ParserOptions{})
+	table := ""
+	if ddl, ok := st.(*ast.DDL); ok && err == nil {
+		switch {
+		case ddl.ViewSpec != nil:
+			table = ddl.ViewSpec.ViewName.Name.String()
+		case len(ddl.FromViews) > 0:
+			table = ddl.FromViews[0].Name.String()
+		}
+	}
+	if err == nil && table == "" {
+		_ = ast.Walk(func(node ast.SQLNode) (bool, error) {
+			if tn, ok := node.(ast.TableName); ok && table == "" && !tn.Name.IsEmpty() {
+				table = tn.Name.String()
+			}
+			return table == "", nil
+		}, st)
+	}
+	if table == "" {
+		return mysql.NewSQLError(mysqlerr.TableAccessDenied, "42000", "%s", se.Message)
+	}
+	return mysql.NewSQLError(mysqlerr.TableAccessDenied, "42000", "%s command denied to user %s for table '%s'", deniedCommandOn(st, table), who, table)
+}
+
 // deniedCommandOn is the privilege MySQL names when it denies st on
 // table: for CREATE TRIGGER, TRIGGER or the command of the body's
 // statement on it; otherwise deniedCommand's.
@@ -152,6 +182,9 @@ func deniedCommand(st ast.Statement) string {
 	case *ast.DDL:
 		switch strings.ToLower(n.Action) {
 		case ast.CreateStr:
+			if n.ViewSpec != nil {
+				return "CREATE VIEW"
+			}
 			return "CREATE"
 		case ast.DropStr, ast.TruncateStr:
 			return "DROP"
