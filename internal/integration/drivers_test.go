@@ -24,7 +24,6 @@ import (
 // MariaDB 10.11, each with its cause. docs/COMPATIBILITY.md lists them
 // too; keep both in step.
 var goSQLDriverKnown = map[string]string{
-	"TestCollation":        "character sets other than utf8mb4 (latin1, cp1257, binary connection collations)",
 	"TestPreparedManyCols": "65,535 placeholders: vitess reads the parameter count in 16 bits and panics past 65,528, so Lockstep refuses more (1390)",
 }
 

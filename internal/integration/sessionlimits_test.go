@@ -135,6 +135,55 @@ func TestSetNamesCollate(t *testing.T) {
 	}
 }
 
+// TestResultsCharacterSet: a client that names a single-byte collation
+// in its handshake (or SET NAMES) gets its session's character sets and
+// collation set to it, and its results in it, as from MariaDB 10.11: text
+// and prepared, on the fast path and through go-mysql-server, from utf8mb4
+// and latin1 columns, '?' standing for what the set cannot hold (where the
+// statement failed). (No name or literal outside ASCII is compared:
+// MariaDB reads the statement in the client's set, Lockstep as UTF-8.)
+func TestResultsCharacterSet(t *testing.T) {
+	m := startMariaDB(t, 1)
+	s := startServer(t, t.TempDir())
+	setup := []string{
+		"CREATE DATABASE cs",
+		"CREATE TABLE cs.t (id INT PRIMARY KEY, u VARCHAR(20) CHARACTER SET utf8mb4, l VARCHAR(20) CHARACTER SET latin1, b VARBINARY(20))",
+		"INSERT INTO cs.t VALUES (1, 'abc', 'abc', 'abc'), (2, 'café €', 'café', X'e9ff'), (3, '日本', NULL, NULL)",
+	}
+	for _, q := range setup {
+		mustExec(t, m.db(), q)
+		mustExec(t, s.db(""), q)
+	}
+	queries := []string{
+		"SELECT @@character_set_client, @@character_set_connection, @@character_set_results, @@collation_connection",
+		"SELECT id, u, l, b FROM cs.t ORDER BY id",
+		"SELECT u, l FROM cs.t WHERE id = 2",
+		"SELECT CONCAT(u, '!') AS x, UPPER(l) FROM cs.t WHERE id IN (2, 3) ORDER BY id",
+	}
+	for _, coll := range []string{"latin1_swedish_ci", "latin1_general_ci", "cp1257_bin"} {
+		for _, q := range queries {
+			for _, prepared := range []bool{false, true} {
+				got := func(dsn string) string {
+					db, err := sql.Open("mysql", dsn+"?collation="+coll)
+					if err != nil {
+						t.Fatal(err)
+					}
+					defer db.Close()
+					if prepared {
+						return preparedResults(db, q)
+					}
+					return callResults(db, q)
+				}
+				want := got("root@unix(" + m.sock() + ")/")
+				have := got(fmt.Sprintf("root@tcp(127.0.0.1:%d)/", s.port))
+				if want != have {
+					t.Errorf("%s, %s (prepared %v):\nMariaDB  %q\nLockstep %q", coll, q, prepared, want, have)
+				}
+			}
+		}
+	}
+}
+
 // TestRegexpLimits: a regular expression that backtracks exponentially is
 // stopped by regexp_time_limit (3699), and with the limit off by KILL
 // QUERY (1317) and max_execution_time (3024); only an administrator sets

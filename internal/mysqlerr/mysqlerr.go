@@ -208,7 +208,9 @@ var gmsErrors = []struct {
 	// A value an ENUM or SET column has no member for (strict mode).
 	{"Data truncated for column '", "", "", mysql.ERWarnDataTruncated, "01000", ""}, // WARN_DATA_TRUNCATED
 	{"Incorrect datetime value: '", "'", "", mysql.ERTruncatedWrongValue, "22007", ""},
-	{"incompatible type for default value", "", "", 1067, "42000", ""}, // ER_INVALID_DEFAULT
+	// Bytes a column's character set cannot read (strict mode).
+	{"Incorrect string value: '", "", "' for column '", 1366, "HY000", ""}, // ER_TRUNCATED_WRONG_VALUE_FOR_FIELD
+	{"incompatible type for default value", "", "", 1067, "42000", ""},     // ER_INVALID_DEFAULT
 	{"Variable '", "'", "' can't be set to the value of '", mysql.ERWrongValueForVar, "42000", ""},
 	{"Variable '", " is a read only variable", "", mysql.ERIncorrectGlobalLocalVar, "HY000", ""},
 	{"Variable '", " is a GLOBAL variable and should be set with SET GLOBAL", "", mysql.ERGlobalVariable, "HY000", ""},

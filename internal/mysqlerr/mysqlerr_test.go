@@ -37,6 +37,7 @@ func TestRestoreError(t *testing.T) {
 		{errFromText("duplicate foreign key constraint name `fk`"), "(errno 1826) (sqlstate HY000)"},
 		{errFromText("cannot add or update a child row - Foreign key violation on fk: `fk`, table: `c`, referenced table: `p`, key: `[1]` (errno 1452) (sqlstate HY000)"), "(errno 1452) (sqlstate 23000)"},
 		{errFromText("database does not support temporary tables"), "doesn't yet support 'temporary tables' (errno 1235) (sqlstate 42000)"},
+		{errFromText(`Incorrect string value: '\xE9t\xE9' for column 's' at row 1`), `Incorrect string value: '\xE9t\xE9' for column 's' at row 1 (errno 1366) (sqlstate HY000)`},
 		{errFromText("TIME length not yet supported"), "doesn't yet support 'TIME with fractional seconds (TIME(n))' (errno 1235) (sqlstate 42000)"},
 		{mysql.NewSQLError(mysql.ERLockWaitTimeout, "HY000", "Lock wait timeout exceeded"), "(errno 1205) (sqlstate HY000)"},
 		{errFromText("300 out of range for tinyint"), "Out of range value for column: 300 does not fit in tinyint (errno 1264) (sqlstate 22003)"},

@@ -26,10 +26,17 @@ package server
 //     NO_BACKSLASH_ESCAPES, read as the reply goes (so the reply to the
 //     SET that changes it says it): drivers choose how they escape the
 //     strings they put into statements by it (sqlengine/clienttext.go).
+//   - Text goes in the session's character_set_results, '?' standing for
+//     a character that set cannot hold, as MySQL sends it (go-mysql-server
+//     makes it utf8mb4 and failed the statement on such a character;
+//     sqlengine/resultscharset.go).
 
 import (
 	"bytes"
 	"strconv"
+	"unicode/utf8"
+
+	"github.com/dolthub/go-mysql-server/sql/encodings"
 
 	"github.com/dolthub/vitess/go/mysql"
 	"github.com/dolthub/vitess/go/sqltypes"
@@ -60,9 +67,92 @@ func textResults(e *sqlengine.Engine, c *mysql.Conn, query string, cb mysql.Resu
 			fixFieldTypes(r.Fields)
 			r.Info = okInfo(r)
 		}
+		transcode(e, c.ConnectionID, r)
 		return cb(r, more)
 	}
 }
+
+// transcode puts r's text, utf8mb4 from go-mysql-server, in connection
+// connID's character_set_results when that is another set: values of
+// text columns and the columns' names, '?' for what the set cannot hold;
+// every non-binary column says the set (as its default collation).
+func transcode(e *sqlengine.Engine, connID uint32, r *sqltypes.Result) {
+	if r == nil || len(r.Fields) == 0 {
+		return
+	}
+	cs, ok := e.ResultsCharset(connID)
+	if !ok {
+		return
+	}
+	enc := cs.Encoder()
+	name := func(s string) string {
+		if out, changed := encodeText(enc, []byte(s)); changed {
+			return string(out)
+		}
+		return s
+	}
+	var cols []int
+	for i, f := range r.Fields {
+		if f.Charset == binaryCollation {
+			continue
+		}
+		f.Charset = uint32(cs.DefaultCollation())
+		f.Name, f.OrgName, f.Table, f.OrgTable, f.Database = name(f.Name), name(f.OrgName), name(f.Table), name(f.OrgTable), name(f.Database)
+		switch f.Type {
+		case sqltypes.VarChar, sqltypes.Char, sqltypes.Text, sqltypes.Enum, sqltypes.Set:
+			cols = append(cols, i)
+		}
+	}
+	for _, row := range r.Rows {
+		for _, i := range cols {
+			if i < len(row) && !row[i].IsNull() {
+				if out, changed := encodeText(enc, row[i].Raw()); changed {
+					row[i] = sqltypes.MakeTrusted(row[i].Type(), out)
+				}
+			}
+		}
+	}
+}
+
+// encodeText is b, UTF-8, in enc's character set, each character enc
+// cannot hold a '?', and true if that changed anything. Bytes that are
+// not UTF-8 pass as they are: statements are read as UTF-8, so such bytes
+// in a result came from a client that sent its own set's bytes (a latin1
+// 'caf\xe9'), which go back to it unchanged, as before.
+func encodeText(enc encodings.Encoder, b []byte) ([]byte, bool) {
+	i := 0
+	for i < len(b) && b[i] < utf8.RuneSelf {
+		i++
+	}
+	if i == len(b) {
+		return b, false
+	}
+	out := append(make([]byte, 0, len(b)), b[:i]...)
+	for i < len(b) {
+		c := b[i]
+		if c < utf8.RuneSelf {
+			out = append(out, c)
+			i++
+			continue
+		}
+		_, n := utf8.DecodeRune(b[i:])
+		if n == 1 { // not UTF-8
+			out = append(out, c)
+			i++
+			continue
+		}
+		if e, ok := enc.EncodeRune(b[i : i+n]); ok {
+			out = append(out, e...)
+		} else {
+			out = append(out, '?')
+		}
+		i += n
+	}
+	return out, !bytes.Equal(out, b)
+}
+
+// binaryCollation is the binary character set's collation id.
+const binaryCollation = 63
 
 // okInfo is the info string an OK packet can carry. MySQL's clients read
 // it as a length-prefixed string; vitess writes it after a fixed '#'
@@ -90,6 +180,7 @@ func binaryResults(e *sqlengine.Engine, c *mysql.Conn, cb func(*sqltypes.Result)
 		if r != nil {
 			fixFieldTypes(r.Fields)
 		}
+		transcode(e, c.ConnectionID, r)
 		return cb(r)
 	}
 }

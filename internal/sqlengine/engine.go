@@ -229,6 +229,13 @@ func (e *Engine) SessionBuilderVersion(version string) server.SessionBuilder {
 		}
 		if coll, ok := handshakeCollation(sql.CollationID(conn.CharacterSet)); ok {
 			ctx := sql.NewContext(ctx, sql.WithSession(s))
+			if cs := coll.CharacterSet(); cs != sql.CharacterSet_utf8mb4 {
+				for _, v := range []string{"character_set_client", "character_set_connection", "character_set_results"} {
+					if err := s.SetSessionVariable(ctx, v, cs.Name()); err != nil {
+						return nil, err
+					}
+				}
+			}
 			if err := s.SetSessionVariable(ctx, "collation_connection", coll.Name()); err != nil {
 				return nil, err
 			}
@@ -240,28 +247,34 @@ func (e *Engine) SessionBuilderVersion(version string) server.SessionBuilder {
 
 // handshakeCollation is the connection collation for the collation a
 // client names in its handshake, which MySQL makes the session's
-// collation_connection: without it every session compared literals by
-// go-mysql-server's default, utf8mb4_0900_bin, so 'a' = 'A' was 0 where
-// MySQL, for a client asking for utf8mb4_0900_ai_ci or
-// utf8mb4_general_ci, says 1.
+// collation_connection, and its character set character_set_client,
+// character_set_connection and character_set_results (as SET NAMES
+// does): without it every session compared literals by go-mysql-server's
+// default, utf8mb4_0900_bin, so 'a' = 'A' was 0 where MySQL, for a client
+// asking for utf8mb4_0900_ai_ci or utf8mb4_general_ci, says 1, and a
+// client asking for latin1 got its results in utf8mb4.
 //
-// Only the collation is taken, and only for Unicode: go-mysql-server
-// reads every statement as UTF-8 whatever character_set_client says, and
-// fails a result it cannot encode in character_set_results (where MySQL
-// sends '?'), so the character sets stay utf8mb4. A utf8mb3 collation
-// (sysbench asks for utf8_general_ci) gives its utf8mb4 twin, which
-// orders and compares the same characters the same way.
+// A utf8mb3 collation (sysbench asks for utf8_general_ci) gives its
+// utf8mb4 twin, which orders and compares the same characters the same
+// way. A set MySQL does not take from clients (UTF-16, UTF-32, UCS-2)
+// leaves the default, as in MySQL. Statements are read as UTF-8 whatever
+// the set (see the README); results are sent in it (resultscharset.go).
 func handshakeCollation(id sql.CollationID) (sql.CollationID, bool) {
 	if id == 0 || id.Name() == "" {
 		return 0, false
 	}
-	switch id.CharacterSet() {
+	switch cs := id.CharacterSet(); cs {
 	case sql.CharacterSet_utf8mb4:
 		return id, true
 	case sql.CharacterSet_utf8mb3:
 		name := "utf8mb4" + strings.TrimPrefix(id.Name(), "utf8mb3")
 		if c, err := sql.ParseCollation("", name, false); err == nil && c.CharacterSet() == sql.CharacterSet_utf8mb4 {
 			return c, true
+		}
+	case sql.CharacterSet_utf16, sql.CharacterSet_utf16le, sql.CharacterSet_utf32, sql.CharacterSet_ucs2:
+	default:
+		if cs.Encoder() != nil {
+			return id, true
 		}
 	}
 	return 0, false
