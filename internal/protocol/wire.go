@@ -2,8 +2,9 @@
 // below the protocol library (vitess): a listener whose connections
 // terminate TLS, enforce max_connections, max_allowed_packet and the
 // connection timeouts, count prepared statements and bytes, keep the
-// connection attributes, and take over binlog dump commands (this file,
-// tls.go, timeouts.go, prepared.go, connattrs.go); and the chain of
+// connection attributes, take over binlog dump commands, and continue a
+// reply over executions it injects (this file, tls.go, timeouts.go,
+// prepared.go, connattrs.go, continued.go); and the chain of
 // statements the server answers before go-mysql-server (chain.go). It
 // knows nothing of the server that configures it: what it needs (the
 // limits, the TLS configuration, the SQL layer's prepare check) comes in
