@@ -107,6 +107,10 @@ func (a *Admin) BinlogStatement(c *mysql.Conn, query string) (res *sqltypes.Resu
 		}
 		return a.showReplicas(!strings.EqualFold(m[1], "replicas")), true, nil
 	}
+	if m := showBinlogEvents.FindStringSubmatch(query); m != nil {
+		res, err := a.binlogEvents(c, m)
+		return res, true, err
+	}
 	if showMasterLogs.MatchString(query) {
 		if err := a.SQL.Require(c, sqlengine.NeedReplicationClient); err != nil {
 			return nil, true, err

@@ -764,3 +764,120 @@ func TestPurgeKeepsFilesConnectedReplicasRead(t *testing.T) {
 		t.Fatalf("after the replica left, the first file is %s (%v), want %s", first, err, last)
 	}
 }
+
+// TestShowBinlogEvents: SHOW BINLOG EVENTS lists a binlog file's events
+// as MySQL does: the first file unless IN names one, each row's end the
+// next one's start, MySQL's names and wording (a transaction's GTID,
+// BEGIN, table map, rows, XID; the rotation to the next file), FROM and
+// LIMIT [offset,] count; an unknown file or a position inside an event is
+// 1220, and the statement needs REPLICATION SLAVE.
+func TestShowBinlogEvents(t *testing.T) {
+	s := startServer(t, t.TempDir())
+	db := s.db("")
+	for _, q := range []string{
+		"CREATE DATABASE ev",
+		"CREATE TABLE ev.t (id INT PRIMARY KEY, v VARCHAR(10))",
+		"INSERT INTO ev.t VALUES (1, 'a'), (2, 'b')",
+		"UPDATE ev.t SET v = 'c' WHERE id = 1",
+		"DELETE FROM ev.t WHERE id = 2",
+		"FLUSH BINARY LOGS",
+		"INSERT INTO ev.t VALUES (3, 'd')",
+	} {
+		mustExec(t, db, q)
+	}
+	type event struct {
+		file, typ, info string
+		pos, end        uint64
+		server          uint32
+	}
+	events := func(q string) []event {
+		t.Helper()
+		rows, err := db.Query(q)
+		if err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+		defer rows.Close()
+		var out []event
+		for rows.Next() {
+			var e event
+			if err := rows.Scan(&e.file, &e.pos, &e.typ, &e.server, &e.end, &e.info); err != nil {
+				t.Fatal(err)
+			}
+			out = append(out, e)
+		}
+		return out
+	}
+	var files []string
+	rows, err := db.Query("SHOW BINARY LOGS")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for rows.Next() {
+		var name string
+		if err := rows.Scan(&name, new(sql.NullString), new(sql.NullString)); err != nil {
+			t.Fatal(err)
+		}
+		files = append(files, name)
+	}
+	rows.Close()
+	if len(files) != 2 {
+		t.Fatalf("binlog files %v", files)
+	}
+	first := events("SHOW BINLOG EVENTS")
+	var types []string
+	for i, e := range first {
+		types = append(types, e.typ)
+		if e.file != files[0] || e.server == 0 || e.end <= e.pos || (i+1 < len(first) && first[i+1].pos != e.end) {
+			t.Fatalf("event %d %+v (next %+v): rows must chain", i, e, first[min(i+1, len(first)-1)])
+		}
+	}
+	if first[0].pos != 4 || first[0].typ != "Format_desc" || !strings.HasPrefix(first[0].info, "Server ver: ") {
+		t.Fatalf("first event %+v", first[0])
+	}
+	last := first[len(first)-1]
+	if last.typ != "Rotate" || last.info != files[1]+";pos=4" {
+		t.Fatalf("last event %+v, want the rotation to %s", last, files[1])
+	}
+	joined := strings.Join(types, " ")
+	for _, want := range []string{"Gtid Query Table_map Write_rows Xid", "Table_map Update_rows Xid", "Table_map Delete_rows Xid"} {
+		if !strings.Contains(joined, want) {
+			t.Fatalf("events %s: no %q", joined, want)
+		}
+	}
+	var sawDDL, sawRows bool
+	for _, e := range first {
+		sawDDL = sawDDL || e.typ == "Query" && strings.HasPrefix(e.info, "use `ev`; CREATE TABLE `t`")
+		sawRows = sawRows || e.typ == "Write_rows" && strings.HasSuffix(e.info, "flags: STMT_END_F")
+		if e.typ == "Gtid" && !strings.HasPrefix(e.info, "SET @@SESSION.GTID_NEXT= '") || e.typ == "Xid" && !strings.HasPrefix(e.info, "COMMIT /* xid=") {
+			t.Fatalf("event %+v", e)
+		}
+	}
+	if !sawDDL || !sawRows {
+		t.Fatalf("no CREATE TABLE or no rows event with STMT_END_F in %+v", first)
+	}
+	second := events("SHOW BINLOG EVENTS IN '" + files[1] + "'")
+	if len(second) < 6 || second[1].typ != "Previous_gtids" || !strings.HasSuffix(second[1].info, ":1-5") || second[len(second)-1].typ != "Xid" {
+		t.Fatalf("second file %+v", second)
+	}
+	from := events(fmt.Sprintf("SHOW BINLOG EVENTS FROM %d LIMIT 2", first[3].pos))
+	if len(from) != 2 || from[0] != first[3] || from[1] != first[4] {
+		t.Fatalf("FROM %d LIMIT 2: %+v, want %+v", first[3].pos, from, first[3:5])
+	}
+	if got := events("SHOW BINLOG EVENTS LIMIT 2, 3"); len(got) != 3 || got[0] != first[2] || got[2] != first[4] {
+		t.Fatalf("LIMIT 2, 3: %+v", got)
+	}
+	for _, q := range []string{"SHOW BINLOG EVENTS IN 'binlog.999999'", fmt.Sprintf("SHOW BINLOG EVENTS FROM %d", first[3].pos+1)} {
+		if _, err := db.Query(q); errNumber(err) != 1220 {
+			t.Fatalf("%s: %v, want 1220", q, err)
+		}
+	}
+	mustExec(t, db, "CREATE USER watcher@'%' IDENTIFIED BY 'pw'")
+	mustExec(t, db, "GRANT REPLICATION CLIENT ON *.* TO watcher@'%'")
+	if _, err := s.as(t, "watcher", "pw").Query("SHOW BINLOG EVENTS"); errNumber(err) != 1227 {
+		t.Fatalf("without REPLICATION SLAVE: %v, want 1227", err)
+	}
+	mustExec(t, db, "GRANT REPLICATION SLAVE ON *.* TO watcher@'%'")
+	if _, err := s.as(t, "watcher", "pw").Query("SHOW BINLOG EVENTS LIMIT 1"); err != nil {
+		t.Fatalf("with REPLICATION SLAVE: %v", err)
+	}
+}
