@@ -29,6 +29,7 @@ type preparedDos struct {
 // the handler never saw it) is gone before the next.
 func (s *Server) checkPrepare(connID uint32, query string) (string, error) {
 	text, do, err := s.sql.CheckPrepare(connID, query)
+	err = unsupportedSyntax(query, err) // stmterrors.go
 	if err == nil && do {
 		s.dos.pending.Store(connID, struct{}{})
 	} else {

@@ -31,3 +31,32 @@ func TestDropError(t *testing.T) {
 		t.Errorf("another error changed: %v", err)
 	}
 }
+
+// TestUnsupportedSyntax: a syntax error for a form MySQL has and Lockstep
+// does not is 1235 naming it; a real syntax error stays 1064, and other
+// errors pass.
+func TestUnsupportedSyntax(t *testing.T) {
+	parse := mysql.NewSQLError(mysql.ERParseError, "42000", "You have an error in your SQL syntax")
+	for _, c := range []struct {
+		query string
+		num   int
+	}{
+		{"CREATE FUNCTION f(x INT) RETURNS INT DETERMINISTIC RETURN x + 1", mysql.ERNotSupportedYet},
+		{"CREATE DEFINER=`root`@`%` FUNCTION f() RETURNS INT RETURN 1", mysql.ERNotSupportedYet},
+		{"/*!50003 DROP FUNCTION IF EXISTS `f` */", mysql.ERNotSupportedYet},
+		{"ALTER PROCEDURE p COMMENT 'x'", mysql.ERNotSupportedYet},
+		{"CREATE PROCEDURE p() BEGIN DECLARE EXIT HANDLER FOR SQLEXCEPTION BEGIN GET DIAGNOSTICS CONDITION 1 @m = MESSAGE_TEXT; END; SELECT 1; END", mysql.ERNotSupportedYet},
+		{"SELECT @r := @r + 1 AS n FROM t", mysql.ERNotSupportedYet},
+		{"SELEC 1", mysql.ERParseError},
+		{"SELECT 'a := b' FROM", mysql.ERParseError},
+	} {
+		var se *mysql.SQLError
+		if err := unsupportedSyntax(c.query, parse); !errors.As(err, &se) || se.Num != c.num {
+			t.Errorf("%s: %v, want %d", c.query, err, c.num)
+		}
+	}
+	other := mysql.NewSQLError(mysql.ERNoSuchTable, "42S02", "Table 'f' doesn't exist")
+	if err := unsupportedSyntax("CREATE FUNCTION f", other); err != other {
+		t.Errorf("another error changed: %v", err)
+	}
+}
