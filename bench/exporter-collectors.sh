@@ -21,7 +21,9 @@ LDIR=$WORK/lockstep MDIR=$WORK/mariadb
 source "$ROOT/bench/lockstep-lib.sh"
 source "$ROOT/bench/mariadb-lib.sh"
 EXPORTER_PID=
-trap '[ -n "$EXPORTER_PID" ] && kill "$EXPORTER_PID" 2>/dev/null; lstop; mstop' EXIT
+# The servers' data (some 600 MB) goes when the run ends; the scrapes and
+# the exporter's logs stay in $WORK. KEEP_DATA=1 keeps the data too.
+trap '[ -n "$EXPORTER_PID" ] && kill "$EXPORTER_PID" 2>/dev/null; lstop; mstop; if [ -z "${KEEP_DATA:-}" ]; then rm -rf "$LDIR" "$MDIR"; fi' EXIT
 
 COLLECTORS=(
   global_status global_variables slave_status binlog_size slave_hosts

@@ -12,11 +12,12 @@
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 THREADS=${THREADS:-16} SECS=${SECS:-20} TABLES=${TABLES:-4} ROWS=${ROWS:-20000}
+KEEP=${WORK:-} # a directory given is kept; one made here goes at the end
 WORK=${WORK:-$(mktemp -d /tmp/lockstep-tls.XXXXXX)}
 LPORT=${LPORT:-23406} MPORT=${MPORT:-23306} LDIR=$WORK/lockstep MDIR=$WORK/mariadb
 source "$ROOT/bench/lockstep-lib.sh"
 source "$ROOT/bench/mariadb-lib.sh"
-trap 'lstop; mstop' EXIT
+trap 'lstop; mstop; if [ -z "$KEEP" ]; then rm -rf "$WORK"; fi' EXIT
 
 lstart
 mstart "$MPORT" --ssl-cert="$LDIR/data/server-cert.pem" --ssl-key="$LDIR/data/server-key.pem" --ssl-ca="$LDIR/data/ca.pem"
