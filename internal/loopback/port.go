@@ -28,19 +28,11 @@ const lowestPort = 20000
 // Port returns a loopback port below the ephemeral range that is free
 // now.
 func Port() (int, error) {
-	top := ephemeralStart()
-	if top <= lowestPort+1000 {
-		return 0, fmt.Errorf("the ephemeral port range starts at %d, leaving no room below it", top)
+	ports, err := Ports(1)
+	if err != nil {
+		return 0, err
 	}
-	for range 200 {
-		p := lowestPort + rand.IntN(top-lowestPort)
-		l, err := net.Listen("tcp", "127.0.0.1:"+strconv.Itoa(p))
-		if err == nil {
-			l.Close()
-			return p, nil
-		}
-	}
-	return 0, errors.New("no free loopback port below the ephemeral range")
+	return ports[0], nil
 }
 
 // Ports returns n distinct loopback ports below the ephemeral range,
