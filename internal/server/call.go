@@ -121,23 +121,27 @@ func (h *handler) call(ctx context.Context, c *mysql.Conn, query string, cb mysq
 	if !multi {
 		return "", env.oneResult(env.run(ctx, stmt, nil), func(r *sqltypes.Result) error { return cb(r, false) })
 	}
-	if err := env.run(ctx, stmt, nil); err != nil {
-		err = statementError(query, err)
-		if len(env.results) == 0 {
+	err = statementError(query, env.run(ctx, stmt, nil))
+	if len(env.results) == 0 {
+		if err != nil {
 			return "", err
 		}
-		// The result sets before the error, then the error (and
-		// nothing of the rest of the query), as MySQL sends them.
-		h.calls.Store(c.ConnectionID, &pendingCall{results: env.results[1:], err: err})
-		return callMarker, cb(env.results[0], true)
+		return rest, cb(&sqltypes.Result{RowsAffected: env.affected}, rest != "")
 	}
-	done := &sqltypes.Result{RowsAffected: env.affected}
-	if len(env.results) == 0 {
-		return rest, cb(done, rest != "")
-	}
-	p := &pendingCall{results: append(env.results[1:], done), rest: rest}
-	h.calls.Store(c.ConnectionID, p)
+	h.calls.Store(c.ConnectionID, env.pending(err, rest))
 	return callMarker, cb(env.results[0], true)
+}
+
+// pending is what follows the first of e's result sets: the others,
+// then the OK and rest (the query after the CALL), or, if the body ended
+// with err, err (and nothing of rest), as MySQL sends them.
+func (e *callEnv) pending(err error, rest string) *pendingCall {
+	p := &pendingCall{results: e.results[1:], err: err}
+	if err == nil {
+		p.results = append(p.results, &sqltypes.Result{RowsAffected: e.affected})
+		p.rest = rest
+	}
+	return p
 }
 
 // callPrepared answers the execution of a prepared CALL. The protocol
@@ -178,11 +182,7 @@ func (h *handler) callPrepared(ctx context.Context, c *mysql.Conn, p *mysql.Prep
 		}
 		return cb(&sqltypes.Result{RowsAffected: env.affected})
 	}
-	rest := &pendingCall{results: env.results[1:], err: err}
-	if err == nil {
-		rest.results = append(rest.results, &sqltypes.Result{RowsAffected: env.affected})
-	}
-	h.calls.Store(c.ConnectionID, rest)
+	h.calls.Store(c.ConnectionID, env.pending(err, ""))
 	if _, ok := c.PrepareData[callPartStmt]; !ok {
 		c.PrepareData[callPartStmt] = &mysql.PrepareData{StatementID: callPartStmt, PrepareStmt: "CALL"}
 	}
