@@ -115,15 +115,7 @@ func tableDenied(query string, se *mysql.SQLError, err error) error {
 	if m == nil {
 		return err
 	}
-	table := ""
-	_ = ast.Walk(func(node ast.SQLNode) (bool, error) {
-		if tn, ok := node.(ast.TableName); ok && table == "" && !tn.Name.IsEmpty() {
-			if db := tn.DbQualifier.String(); db == "" || strings.EqualFold(db, m[2]) {
-				table = tn.Name.String()
-			}
-		}
-		return table == "", nil
-	}, st)
+	table := firstTable(st, m[2])
 	if table == "" {
 		return err
 	}
@@ -147,17 +139,27 @@ func tableCommandDenied(query string, se *mysql.SQLError) error {
 		}
 	}
 	if err == nil && table == "" {
-		_ = ast.Walk(func(node ast.SQLNode) (bool, error) {
-			if tn, ok := node.(ast.TableName); ok && table == "" && !tn.Name.IsEmpty() {
-				table = tn.Name.String()
-			}
-			return table == "", nil
-		}, st)
+		table = firstTable(st, "")
 	}
 	if table == "" {
 		return mysql.NewSQLError(mysqlerr.TableAccessDenied, "42000", "%s", se.Message)
 	}
 	return mysql.NewSQLError(mysqlerr.TableAccessDenied, "42000", "%s command denied to user %s for table '%s'", deniedCommandOn(st, table), who, table)
+}
+
+// firstTable is the name of the first table st names (in database db,
+// or unqualified, when db is not ""), or "".
+func firstTable(st ast.Statement, db string) string {
+	table := ""
+	_ = ast.Walk(func(node ast.SQLNode) (bool, error) {
+		if tn, ok := node.(ast.TableName); ok && table == "" && !tn.Name.IsEmpty() {
+			if q := tn.DbQualifier.String(); db == "" || q == "" || strings.EqualFold(q, db) {
+				table = tn.Name.String()
+			}
+		}
+		return table == "", nil
+	}, st)
+	return table
 }
 
 // deniedCommandOn is the privilege MySQL names when it denies st on
