@@ -51,6 +51,7 @@ func (a *Admin) binlogEvents(c *mysql.Conn, m []string) (*sqltypes.Result, error
 		for _, x := range files {
 			if x.Name == m[1] {
 				f, found = x, true
+				break
 			}
 		}
 		if !found {

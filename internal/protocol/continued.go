@@ -95,7 +95,7 @@ func (c *Conn) nextContinued() (bool, error) {
 // numbers shifted (a copy, if any changes: p belongs to the writer), and
 // notes the last one.
 func (f *continued) renumber(p []byte) []byte {
-	out := p
+	out, copied := p, false
 	for i := 0; i < len(p); {
 		if f.left > 0 {
 			n := min(f.left, len(p)-i)
@@ -108,9 +108,9 @@ func (f *continued) renumber(p []byte) []byte {
 			b += f.shift
 			f.last = b
 			if f.shift != 0 {
-				if &out[0] == &p[0] {
+				if !copied {
 					f.scratch = append(f.scratch[:0], p...)
-					out = f.scratch
+					out, copied = f.scratch, true
 				}
 				out[i] = b
 			}
