@@ -92,6 +92,10 @@ func (b boundedTopN) Build(ctx *sql.Context, n sql.Node, r sql.Row) (sql.RowIter
 		return showTriggers(ctx, n)
 	case plan.ShowWarnings:
 		return showWarnings(n), nil
+	case *plan.ShowIndexes:
+		if !beingBuilt(ctx, n) {
+			return b.showIndexes(ctx, n, r) // showindex.go
+		}
 	case *plan.Update:
 		if nn, ok := exactUpdate(ctx, n); ok {
 			return b.base.Build(ctx, nn, r) // exactupdate.go
