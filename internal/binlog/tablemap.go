@@ -13,6 +13,7 @@ const (
 	metaColumnName        = 4
 	metaSetStrValue       = 5
 	metaEnumStrValue      = 6
+	metaGeometryType      = 7
 	metaSimplePrimaryKey  = 8
 	metaEnumSetColCharset = 11
 )
@@ -113,6 +114,15 @@ func TableMapBody(id uint64, db, table string, cols []row.Column, pk []int) []by
 	if len(enums) > 0 {
 		tlv(metaEnumStrValue, enums)
 	}
+	var geoms []byte
+	for i := range cols {
+		if cols[i].Type == row.TypeGeometry {
+			geoms = AppendPackedInt(geoms, uint64(cols[i].Geometry))
+		}
+	}
+	if len(geoms) > 0 {
+		tlv(metaGeometryType, geoms)
+	}
 	if len(pk) > 0 {
 		var p []byte
 		for _, i := range pk {
@@ -157,7 +167,7 @@ func (m TableMap) Columns() ([]row.Column, error) {
 			if b, err = take(2); err == nil {
 				c.MaxBytes = int(b[0]) | int(b[1])<<8
 			}
-		case row.TypeBlob, row.TypeJSON:
+		case row.TypeBlob, row.TypeJSON, row.TypeGeometry:
 			if b, err = take(1); err == nil {
 				c.PackLen = int(b[0])
 			}

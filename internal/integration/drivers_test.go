@@ -221,7 +221,6 @@ func TestResultForms(t *testing.T) {
 // release whose source distribution carries it) that fail against
 // Lockstep, with their causes; docs/COMPATIBILITY.md lists them too.
 var pyMySQLKnown = map[string]string{
-	"test_issues.TestGitHubIssues.test_issue_363": "SPATIAL indexes are refused (1235)",
 	// Fail against MariaDB too: the source distribution lacks the data
 	// file they load.
 	"test_load_local.TestLoadLocal.test_load_file":            "the suite's data file is not in its source distribution",

@@ -155,6 +155,9 @@ var reworded = []struct {
 	// A table, column, index, check or foreign key name past 64
 	// characters (go-mysql-server's only use of the error).
 	{regexp.MustCompile("^invalid identifier: `(.*)`$"), 1059, "42000", "Identifier name '$1' is too long"}, // ER_TOO_LONG_IDENT
+	// Text or bytes a spatial function cannot read as a geometry.
+	{regexp.MustCompile(`^too many key parts specified; max (\d+) parts allowed$`), 1070, "42000", "Too many key parts specified; max $1 parts allowed"}, // ER_TOO_MANY_KEY_PARTS
+	{regexp.MustCompile(`^invalid GIS data provided to function (?i:(st_\w+))$`), 3037, "22023", "Invalid GIS data provided to function $1."},            // ER_GIS_INVALID_DATA
 }
 
 // gmsErrors are go-mysql-server errors that carry no MySQL number, by
@@ -222,6 +225,14 @@ var gmsErrors = []struct {
 	// JSON: a document that does not parse, and an index on a JSON column.
 	{"Invalid JSON text", "", "", 3140, "22032", ""},                                                                    // ER_INVALID_JSON_TEXT
 	{"JSON column '", "' supports indexing only via generated columns on a specified JSON path", "", 3152, "42000", ""}, // ER_JSON_USED_AS_KEY
+	// Spatial values and indexes. A value a geometry column cannot take
+	// (another kind of geometry, bytes that are none) is 1416, as MySQL
+	// gives it; text a function cannot read as one is 3037.
+	{"Cannot get geometry object from data you sent to the GEOMETRY field", "", "", 1416, "22003", "Cannot get geometry object from data you send to the GEOMETRY field"}, // ER_CANT_CREATE_GEOMETRY_OBJECT
+	{"invalid GIS data provided to function ", "Type.Convert", "", 1416, "22003", "Cannot get geometry object from data you send to the GEOMETRY field"},
+	{"The SRID of the geometry does not match the SRID of the column '", "", "", 3643, "HY000", ""},                                                     // ER_WRONG_SRID_FOR_COLUMN
+	{"All parts of a SPATIAL index must be NOT NULL", "", "", 1252, "42000", ""},                                                                        // ER_SPATIAL_CANT_HAVE_NULL
+	{"a SPATIAL index may only contain a geometrical type column", "", "", 1687, "42000", "A SPATIAL index may only contain a geometrical type column"}, // ER_SPATIAL_MUST_HAVE_GEOM_COL
 }
 
 // sqlStates are MySQL's SQLSTATEs for errors go-mysql-server sends with

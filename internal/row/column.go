@@ -67,6 +67,8 @@ const CollationBinary = 63
 //	ENUM/SET        Elements (for the table map), PackLen
 //	BIT             Precision (the number of bits, 1..64)
 //	JSON            PackLen (always 4)
+//	GEOMETRY        PackLen (always 4), Geometry; the value is MySQL's
+//	                internal form, a 4-byte little-endian SRID then the WKB
 type Column struct {
 	Name      string `json:"name"`
 	Type      byte   `json:"type"`
@@ -81,7 +83,25 @@ type Column struct {
 	Collation uint16 `json:"collation,omitempty"`
 	// Elements are the ENUM or SET member names, in definition order.
 	Elements []string `json:"elements,omitempty"`
+	// Geometry is a GEOMETRY column's kind, as the table map's
+	// GEOMETRY_TYPE metadata gives it (MySQL's Field::geometry_type).
+	Geometry GeometryKind `json:"geometry,omitempty"`
 }
+
+// GeometryKind is the kind of value a spatial column holds.
+type GeometryKind byte
+
+// MySQL's geometry kinds (Field::geometry_type, and the WKB type numbers).
+const (
+	GeometryAny GeometryKind = iota
+	GeometryPoint
+	GeometryLineString
+	GeometryPolygon
+	GeometryMultiPoint
+	GeometryMultiLineString
+	GeometryMultiPolygon
+	GeometryCollection
+)
 
 // IsText reports whether the column holds character data with a collation
 // other than binary (compared by collation weights).
@@ -181,9 +201,9 @@ func (c *Column) Validate() error {
 			return fmt.Errorf("column %q: VARCHAR too long (%d bytes)", c.Name, c.MaxBytes)
 		}
 		return nil
-	case TypeJSON:
+	case TypeJSON, TypeGeometry:
 		if c.PackLen != 4 {
-			return fmt.Errorf("column %q: invalid JSON pack length %d", c.Name, c.PackLen)
+			return fmt.Errorf("column %q: invalid pack length %d", c.Name, c.PackLen)
 		}
 		return nil
 	case TypeBlob:

@@ -113,7 +113,7 @@ func skipValue(b []byte, c *Column) (int, error) {
 		lp = c.lenPrefixBytes()
 	case c.Type == TypeString && c.realType() != TypeEnum && c.realType() != TypeSet:
 		lp = c.lenPrefixBytes()
-	case c.Type == TypeBlob || c.Type == TypeJSON:
+	case c.Type == TypeBlob || c.Type == TypeJSON || c.Type == TypeGeometry:
 		if len(b) < c.PackLen {
 			return 0, fmt.Errorf("%w: short length prefix", ErrCorrupt)
 		}
@@ -231,7 +231,7 @@ func AppendValue(dst []byte, c *Column, v Value) ([]byte, error) {
 		}
 		binary.LittleEndian.PutUint32(dst[at:], uint32(n))
 		return dst, nil
-	case TypeBlob:
+	case TypeBlob, TypeGeometry:
 		b, err := bytesOf(c, v)
 		if err != nil {
 			return dst, err
@@ -406,7 +406,7 @@ func DecodeValue(b []byte, c *Column) (Value, int, error) {
 		return d, n, err
 	case TypeVarchar, TypeVarString:
 		return decodeLenPrefixed(b, c, c.lenPrefixBytes())
-	case TypeBlob, TypeJSON:
+	case TypeBlob, TypeJSON, TypeGeometry:
 		if err := need(c.PackLen); err != nil {
 			return nil, 0, err
 		}
@@ -418,7 +418,7 @@ func DecodeValue(b []byte, c *Column) (Value, int, error) {
 			return nil, 0, err
 		}
 		data := b[c.PackLen : c.PackLen+n]
-		if c.Type == TypeBlob {
+		if c.Type != TypeJSON {
 			return strOrBytes(c, data), c.PackLen + n, nil
 		}
 		doc, err := DecodeJSON(data)

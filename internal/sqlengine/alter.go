@@ -296,6 +296,9 @@ func (t *Table) RewriteInserter(ctx *sql.Context, oldSch, newSch sql.PrimaryKeyS
 	if err := storeMeta(nd, "checks", meta.Checks); err != nil {
 		return nil, err
 	}
+	if err := carrySpatial(old, nd, newAt); err != nil { // spatial.go
+		return nil, err
+	}
 	// Indexes follow their columns; a dropped column leaves its indexes,
 	// and an index left with no column goes, as in MySQL.
 	for _, ix := range old.Indexes {

@@ -33,21 +33,26 @@ import (
 func (s *Session) noteCreate(st ast.Statement) {
 	s.createSpec = nil
 	clear(s.embedded)
+	clear(s.embeddedSpatial)
 	if d, ok := st.(*ast.DDL); ok && d.Action == ast.CreateStr && d.TableSpec != nil && d.OptLike == nil {
 		s.createSpec = d
 	}
 }
 
 // createIndexes returns the secondary indexes of the CREATE TABLE being
-// run, if it creates table db.name, under def (whose columns are set).
-// ok is false when any of them is one go-mysql-server's path must make.
-func (s *Session) createIndexes(db, name string, def *storage.TableDef) (ixs []storage.IndexDef, ok bool) {
+// run, if it creates table db.name, under def (whose columns are set):
+// the indexes storage keeps, and the SPATIAL ones (spatial.go). ok is
+// false when any of them is one go-mysql-server's path must make. An index
+// the table cannot have is an error before the table is made (a geometry
+// in a plain key, say): go-mysql-server's path would find it only after,
+// and leave the table.
+func (s *Session) createIndexes(db, name string, def *storage.TableDef) (ixs []storage.IndexDef, spatial []spatialMeta, ok bool, err error) {
 	d := s.createSpec
 	if d == nil || !strings.EqualFold(d.Table.Name.String(), name) {
-		return nil, false
+		return nil, nil, false, nil
 	}
 	if q := d.Table.DbQualifier.String(); q != "" && !strings.EqualFold(q, db) {
-		return nil, false
+		return nil, nil, false, nil
 	}
 	taken := map[string]bool{}
 	for _, ix := range d.TableSpec.Indexes {
@@ -59,19 +64,26 @@ func (s *Session) createIndexes(db, name string, def *storage.TableDef) (ixs []s
 		if ix.Info == nil || ix.Info.Primary {
 			continue
 		}
-		if ix.Info.Spatial || ix.Info.Fulltext || ix.Info.Vector || len(ix.Columns) == 0 {
-			return nil, false
+		if ix.Info.Fulltext || ix.Info.Vector || len(ix.Columns) == 0 {
+			return nil, nil, false, nil
 		}
 		var cols []sql.IndexColumn
 		for _, c := range ix.Columns {
 			if c.Length != nil {
-				return nil, false
+				return nil, nil, false, nil
 			}
 			cols = append(cols, sql.IndexColumn{Name: c.Column.String()})
 		}
-		pos, err := columnsOf(def, cols)
+		var pos []int
+		if ix.Info.Spatial {
+			var col int
+			col, err = spatialColumn(def, cols)
+			pos = []int{col}
+		} else {
+			pos, err = columnsOf(def, cols)
+		}
 		if err != nil {
-			return nil, false
+			return nil, nil, false, err
 		}
 		name := ix.Info.Name.String()
 		if name == "" {
@@ -87,9 +99,24 @@ func (s *Session) createIndexes(db, name string, def *storage.TableDef) (ixs []s
 				comment = string(o.Value.Val)
 			}
 		}
+		if ix.Info.Spatial {
+			spatial = append(spatial, spatialMeta{Name: name, Column: pos[0], Comment: comment})
+			continue
+		}
 		ixs = append(ixs, storage.IndexDef{ID: uint32(len(ixs) + 1), Name: name, Columns: pos, Unique: ix.Info.Unique, Comment: comment})
 	}
-	return ixs, true
+	return ixs, spatial, true, nil
+}
+
+// claimSpatial is claimIndex for a SPATIAL index on column col.
+func (s *Session) claimSpatial(id uint64, col int) bool {
+	for i, c := range s.embeddedSpatial[id] {
+		if c == col {
+			s.embeddedSpatial[id] = slices.Delete(s.embeddedSpatial[id], i, i+1)
+			return true
+		}
+	}
+	return false
 }
 
 // claimIndex reports whether an index go-mysql-server asks to create on

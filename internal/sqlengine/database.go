@@ -184,12 +184,27 @@ func (d *Database) CreateTable(ctx *sql.Context, name string, sch sql.PrimaryKey
 	if s != nil {
 		// The statement's own KEY clauses go in with the table
 		// (createindexes.go).
-		if ixs, ok := s.createIndexes(d.name, name, def); ok && len(ixs) > 0 {
+		ixs, spatial, ok, err := s.createIndexes(d.name, name, def)
+		if err != nil {
+			return err
+		}
+		if ok && len(ixs) > 0 {
 			def.Indexes, def.NextIndex = ixs, uint32(len(ixs)+1)
 			if s.embedded == nil {
 				s.embedded = map[uint64][]storage.IndexDef{}
 			}
 			s.embedded[def.ID] = slices.Clone(ixs)
+		}
+		if ok && len(spatial) > 0 {
+			if err := storeMeta(def, "spatial", spatial); err != nil {
+				return err
+			}
+			if s.embeddedSpatial == nil {
+				s.embeddedSpatial = map[uint64][]int{}
+			}
+			for _, ix := range spatial {
+				s.embeddedSpatial[def.ID] = append(s.embeddedSpatial[def.ID], ix.Column)
+			}
 		}
 	}
 	stmt, err := createTableText(ctx, def, sch, coll, comment)
@@ -264,6 +279,9 @@ func createTableText(ctx *sql.Context, def *storage.TableDef, sch sql.PrimaryKey
 			line += " COMMENT " + stringLiteral(ix.Comment)
 		}
 		cols = append(cols, line)
+	}
+	for _, ix := range tableSpatial(def) {
+		cols = append(cols, "  "+spatialIndexText(def, ix))
 	}
 	return f.GenerateCreateTableStatement(def.Name, cols, "", "", coll.CharacterSet().Name(), coll.Name(), comment), nil
 }

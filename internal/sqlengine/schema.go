@@ -47,7 +47,7 @@ func newTableDef(ctx *sql.Context, cat sql.Catalog, id uint64, db, name string, 
 		}
 		applyDeclared(ctx, &rc, c.Name) // coldecl.go
 		def.Columns = append(def.Columns, rc)
-		cm := colMeta{Type: c.Type.String(), AutoIncrement: c.AutoIncrement, Comment: c.Comment}
+		cm := colMeta{Type: typeText(c.Type), AutoIncrement: c.AutoIncrement, Comment: c.Comment}
 		if st, ok := c.Type.(sql.StringType); ok && !strings.Contains(strings.ToUpper(cm.Type), "COLLATE") && !isBinaryString(c.Type) {
 			cm.Type += " COLLATE " + st.Collation().Name()
 		}
@@ -73,8 +73,11 @@ func newTableDef(ctx *sql.Context, cat sql.Catalog, id uint64, db, name string, 
 		meta.Columns = append(meta.Columns, cm)
 	}
 	for _, i := range def.PK {
-		if def.Columns[i].Type == row.TypeJSON {
+		switch def.Columns[i].Type {
+		case row.TypeJSON:
 			return nil, errJSONKey(def.Columns[i].Name)
+		case row.TypeGeometry:
+			return nil, errGeometryKey(&def.Columns[i])
 		}
 	}
 	b, err := json.Marshal(meta)
@@ -171,6 +174,8 @@ func columnsOf(def *storage.TableDef, cols []sql.IndexColumn) ([]int, error) {
 			return nil, errJSONKey(def.Columns[found].Name)
 		case row.TypeBlob:
 			return nil, errNotSupported("indexes on BLOB/TEXT columns without a prefix")
+		case row.TypeGeometry:
+			return nil, errGeometryKey(&def.Columns[found])
 		}
 		out = append(out, found)
 	}

@@ -296,8 +296,13 @@ func TestDDLOnData(t *testing.T) {
 	if _, err := c.query("SELECT * FROM t"); errno(err) != mysql.ERNoSuchTable {
 		t.Fatalf("dropped table: %v", err)
 	}
-	if _, err := c.query("CREATE TABLE g (id INT PRIMARY KEY, p GEOMETRY)"); errno(err) != mysql.ERNotSupportedYet {
-		t.Fatalf("GEOMETRY column: %v", err)
+	c.exec("CREATE TABLE g (id INT PRIMARY KEY, p GEOMETRY, q POINT NOT NULL, SPATIAL KEY (q))")
+	c.exec("INSERT INTO g VALUES (1, ST_GeomFromText('LINESTRING(0 0,1 2)'), POINT(3, 4))")
+	if got := c.rows("SELECT ST_AsText(p), ST_AsText(q), HEX(q) FROM g WHERE ST_Intersects(q, POINT(3, 4))"); got != "LINESTRING(0 0,1 2),POINT(3 4),00000000010100000000000000000008400000000000001040" {
+		t.Fatalf("geometry columns: %s", got)
+	}
+	if _, err := c.query("CREATE TABLE g2 (id INT PRIMARY KEY, p LINESTRING, KEY (p))"); errno(err) != 1170 {
+		t.Fatalf("a geometry column in a plain key: %v", err)
 	}
 }
 

@@ -140,9 +140,10 @@ type Session struct {
 	resultAliases map[string]bool
 	// createSpec is the CREATE TABLE being run; embedded are the indexes
 	// it made with its table that go-mysql-server has not asked for yet
-	// (createindexes.go).
-	createSpec *ast.DDL
-	embedded   map[uint64][]storage.IndexDef
+	// (createindexes.go), embeddedSpatial the columns of its SPATIAL ones.
+	createSpec      *ast.DDL
+	embedded        map[uint64][]storage.IndexDef
+	embeddedSpatial map[uint64][]int
 	// holdCreated: the statement is a CREATE TABLE that adds checks,
 	// keys or foreign keys after the table (Database.CreateTable holds it).
 	holdCreated bool
@@ -1096,7 +1097,7 @@ func (p parser) ParseOneWithOptions(ctx context.Context, query string, o ast.Par
 	return r.st, r.consumed, nil
 }
 
-// unsupportedDDL refuses FULLTEXT and SPATIAL indexes and index prefix
+// unsupportedDDL refuses FULLTEXT indexes and index prefix
 // lengths before anything is created: go-mysql-server creates the table first and only then finds
 // that it cannot add them, so CREATE TABLE would fail and still leave the
 // table, without them, in the store and the binlog.
@@ -1130,12 +1131,8 @@ func unsupportedDDL(st ast.Statement) error {
 					return errNotSupported("index prefix lengths")
 				}
 			}
-			switch {
-			case ix.Info == nil:
-			case ix.Info.Fulltext:
+			if ix.Info != nil && ix.Info.Fulltext {
 				return errNotSupported("FULLTEXT indexes")
-			case ix.Info.Spatial:
-				return errNotSupported("SPATIAL indexes")
 			}
 		}
 		if d.Temporary {
@@ -1170,8 +1167,6 @@ func unsupportedIndexType(t string) error {
 	switch strings.ToLower(t) {
 	case "fulltext":
 		return errNotSupported("FULLTEXT indexes")
-	case "spatial":
-		return errNotSupported("SPATIAL indexes")
 	}
 	return nil
 }

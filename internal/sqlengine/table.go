@@ -408,13 +408,14 @@ func (t *Table) toStorageRow(ctx *sql.Context, r sql.Row) ([]row.Value, error) {
 
 // index is a primary or secondary index as GMS sees it.
 type index struct {
-	t     *Table
-	pos   int // -1 primary
-	name  string
-	cols  []int
-	uniq  bool
-	comm  string
-	exprs []string
+	t       *Table
+	pos     int  // -1 primary; for a SPATIAL index, its place in the SQL metadata
+	spatial bool // a SPATIAL index (spatial.go)
+	name    string
+	cols    []int
+	uniq    bool
+	comm    string
+	exprs   []string
 }
 
 func (t *Table) GetIndexes(ctx *sql.Context) ([]sql.Index, error) {
@@ -424,6 +425,11 @@ func (t *Table) GetIndexes(ctx *sql.Context) ([]sql.Index, error) {
 	}
 	for i := range t.st.Def.Indexes {
 		out = append(out, t.newIndex(i))
+	}
+	for i, sp := range tableSpatial(t.st.Def) {
+		col := t.sch.Schema[sp.Column]
+		out = append(out, &index{t: t, pos: i, spatial: true, name: sp.Name, cols: []int{sp.Column},
+			comm: sp.Comment, exprs: []string{col.Source + "." + col.Name}})
 	}
 	return out, nil
 }
@@ -445,16 +451,21 @@ func (t *Table) newIndex(pos int) *index {
 	return ix
 }
 
-func (i *index) ID() string                            { return i.name }
-func (i *index) Database() string                      { return i.t.db.name }
-func (i *index) Table() string                         { return i.t.Name() }
-func (i *index) Expressions() []string                 { return i.exprs }
-func (i *index) IsUnique() bool                        { return i.uniq }
-func (i *index) IsSpatial() bool                       { return false }
-func (i *index) IsFullText() bool                      { return false }
-func (i *index) IsVector() bool                        { return false }
-func (i *index) Comment() string                       { return i.comm }
-func (i *index) IndexType() string                     { return "BTREE" }
+func (i *index) ID() string            { return i.name }
+func (i *index) Database() string      { return i.t.db.name }
+func (i *index) Table() string         { return i.t.Name() }
+func (i *index) Expressions() []string { return i.exprs }
+func (i *index) IsUnique() bool        { return i.uniq }
+func (i *index) IsSpatial() bool       { return i.spatial }
+func (i *index) IsFullText() bool      { return false }
+func (i *index) IsVector() bool        { return false }
+func (i *index) Comment() string       { return i.comm }
+func (i *index) IndexType() string {
+	if i.spatial {
+		return "SPATIAL"
+	}
+	return "BTREE"
+}
 func (i *index) IsGenerated() bool                     { return false }
 func (i *index) PrefixLengths() []uint16               { return nil }
 func (i *index) CanSupportOrderBy(sql.Expression) bool { return false }
@@ -489,6 +500,12 @@ func (t *Table) LookupPartitions(ctx *sql.Context, lookup sql.IndexLookup) (sql.
 	ix, ok := lookup.Index.(*index)
 	if !ok || ix.t.st.Def.ID != t.st.Def.ID {
 		return nil, fmt.Errorf("lockstep: lookup on a foreign index %v", lookup.Index)
+	}
+	if ix.spatial {
+		// No R-tree: the whole table, filtered above (spatial.go). Its
+		// range is a bounding box, which go-mysql-server may also call
+		// empty: it compares the corners' bytes, not their coordinates.
+		return t.Partitions(ctx)
 	}
 	if lookup.IsEmptyRange {
 		return sql.PartitionsToPartitionIter(), nil
@@ -1060,14 +1077,17 @@ func (t *Table) CreateIndex(ctx *sql.Context, def sql.IndexDef) error {
 	if def.IsPrimary() {
 		return errNotSupported("changing the PRIMARY KEY")
 	}
-	if def.IsSpatial() || def.IsFullText() || def.IsVector() {
-		return errNotSupported("SPATIAL, FULLTEXT and VECTOR indexes")
+	if def.IsFullText() || def.IsVector() {
+		return errNotSupported("FULLTEXT and VECTOR indexes")
 	}
 	if severalChanges(ctx) {
 		return errSeveralChanges
 	}
 	if err := t.checkIndexParts(ctx); err != nil {
 		return err
+	}
+	if def.IsSpatial() {
+		return t.createSpatialIndex(ctx, def)
 	}
 	cur := t.current().Def
 	cols, err := columnsOf(cur, def.Columns)
@@ -1077,10 +1097,8 @@ func (t *Table) CreateIndex(ctx *sql.Context, def sql.IndexDef) error {
 			return nil
 		}
 	}
-	for _, ix := range cur.Indexes {
-		if strings.EqualFold(ix.Name, def.Name) {
-			return sql.ErrDuplicateKey.New(def.Name)
-		}
+	if indexNameTaken(cur, def.Name) {
+		return sql.ErrDuplicateKey.New(def.Name)
 	}
 	if err != nil {
 		return err
@@ -1129,6 +1147,9 @@ func (t *Table) DropIndex(ctx *sql.Context, name string) error {
 			stmt := fmt.Sprintf("ALTER TABLE %s DROP INDEX %s", quoteIdent(nd.Name), quoteIdent(ix.Name))
 			return t.e.ddl(ctx, t.db.name, stmt, &storage.CatalogChange{Op: "drop_index", TableID: nd.ID, Table: nd, IndexName: ix.Name}, []uint64{nd.ID})
 		}
+	}
+	if ok, err := t.dropSpatialIndex(ctx, name); ok {
+		return err
 	}
 	return sql.ErrIndexNotFound.New(name)
 }

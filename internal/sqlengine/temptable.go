@@ -653,7 +653,7 @@ func (t *tempTable) CreateIndex(ctx *sql.Context, def sql.IndexDef) error {
 		return errNotSupported("adding a primary key to a temporary table")
 	}
 	if def.IsSpatial() || def.IsFullText() || def.IsVector() {
-		return errNotSupported("SPATIAL, FULLTEXT and VECTOR indexes")
+		return errNotSupported("SPATIAL, FULLTEXT and VECTOR indexes on temporary tables")
 	}
 	ix := &tempIndex{t: t, name: def.Name, unique: def.IsUnique(), comment: def.Comment}
 	for _, c := range def.Columns {

@@ -83,6 +83,8 @@ func storageColumn(c *sql.Column) (row.Column, error) {
 		}
 	case query.Type_JSON:
 		rc.Type, rc.PackLen = row.TypeJSON, 4
+	case query.Type_GEOMETRY:
+		rc.Type, rc.PackLen, rc.Geometry = row.TypeGeometry, 4, geometryKind(t) // spatial.go
 	case query.Type_ENUM:
 		et := t.(sql.EnumType)
 		rc.Type, rc.RealType, rc.Elements = row.TypeString, row.TypeEnum, et.Values()
@@ -178,6 +180,10 @@ func toStorage(ctx *sql.Context, c *row.Column, t sql.Type, v any) (row.Value, e
 	case row.TypeTime2:
 		if x, ok := v.(types.Timespan); ok {
 			return roundTime(time.Duration(x)*time.Microsecond, c.Fsp), nil
+		}
+	case row.TypeGeometry:
+		if b, ok := geometryStorage(v); ok {
+			return b, nil
 		}
 	case row.TypeJSON:
 		if x, ok := v.(sql.JSONWrapper); ok {
@@ -285,6 +291,8 @@ func fromStorage(c *row.Column, v row.Value) any {
 		}
 	case row.TypeJSON:
 		return types.JSONDocument{Val: v.(row.JSONValue).Doc}
+	case row.TypeGeometry:
+		return geometryValue(v.([]byte))
 	}
 	return v
 }
