@@ -17,10 +17,7 @@ import (
 // Lockstep, by class and test (every parameter set), with their causes;
 // docs/COMPATIBILITY.md lists them too.
 var sqlAlchemyKnown = map[string]string{
-	// Lockstep accepts INSERT ... RETURNING (go-mysql-server's extension);
-	// MySQL refuses it, which the test expects.
-	"ReturningGuardsTest.test_insert_single": "INSERT ... RETURNING is accepted",
-	// The rest fail against MariaDB 10.11 too: the generic requirements
+	// These fail against MariaDB 10.11 too: the generic requirements
 	// ask for what MySQL's dialect does not do (expressions in LIMIT, a
 	// VARCHAR without a length, microseconds in a DATETIME or TIME without
 	// a precision, temporal literals read back as temporal values).

@@ -88,8 +88,9 @@ const MaxPreparedParams = 65528
 // is then parsed as vitess will (with the session's sql_mode), and
 // refused if it does not parse (1064, which vitess would answer as
 // 1105), if the parser panics (vitess parses outside any recover, so the
-// panic would drop the connection) or if the statement has more
-// placeholders than vitess handles (1390).
+// panic would drop the connection), if it has a RETURNING clause (1064,
+// as in MySQL) or if the statement has more placeholders than vitess
+// handles (1390).
 func (e *Engine) CheckPrepare(connID uint32, query string) (text string, do bool, err error) {
 	text, _ = e.ClientText(connID, query) // clienttext.go
 	text, do = rewriteDo(text)
@@ -126,6 +127,9 @@ func (e *Engine) CheckPrepare(connID uint32, query string) (text string, do bool
 	}
 	if perr != nil || st == nil {
 		return text, do, nil
+	}
+	if err := refuseReturning(st, text); err != nil { // returning.go
+		return "", false, err
 	}
 	n := 0
 	_ = ast.Walk(func(node ast.SQLNode) (bool, error) {

@@ -808,6 +808,9 @@ func note(ctx context.Context, st ast.Statement, text string, queryLen int) erro
 	if err := unsupportedDDL(st); err != nil {
 		return err
 	}
+	if err := refuseReturning(st, text); err != nil { // returning.go
+		return err
+	}
 	if err := checkProcedureBody(st); err != nil { // routines.go
 		return err
 	}
