@@ -217,10 +217,12 @@ func TestParserPanicIsAnError(t *testing.T) {
 	}
 }
 
-// TestPreparedPlaceholderLimit: a prepared statement with more
-// placeholders than the protocol library counts (it panicked from 65,529
-// on, and wrapped around past 65,535) gets 1390 and the connection stays
-// usable; one at the limit prepares and runs.
+// TestPreparedPlaceholderLimit: a prepared statement may have MySQL's
+// 65,535 placeholders; past that it gets 1390 and the connection stays
+// usable. From 65,529 on, the protocol library cannot read an execution
+// itself (it panicked): its parameters, of every type, must reach the
+// statement as they were sent, NULLs and empty strings included, twice
+// on the same statement.
 func TestPreparedPlaceholderLimit(t *testing.T) {
 	s := startServer(t, t.TempDir())
 	db, err := sql.Open("mysql", fmt.Sprintf("root@tcp(127.0.0.1:%d)/", s.port))
@@ -229,22 +231,76 @@ func TestPreparedPlaceholderLimit(t *testing.T) {
 	}
 	defer db.Close()
 	db.SetMaxOpenConns(1)
-	in := func(n int) (string, []any) {
-		args := make([]any, n)
-		for i := range args {
-			args[i] = i
-		}
-		return "SELECT COUNT(*) FROM (SELECT 1 AS one) AS t WHERE one IN (" + strings.TrimSuffix(strings.Repeat("?,", n), ",") + ")", args
-	}
-	for _, n := range []int{65529, 65535, 70000} {
-		q, _ := in(n)
-		if _, err := db.Prepare(q); errNumber(err) != 1390 {
+	marks := func(n int) string { return strings.TrimSuffix(strings.Repeat("?,", n), ",") }
+	for _, n := range []int{65536, 70000} {
+		if _, err := db.Prepare("SELECT " + marks(n)); errNumber(err) != 1390 {
 			t.Fatalf("%d placeholders: %v, want 1390", n, err)
 		}
 	}
-	q, args := in(65528)
-	var c int
-	if err := db.QueryRow(q, args...).Scan(&c); err != nil || c != 1 {
-		t.Fatalf("65,528 placeholders: %d %v", c, err)
+	// Each parameter's value, and the text it must come back as.
+	value := func(i, round int) (any, string) {
+		switch (i + round) % 8 {
+		case 0:
+			return int64(-i), strconv.Itoa(-i)
+		case 1:
+			return uint64(i) << 40, strconv.FormatUint(uint64(i)<<40, 10)
+		case 2:
+			return float64(i) + 0.5, strconv.Itoa(i) + ".5"
+		case 3:
+			return fmt.Sprintf("s%d", i), fmt.Sprintf("s%d", i)
+		case 4:
+			return []byte{byte(i), 0, 'b'}, string([]byte{byte(i), 0, 'b'})
+		case 5:
+			return nil, "NULL"
+		case 6:
+			return "", ""
+		default:
+			return i%2 == 0, map[bool]string{true: "1", false: "0"}[i%2 == 0]
+		}
+	}
+	// go-mysql-server takes seconds to plan 65,535 columns: the first
+	// count past the library's limit runs once, the last twice.
+	for n, rounds := range map[int]int{65529: 1, 65535: 2} {
+		st, err := db.Prepare("SELECT " + marks(n))
+		if err != nil {
+			t.Fatalf("%d placeholders: %v", n, err)
+		}
+		for round := range rounds {
+			args := make([]any, n)
+			want := make([]string, n)
+			for i := range args {
+				args[i], want[i] = value(i, round)
+			}
+			rows, err := st.Query(args...)
+			if err != nil {
+				t.Fatalf("%d placeholders, execution %d: %v", n, round+1, err)
+			}
+			got := make([]sql.RawBytes, n)
+			ptrs := make([]any, n)
+			for i := range got {
+				ptrs[i] = &got[i]
+			}
+			if !rows.Next() {
+				t.Fatalf("%d placeholders: no row (%v)", n, rows.Err())
+			}
+			if err := rows.Scan(ptrs...); err != nil {
+				t.Fatal(err)
+			}
+			for i := range got {
+				g := string(got[i])
+				if got[i] == nil {
+					g = "NULL"
+				}
+				if g != want[i] {
+					t.Fatalf("%d placeholders, execution %d, parameter %d: %q, want %q", n, round+1, i+1, g, want[i])
+				}
+			}
+			rows.Close()
+		}
+		st.Close()
+	}
+	var one int
+	if err := db.QueryRow("SELECT 1").Scan(&one); err != nil || one != 1 {
+		t.Fatalf("the connection after: %d %v", one, err)
 	}
 }

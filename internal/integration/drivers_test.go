@@ -23,9 +23,7 @@ import (
 // (the version in go.mod) that fail against Lockstep and pass against
 // MariaDB 10.11, each with its cause. docs/COMPATIBILITY.md lists them
 // too; keep both in step.
-var goSQLDriverKnown = map[string]string{
-	"TestPreparedManyCols": "65,535 placeholders: vitess reads the parameter count in 16 bits and panics past 65,528, so Lockstep refuses more (1390)",
-}
+var goSQLDriverKnown = map[string]string{}
 
 // goSQLDriverSkipped are left out of the run: they test the client alone
 // and fail on a machine without a route to the Internet, whatever the

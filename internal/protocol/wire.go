@@ -2,9 +2,11 @@
 // below the protocol library (vitess): a listener whose connections
 // terminate TLS, enforce max_connections, max_allowed_packet and the
 // connection timeouts, count prepared statements and bytes, keep the
-// connection attributes, take over binlog dump commands, and continue a
-// reply over executions it injects (this file, tls.go, timeouts.go,
-// prepared.go, connattrs.go, continued.go); and the chain of
+// connection attributes, take over binlog dump commands, continue a
+// reply over executions it injects, and read the executions of
+// statements with more placeholders than the library can (this file,
+// tls.go, timeouts.go, prepared.go, connattrs.go, continued.go,
+// manyparams.go); and the chain of
 // statements the server answers before go-mysql-server (chain.go). It
 // knows nothing of the server that configures it: what it needs (the
 // limits, the TLS configuration, the SQL layer's prepare check) comes in
@@ -296,6 +298,8 @@ type Conn struct {
 	// (continued.go).
 	follow     *continued
 	execCursor bool
+	// vc is the library's connection this one serves (manyparams.go).
+	vc *mysql.Conn
 }
 
 func newConn(c net.Conn, l *Listener) *Conn {
@@ -585,6 +589,9 @@ func (c *Conn) nextPacket() error {
 				} else if !c.admitLongData(id, int64(size)-7, limit) {
 					c.refuseLargePacket(seq+1, size)
 					return errPacketTooLarge
+				}
+				if p := c.manyParams(id); p != nil && first[4] == comStmtExecute {
+					return c.executeManyParams(p, limit) // manyparams.go
 				}
 			}
 		}

@@ -548,6 +548,9 @@ func (h *handler) ConnectionAuthenticated(c *mysql.Conn) error {
 // skips SET autocommit=0 and its rollbacks silently do nothing).
 func (h *handler) NewConnection(c *mysql.Conn) {
 	c.ConnectionID += h.idBase // before the handshake announces it
+	if w, ok := c.Conn.(*protocol.Conn); ok {
+		w.Attach(c) // executions with many parameters (protocol/manyparams.go)
+	}
 	h.Handler.NewConnection(c)
 	c.StatusFlags |= uint16(mysql.ServerStatusAutocommit)
 }

@@ -69,11 +69,10 @@ func ParseOne(ctx context.Context, query string, options ast.ParserOptions) (st 
 }
 
 // MaxPreparedParams is the most placeholders a prepared statement may
-// have. MySQL allows 65,535; vitess counts them in 16 bits and sizes the
-// execute packet's null bitmap as (count+7)/8 in 16 bits too, so from
-// 65,529 on the bitmap is read as empty and the connection panics, and
-// past 65,535 the count wraps around.
-const MaxPreparedParams = 65528
+// have, MySQL's: vitess counts them in 16 bits, and past 65,535 the
+// count would wrap around. (From 65,529 on, the protocol layer reads
+// executions itself: protocol/manyparams.go.)
+const MaxPreparedParams = 65535
 
 // CheckPrepare returns the text vitess is to parse for connection
 // connID's COM_STMT_PREPARE of query, or the error to answer it with; do
