@@ -16,21 +16,9 @@ import (
 var returningWord = regexp.MustCompile(`(?i)\breturning\b`)
 
 // refuseReturning answers a statement with a RETURNING clause, anywhere in
-// it, with MySQL's 1064.
+// it (a trigger's or procedure's body too), with MySQL's 1064.
 func refuseReturning(st ast.SQLNode, text string) error {
-	found := false
-	_ = ast.Walk(func(n ast.SQLNode) (bool, error) {
-		switch n := n.(type) {
-		case *ast.Insert:
-			found = found || len(n.Returning) > 0
-		case *ast.Update:
-			found = found || len(n.Returning) > 0
-		case *ast.Delete:
-			found = found || len(n.Returning) > 0
-		}
-		return !found, nil
-	}, st)
-	if !found {
+	if !hasReturning(st) {
 		return nil
 	}
 	near := text
@@ -42,4 +30,36 @@ func refuseReturning(st ast.SQLNode, text string) error {
 	}
 	return mysql.NewSQLError(mysql.ERParseError, "42000",
 		"You have an error in your SQL syntax; check the manual that corresponds to your MySQL server version for the right syntax to use near '%s'", near)
+}
+
+func hasReturning(st ast.SQLNode) bool {
+	switch st.(type) {
+	case *ast.Select, *ast.SetOp, *ast.Set, *ast.Show, *ast.Use, *ast.Begin, *ast.Commit, *ast.Rollback:
+		// The statements run most, and none can hold one: not walked.
+		return false
+	case *ast.Insert, *ast.Update, *ast.Delete:
+		return returningWrite(st) // a subquery cannot be a write
+	}
+	found := false
+	_ = ast.Walk(func(n ast.SQLNode) (bool, error) {
+		found = found || returningWrite(n)
+		if d, ok := n.(*ast.DDL); ok && d.TriggerSpec != nil && d.TriggerSpec.Body != nil {
+			found = found || hasReturning(d.TriggerSpec.Body) // not walked into
+		}
+		return !found, nil
+	}, st)
+	return found
+}
+
+// returningWrite reports whether n is a write with a RETURNING clause.
+func returningWrite(n ast.SQLNode) bool {
+	switch n := n.(type) {
+	case *ast.Insert:
+		return len(n.Returning) > 0
+	case *ast.Update:
+		return len(n.Returning) > 0
+	case *ast.Delete:
+		return len(n.Returning) > 0
+	}
+	return false
 }

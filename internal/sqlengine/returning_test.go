@@ -33,7 +33,9 @@ func TestReturningRefused(t *testing.T) {
 			t.Errorf("PREPARE p FROM %s: %v, want 1064", q, err)
 		}
 	}
-	for _, q := range []string{"UPDATE r SET returning_x = 1 RETURNING id", "DELETE FROM r RETURNING id"} {
+	for _, q := range []string{"UPDATE r SET returning_x = 1 RETURNING id", "DELETE FROM r RETURNING id",
+		"CREATE TRIGGER tr AFTER UPDATE ON r FOR EACH ROW INSERT INTO r (returning_x) VALUES (1) RETURNING id",
+		"CREATE PROCEDURE p() BEGIN IF 1 THEN DELETE FROM r RETURNING id; END IF; END"} {
 		if _, err := c.query(q); errno(err) != mysql.ERParseError {
 			t.Errorf("%s: %v, want 1064", q, err)
 		}
