@@ -811,6 +811,9 @@ func TestClusterReplaceMember(t *testing.T) {
 	waitFor(t, "writes with member 1 down too", 30*time.Second, func() bool { return ws.count() >= before+200 })
 	ws.halt()
 	for i, s := range []*server{nodes[1], joiner} {
+		// Member 1's loss may have left this one without a leader for a
+		// moment (it refuses reads with 1047 then, as Galera does).
+		waitReady(t, s.db(""))
 		have := idSet(t, causal(t, s), "SELECT id FROM d.t")
 		for id := range ws.snapshot() {
 			if !have[id] {
