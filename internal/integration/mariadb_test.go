@@ -230,13 +230,14 @@ func TestMariaDBReplica(t *testing.T) {
 	mustExec(t, ts, "CREATE PROCEDURE pc_fill(IN n INT) BEGIN DECLARE i INT DEFAULT 0; WHILE i < n DO INSERT INTO pc VALUES (i, i * i); SET i = i + 1; END WHILE; UPDATE pc SET v = v + 1 WHERE id % 2 = 0; END")
 	mustExec(t, ts, "CALL pc_fill(5)")
 
-	// TIME columns of whole seconds and of microseconds, logged as
-	// declared (the row images are encoded for them): a fraction given
-	// to a TIME is rounded on the primary, and the replica gets the
-	// rounded value. (The replica's TIME(6) values show six digits where
-	// Lockstep shows none of a whole second.)
-	mustExec(t, ts, "CREATE TABLE tm (id INT PRIMARY KEY, a TIME, b TIME(6))")
-	mustExec(t, ts, "INSERT INTO tm VALUES (1, '10:00:59.5', '10:00:59.123456'), (2, '-01:02:03', NULL)")
+	// TIME columns of whole seconds, of milliseconds and of
+	// microseconds, logged as declared (the row images are encoded for
+	// them): a fraction given to a TIME is rounded on the primary to the
+	// column's digits, and the replica gets the rounded value. (The
+	// replica's TIME(6) values show six digits where Lockstep shows none
+	// of a whole second.)
+	mustExec(t, ts, "CREATE TABLE tm (id INT PRIMARY KEY, a TIME, b TIME(6), c TIME(3))")
+	mustExec(t, ts, "INSERT INTO tm VALUES (1, '10:00:59.5', '10:00:59.123456', '10:00:59.4567'), (2, '-01:02:03', NULL, '-01:02:03.25')")
 
 	// Wait for the replica to reach the primary's last GTID.
 	var executed string
@@ -323,7 +324,7 @@ func TestMariaDBReplica(t *testing.T) {
 		t.Fatalf("a procedure on the replica: rows %s, %d procedures (%v); want 0:1,1:1,2:5,3:9,4:17, 1; %s", pcRows, procs, err, slaveErrors(mdb))
 	}
 	times := func(db *sql.DB) string {
-		rows, err := db.Query("SELECT id, a, b FROM ts.tm ORDER BY id")
+		rows, err := db.Query("SELECT id, a, b, c FROM ts.tm ORDER BY id")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -331,21 +332,21 @@ func TestMariaDBReplica(t *testing.T) {
 		var out []string
 		for rows.Next() {
 			var id int
-			var a, b sql.NullString
-			if err := rows.Scan(&id, &a, &b); err != nil {
+			var a, b, c sql.NullString
+			if err := rows.Scan(&id, &a, &b, &c); err != nil {
 				t.Fatal(err)
 			}
-			out = append(out, strings.ReplaceAll(fmt.Sprintf("%d %v %v", id, a, b), ".000000", ""))
+			out = append(out, strings.ReplaceAll(fmt.Sprintf("%d %v %v %v", id, a, b, c), ".000000", ""))
 		}
 		return strings.Join(out, " | ")
 	}
 	var rcreate string
 	ptm, rtm := times(s.db("")), times(mdb)
 	mdb.QueryRow("SHOW CREATE TABLE ts.tm").Scan(new(string), &rcreate)
-	if ptm != rtm || !strings.HasPrefix(ptm, "1 {10:01:00 true} {10:00:59.123456 true}") {
-		t.Fatalf("TIME columns: primary %q, replica %q (want 10:01:00 and 10:00:59.123456 first)\n%s", ptm, rtm, rcreate)
+	if want := "1 {10:01:00 true} {10:00:59.123456 true} {10:00:59.457 true} | 2 {-01:02:03 true} { false} {-01:02:03.250 true}"; ptm != want || rtm != want {
+		t.Fatalf("TIME columns: primary %q, replica %q, want %q\n%s", ptm, rtm, want, rcreate)
 	}
-	if !strings.Contains(rcreate, "`a` time DEFAULT NULL") || !strings.Contains(rcreate, "`b` time(6) DEFAULT NULL") {
+	if !strings.Contains(rcreate, "`a` time DEFAULT NULL") || !strings.Contains(rcreate, "`b` time(6) DEFAULT NULL") || !strings.Contains(rcreate, "`c` time(3) DEFAULT NULL") {
 		t.Fatalf("the replica's TIME columns are not as declared:\n%s", rcreate)
 	}
 	if p, r := keylessRows(t, s.db("")), keylessRows(t, mdb); p != r {

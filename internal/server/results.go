@@ -292,7 +292,8 @@ func fixFieldTypes(fields []*querypb.Field) {
 	}
 }
 
-// fixValues writes TIME values with MySQL's fraction and, in a text
+// fixValues writes TIME values with MySQL's fraction (a TIME(n) column's
+// with n digits) and, in a text
 // result, doubles in MySQL's form, and in a binary result zero dates.
 func fixValues(r *sqltypes.Result, binary bool) {
 	if r == nil {
@@ -330,10 +331,20 @@ func fixValues(r *sqltypes.Result, binary bool) {
 			}
 		}
 		for _, i := range times {
-			if i < len(row) {
-				if b, ok := bytes.CutSuffix(row[i].Raw(), []byte(".000000")); ok {
-					row[i] = sqltypes.MakeTrusted(sqltypes.Time, b)
+			if i >= len(row) {
+				continue
+			}
+			raw := row[i].Raw()
+			if d := r.Fields[i].Decimals; d >= 1 && d <= 5 {
+				// A TIME(1) to TIME(5) column: its values are rounded to
+				// its digits when stored, so the rest are zeros.
+				if dot := bytes.IndexByte(raw, '.'); dot >= 0 && len(raw)-dot-1 == 6 {
+					row[i] = sqltypes.MakeTrusted(sqltypes.Time, raw[:dot+1+int(d)])
 				}
+				continue
+			}
+			if b, ok := bytes.CutSuffix(raw, []byte(".000000")); ok {
+				row[i] = sqltypes.MakeTrusted(sqltypes.Time, b)
 			}
 		}
 	}

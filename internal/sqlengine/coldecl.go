@@ -21,11 +21,12 @@ import (
 //
 //   - TIME's fractional digits. A column declared TIME holds whole
 //     seconds, as in MySQL: a value with a fraction is rounded when
-//     stored ('10:00:59.5' is 10:01:00). go-mysql-server has one TIME
-//     type, with microseconds, for TIME and TIME(6) alike (TIME(1) to
-//     TIME(5) it refuses). The storage column's Fsp: 0 for TIME, 6 for
-//     TIME(6) and for a column whose declaration was not seen (a table
-//     made before this was so).
+//     stored ('10:00:59.5' is 10:01:00), and a TIME(n) column's to n
+//     digits. go-mysql-server has one TIME type, with microseconds, for
+//     TIME and TIME(6) alike, and refuses TIME(1) to TIME(5): the
+//     statement gives it TIME(6) for those. The storage column's Fsp: the
+//     declared digits, 6 for a column whose declaration was not seen (a
+//     table made before this was so).
 //   - FLOAT(M,D) and DOUBLE(M,D) (MySQL's deprecated forms): a value is
 //     rounded to D decimals when stored, and one that needs more than M
 //     digits is out of range (1264, or the nearest value in range with a
@@ -133,6 +134,11 @@ func declaredColumns(ctx *sql.Context, s *Session, st ast.Statement) (map[string
 					fsp = n
 				}
 				set(name, columnDecl{time: true, fsp: fsp})
+				if fsp >= 1 && fsp < maxTimePrecision {
+					// go-mysql-server refuses TIME(1) to TIME(5): it gets
+					// TIME(6), the column keeps its digits.
+					c.Type.Length = ast.NewIntVal([]byte(strconv.Itoa(maxTimePrecision)))
+				}
 			case isFloatTypeName(t) && c.Type.Scale != nil && c.Type.Length != nil:
 				m, err1 := strconv.Atoi(string(c.Type.Length.Val))
 				dd, err2 := strconv.Atoi(string(c.Type.Scale.Val))
@@ -290,16 +296,24 @@ func (s *Session) checkFloatRange(t *Table, vals sql.Row) error {
 // and its table by the table's alias: a name the statement gives as an
 // alias (noteResultNames) is not looked up, lest it be another column's.
 func (e *Engine) ColumnDecimals(connID uint32, db, table, col string) (int, bool) {
+	var cols []row.Column
 	if v, ok := e.sessions.Load(connID); ok {
-		if a := v.(*Session).resultAliases; a[strings.ToLower(table)] || a[strings.ToLower(col)] {
+		s := v.(*Session)
+		if a := s.resultAliases; a[strings.ToLower(table)] || a[strings.ToLower(col)] {
 			return 0, false
 		}
+		if t, ok := s.tempTable(db, table); ok {
+			cols = t.cols // a temporary table hides the table of its name
+		}
 	}
-	t, ok := e.store.Table(db, table)
-	if !ok {
-		return 0, false
+	if cols == nil {
+		t, ok := e.store.Table(db, table)
+		if !ok {
+			return 0, false
+		}
+		cols = t.Def.Columns
 	}
-	for _, c := range t.Def.Columns {
+	for _, c := range cols {
 		if strings.EqualFold(c.Name, col) {
 			switch {
 			case isFloatColumn(c) && c.Precision > 0:
