@@ -171,6 +171,10 @@ type Session struct {
 	// readOnlyDefault caches transaction_read_only (read on every write
 	// outside a transaction); readOnlyKnown is cleared when it is set.
 	readOnlyDefault, readOnlyKnown bool
+	// completion is the session's completion_type, when completionKnown
+	// (txnend.go); set again, it is read again.
+	completion      int
+	completionKnown bool
 }
 
 // readOnlyTransaction reports whether the statement runs in a READ ONLY
@@ -791,7 +795,7 @@ func note(ctx context.Context, st ast.Statement, text string, queryLen int) erro
 	if err := checkDepth(st, queryLen); err != nil {
 		return err
 	}
-	if err := checkTxnEnd(st, text); err != nil {
+	if err := checkTxnEnd(ctx, st, text); err != nil {
 		return err
 	}
 	rewriteRegexpOperators(st, text)
@@ -1052,7 +1056,7 @@ func (p parser) ParseOneWithOptions(ctx context.Context, query string, o ast.Par
 	if err := checkDepth(r.st, len(query)); err != nil {
 		return nil, r.consumed, err
 	}
-	if err := checkTxnEnd(r.st, query); err != nil {
+	if err := checkTxnEnd(ctx, r.st, query); err != nil {
 		return nil, r.consumed, err
 	}
 	rewriteRegexpOperators(r.st, query)
@@ -1336,8 +1340,11 @@ func (s *Session) SetSessionVariable(ctx *sql.Context, name string, val any) err
 	if sessionReadOnly[strings.ToLower(name)] {
 		return mysql.NewSQLError(1621, "HY000", "SESSION variable '%s' is read-only. Use SET GLOBAL to assign the value", strings.ToLower(name))
 	}
-	if n := strings.ToLower(name); n == "transaction_read_only" || n == "tx_read_only" {
+	switch strings.ToLower(name) {
+	case "transaction_read_only", "tx_read_only":
 		s.readOnlyKnown = false
+	case "completion_type":
+		s.completionKnown = false // txnend.go
 	}
 	warnNoEffect(ctx, name)
 	if isTimestamp(name) {
@@ -1394,9 +1401,7 @@ var alwaysOn = map[string]string{
 var fixedValues = map[string]struct{ value, why string }{
 	"binlog_format":    {"ROW", binlogFixed},
 	"binlog_row_image": {"FULL", binlogFixed},
-	"completion_type": {"NO_CHAIN", "COMMIT and ROLLBACK end the transaction and start no other (COMMIT AND CHAIN " +
-		"and COMMIT RELEASE are not supported either)"},
-	"rbr_exec_mode": {"STRICT", "row events (the BINLOG statement's too) stop at a duplicate or missing row"},
+	"rbr_exec_mode":    {"STRICT", "row events (the BINLOG statement's too) stop at a duplicate or missing row"},
 }
 
 // binlogFixed is why binlog_format and binlog_row_image are fixed.
