@@ -47,6 +47,10 @@ var diffSchema = []string{
 	// \ after the digits, MySQL 8's (Lockstep's) before them.
 	"CREATE TABLE diff.s (id INT PRIMARY KEY, s VARCHAR(20))",
 	"CREATE TABLE diff.t (id INT PRIMARY KEY, d DATE, dt DATETIME, tm TIME, b BIT(8))",
+	// JSON documents, read back by their values: MariaDB keeps JSON as
+	// text as written, MySQL (and Lockstep) normalised, so whole
+	// documents are not compared.
+	"CREATE TABLE diff.jd (id INT PRIMARY KEY, doc JSON)",
 	"CREATE VIEW diff.v AS SELECT p.id, p.name, COUNT(c.id) AS n FROM diff.p p LEFT JOIN diff.c c ON c.p = p.id GROUP BY p.id, p.name",
 	// Triggers keep counts of diff.k's changes, whatever rows of
 	// identical ones a statement changes.
@@ -81,7 +85,33 @@ var diffSQLModes = []string{
 // diffStatement returns a random statement of the stream.
 func diffStatement(r *rand.Rand) string {
 	id := func() int { return 1 + r.IntN(12) }
-	switch r.IntN(36) {
+	switch r.IntN(39) {
+	case 36:
+		// JSON documents made and changed by MySQL's functions.
+		switch r.IntN(5) {
+		case 0:
+			return fmt.Sprintf("REPLACE INTO diff.jd VALUES (%d, JSON_OBJECT('a', %d, 'b', JSON_ARRAY(%d, 'x%d'), 'c', NULL))", id(), r.IntN(9), r.IntN(9), r.IntN(9))
+		case 1:
+			return fmt.Sprintf("UPDATE diff.jd SET doc = JSON_SET(doc, '$.a', %d) WHERE id = %d", r.IntN(9), id())
+		case 2:
+			return fmt.Sprintf("UPDATE diff.jd SET doc = JSON_ARRAY_APPEND(doc, '$.b', %d) WHERE id = %d", r.IntN(99), id())
+		case 3:
+			return fmt.Sprintf("UPDATE diff.jd SET doc = JSON_REMOVE(doc, '$.b[0]') WHERE id BETWEEN %d AND %d", id(), id()+3)
+		}
+		return fmt.Sprintf("UPDATE diff.jd SET doc = JSON_INSERT(doc, '$.d', 'v%d') WHERE id = %d", r.IntN(9), id())
+	case 37:
+		if r.IntN(3) == 0 {
+			return fmt.Sprintf("SELECT id FROM diff.jd WHERE JSON_EXTRACT(doc, '$.a') = %d ORDER BY id", r.IntN(9))
+		}
+		return "SELECT id, JSON_EXTRACT(doc, '$.a'), JSON_UNQUOTE(JSON_EXTRACT(doc, '$.b[1]')), JSON_LENGTH(doc), JSON_LENGTH(doc, '$.b'), " +
+			"JSON_CONTAINS(doc, '1', '$.a'), JSON_TYPE(JSON_EXTRACT(doc, '$.b')), JSON_UNQUOTE(JSON_EXTRACT(doc, '$.d')), JSON_CONTAINS_PATH(doc, 'one', '$.d') FROM diff.jd ORDER BY id"
+	case 38:
+		// Locking reads return what plain reads do.
+		lock := []string{" FOR UPDATE", " LOCK IN SHARE MODE", " FOR UPDATE SKIP LOCKED", " FOR UPDATE NOWAIT"}[r.IntN(4)]
+		if r.IntN(2) == 0 {
+			return fmt.Sprintf("SELECT id, name, score FROM diff.p WHERE score >= %d ORDER BY id", r.IntN(50)) + lock
+		}
+		return fmt.Sprintf("SELECT c.id, c.qty, p.name FROM diff.c JOIN diff.p ON p.id = c.p WHERE c.id < %d ORDER BY c.id", 1+r.IntN(30)) + lock
 	case 32:
 		// Backslashes in strings: \_ and \% keep theirs (they escape a
 		// LIKE wildcard), the other escapes are read; under
@@ -317,7 +347,8 @@ func TestDifferentialMariaDB(t *testing.T) {
 		}
 	}
 	for _, q := range []string{"SELECT * FROM diff.p ORDER BY id", "SELECT * FROM diff.c ORDER BY id", "SELECT a, b FROM diff.k", "SELECT * FROM diff.v ORDER BY id",
-		"SELECT id, d, dt, tm, b + 0 FROM diff.t ORDER BY id", "SELECT * FROM diff.ks", "SELECT id, HEX(s) FROM diff.s ORDER BY id"} {
+		"SELECT id, d, dt, tm, b + 0 FROM diff.t ORDER BY id", "SELECT * FROM diff.ks", "SELECT id, HEX(s) FROM diff.s ORDER BY id",
+		"SELECT id, JSON_EXTRACT(doc, '$.a'), JSON_EXTRACT(doc, '$.b[0]'), JSON_LENGTH(doc, '$.b'), JSON_UNQUOTE(JSON_EXTRACT(doc, '$.d')) FROM diff.jd ORDER BY id"} {
 		if want, got := diffRun(mdb, q, true), diffRun(ldb, q, false); want != got {
 			t.Errorf("final %s\nMariaDB:  %s\nLockstep: %s", q, want, got)
 		}

@@ -156,8 +156,9 @@ var reworded = []struct {
 	// characters (go-mysql-server's only use of the error).
 	{regexp.MustCompile("^invalid identifier: `(.*)`$"), 1059, "42000", "Identifier name '$1' is too long"}, // ER_TOO_LONG_IDENT
 	// Text or bytes a spatial function cannot read as a geometry.
-	{regexp.MustCompile(`^too many key parts specified; max (\d+) parts allowed$`), 1070, "42000", "Too many key parts specified; max $1 parts allowed"}, // ER_TOO_MANY_KEY_PARTS
-	{regexp.MustCompile(`^invalid GIS data provided to function (?i:(st_\w+))$`), 3037, "22023", "Invalid GIS data provided to function $1."},            // ER_GIS_INVALID_DATA
+	{regexp.MustCompile(`^invalid data type for JSON data in argument (\d+) to function (\w+); a JSON string or JSON type is required$`), 3146, "22032", "Invalid data type for JSON data in argument $1 to function $2; a JSON string or JSON type is required."}, // ER_INVALID_TYPE_FOR_JSON
+	{regexp.MustCompile(`^too many key parts specified; max (\d+) parts allowed$`), 1070, "42000", "Too many key parts specified; max $1 parts allowed"},                                                                                                           // ER_TOO_MANY_KEY_PARTS
+	{regexp.MustCompile(`^invalid GIS data provided to function (?i:(st_\w+))$`), 3037, "22023", "Invalid GIS data provided to function $1."},                                                                                                                      // ER_GIS_INVALID_DATA
 }
 
 // gmsErrors are go-mysql-server errors that carry no MySQL number, by

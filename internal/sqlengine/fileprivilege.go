@@ -80,6 +80,9 @@ func (p provider) Function(_ *sql.Context, name string) (sql.Function, bool) {
 	if f, ok := collatedSearchFunction(name); ok {
 		return f, true // collatedsearch.go
 	}
+	if f, ok := jsonFunction(name); ok {
+		return f, true // jsonfuncs.go
+	}
 	if name == "validate_password_strength" {
 		return validatePasswordStrengthFunction(), true // passwordpolicy.go
 	}

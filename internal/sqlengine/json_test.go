@@ -115,3 +115,29 @@ func TestJSONExactIntegers(t *testing.T) {
 		t.Fatalf("replayed from the binlog:\n got %s\nwant %s", got, want)
 	}
 }
+
+// TestJSONLengthAndContains: JSON_LENGTH counts an empty array (0) and a
+// JSON null (1), and JSON_CONTAINS compares numbers by value whatever
+// holds them (a document made by JSON_OBJECT, or read from a column),
+// as MySQL does.
+func TestJSONLengthAndContains(t *testing.T) {
+	h := newHarness(t)
+	c := h.conn()
+	c.exec("CREATE DATABASE d")
+	c.exec("USE d")
+	c.exec("CREATE TABLE j (id INT PRIMARY KEY, doc JSON)")
+	c.exec(`INSERT INTO j VALUES (1, JSON_OBJECT('a', 1, 'b', JSON_ARRAY())), (2, '{"a": 18446744073709551615, "b": [1, [2, 3]], "c": null}')`)
+	for q, want := range map[string]string{
+		`SELECT JSON_LENGTH('[]'), JSON_LENGTH('null'), JSON_LENGTH('{}'), JSON_LENGTH('[1, [2, 3]]', '$[1]'), JSON_LENGTH('{"a": 1}', '$.x')`:                                                                                                                   "0,1,0,2,<nil>",
+		"SELECT id, JSON_LENGTH(doc), JSON_LENGTH(doc, '$.b'), JSON_LENGTH(doc, '$.c') FROM j ORDER BY id":                                                                                                                                                       "1,2,0,<nil>;2,3,2,1",
+		"SELECT id, JSON_CONTAINS(doc, '1', '$.a'), JSON_CONTAINS(doc, '18446744073709551615', '$.a'), JSON_CONTAINS(doc, '[3]', '$.b') FROM j ORDER BY id":                                                                                                      "1,true,false,false;2,false,true,true",
+		`SELECT JSON_CONTAINS(JSON_OBJECT('a', 1), '1', '$.a'), JSON_CONTAINS('[1, 2, [3, 4]]', '[1, 3]'), JSON_CONTAINS('[1, 2]', '1.0'), JSON_CONTAINS('{"a": {"b": 1}}', '{"a": {}}'), JSON_CONTAINS('{"a": 1}', '1'), JSON_CONTAINS('{"a": 1}', '1', '$.b')`: "true,true,true,true,false,<nil>",
+	} {
+		if got := c.rows(q); got != want {
+			t.Errorf("%s: %q, want %q", q, got, want)
+		}
+	}
+	if _, err := c.query("SELECT JSON_CONTAINS('not json', '1')"); errno(err) != 3141 {
+		t.Errorf("JSON_CONTAINS of bad text: %v, want 3141", err)
+	}
+}
