@@ -12,8 +12,9 @@ import (
 
 // The differential test: the same random statement stream, over tables
 // with foreign keys (cascading), CHECK constraints, a generated column, a
-// unique and a secondary index, a table without a primary key, a view and
-// a table of dates (zero dates among them), times and bits
+// unique and a secondary index, a table without a primary key, a view, a
+// table of JSON documents (read back by their values), a table of dates
+// (zero dates among them), times and bits, with locking reads
 // (multi-row inserts, ON DUPLICATE KEY UPDATE, INSERT ... SELECT,
 // rolled-back transactions among the statements; and the metamorphic
 // test's additions: point statements, changes of identical keyless rows,
