@@ -195,6 +195,7 @@ var metaTables = []string{
 	"SELECT * FROM diff.v ORDER BY id",
 	"SELECT id, d, dt, tm, b + 0 FROM diff.t ORDER BY id",
 	"SELECT * FROM diff.ks",
+	"SELECT id, doc FROM diff.jd ORDER BY id",
 }
 
 func TestMetamorphic(t *testing.T) {
