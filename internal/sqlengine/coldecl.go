@@ -10,6 +10,7 @@ import (
 	"github.com/dolthub/go-mysql-server/sql"
 	"github.com/dolthub/go-mysql-server/sql/information_schema"
 	"github.com/dolthub/go-mysql-server/sql/plan"
+	"github.com/dolthub/go-mysql-server/sql/transform"
 	"github.com/dolthub/go-mysql-server/sql/types"
 	"github.com/dolthub/vitess/go/mysql"
 	ast "github.com/dolthub/vitess/go/vt/sqlparser"
@@ -262,9 +263,9 @@ func roundFloat(c *row.Column, v float64) (r float64, out bool) {
 
 // checkFloatRange is the check strict mode makes of a value written to a
 // FLOAT(M,D) or DOUBLE(M,D) column: an error, a warning, or nil.
-func (s *Session) checkFloatRange(t *Table, vals sql.Row) error {
-	for i := range t.st.Def.Columns {
-		c := &t.st.Def.Columns[i]
+func (s *Session) checkFloatRange(cols []row.Column, vals sql.Row) error {
+	for i := range cols {
+		c := &cols[i]
 		if !isFloatColumn(*c) || c.Precision == 0 || i >= len(vals) {
 			continue
 		}
@@ -458,17 +459,25 @@ func (b boundedTopN) showCreateDeclared(ctx *sql.Context, n *plan.ShowCreateTabl
 	if n.IsView {
 		return nil, nil
 	}
-	t := lockstepTable(n.Child)
-	if t == nil {
-		return nil, nil
+	var cols []row.Column
+	var sch sql.Schema
+	if t := lockstepTable(n.Child); t != nil {
+		cols, sch = t.st.Def.Columns, t.sch.Schema
+	} else {
+		transform.Inspect(n.Child, func(c sql.Node) bool {
+			if tt, ok := readTable(c).(*tempTable); ok {
+				cols, sch = tt.cols, tt.sch.Schema
+			}
+			return cols == nil
+		})
 	}
 	var fix []string
-	for i, c := range t.st.Def.Columns {
+	for i, c := range cols {
 		text, ok := declaredTypeText(c)
-		if !ok || i >= len(t.sch.Schema) {
+		if !ok || i >= len(sch) {
 			continue
 		}
-		fix = append(fix, "\n  "+quoteIdent(c.Name)+" "+t.sch.Schema[i].Type.String(), "\n  "+quoteIdent(c.Name)+" "+text)
+		fix = append(fix, "\n  "+quoteIdent(c.Name)+" "+sch[i].Type.String(), "\n  "+quoteIdent(c.Name)+" "+text)
 	}
 	if len(fix) == 0 {
 		return nil, nil

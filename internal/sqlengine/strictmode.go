@@ -2,6 +2,7 @@ package sqlengine
 
 import (
 	"fmt"
+	"github.com/lockstepdb/lockstep/internal/row"
 	"time"
 
 	"github.com/dolthub/go-mysql-server/sql"
@@ -119,8 +120,9 @@ func (s *Session) Warn(w *sql.Warning) {
 func (s *Session) strictError() error { return s.strict.err }
 
 // checkWrite runs strict mode's checks on a row the statement writes: vals
-// (with old, the row it replaces, for an UPDATE) into table t.
-func (s *Session) checkWrite(t *Table, old, vals sql.Row) error {
+// (with old, the row it replaces, for an UPDATE) into a table of schema
+// sch and storage columns cols (a stored table's or a temporary one's).
+func (s *Session) checkWrite(sch sql.Schema, cols []row.Column, old, vals sql.Row) error {
 	if !s.strict.changes {
 		return nil // ALTER TABLE copying rows, say: no values assigned
 	}
@@ -128,11 +130,11 @@ func (s *Session) checkWrite(t *Table, old, vals sql.Row) error {
 	if s.strict.err != nil {
 		return s.strict.err
 	}
-	if err := s.checkFloatRange(t, vals); err != nil { // coldecl.go
+	if err := s.checkFloatRange(cols, vals); err != nil { // coldecl.go
 		return err
 	}
 	var m *sql.SqlMode
-	for i, col := range t.sch.Schema {
+	for i, col := range sch {
 		if i >= len(vals) || !isZeroDate(col.Type, vals[i]) || (old != nil && i < len(old) && isZeroDate(col.Type, old[i])) {
 			continue
 		}

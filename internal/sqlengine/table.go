@@ -733,7 +733,7 @@ func (ed editor) Insert(ctx *sql.Context, r sql.Row) error {
 	if err != nil {
 		return err
 	}
-	if err := s.checkWrite(ed.t, nil, r); err != nil {
+	if err := s.checkWrite(ed.t.sch.Schema, ed.t.st.Def.Columns, nil, r); err != nil {
 		return err
 	}
 	vals, err := ed.t.toStorageRow(ctx, r)
@@ -758,7 +758,7 @@ func (ed editor) Update(ctx *sql.Context, old, new sql.Row) error {
 	if err != nil {
 		return err
 	}
-	if err := s.checkWrite(ed.t, old, new); err != nil {
+	if err := s.checkWrite(ed.t.sch.Schema, ed.t.st.Def.Columns, old, new); err != nil {
 		return err
 	}
 	ov, err := ed.t.toStorageRow(ctx, old)

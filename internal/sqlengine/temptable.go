@@ -101,9 +101,6 @@ func (d *Database) CreateTemporaryTable(ctx *sql.Context, name string, sch sql.P
 			return err
 		}
 		applyDeclared(ctx, &rc, c.Name) // coldecl.go
-		if isFloatColumn(rc) && rc.Precision > 0 {
-			return errNotSupported("FLOAT(M,D) and DOUBLE(M,D) columns in temporary tables")
-		}
 		t.cols = append(t.cols, rc)
 	}
 	for _, i := range sch.PkOrdinals {
@@ -421,6 +418,11 @@ func (ed tempEditor) Close(*sql.Context) error { return nil }
 
 func (ed tempEditor) Insert(ctx *sql.Context, r sql.Row) error {
 	t := ed.t
+	if s := sessionOf(ctx); s != nil {
+		if err := s.checkWrite(t.sch.Schema, t.cols, nil, r); err != nil { // strictmode.go
+			return err
+		}
+	}
 	size, err := t.check(ctx, r, 0)
 	if err != nil {
 		return err
@@ -439,11 +441,25 @@ func (ed tempEditor) Insert(ctx *sql.Context, r sql.Row) error {
 }
 
 // rounded is r with its TIME values rounded to their columns' fractional
-// digits, as a stored table's (toStorage).
+// digits, and its FLOAT(M,D) and DOUBLE(M,D) values to D decimals, as a
+// stored table's (toStorage).
 func (t *tempTable) rounded(r sql.Row) sql.Row {
-	for i, c := range t.cols {
-		if c.Type == row.TypeTime2 && c.Fsp < 6 && i < len(r) {
+	for i := range t.cols {
+		c := &t.cols[i]
+		if i >= len(r) {
+			break
+		}
+		switch {
+		case c.Type == row.TypeTime2 && c.Fsp < 6:
 			r[i] = roundTimespan(r[i], c.Fsp)
+		case isFloatColumn(*c) && c.Precision > 0:
+			switch x := r[i].(type) {
+			case float32:
+				v, _ := roundFloat(c, float64(x))
+				r[i] = float32(v)
+			case float64:
+				r[i], _ = roundFloat(c, x)
+			}
 		}
 	}
 	return r
@@ -464,6 +480,11 @@ func (ed tempEditor) Update(ctx *sql.Context, old, new sql.Row) error {
 	}
 	if !ok {
 		return sql.ErrDeleteRowNotFound.New()
+	}
+	if s := sessionOf(ctx); s != nil {
+		if err := s.checkWrite(t.sch.Schema, t.cols, old, new); err != nil {
+			return err
+		}
 	}
 	prevSize := t.sizes[slot]
 	size, err := t.check(ctx, new, prevSize)
