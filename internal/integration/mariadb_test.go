@@ -229,6 +229,7 @@ func TestMariaDBReplica(t *testing.T) {
 	mustExec(t, ts, "CREATE TABLE pc (id INT PRIMARY KEY, v INT)")
 	mustExec(t, ts, "CREATE PROCEDURE pc_fill(IN n INT) BEGIN DECLARE i INT DEFAULT 0; WHILE i < n DO INSERT INTO pc VALUES (i, i * i); SET i = i + 1; END WHILE; UPDATE pc SET v = v + 1 WHERE id % 2 = 0; END")
 	mustExec(t, ts, "CALL pc_fill(5)")
+	mustExec(t, ts, "ALTER PROCEDURE pc_fill COMMENT 'fills pc' SQL SECURITY INVOKER MODIFIES SQL DATA")
 
 	// TIME columns of whole seconds, of milliseconds and of
 	// microseconds, logged as declared (the row images are encoded for
@@ -322,6 +323,17 @@ func TestMariaDBReplica(t *testing.T) {
 	if err := mdb.QueryRow("SELECT (SELECT GROUP_CONCAT(id, ':', v ORDER BY id) FROM ts.pc), (SELECT COUNT(*) FROM information_schema.ROUTINES WHERE ROUTINE_SCHEMA = 'ts' AND ROUTINE_TYPE = 'PROCEDURE')").Scan(&pcRows, &procs); err != nil ||
 		pcRows != "0:1,1:1,2:5,3:9,4:17" || procs != 1 {
 		t.Fatalf("a procedure on the replica: rows %s, %d procedures (%v); want 0:1,1:1,2:5,3:9,4:17, 1; %s", pcRows, procs, err, slaveErrors(mdb))
+	}
+	// ALTER PROCEDURE reached it, and says the same on both.
+	chars := func(db *sql.DB) string {
+		var c, sec, access string
+		if err := db.QueryRow("SELECT ROUTINE_COMMENT, SECURITY_TYPE, SQL_DATA_ACCESS FROM information_schema.ROUTINES WHERE ROUTINE_SCHEMA = 'ts' AND ROUTINE_NAME = 'pc_fill'").Scan(&c, &sec, &access); err != nil {
+			t.Fatal(err)
+		}
+		return c + "|" + sec + "|" + access
+	}
+	if p, r := chars(s.db("")), chars(mdb); p != "fills pc|INVOKER|MODIFIES SQL DATA" || r != p {
+		t.Fatalf("ALTER PROCEDURE: primary %q, replica %q", p, r)
 	}
 	times := func(db *sql.DB) string {
 		rows, err := db.Query("SELECT id, a, b, c FROM ts.tm ORDER BY id")

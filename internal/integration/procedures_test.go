@@ -408,7 +408,11 @@ func TestStoredProcedurePrivilegesAndSession(t *testing.T) {
 		{caller, "SELECT * FROM sp.secret", 1142},
 		{caller, "CREATE PROCEDURE sp.x() SELECT 1", 1044},
 		{caller, "DROP PROCEDURE sp.peek", 1370},
+		{caller, "ALTER PROCEDURE sp.peek COMMENT 'mine'", 1370},
 		{nobody, "CALL sp.peek(@a, @b, @c, @d)", 1370},
+		{root, "ALTER PROCEDURE sp.nope COMMENT 'x'", 1305},
+		{root, "ALTER PROCEDURE sp.peek DETERMINISTIC", 1064}, // CREATE's alone
+		{root, "ALTER FUNCTION sp.peek COMMENT 'x'", 1235},
 		{root, "CALL sp.ghostly()", 1449}, // its definer does not exist
 		{root, "CALL sp.peek(1, @b, @c, @d)", 1414},
 		{root, "PREPARE s FROM 'CALL sp.peek_inv()'", 0},
@@ -421,6 +425,23 @@ func TestStoredProcedurePrivilegesAndSession(t *testing.T) {
 			t.Errorf("%s: %v, want %d", c.q, err, c.want)
 		}
 	}
+	// ALTER PROCEDURE changes how the procedure runs: SQL SECURITY
+	// INVOKER, and it is kept so across a restart.
+	mustExec(t, root, "ALTER PROCEDURE sp.peek SQL SECURITY INVOKER COMMENT 'as the caller'")
+	if _, err := caller.Exec("CALL sp.peek(@who, @val, @db, @mode)"); errNumber(err) != 1142 {
+		t.Fatalf("CALL of a procedure altered to SQL SECURITY INVOKER: %v, want 1142", err)
+	}
+	l.stop()
+	l.start()
+	root, caller = l.db(""), open("caller", "other")
+	var comment, security string
+	if err := root.QueryRow("SELECT ROUTINE_COMMENT, SECURITY_TYPE FROM information_schema.ROUTINES WHERE ROUTINE_SCHEMA = 'sp' AND ROUTINE_NAME = 'peek'").Scan(&comment, &security); err != nil ||
+		comment != "as the caller" || security != "INVOKER" {
+		t.Fatalf("after a restart: %q %q (%v)", comment, security, err)
+	}
+	mustExec(t, root, "ALTER PROCEDURE sp.peek SQL SECURITY DEFINER COMMENT ''")
+	mustExec(t, caller, "SET SESSION sql_mode = 'STRICT_TRANS_TABLES'")
+
 	// What each may read of a procedure: the caller, with EXECUTE, that
 	// it exists but not its body; another account nothing.
 	var body sql.NullString

@@ -172,13 +172,15 @@ func TestLockstepReplica(t *testing.T) {
 	// it; a CALL's changes as its statements' rows.
 	mustExec(t, pdb, "CREATE PROCEDURE sbtest.fill(IN n INT) BEGIN DECLARE i INT DEFAULT 0; WHILE i < n DO INSERT INTO sbtest.docs VALUES (10 + i, JSON_ARRAY(i)); SET i = i + 1; END WHILE; DELETE FROM sbtest.docs WHERE id = 11; END")
 	mustExec(t, pdb, "CALL sbtest.fill(3)")
+	mustExec(t, pdb, "ALTER PROCEDURE sbtest.fill COMMENT 'ten and up' MODIFIES SQL DATA")
 	waitCaughtUp(t, pdb, rdb, 60*time.Second)
 	if pd, rd := docs(pdb), docs(rdb); pd != rd || !strings.Contains(rd, "12|[2]|") || strings.Contains(rd, "11|[1]|") {
 		t.Fatalf("after a CALL: primary %s, replica %s", pd, rd)
 	}
 	var pcreate, rcreate string
 	pdb.QueryRow("SHOW CREATE PROCEDURE sbtest.fill").Scan(new(string), new(string), &pcreate, new(string), new(string), new(string))
-	if err := rdb.QueryRow("SHOW CREATE PROCEDURE sbtest.fill").Scan(new(string), new(string), &rcreate, new(string), new(string), new(string)); err != nil || rcreate != pcreate {
+	if err := rdb.QueryRow("SHOW CREATE PROCEDURE sbtest.fill").Scan(new(string), new(string), &rcreate, new(string), new(string), new(string)); err != nil || rcreate != pcreate ||
+		!strings.Contains(pcreate, "MODIFIES SQL DATA\n    COMMENT 'ten and up'") {
 		t.Fatalf("the procedure on the replica: %q (%v), primary's %q", rcreate, err, pcreate)
 	}
 	// The replica's binlog carries the source's GTIDs.

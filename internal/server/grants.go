@@ -87,3 +87,11 @@ func (s *Server) readLockStatement(c *mysql.Conn, query string) (*sqltypes.Resul
 		return s.sql.ReadLockStatement(ctx, query)
 	})
 }
+
+// alterProcedureStatement answers ALTER PROCEDURE, which the parser does
+// not know (sqlengine/alterprocedure.go).
+func (s *Server) alterProcedureStatement(c *mysql.Conn, query string) (*sqltypes.Result, bool, error) {
+	return s.sessionStatement(c, query, sqlengine.MaybeAlterProcedure, func(ctx *sql.Context) (bool, error) {
+		return s.sql.AlterProcedureStatement(ctx, query)
+	})
+}

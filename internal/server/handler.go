@@ -236,7 +236,7 @@ func yieldAfterStatement() { runtime.Gosched() }
 // control and status, binlog administration (package admin), then the
 // server's own.
 func (s *Server) interceptors() protocol.Chain {
-	return protocol.Chain{s.adm.GTIDNextStatement, s.adm.ReplicaStatement, s.adm.BinlogStatement, s.killStatement, s.accountStatement, s.showCreateUser, s.readLockStatement, s.backupLockStatement, s.shutdownStatement, s.reloadTLS, s.cloneStatement, s.engineStatement, s.maintenanceStatement, s.componentStatement, s.sqlPrepareLimit, s.txnEndStatement}
+	return protocol.Chain{s.adm.GTIDNextStatement, s.adm.ReplicaStatement, s.adm.BinlogStatement, s.killStatement, s.accountStatement, s.showCreateUser, s.readLockStatement, s.backupLockStatement, s.shutdownStatement, s.reloadTLS, s.cloneStatement, s.engineStatement, s.maintenanceStatement, s.componentStatement, s.sqlPrepareLimit, s.txnEndStatement, s.alterProcedureStatement}
 }
 
 // intercept runs the interceptors for both query entry points; handled

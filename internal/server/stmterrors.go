@@ -28,7 +28,7 @@ var unsupportedForms = []struct {
 }{
 	{regexp.MustCompile(`(?is)^\s*create\s+(?:definer\s*=\s*\S+\s+)?(?:aggregate\s+)?function\s`), "stored functions (CREATE FUNCTION)"},
 	{regexp.MustCompile(`(?is)^\s*drop\s+function\s`), "stored functions (DROP FUNCTION)"},
-	{regexp.MustCompile(`(?is)^\s*alter\s+(?:procedure|function)\s`), "ALTER PROCEDURE and ALTER FUNCTION (drop the procedure and create it again)"},
+	{regexp.MustCompile(`(?is)^\s*alter\s+function\s`), "stored functions (ALTER FUNCTION)"},
 	{regexp.MustCompile(`(?is)\bget\s+(?:current\s+|stacked\s+)?diagnostics\b`), "GET DIAGNOSTICS"},
 	{regexp.MustCompile(`(?s)@[\w$.]+\s*:=`), "assignments to user variables inside expressions (:=); assign them with SET"},
 }

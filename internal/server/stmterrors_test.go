@@ -44,7 +44,7 @@ func TestUnsupportedSyntax(t *testing.T) {
 		{"CREATE FUNCTION f(x INT) RETURNS INT DETERMINISTIC RETURN x + 1", mysql.ERNotSupportedYet},
 		{"CREATE DEFINER=`root`@`%` FUNCTION f() RETURNS INT RETURN 1", mysql.ERNotSupportedYet},
 		{"/*!50003 DROP FUNCTION IF EXISTS `f` */", mysql.ERNotSupportedYet},
-		{"ALTER PROCEDURE p COMMENT 'x'", mysql.ERNotSupportedYet},
+		{"ALTER FUNCTION f COMMENT 'x'", mysql.ERNotSupportedYet},
 		{"CREATE PROCEDURE p() BEGIN DECLARE EXIT HANDLER FOR SQLEXCEPTION BEGIN GET DIAGNOSTICS CONDITION 1 @m = MESSAGE_TEXT; END; SELECT 1; END", mysql.ERNotSupportedYet},
 		{"SELECT @r := @r + 1 AS n FROM t", mysql.ERNotSupportedYet},
 		{"SELEC 1", mysql.ERParseError},

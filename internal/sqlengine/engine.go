@@ -443,6 +443,9 @@ func (e *Engine) ExecDDL(q binlog.Query, g binlog.GTIDInfo) error {
 	ctx := sql.NewContext(context.Background(), sql.WithSession(s))
 	ctx.SetCurrentDatabase(db)
 	handled, err := e.AccountStatement(ctx, query, func([]string) bool { return true })
+	if !handled && MaybeAlterProcedure(query) {
+		handled, err = e.AlterProcedureStatement(ctx, query) // alterprocedure.go
+	}
 	if !handled {
 		var iter sql.RowIter
 		_, iter, _, err = e.GMS.Query(ctx, query)

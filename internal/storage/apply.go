@@ -14,7 +14,7 @@ import (
 // (a Rows_query event, see binlog.AddCatalog) next to the DDL statement, so replaying the binlog
 // redoes it exactly: every change is deterministic given the data before it.
 type CatalogChange struct {
-	Op        string       `json:"op"` // create_db drop_db create_table drop_table add_index drop_index truncate rename_table rewrite_table alter_table set_accounts create_view drop_view create_trigger drop_trigger create_routine drop_routine
+	Op        string       `json:"op"` // create_db drop_db create_table drop_table add_index drop_index truncate rename_table rewrite_table alter_table set_accounts create_view drop_view create_trigger drop_trigger create_routine alter_routine drop_routine
 	DB        *DatabaseDef `json:"db,omitempty"`
 	Table     *TableDef    `json:"table,omitempty"`
 	TableID   uint64       `json:"table_id,omitempty"`
@@ -42,7 +42,7 @@ type CatalogChange struct {
 	// create_trigger and drop_trigger: the trigger (triggers.go).
 	Trigger *TriggerDef `json:"trigger,omitempty"`
 
-	// create_routine and drop_routine: the stored procedure
+	// create_routine, alter_routine and drop_routine: the stored procedure
 	// (routines.go).
 	Routine *RoutineDef `json:"routine,omitempty"`
 
@@ -129,7 +129,7 @@ func (e *Engine) PrepareCatalog(b *Batch, c *CatalogChange) error {
 		return b.Delete(dbKey(c.DB.Name))
 	case "create_trigger", "drop_trigger":
 		return e.prepareTriggerChange(b, c)
-	case "create_routine", "drop_routine":
+	case "create_routine", "alter_routine", "drop_routine":
 		return e.prepareRoutineChange(b, c)
 	case "create_view", "drop_view":
 		if c.View == nil || c.View.Name == "" {

@@ -21,8 +21,9 @@ type RoutineDef struct {
 
 func routineKey(db, name string) []byte { return []byte("\x00cat/routine/" + nameKey(db, name)) }
 
-// prepareRoutineChange validates create_routine and drop_routine and adds
-// their effect to b. Called with e.mu held.
+// prepareRoutineChange validates create_routine, alter_routine (a new
+// definition of a routine that exists) and drop_routine and adds their
+// effect to b. Called with e.mu held.
 func (e *Engine) prepareRoutineChange(b *Batch, c *CatalogChange) error {
 	r := c.Routine
 	if r == nil || r.Name == "" {
@@ -38,8 +39,11 @@ func (e *Engine) prepareRoutineChange(b *Batch, c *CatalogChange) error {
 		}
 		return b.Delete(routineKey(r.DB, r.Name))
 	}
-	if exists {
-		return fmt.Errorf("procedure %s.%s exists", r.DB, r.Name)
+	if exists != (c.Op == "alter_routine") {
+		if exists {
+			return fmt.Errorf("procedure %s.%s exists", r.DB, r.Name)
+		}
+		return fmt.Errorf("procedure %s.%s not found", r.DB, r.Name)
 	}
 	v, _ := json.Marshal(r)
 	return b.Set(routineKey(r.DB, r.Name), v)
@@ -62,7 +66,7 @@ func (e *Engine) prepareDatabaseRoutines(b *Batch, db string) error {
 // applied. Called with e.mu held.
 func (e *Engine) publishRoutineChange(c *CatalogChange) {
 	switch c.Op {
-	case "create_routine":
+	case "create_routine", "alter_routine":
 		r := *c.Routine
 		e.routines[nameKey(r.DB, r.Name)] = &r
 	case "drop_routine":
