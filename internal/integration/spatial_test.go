@@ -123,6 +123,12 @@ func TestSpatialAgainstMariaDB(t *testing.T) {
 			t.Errorf("%s: SHOW INDEX\nLockstep:\n%s\nMariaDB:\n%s", when, l, r)
 		}
 	}
+	// CREATE TABLE ... LIKE copies the SPATIAL indexes.
+	mustExec(t, src, "CREATE TABLE geo.t2 LIKE geo.t")
+	mustExec(t, mdb, "CREATE TABLE direct.t2 LIKE direct.t")
+	if l, r := indexList(t, src, "geo.t2"), indexList(t, mdb, "direct.t2"); l != r {
+		t.Errorf("CREATE TABLE ... LIKE: SHOW INDEX\nLockstep:\n%s\nMariaDB:\n%s", l, r)
+	}
 	compare("before a restart")
 	s.stop()
 	s.start()
@@ -153,8 +159,10 @@ func TestSpatialAgainstMariaDB(t *testing.T) {
 			t.Errorf("replica: %s\nreplicated:\n%s\nMariaDB's own:\n%s", q, l, r)
 		}
 	}
-	if l, r := indexList(t, mdb, "geo.t"), indexList(t, mdb, "direct.t"); l != r {
-		t.Errorf("replica: SHOW INDEX\nreplicated:\n%s\nMariaDB's own:\n%s", l, r)
+	for _, table := range []string{"t", "t2"} {
+		if l, r := indexList(t, mdb, "geo."+table), indexList(t, mdb, "direct."+table); l != r {
+			t.Errorf("replica: SHOW INDEX of %s\nreplicated:\n%s\nMariaDB's own:\n%s", table, l, r)
+		}
 	}
 }
 

@@ -31,12 +31,41 @@ import (
 // noteCreate remembers the CREATE TABLE being run (nil for any other
 // statement), and forgets the indexes a previous one left unclaimed.
 func (s *Session) noteCreate(st ast.Statement) {
-	s.createSpec = nil
+	s.createSpec, s.createLike = nil, nil
 	clear(s.embedded)
 	clear(s.embeddedSpatial)
-	if d, ok := st.(*ast.DDL); ok && d.Action == ast.CreateStr && d.TableSpec != nil && d.OptLike == nil {
+	d, ok := st.(*ast.DDL)
+	switch {
+	case !ok || d.Action != ast.CreateStr:
+	case d.TableSpec != nil && d.OptLike == nil:
 		s.createSpec = d
+	case d.OptLike != nil && len(d.OptLike.LikeTables) == 1:
+		s.createLike = d
 	}
+}
+
+// likeSpatial returns the SPATIAL indexes of the table a CREATE TABLE ...
+// LIKE being run copies, if it creates table db.name. go-mysql-server
+// copies a table's indexes as plain ones (it drops SPATIAL): they are
+// made with the table and claimed by column (claimSpatial).
+func (s *Session) likeSpatial(ctx *sql.Context, db, name string) []spatialMeta {
+	d := s.createLike
+	if d == nil || !strings.EqualFold(d.Table.Name.String(), name) {
+		return nil
+	}
+	if q := d.Table.DbQualifier.String(); q != "" && !strings.EqualFold(q, db) {
+		return nil
+	}
+	like := d.OptLike.LikeTables[0]
+	ldb := like.DbQualifier.String()
+	if ldb == "" {
+		ldb = ctx.GetCurrentDatabase()
+	}
+	t, ok := s.eng.store.Table(ldb, like.Name.String())
+	if !ok {
+		return nil
+	}
+	return tableSpatial(t.Def)
 }
 
 // createIndexes returns the secondary indexes of the CREATE TABLE being

@@ -188,6 +188,9 @@ func (d *Database) CreateTable(ctx *sql.Context, name string, sch sql.PrimaryKey
 		if err != nil {
 			return err
 		}
+		if sp := s.likeSpatial(ctx, d.name, name); len(sp) > 0 {
+			spatial, ok = sp, true // the columns are the copied table's, in order
+		}
 		if ok && len(ixs) > 0 {
 			def.Indexes, def.NextIndex = ixs, uint32(len(ixs)+1)
 			if s.embedded == nil {

@@ -142,6 +142,7 @@ type Session struct {
 	// it made with its table that go-mysql-server has not asked for yet
 	// (createindexes.go), embeddedSpatial the columns of its SPATIAL ones.
 	createSpec      *ast.DDL
+	createLike      *ast.DDL // a CREATE TABLE ... LIKE being run
 	embedded        map[uint64][]storage.IndexDef
 	embeddedSpatial map[uint64][]int
 	// holdCreated: the statement is a CREATE TABLE that adds checks,
