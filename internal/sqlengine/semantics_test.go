@@ -301,8 +301,11 @@ func TestDDLOnData(t *testing.T) {
 	if got := c.rows("SELECT ST_AsText(p), ST_AsText(q), HEX(q) FROM g WHERE ST_Intersects(q, POINT(3, 4))"); got != "LINESTRING(0 0,1 2),POINT(3 4),00000000010100000000000000000008400000000000001040" {
 		t.Fatalf("geometry columns: %s", got)
 	}
-	if _, err := c.query("CREATE TABLE g2 (id INT PRIMARY KEY, p LINESTRING, KEY (p))"); errno(err) != 1170 {
-		t.Fatalf("a geometry column in a plain key: %v", err)
+	for _, q := range []string{"CREATE TABLE g2 (id INT PRIMARY KEY, p LINESTRING, KEY (p))", "CREATE TEMPORARY TABLE g3 (id INT PRIMARY KEY, p GEOMETRY, KEY (p))",
+		"CREATE TEMPORARY TABLE g4 (p POLYGON NOT NULL PRIMARY KEY)"} {
+		if _, err := c.query(q); errno(err) != 1170 {
+			t.Fatalf("%s: %v, want 1170", q, err)
+		}
 	}
 }
 

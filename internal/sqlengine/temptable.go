@@ -109,6 +109,8 @@ func (d *Database) CreateTemporaryTable(ctx *sql.Context, name string, sch sql.P
 			return errJSONKey(t.cols[i].Name)
 		case row.TypeBlob:
 			return errNotSupported("indexes on BLOB/TEXT columns without a prefix")
+		case row.TypeGeometry:
+			return errGeometryKey(&t.cols[i]) // spatial.go
 		}
 	}
 	if s.temp == nil {
@@ -690,6 +692,8 @@ func (t *tempTable) CreateIndex(ctx *sql.Context, def sql.IndexDef) error {
 			return errJSONKey(t.cols[pos].Name)
 		case row.TypeBlob:
 			return errNotSupported("indexes on BLOB/TEXT columns without a prefix")
+		case row.TypeGeometry:
+			return errGeometryKey(&t.cols[pos]) // spatial.go
 		}
 		ix.cols = append(ix.cols, pos)
 	}
