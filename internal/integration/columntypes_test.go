@@ -83,23 +83,7 @@ func TestMariaDBReplicaOfEveryColumnType(t *testing.T) {
 		mustExec(t, mdb, "SET time_zone = '+00:00'")
 		mustExec(t, mdb, fmt.Sprintf(q, "direct.t"))
 	}
-	var executed string
-	if err := src.QueryRow("SELECT @@global.gtid_executed").Scan(&executed); err != nil {
-		t.Fatal(err)
-	}
-	want := "0-1-" + executed[strings.LastIndex(executed, "-")+1:]
-	deadline := time.Now().Add(60 * time.Second)
-	for {
-		var pos string
-		mdb.QueryRow("SELECT @@gtid_slave_pos").Scan(&pos)
-		if pos == want {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("replica at %q, want %q: %s", pos, want, slaveErrors(mdb))
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+	waitMariaDBReplica(t, src, mdb, 60*time.Second)
 	show := func(table string) string {
 		var create string
 		if err := mdb.QueryRow("SHOW CREATE TABLE "+table).Scan(new(string), &create); err != nil {

@@ -76,6 +76,30 @@ func (m *mariadbServer) stop() {
 	m.proc = nil
 }
 
+// waitMariaDBReplica waits, up to timeout, for the MariaDB replica mdb to
+// have applied every transaction of its Lockstep source src (server id 1,
+// MariaDB's domain 0).
+func waitMariaDBReplica(t *testing.T, src, mdb *sql.DB, timeout time.Duration) {
+	t.Helper()
+	var executed string
+	if err := src.QueryRow("SELECT @@global.gtid_executed").Scan(&executed); err != nil {
+		t.Fatal(err)
+	}
+	want := "0-1-" + executed[strings.LastIndex(executed, "-")+1:]
+	deadline := time.Now().Add(timeout)
+	for {
+		var pos string
+		mdb.QueryRow("SELECT @@gtid_slave_pos").Scan(&pos)
+		if pos == want {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("replica at %q, want %q; SHOW SLAVE STATUS errors: %s", pos, want, slaveErrors(mdb))
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
 // tableHash hashes a table's rows in primary key order.
 func tableHash(t *testing.T, db *sql.DB, table string) (string, int) {
 	t.Helper()
@@ -240,23 +264,7 @@ func TestMariaDBReplica(t *testing.T) {
 	mustExec(t, ts, "CREATE TABLE tm (id INT PRIMARY KEY, a TIME, b TIME(6), c TIME(3))")
 	mustExec(t, ts, "INSERT INTO tm VALUES (1, '10:00:59.5', '10:00:59.123456', '10:00:59.4567'), (2, '-01:02:03', NULL, '-01:02:03.25')")
 
-	// Wait for the replica to reach the primary's last GTID.
-	var executed string
-	s.db("").QueryRow("SELECT @@global.gtid_executed").Scan(&executed)
-	last := executed[strings.LastIndex(executed, "-")+1:]
-	want := "0-1-" + last
-	deadline := time.Now().Add(90 * time.Second)
-	for {
-		var pos string
-		mdb.QueryRow("SELECT @@gtid_slave_pos").Scan(&pos)
-		if pos == want {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("replica at %q, want %q; SHOW SLAVE STATUS errors: %s", pos, want, slaveErrors(mdb))
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
+	waitMariaDBReplica(t, s.db(""), mdb, 90*time.Second)
 	for _, tbl := range []string{"sbtest.sbtest1", "sbtest.sbtest2"} {
 		hp, np := tableHash(t, s.db(""), tbl)
 		hr, nr := tableHash(t, mdb, tbl)

@@ -136,23 +136,7 @@ func TestSpatialAgainstMariaDB(t *testing.T) {
 	compare("after a restart")
 
 	// The replica: wait for everything the primary wrote.
-	var executed string
-	if err := src.QueryRow("SELECT @@global.gtid_executed").Scan(&executed); err != nil {
-		t.Fatal(err)
-	}
-	want := "0-1-" + executed[strings.LastIndex(executed, "-")+1:]
-	deadline := time.Now().Add(60 * time.Second)
-	for {
-		var pos string
-		mdb.QueryRow("SELECT @@gtid_slave_pos").Scan(&pos)
-		if pos == want {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("replica at %q, want %q: %s", pos, want, slaveErrors(mdb))
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+	waitMariaDBReplica(t, src, mdb, 60*time.Second)
 	for _, q := range spatialQueries[:3] {
 		l, r := tableText(t, mdb, fmt.Sprintf(q, "geo.t")), tableText(t, mdb, fmt.Sprintf(q, "direct.t"))
 		if l != r {

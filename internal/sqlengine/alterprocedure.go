@@ -138,7 +138,7 @@ func (e *Engine) AlterProcedureStatement(ctx *sql.Context, query string) (handle
 	if !ok {
 		return true, mysql.NewSQLError(mysql.ERSPDoesNotExist, "42000", "PROCEDURE %s.%s does not exist", db, name)
 	}
-	if err := e.checkAlterRoutine(ctx, r.DB, r.Name); err != nil {
+	if err := e.checkRoutinePrivilege(ctx, r.DB, r.Name, sql.PrivilegeType_AlterRoutine, "alter routine"); err != nil { // routines.go
 		return true, err
 	}
 	p, err := decodeProcedure(r)
@@ -197,20 +197,4 @@ func procedureParts(stmt string) (params, body int, c procChars, ok bool) {
 		return 0, 0, c, false
 	}
 	return params, toks[j].start, c, true
-}
-
-// checkAlterRoutine refuses ALTER PROCEDURE of db.name by the session
-// unless it holds ALTER ROUTINE on it, its database or globally (1370).
-func (e *Engine) checkAlterRoutine(ctx *sql.Context, db, name string) error {
-	mdb := e.GMS.Analyzer.Catalog.MySQLDb
-	if !mdb.Enabled() {
-		return nil
-	}
-	e.sessionPrivileges(ctx)
-	if mdb.UserHasPrivileges(ctx, sql.NewPrivilegedOperation(sql.PrivilegeCheckSubject{Database: db}, sql.PrivilegeType_AlterRoutine)) ||
-		mdb.UserHasPrivileges(ctx, sql.NewPrivilegedOperation(sql.PrivilegeCheckSubject{Database: db, Routine: name, IsProcedure: true}, sql.PrivilegeType_AlterRoutine)) {
-		return nil
-	}
-	c := ctx.Session.Client()
-	return mysql.NewSQLError(erProcAccessDenied, "42000", "alter routine command denied to user '%s'@'%s' for routine '%s.%s'", c.User, c.Address, db, name)
 }

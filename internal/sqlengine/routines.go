@@ -175,17 +175,24 @@ func (e *Engine) CheckProcedureExecute(connID uint32, db, name string) error {
 	if !ok {
 		return nil
 	}
+	return e.checkRoutinePrivilege(ctx, db, name, sql.PrivilegeType_Execute, "execute")
+}
+
+// checkRoutinePrivilege refuses command (its name in MySQL's message) on
+// procedure db.name unless the session holds priv on it, its database or
+// globally (1370).
+func (e *Engine) checkRoutinePrivilege(ctx *sql.Context, db, name string, priv sql.PrivilegeType, command string) error {
 	mdb := e.GMS.Analyzer.Catalog.MySQLDb
 	if !mdb.Enabled() {
 		return nil
 	}
 	e.sessionPrivileges(ctx)
-	if mdb.UserHasPrivileges(ctx, sql.NewPrivilegedOperation(sql.PrivilegeCheckSubject{Database: db}, sql.PrivilegeType_Execute)) ||
-		mdb.UserHasPrivileges(ctx, sql.NewPrivilegedOperation(sql.PrivilegeCheckSubject{Database: db, Routine: name, IsProcedure: true}, sql.PrivilegeType_Execute)) {
+	if mdb.UserHasPrivileges(ctx, sql.NewPrivilegedOperation(sql.PrivilegeCheckSubject{Database: db}, priv)) ||
+		mdb.UserHasPrivileges(ctx, sql.NewPrivilegedOperation(sql.PrivilegeCheckSubject{Database: db, Routine: name, IsProcedure: true}, priv)) {
 		return nil
 	}
 	c := ctx.Session.Client()
-	return mysql.NewSQLError(erProcAccessDenied, "42000", "execute command denied to user '%s'@'%s' for routine '%s.%s'", c.User, c.Address, db, name)
+	return mysql.NewSQLError(erProcAccessDenied, "42000", "%s command denied to user '%s'@'%s' for routine '%s.%s'", command, c.User, c.Address, db, name)
 }
 
 // RunAs makes the session act as account definer (`user`@`host`), with
