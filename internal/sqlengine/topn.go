@@ -116,6 +116,9 @@ func (b boundedTopN) Build(ctx *sql.Context, n sql.Node, r sql.Row) (sql.RowIter
 		}
 		return newDeleteJoinRows(it, n, len(n.Node.Schema(ctx))), nil
 	case *plan.InsertInto:
+		if nn, ok := dupKeyFirst(n); ok {
+			return b.base.Build(ctx, nn, r) // fkorder.go
+		}
 		if nn, ok := rangedInsert(ctx, n); ok {
 			return b.base.Build(ctx, nn, r) // outofrange.go
 		}
