@@ -30,32 +30,11 @@ func sysbench(t *testing.T, port int, args ...string) string {
 // replicaStatus returns SHOW REPLICA STATUS as a map (nil if empty).
 func replicaStatus(t *testing.T, db *sql.DB) map[string]string {
 	t.Helper()
-	rows, err := db.Query("SHOW REPLICA STATUS")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rows.Close()
-	cols, _ := rows.Columns()
-	if !rows.Next() {
+	rows := queryMaps(t, db, "SHOW REPLICA STATUS")
+	if len(rows) == 0 {
 		return nil
 	}
-	vals := make([]sql.NullString, len(cols))
-	ptrs := make([]any, len(cols))
-	for i := range vals {
-		ptrs[i] = &vals[i]
-	}
-	if err := rows.Scan(ptrs...); err != nil {
-		t.Fatal(err)
-	}
-	m := map[string]string{}
-	for i, c := range cols {
-		if vals[i].Valid {
-			m[c] = vals[i].String
-		} else {
-			m[c] = "NULL"
-		}
-	}
-	return m
+	return rows[0]
 }
 
 func gtidExecuted(t *testing.T, db *sql.DB) string {

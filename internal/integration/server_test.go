@@ -509,6 +509,41 @@ func tableText(t *testing.T, db *sql.DB, q string) string {
 	return text
 }
 
+// queryMaps runs q and returns its rows, each a map from column name to
+// value (NULL as "NULL").
+func queryMaps(t *testing.T, db *sql.DB, q string) []map[string]string {
+	t.Helper()
+	rows, err := db.Query(q)
+	if err != nil {
+		t.Fatalf("%s: %v", q, err)
+	}
+	defer rows.Close()
+	cols, _ := rows.Columns()
+	vals := make([]sql.NullString, len(cols))
+	ptrs := make([]any, len(cols))
+	for i := range vals {
+		ptrs[i] = &vals[i]
+	}
+	var out []map[string]string
+	for rows.Next() {
+		if err := rows.Scan(ptrs...); err != nil {
+			t.Fatal(err)
+		}
+		m := make(map[string]string, len(cols))
+		for i, c := range cols {
+			m[c] = "NULL"
+			if vals[i].Valid {
+				m[c] = vals[i].String
+			}
+		}
+		out = append(out, m)
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatalf("%s: %v", q, err)
+	}
+	return out
+}
+
 // rowsText renders rows (and closes them): each value and "|", NULL as
 // NULL, a line per row.
 func rowsText(rows *sql.Rows) (string, error) {

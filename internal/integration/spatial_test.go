@@ -154,30 +154,9 @@ func TestSpatialAgainstMariaDB(t *testing.T) {
 // comment, one line each.
 func indexList(t *testing.T, db *sql.DB, table string) string {
 	t.Helper()
-	rows, err := db.Query("SHOW INDEX FROM " + table)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rows.Close()
-	cols, _ := rows.Columns()
 	var out []string
-	for rows.Next() {
-		vals := make([]sql.NullString, len(cols))
-		ptrs := make([]any, len(cols))
-		for i := range vals {
-			ptrs[i] = &vals[i]
-		}
-		if err := rows.Scan(ptrs...); err != nil {
-			t.Fatal(err)
-		}
-		line := map[string]string{}
-		for i, c := range cols {
-			line[c] = vals[i].String
-		}
-		out = append(out, strings.Join([]string{line["Key_name"], line["Column_name"], line["Index_type"], line["Index_comment"]}, "|"))
-	}
-	if err := rows.Err(); err != nil {
-		t.Fatal(err)
+	for _, ix := range queryMaps(t, db, "SHOW INDEX FROM "+table) {
+		out = append(out, strings.Join([]string{ix["Key_name"], ix["Column_name"], ix["Index_type"], ix["Index_comment"]}, "|"))
 	}
 	return strings.Join(out, "\n")
 }

@@ -19,6 +19,7 @@ import (
 
 	"github.com/dolthub/go-mysql-server/sql"
 	"github.com/dolthub/vitess/go/mysql"
+	ast "github.com/dolthub/vitess/go/vt/sqlparser"
 	"github.com/lockstepdb/lockstep/internal/storage"
 )
 
@@ -93,16 +94,11 @@ func readChars(query string, toks []token, i int, c *procChars, alter bool) (int
 	return i, false
 }
 
-// unquoteString is a quoted string token's value.
+// unquoteString is a quoted string token's value, read by the parser's
+// tokenizer (MySQL's escapes and doubled quotes).
 func unquoteString(s string) string {
-	if len(s) < 2 {
-		return s
-	}
-	q := s[0]
-	s = s[1 : len(s)-1]
-	s = strings.ReplaceAll(s, string([]byte{q, q}), string(q))
-	if q == '\'' || q == '"' {
-		s = strings.NewReplacer(`\\`, `\`, `\'`, `'`, `\"`, `"`, `\n`, "\n", `\t`, "\t", `\r`, "\r", `\0`, "\x00").Replace(s)
+	if typ, val := ast.NewStringTokenizer(s).Scan(); typ == ast.STRING {
+		return string(val)
 	}
 	return s
 }

@@ -57,18 +57,7 @@ const (
 )
 
 // tableChecks reads the checks of a table definition.
-func tableChecks(def *storage.TableDef) []checkMeta {
-	if !bytes.Contains(def.SQL, []byte(`"checks"`)) {
-		return nil
-	}
-	var m struct {
-		Checks []checkMeta `json:"checks"`
-	}
-	if err := json.Unmarshal(def.SQL, &m); err != nil {
-		return nil
-	}
-	return m.Checks
-}
+func tableChecks(def *storage.TableDef) []checkMeta { return loadMeta[checkMeta](def, "checks") }
 
 // GetChecks implements sql.CheckTable.
 func (t *Table) GetChecks(*sql.Context) ([]sql.CheckDefinition, error) {
@@ -143,6 +132,24 @@ func nextCheckName(table string, checks []checkMeta) string {
 		}
 	}
 	return fmt.Sprintf("%s_chk_%d", table, n+1)
+}
+
+// loadMeta reads the list kept under key in def's SQL metadata (storeMeta
+// writes it): nil if there is none. Most tables have none, and a table's
+// metadata is read per statement: it is parsed only if key is in it.
+func loadMeta[T any](def *storage.TableDef, key string) []T {
+	if !bytes.Contains(def.SQL, []byte(key)) {
+		return nil
+	}
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(def.SQL, &m); err != nil || m[key] == nil {
+		return nil
+	}
+	var v []T
+	if err := json.Unmarshal(m[key], &v); err != nil {
+		return nil
+	}
+	return v
 }
 
 // storeMeta sets one key of def's SQL metadata (removing it when v is

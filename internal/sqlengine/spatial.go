@@ -20,9 +20,7 @@ package sqlengine
 // (1170, as in MySQL).
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
 	"strings"
 
@@ -42,16 +40,7 @@ type spatialMeta struct {
 
 // tableSpatial reads the SPATIAL indexes of a table definition.
 func tableSpatial(def *storage.TableDef) []spatialMeta {
-	if !bytes.Contains(def.SQL, []byte(`"spatial"`)) {
-		return nil
-	}
-	var m struct {
-		Spatial []spatialMeta `json:"spatial"`
-	}
-	if err := json.Unmarshal(def.SQL, &m); err != nil {
-		return nil
-	}
-	return m.Spatial
+	return loadMeta[spatialMeta](def, "spatial") // checks.go
 }
 
 // geometryKind is the kind of value a spatial column type holds.
