@@ -55,8 +55,7 @@ func TestAccountsReplicate(t *testing.T) {
 		"--source-user=root")
 	m := startMariaDB(t, 3)
 	mdb := m.db()
-	mustExec(t, mdb, fmt.Sprintf("CHANGE MASTER TO master_host='127.0.0.1', master_port=%d, master_user='root', master_use_gtid=slave_pos", mport))
-	mustExec(t, mdb, "START SLAVE")
+	followLockstep(t, mdb, mport)
 
 	for _, q := range []string{
 		"CREATE USER app@'%' IDENTIFIED BY 'app-secret-1'",

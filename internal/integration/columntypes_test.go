@@ -66,14 +66,9 @@ func TestMariaDBReplicaOfEveryColumnType(t *testing.T) {
 	src := s.db("")
 	m := startMariaDB(t, 2)
 	mdb := m.db()
-	for _, q := range []string{
-		fmt.Sprintf("CHANGE MASTER TO master_host='127.0.0.1', master_port=%d, master_user='root', master_use_gtid=slave_pos", mport),
-		"START SLAVE",
-		// The control: MariaDB's own table, from the same statements.
-		"CREATE DATABASE direct CHARACTER SET utf8mb4 COLLATE utf8mb4_unicode_520_ci",
-	} {
-		mustExec(t, mdb, q)
-	}
+	followLockstep(t, mdb, mport)
+	// The control: MariaDB's own table, from the same statements.
+	mustExec(t, mdb, "CREATE DATABASE direct CHARACTER SET utf8mb4 COLLATE utf8mb4_unicode_520_ci")
 	mustExec(t, src, "CREATE DATABASE types")
 	mustExec(t, src, fmt.Sprintf(everyColumnType, "types.t"))
 	mustExec(t, mdb, fmt.Sprintf(everyColumnType, "direct.t"))

@@ -76,6 +76,14 @@ func (m *mariadbServer) stop() {
 	m.proc = nil
 }
 
+// followLockstep makes MariaDB server mdb a replica, by MariaDB GTID, of
+// the Lockstep server whose MariaDB port is mport, and starts it.
+func followLockstep(t *testing.T, mdb *sql.DB, mport int) {
+	t.Helper()
+	mustExec(t, mdb, fmt.Sprintf("CHANGE MASTER TO master_host='127.0.0.1', master_port=%d, master_user='root', master_use_gtid=slave_pos", mport))
+	mustExec(t, mdb, "START SLAVE")
+}
+
 // waitMariaDBReplica waits, up to timeout, for the MariaDB replica mdb to
 // have applied every transaction of its Lockstep source src (server id 1,
 // MariaDB's domain 0).
@@ -181,13 +189,10 @@ func TestMariaDBReplica(t *testing.T) {
 	for _, q := range []string{
 		"SET GLOBAL slave_parallel_threads = 4",
 		"SET GLOBAL slave_parallel_mode = 'conservative'",
-		fmt.Sprintf("CHANGE MASTER TO master_host='127.0.0.1', master_port=%d, master_user='root', master_use_gtid=slave_pos", mport),
-		"START SLAVE",
 	} {
-		if _, err := mdb.Exec(q); err != nil {
-			t.Fatalf("%s: %v", q, err)
-		}
+		mustExec(t, mdb, q)
 	}
+	followLockstep(t, mdb, mport)
 	// Column changes reach MariaDB as the statements Lockstep logs.
 	for _, q := range sbtestColumnChanges {
 		mustExec(t, s.db(""), q)

@@ -83,13 +83,8 @@ func TestSpatialAgainstMariaDB(t *testing.T) {
 	src := s.db("")
 	m := startMariaDB(t, 2)
 	mdb := m.db()
-	for _, q := range []string{
-		fmt.Sprintf("CHANGE MASTER TO master_host='127.0.0.1', master_port=%d, master_user='root', master_use_gtid=slave_pos", mport),
-		"START SLAVE",
-		"CREATE DATABASE direct",
-	} {
-		mustExec(t, mdb, q)
-	}
+	followLockstep(t, mdb, mport)
+	mustExec(t, mdb, "CREATE DATABASE direct")
 	mustExec(t, src, "CREATE DATABASE geo")
 	mustExec(t, src, fmt.Sprintf(spatialSchema, "geo.t"))
 	mustExec(t, mdb, fmt.Sprintf(spatialSchema, "direct.t"))
